@@ -1,0 +1,806 @@
+//! The declarative adapter format: a site's tools as data (match patterns, tools with input
+//! schemas and annotations, and handlers written as DOM steps the injector executes), and its
+//! validation, which reports every problem with the place it sits (path, line, column).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::names::{MAX_ADAPTER_NAME, MAX_TOOL_NAME, is_identifier, public_tool_name};
+use crate::pattern::MatchPattern;
+use crate::template;
+
+/// One site's tool set.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Adapter {
+    /// `[a-z][a-z0-9_]*`; the prefix of every tool's public name.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Chrome match patterns of the pages this adapter serves.
+    #[serde(rename = "match")]
+    pub matches: Vec<String>,
+    pub tools: Vec<ToolDef>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema for the arguments (`{"type": "object", ...}`).
+    #[serde(default = "empty_object_schema")]
+    pub input_schema: Value,
+    #[serde(default)]
+    pub annotations: ToolAnnotations,
+    pub steps: Vec<Step>,
+}
+
+/// Hints for MCP clients (`readOnlyHint`, `destructiveHint`, `idempotentHint`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ToolAnnotations {
+    #[serde(default)]
+    pub read_only: bool,
+    #[serde(default)]
+    pub destructive: bool,
+    #[serde(default)]
+    pub idempotent: bool,
+}
+
+fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+/// One step of a tool's handler. Strings may hold `{{name}}` templates (see [`template`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// Wait until an element matching `selector` is visible / attached / gone.
+    Wait {
+        selector: String,
+        #[serde(default)]
+        until: WaitUntil,
+        /// Defaults to the rest of the call's time.
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    Click {
+        selector: String,
+    },
+    /// Set an input's value as typing would, firing `input` (and nothing that commits it).
+    Fill {
+        selector: String,
+        value: String,
+    },
+    /// Press a key on `selector` (or the focused element), with the events a real key press fires.
+    Press {
+        #[serde(default)]
+        selector: Option<String>,
+        key: String,
+    },
+    /// Read one thing from one element (absent `selector`: the scope element) into `into`.
+    Read {
+        #[serde(default)]
+        selector: Option<String>,
+        #[serde(default)]
+        read: Read,
+        into: String,
+        /// When set, a missing element reads as `null` instead of failing.
+        #[serde(default)]
+        optional: bool,
+    },
+    /// Read a list of records, one per element matching `selector`, into `into`.
+    Extract {
+        selector: String,
+        fields: BTreeMap<String, Field>,
+        into: String,
+    },
+    /// Run `steps` scoped to the first element matching `selector` whose text (or the text of its
+    /// `text_selector` descendant), trimmed, equals `text_equals`.
+    Within {
+        selector: String,
+        #[serde(default)]
+        text_selector: Option<String>,
+        text_equals: String,
+        steps: Vec<Step>,
+    },
+    /// End the call with this value (a JSON template).
+    Return {
+        value: Value,
+    },
+}
+
+impl Step {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Wait { .. } => "wait",
+            Step::Click { .. } => "click",
+            Step::Fill { .. } => "fill",
+            Step::Press { .. } => "press",
+            Step::Read { .. } => "read",
+            Step::Extract { .. } => "extract",
+            Step::Within { .. } => "within",
+            Step::Return { .. } => "return",
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitUntil {
+    #[default]
+    Visible,
+    Attached,
+    Gone,
+}
+
+/// One field of an extracted record.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    /// Relative to the record's element; absent: the element itself.
+    #[serde(default)]
+    pub selector: Option<String>,
+    #[serde(default)]
+    pub read: Read,
+}
+
+/// What to read from an element. Written as a string: `text`, `value`, `exists`,
+/// `attr:<name>`, `prop:<name>` or `has_class:<name>`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(try_from = "String", into = "String")]
+pub enum Read {
+    /// The trimmed text content.
+    #[default]
+    Text,
+    /// A form control's current value.
+    Value,
+    /// Whether the element exists (never fails).
+    Exists,
+    Attr(String),
+    Prop(String),
+    HasClass(String),
+}
+
+impl TryFrom<String> for Read {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        let with_name = |name: &str, make: fn(String) -> Read| {
+            if name.is_empty() {
+                Err(format!("{s:?} needs a name after the colon"))
+            } else {
+                Ok(make(name.to_owned()))
+            }
+        };
+        match s.split_once(':') {
+            None => match s.as_str() {
+                "text" => Ok(Read::Text),
+                "value" => Ok(Read::Value),
+                "exists" => Ok(Read::Exists),
+                _ => Err(format!(
+                    "unknown read {s:?}: expected text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
+                )),
+            },
+            Some(("attr", name)) => with_name(name, Read::Attr),
+            Some(("prop", name)) => with_name(name, Read::Prop),
+            Some(("has_class", name)) => with_name(name, Read::HasClass),
+            Some(_) => Err(format!(
+                "unknown read {s:?}: expected text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
+            )),
+        }
+    }
+}
+
+impl From<Read> for String {
+    fn from(read: Read) -> String {
+        match read {
+            Read::Text => "text".into(),
+            Read::Value => "value".into(),
+            Read::Exists => "exists".into(),
+            Read::Attr(n) => format!("attr:{n}"),
+            Read::Prop(n) => format!("prop:{n}"),
+            Read::HasClass(n) => format!("has_class:{n}"),
+        }
+    }
+}
+
+/// A step in a JSON document: object keys and array indices from the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSegment {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a problem sits: `tools[1].steps[0].selector`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JsonPath(pub Vec<PathSegment>);
+
+impl JsonPath {
+    fn key(&self, key: &str) -> JsonPath {
+        let mut p = self.clone();
+        p.0.push(PathSegment::Key(key.to_owned()));
+        p
+    }
+
+    fn index(&self, i: usize) -> JsonPath {
+        let mut p = self.clone();
+        p.0.push(PathSegment::Index(i));
+        p
+    }
+}
+
+impl fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(top level)");
+        }
+        for (i, seg) in self.0.iter().enumerate() {
+            match seg {
+                PathSegment::Key(k) if i == 0 => write!(f, "{k}")?,
+                PathSegment::Key(k) => write!(f, ".{k}")?,
+                PathSegment::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One thing wrong with an adapter file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub path: JsonPath,
+    /// 1-based, when known.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            write!(f, "{line}:{column}: ")?;
+        }
+        if !self.path.0.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Parses and validates an adapter file's text. On failure, every problem found, each located.
+pub fn parse_adapter(text: &str) -> Result<Adapter, Vec<Problem>> {
+    let adapter: Adapter = serde_json::from_str(text).map_err(|e| {
+        vec![Problem {
+            path: JsonPath::default(),
+            line: Some(e.line()),
+            column: Some(e.column()),
+            message: e
+                .to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        }]
+    })?;
+    let mut problems = adapter.validate();
+    if problems.is_empty() {
+        return Ok(adapter);
+    }
+    for problem in &mut problems {
+        if let Some((line, column)) = locate(text, &problem.path) {
+            problem.line = Some(line);
+            problem.column = Some(column);
+        }
+    }
+    Err(problems)
+}
+
+impl Adapter {
+    /// Every semantic problem (the JSON already has the right shape).
+    pub fn validate(&self) -> Vec<Problem> {
+        let mut v = Validator::default();
+        let root = JsonPath::default();
+        if !is_identifier(&self.name, MAX_ADAPTER_NAME) {
+            v.problem(
+                root.key("name"),
+                format!(
+                    "adapter name {:?} is not valid: expected [a-z][a-z0-9_]*, at most {MAX_ADAPTER_NAME} characters",
+                    self.name
+                ),
+            );
+        }
+        if self.matches.is_empty() {
+            v.problem(root.key("match"), "expected at least one match pattern");
+        }
+        for (i, pattern) in self.matches.iter().enumerate() {
+            if let Err(e) = MatchPattern::parse(pattern) {
+                v.problem(root.key("match").index(i), e.to_string());
+            }
+        }
+        if self.tools.is_empty() {
+            v.problem(root.key("tools"), "expected at least one tool");
+        }
+        let mut seen = BTreeSet::new();
+        for (i, tool) in self.tools.iter().enumerate() {
+            let path = root.key("tools").index(i);
+            v.tool(&self.name, tool, &path);
+            if !seen.insert(tool.name.as_str()) {
+                v.problem(
+                    path.key("name"),
+                    format!("duplicate tool name {:?}", tool.name),
+                );
+            }
+        }
+        v.problems
+    }
+
+    /// The match patterns, parsed (invalid ones are skipped: validation reports them).
+    pub fn patterns(&self) -> Vec<MatchPattern> {
+        self.matches
+            .iter()
+            .filter_map(|p| MatchPattern::parse(p).ok())
+            .collect()
+    }
+
+    pub fn matches_url(&self, url: &str) -> bool {
+        self.patterns().iter().any(|p| p.matches(url))
+    }
+}
+
+impl ToolDef {
+    /// The argument names the input schema declares.
+    pub fn argument_names(&self) -> BTreeSet<String> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| props.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct Validator {
+    problems: Vec<Problem>,
+}
+
+impl Validator {
+    fn problem(&mut self, path: JsonPath, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path,
+            line: None,
+            column: None,
+            message: message.into(),
+        });
+    }
+
+    fn tool(&mut self, adapter: &str, tool: &ToolDef, path: &JsonPath) {
+        if !is_identifier(&tool.name, MAX_TOOL_NAME) {
+            self.problem(
+                path.key("name"),
+                format!(
+                    "tool name {:?} is not valid: expected [a-z][a-z0-9_]*",
+                    tool.name
+                ),
+            );
+        } else if public_tool_name(adapter, &tool.name).len() > MAX_TOOL_NAME {
+            self.problem(
+                path.key("name"),
+                format!(
+                    "\"{adapter}_{}\" is longer than {MAX_TOOL_NAME} characters",
+                    tool.name
+                ),
+            );
+        }
+        if tool.description.trim().is_empty() {
+            self.problem(
+                path.key("description"),
+                "expected a description for the model",
+            );
+        }
+        let schema = &tool.input_schema;
+        let schema_path = path.key("input_schema");
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            self.problem(
+                schema_path.clone(),
+                "expected a JSON Schema with \"type\": \"object\"",
+            );
+        }
+        if let Some(props) = schema.get("properties")
+            && !props.is_object()
+        {
+            self.problem(schema_path.key("properties"), "expected an object");
+        }
+        if tool.steps.is_empty() {
+            self.problem(path.key("steps"), "expected at least one step");
+        }
+        let mut known = tool.argument_names();
+        self.steps(&tool.steps, &path.key("steps"), &mut known);
+    }
+
+    fn steps(&mut self, steps: &[Step], path: &JsonPath, known: &mut BTreeSet<String>) {
+        for (i, step) in steps.iter().enumerate() {
+            let path = path.index(i);
+            if matches!(step, Step::Return { .. }) && i + 1 != steps.len() {
+                self.problem(
+                    path.key("step"),
+                    "\"return\" must be the last step of its list",
+                );
+            }
+            self.step(step, &path, known);
+        }
+    }
+
+    fn step(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
+        match step {
+            Step::Wait { selector, .. } | Step::Click { selector } => {
+                self.selector(selector, &path.key("selector"), known)
+            }
+            Step::Fill { selector, value } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.template(value, &path.key("value"), known);
+            }
+            Step::Press { selector, key } => {
+                if let Some(selector) = selector {
+                    self.selector(selector, &path.key("selector"), known);
+                }
+                if key.is_empty() {
+                    self.problem(path.key("key"), "expected a key name such as \"Enter\"");
+                }
+            }
+            Step::Read { selector, into, .. } => {
+                if let Some(selector) = selector {
+                    self.selector(selector, &path.key("selector"), known);
+                }
+                self.into(into, &path.key("into"), known);
+            }
+            Step::Extract {
+                selector,
+                fields,
+                into,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                if fields.is_empty() {
+                    self.problem(path.key("fields"), "expected at least one field");
+                }
+                for (name, field) in fields {
+                    if let Some(selector) = &field.selector {
+                        self.selector(
+                            selector,
+                            &path.key("fields").key(name).key("selector"),
+                            known,
+                        );
+                    }
+                }
+                self.into(into, &path.key("into"), known);
+            }
+            Step::Within {
+                selector,
+                text_selector,
+                text_equals,
+                steps,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                if let Some(ts) = text_selector {
+                    self.selector(ts, &path.key("text_selector"), known);
+                }
+                self.template(text_equals, &path.key("text_equals"), known);
+                if steps.is_empty() {
+                    self.problem(path.key("steps"), "expected at least one step");
+                }
+                self.steps(steps, &path.key("steps"), known);
+            }
+            Step::Return { value } => match template::value_references(value) {
+                Ok(names) => self.known_names(&names, &path.key("value"), known),
+                Err(e) => self.problem(path.key("value"), e.to_string()),
+            },
+        }
+    }
+
+    fn selector(&mut self, selector: &str, path: &JsonPath, known: &BTreeSet<String>) {
+        if selector.trim().is_empty() {
+            self.problem(path.clone(), "expected a CSS selector");
+        }
+        self.template(selector, path, known);
+    }
+
+    fn template(&mut self, text: &str, path: &JsonPath, known: &BTreeSet<String>) {
+        match template::references(text) {
+            Ok(names) => self.known_names(&names, path, known),
+            Err(e) => self.problem(path.clone(), e.to_string()),
+        }
+    }
+
+    fn known_names(&mut self, names: &[&str], path: &JsonPath, known: &BTreeSet<String>) {
+        for name in names {
+            if !known.contains(*name) {
+                self.problem(
+                    path.clone(),
+                    format!(
+                        "{{{{{name}}}}} is neither an argument in input_schema.properties nor read by an earlier step (known: {})",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.iter().cloned().collect::<Vec<_>>().join(", ")
+                        }
+                    ),
+                );
+            }
+        }
+    }
+
+    fn into(&mut self, into: &str, path: &JsonPath, known: &mut BTreeSet<String>) {
+        if !is_identifier(into, 64) {
+            self.problem(
+                path.clone(),
+                format!("variable name {into:?} is not valid: expected [a-z][a-z0-9_]*"),
+            );
+        }
+        known.insert(into.to_owned());
+    }
+}
+
+/// The 1-based line and column of the value at `path` in the JSON `text`, if it is there.
+pub fn locate(text: &str, path: &JsonPath) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut pos = skip_ws(bytes, 0);
+    for segment in &path.0 {
+        pos = match segment {
+            PathSegment::Key(key) => find_member(bytes, pos, key)?,
+            PathSegment::Index(index) => find_element(bytes, pos, *index)?,
+        };
+    }
+    let before = &text[..pos];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some((line, column))
+}
+
+fn skip_ws(b: &[u8], mut pos: usize) -> usize {
+    while pos < b.len() && b[pos].is_ascii_whitespace() {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end of the JSON value starting at `pos`.
+fn skip_value(b: &[u8], pos: usize) -> Option<usize> {
+    match *b.get(pos)? {
+        b'"' => {
+            let mut i = pos + 1;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' => i += 2,
+                    b'"' => return Some(i + 1),
+                    _ => i += 1,
+                }
+            }
+            None
+        }
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = pos;
+            while i < b.len() {
+                match b[i] {
+                    b'"' => {
+                        i = skip_value(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let mut i = pos;
+            while i < b.len() && !matches!(b[i], b',' | b'}' | b']') && !b[i].is_ascii_whitespace()
+            {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+fn find_member(b: &[u8], pos: usize, key: &str) -> Option<usize> {
+    if b.get(pos) != Some(&b'{') {
+        return None;
+    }
+    let mut i = skip_ws(b, pos + 1);
+    while b.get(i) == Some(&b'"') {
+        let key_end = skip_value(b, i)?;
+        let this_key: String = serde_json::from_slice(&b[i..key_end]).ok()?;
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let value = skip_ws(b, i + 1);
+        if this_key == key {
+            return Some(value);
+        }
+        i = skip_ws(b, skip_value(b, value)?);
+        if b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        }
+    }
+    None
+}
+
+fn find_element(b: &[u8], pos: usize, index: usize) -> Option<usize> {
+    if b.get(pos) != Some(&b'[') {
+        return None;
+    }
+    let mut i = skip_ws(b, pos + 1);
+    for _ in 0..index {
+        i = skip_ws(b, skip_value(b, i)?);
+        if b.get(i) != Some(&b',') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+    }
+    (b.get(i) != Some(&b']')).then_some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const GOOD: &str = r##"{
+  "name": "demo",
+  "match": ["http://127.0.0.1/*"],
+  "tools": [
+    {
+      "name": "add",
+      "description": "Add an item",
+      "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
+      "steps": [
+        {"step": "wait", "selector": "#new"},
+        {"step": "fill", "selector": "#new", "value": "{{title}}"},
+        {"step": "press", "selector": "#new", "key": "Enter"},
+        {"step": "within", "selector": "li", "text_selector": "label", "text_equals": "{{title}}",
+         "steps": [{"step": "read", "selector": ".id", "read": "attr:data-id", "into": "id"}]},
+        {"step": "extract", "selector": "li", "fields": {"title": {"selector": "label"}, "done": {"read": "has_class:completed"}}, "into": "items"},
+        {"step": "return", "value": {"id": "{{id}}", "items": "{{items}}"}}
+      ]
+    }
+  ]
+}"##;
+
+    #[test]
+    fn a_good_adapter_parses() {
+        let adapter = parse_adapter(GOOD).unwrap();
+        assert_eq!(adapter.name, "demo");
+        assert!(adapter.matches_url("http://127.0.0.1:9999/x"));
+        let steps = &adapter.tools[0].steps;
+        assert_eq!(steps.len(), 6);
+        assert!(matches!(
+            &steps[4],
+            Step::Extract { fields, .. } if fields["done"].read == Read::HasClass("completed".into())
+        ));
+        let round_trip: Adapter =
+            serde_json::from_value(serde_json::to_value(&adapter).unwrap()).unwrap();
+        assert_eq!(round_trip, adapter);
+    }
+
+    #[test]
+    fn shape_errors_have_line_and_column() {
+        let text = GOOD.replace(r#""step": "press""#, r#""step": "smash""#);
+        let problems = parse_adapter(&text).unwrap_err();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].line, Some(12), "{}", problems[0]);
+        assert!(problems[0].message.contains("smash"), "{}", problems[0]);
+
+        let problems =
+            parse_adapter(r#"{"name": "x", "match": [], "tools": [], "colour": 1}"#).unwrap_err();
+        assert!(problems[0].message.contains("colour"), "{}", problems[0]);
+    }
+
+    #[test]
+    fn semantic_errors_are_all_reported_with_their_place() {
+        let text = GOOD
+            .replace(r#""name": "demo""#, r#""name": "Demo!""#)
+            .replace("http://127.0.0.1/*", "127.0.0.1")
+            .replace(r#""value": "{{title}}""#, r#""value": "{{titel}}""#);
+        let problems = parse_adapter(&text).unwrap_err();
+        let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 3, "{rendered:#?}");
+        assert!(
+            rendered[0].starts_with("2:11: name: adapter name \"Demo!\""),
+            "{}",
+            rendered[0]
+        );
+        assert!(
+            rendered[1].starts_with("3:13: match[0]: invalid match pattern"),
+            "{}",
+            rendered[1]
+        );
+        assert!(
+            rendered[2].starts_with("11:55: tools[0].steps[1].value: {{titel}} is neither"),
+            "{}",
+            rendered[2]
+        );
+        assert!(rendered[2].contains("known: title"), "{}", rendered[2]);
+    }
+
+    #[test]
+    fn variables_read_later_are_not_known_earlier() {
+        let adapter: Adapter = serde_json::from_value(json!({
+            "name": "a", "match": ["<all_urls>"],
+            "tools": [{"name": "t", "description": "d", "steps": [
+                {"step": "return", "value": "{{x}}"},
+                {"step": "read", "selector": "h1", "into": "x"}
+            ]}]
+        }))
+        .unwrap();
+        let problems = adapter.validate();
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 2, "{text:#?}");
+        assert!(text.iter().any(|p| p.contains("must be the last step")));
+        assert!(text.iter().any(|p| p.contains("{{x}} is neither")));
+    }
+
+    #[test]
+    fn read_kinds_parse_and_print() {
+        for s in [
+            "text",
+            "value",
+            "exists",
+            "attr:href",
+            "prop:checked",
+            "has_class:done",
+        ] {
+            let read = Read::try_from(s.to_owned()).unwrap();
+            assert_eq!(String::from(read), s);
+        }
+        assert!(
+            Read::try_from("attr:".to_owned())
+                .unwrap_err()
+                .contains("needs a name")
+        );
+        assert!(
+            Read::try_from("html".to_owned())
+                .unwrap_err()
+                .contains("expected text")
+        );
+    }
+
+    #[test]
+    fn locate_finds_nested_values() {
+        let text = "{\n  \"a\": [1, {\"b\": \"x,]}\"}, {\"c\": true}]\n}";
+        let path = JsonPath(vec![
+            PathSegment::Key("a".into()),
+            PathSegment::Index(2),
+            PathSegment::Key("c".into()),
+        ]);
+        assert_eq!(locate(text, &path), Some((2, 33)));
+        assert_eq!(
+            locate(text, &JsonPath(vec![PathSegment::Key("zz".into())])),
+            None
+        );
+    }
+}
+
+#[cfg(test)]
+mod shipped_adapters {
+    /// The adapters shipped in `adapters/` must always validate.
+    #[test]
+    fn todomvc_validates() {
+        let text = include_str!("../../adapters/todomvc.json");
+        if let Err(problems) = super::parse_adapter(text) {
+            panic!("{problems:#?}");
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The contract between Tabwire's parts: the WebSocket wire protocol (server ⇄ service worker),
+//! the page protocol (service worker ⇄ content script), and the declarative adapter model with its
+//! validation, templates and URL match patterns.
+//!
+//! This crate builds for the host and for `wasm32-unknown-unknown`; it depends on serde only,
+//! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
+
+pub mod adapter;
+pub mod names;
+pub mod page;
+pub mod pattern;
+pub mod protocol;
+pub mod template;
+
+pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
+
+/// Version of the wire protocol, exchanged in `hello` / `welcome`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest WebSocket frame or page message either side accepts, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -1,0 +1,89 @@
+//! Messages between the service worker and the content-script runtime in a tab
+//! (`chrome.runtime.sendMessage` / `chrome.tabs.sendMessage`), tagged by `"type"` like the wire
+//! protocol. The worker adds what only it knows (the tab id, from `sender.tab`) before forwarding.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::adapter::Adapter;
+use crate::protocol::{RequestId, ToolSpec, WireError};
+
+/// From the content script to the service worker.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromPage {
+    /// The runtime started in a page; the worker answers with [`ToPage::Adapters`].
+    PageReady {
+        url: String,
+        title: String,
+    },
+    /// The tools this page offers now (empty: none).
+    ToolsUpdated {
+        url: String,
+        title: String,
+        tools: Vec<ToolSpec>,
+    },
+    /// The answer to [`ToPage::CallTool`], given through the message's response callback.
+    CallToolResult {
+        id: RequestId,
+        result: Value,
+    },
+    CallToolError {
+        id: RequestId,
+        error: WireError,
+    },
+    StateUpdate {
+        state: Value,
+        ts: u64,
+    },
+}
+
+/// From the service worker to the content script.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToPage {
+    /// The adapters whose match patterns cover the page's URL.
+    Adapters {
+        adapters: Vec<Adapter>,
+    },
+    CallTool {
+        id: RequestId,
+        tool: String,
+        args: Value,
+        timeout_ms: u64,
+    },
+    Cancel {
+        id: RequestId,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn page_messages_golden() {
+        let ready = FromPage::PageReady {
+            url: "http://x/".into(),
+            title: "X".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&ready).unwrap(),
+            json!({"type":"page_ready","url":"http://x/","title":"X"})
+        );
+        let call: ToPage = serde_json::from_value(
+            json!({"type":"call_tool","id":"a","tool":"t_x","args":{"q":1},"timeout_ms":10}),
+        )
+        .unwrap();
+        assert_eq!(
+            call,
+            ToPage::CallTool {
+                id: "a".into(),
+                tool: "t_x".into(),
+                args: json!({"q":1}),
+                timeout_ms: 10
+            }
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! Chrome match patterns (`https://*.example.com/app/*`, `<all_urls>`): parsing with clear errors,
+//! and matching URLs the way Chrome does, so the server and the extension agree on which adapters
+//! apply to a page.
+//!
+//! A host without a port matches every port (as in Chrome); `host:port` matches that port only.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchPattern {
+    source: String,
+    scheme: Scheme,
+    host: Host,
+    port: Option<u16>,
+    path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scheme {
+    All,
+    /// `*`: http and https (and their WebSocket twins, as in Chrome).
+    Web,
+    Exact(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Host {
+    Any,
+    /// `*.example.com`: example.com and every subdomain of it.
+    Suffix(String),
+    Exact(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid match pattern {pattern:?}: {reason} (expected e.g. \"https://*.example.com/*\" or \"<all_urls>\")"
+)]
+pub struct PatternError {
+    pub pattern: String,
+    pub reason: String,
+}
+
+const SCHEMES: &[&str] = &["http", "https", "ws", "wss", "file", "ftp"];
+
+impl MatchPattern {
+    pub fn parse(pattern: &str) -> Result<Self, PatternError> {
+        let fail = |reason: &str| PatternError {
+            pattern: pattern.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if pattern == "<all_urls>" {
+            return Ok(MatchPattern {
+                source: pattern.to_owned(),
+                scheme: Scheme::All,
+                host: Host::Any,
+                port: None,
+                path: "/*".to_owned(),
+            });
+        }
+        let (scheme, rest) = pattern
+            .split_once("://")
+            .ok_or_else(|| fail("missing \"://\""))?;
+        let scheme = match scheme {
+            "*" => Scheme::Web,
+            s if SCHEMES.contains(&s) => Scheme::Exact(s.to_owned()),
+            _ => {
+                return Err(fail(
+                    "the scheme must be *, http, https, ws, wss, file or ftp",
+                ));
+            }
+        };
+        let slash = rest
+            .find('/')
+            .ok_or_else(|| fail("missing the path (add \"/*\" for any path)"))?;
+        let (authority, path) = rest.split_at(slash);
+        let (host, port) = split_port(authority).map_err(|reason| fail(&reason))?;
+        let host = if scheme == Scheme::Exact("file".to_owned()) {
+            if !host.is_empty() {
+                return Err(fail("file patterns have no host (use \"file:///*\")"));
+            }
+            Host::Any
+        } else if host == "*" {
+            Host::Any
+        } else if let Some(domain) = host.strip_prefix("*.") {
+            if domain.is_empty() || domain.contains('*') {
+                return Err(fail("\"*.\" must be followed by a domain"));
+            }
+            Host::Suffix(domain.to_ascii_lowercase())
+        } else if host.is_empty() {
+            return Err(fail("missing the host"));
+        } else if host.contains('*') {
+            return Err(fail(
+                "\"*\" in the host may only be the whole host or a leading \"*.\"",
+            ));
+        } else {
+            Host::Exact(host.to_ascii_lowercase())
+        };
+        Ok(MatchPattern {
+            source: pattern.to_owned(),
+            scheme,
+            host,
+            port,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    pub fn matches(&self, url: &str) -> bool {
+        let Some(url) = ParsedUrl::parse(url) else {
+            return false;
+        };
+        let scheme_ok = match &self.scheme {
+            Scheme::All => SCHEMES.contains(&url.scheme.as_str()),
+            Scheme::Web => matches!(url.scheme.as_str(), "http" | "https" | "ws" | "wss"),
+            Scheme::Exact(s) => *s == url.scheme,
+        };
+        let host_ok = match &self.host {
+            Host::Any => true,
+            Host::Exact(h) => *h == url.host,
+            Host::Suffix(d) => {
+                url.host == *d
+                    || (url.host.len() > d.len()
+                        && url.host.ends_with(d.as_str())
+                        && url.host.as_bytes()[url.host.len() - d.len() - 1] == b'.')
+            }
+        };
+        let port_ok = self.port.is_none_or(|p| Some(p) == url.port);
+        scheme_ok && host_ok && port_ok && glob_match(&self.path, &url.path)
+    }
+}
+
+impl fmt::Display for MatchPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+fn split_port(authority: &str) -> Result<(&str, Option<u16>), String> {
+    // IPv6 literals keep their colons inside brackets.
+    let port_colon = if authority.starts_with('[') {
+        authority
+            .find(']')
+            .and_then(|end| authority[end..].starts_with("]:").then_some(end + 1))
+    } else {
+        authority.rfind(':')
+    };
+    match port_colon {
+        None => Ok((authority, None)),
+        Some(i) => {
+            let port = &authority[i + 1..];
+            if port == "*" {
+                return Ok((&authority[..i], None));
+            }
+            let port = port
+                .parse::<u16>()
+                .map_err(|_| format!("{port:?} is not a port number"))?;
+            Ok((&authority[..i], Some(port)))
+        }
+    }
+}
+
+struct ParsedUrl {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+    /// Path and query, without the fragment.
+    path: String,
+}
+
+impl ParsedUrl {
+    fn parse(url: &str) -> Option<ParsedUrl> {
+        let (scheme, rest) = url.split_once("://")?;
+        let rest = rest.split('#').next().unwrap_or_default();
+        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, path) = rest.split_at(authority_end);
+        let authority = authority.rsplit('@').next().unwrap_or_default();
+        let (host, port) = split_port(authority).ok()?;
+        let path = if path.starts_with('/') {
+            path.to_owned()
+        } else {
+            format!("/{path}")
+        };
+        Some(ParsedUrl {
+            scheme: scheme.to_ascii_lowercase(),
+            host: host.to_ascii_lowercase(),
+            port,
+            path,
+        })
+    }
+}
+
+/// `*` matches any run of characters (slashes included); everything else matches itself.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            backtrack = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((star, matched)) = backtrack {
+            pi = star + 1;
+            ti = matched + 1;
+            backtrack = Some((star, matched + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pattern: &str, url: &str) -> bool {
+        MatchPattern::parse(pattern).unwrap().matches(url)
+    }
+
+    #[test]
+    fn hosts_and_ports() {
+        assert!(m(
+            "http://127.0.0.1/*",
+            "http://127.0.0.1:8123/examples/vanillajs/"
+        ));
+        assert!(m("http://127.0.0.1:8123/*", "http://127.0.0.1:8123/a"));
+        assert!(!m("http://127.0.0.1:8123/*", "http://127.0.0.1:8124/a"));
+        assert!(m("https://*.example.com/*", "https://example.com/"));
+        assert!(m("https://*.example.com/*", "https://a.b.example.com/x"));
+        assert!(!m("https://*.example.com/*", "https://badexample.com/"));
+        assert!(!m("https://example.com/*", "https://example.com.evil.net/"));
+        assert!(m(
+            "*://todomvc.com/examples/*",
+            "https://todomvc.com/examples/react/#/"
+        ));
+        assert!(!m("*://todomvc.com/*", "file:///todomvc.com/"));
+        assert!(m("<all_urls>", "file:///tmp/x.html"));
+        assert!(m("http://[::1]/*", "http://[::1]:9000/"));
+    }
+
+    #[test]
+    fn paths_glob_and_ignore_fragments() {
+        assert!(m(
+            "http://h/*/examples/vanillajs/*",
+            "http://h/plain/examples/vanillajs/index.html"
+        ));
+        assert!(!m("http://h/app/*", "http://h/other/app/x"));
+        assert!(m("http://h/app/*", "http://h/app/#/frag"));
+        assert!(m("http://h/a*c", "http://h/abbbc"));
+        assert!(!m("http://h/a*c", "http://h/abbbd"));
+        assert!(m("http://h/*", "http://h"));
+    }
+
+    #[test]
+    fn bad_patterns_say_why() {
+        for (pattern, why) in [
+            ("example.com", "://"),
+            ("gopher://x/*", "scheme"),
+            ("https://example.com", "path"),
+            ("https://ex*ample.com/*", "host"),
+            ("https://*./*", "domain"),
+            ("https://h:99999/*", "port"),
+        ] {
+            let err = MatchPattern::parse(pattern).unwrap_err();
+            assert!(err.to_string().contains(why), "{pattern}: {err}");
+        }
+    }
+}

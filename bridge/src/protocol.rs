@@ -1,0 +1,587 @@
+//! Messages on the WebSocket between the `tabwire` server and the extension's service worker.
+//!
+//! Frames are JSON text tagged by `"type"`. Unknown fields are ignored; an unknown `type` or a
+//! malformed frame decodes to a [`DecodeError`] that names what was wrong, so the receiver can
+//! answer with an `error` message instead of dropping the socket.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::adapter::{Adapter, ToolAnnotations};
+
+/// A browser tab, as Chrome numbers it.
+pub type TabId = u64;
+
+/// Correlates a request with its answer (a UUID in text form).
+pub type RequestId = String;
+
+/// The closed set of failure codes a client can act on.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    ElementNotFound,
+    Timeout,
+    TabClosed,
+    Navigated,
+    NoSuchTool,
+    NoSuchTab,
+    InvalidArgs,
+    NotConnected,
+    AdapterError,
+    PageCsp,
+    Cancelled,
+    TooLarge,
+    Protocol,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::TabClosed => "TAB_CLOSED",
+            ErrorCode::Navigated => "NAVIGATED",
+            ErrorCode::NoSuchTool => "NO_SUCH_TOOL",
+            ErrorCode::NoSuchTab => "NO_SUCH_TAB",
+            ErrorCode::InvalidArgs => "INVALID_ARGS",
+            ErrorCode::NotConnected => "NOT_CONNECTED",
+            ErrorCode::AdapterError => "ADAPTER_ERROR",
+            ErrorCode::PageCsp => "PAGE_CSP",
+            ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::TooLarge => "TOO_LARGE",
+            ErrorCode::Protocol => "PROTOCOL",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure as it travels on the wire.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct WireError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl WireError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        WireError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// What the browser says about itself in `hello`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct BrowserInfo {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub user_agent: String,
+}
+
+/// One tool a tab offers, as registered by the content script.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The public name, `<adapter>_<tool>`, already sanitized to `[a-z0-9_]`.
+    pub name: String,
+    pub adapter: String,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(default)]
+    pub annotations: ToolAnnotations,
+}
+
+/// A tab and the tools it currently offers.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TabTools {
+    pub tab: TabId,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Messages the extension sends to the server.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToServer {
+    Hello {
+        protocol: u32,
+        #[serde(default)]
+        extension_version: String,
+        /// Stable per browser profile, so the server can tell browsers apart.
+        #[serde(default)]
+        instance_id: String,
+        #[serde(default)]
+        browser: BrowserInfo,
+    },
+    /// The tools of one tab changed (an empty list: the tab has none any more).
+    ToolsUpdated(TabTools),
+    /// The full state, sent after every (re)connect.
+    ToolsSnapshot {
+        tabs: Vec<TabTools>,
+    },
+    CallToolResult {
+        id: RequestId,
+        result: Value,
+    },
+    CallToolError {
+        id: RequestId,
+        error: WireError,
+    },
+    Progress {
+        id: RequestId,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        progress: Option<f64>,
+        #[serde(default)]
+        total: Option<f64>,
+    },
+    StateUpdate {
+        tab: TabId,
+        state: Value,
+        ts: u64,
+    },
+    StateResponse {
+        id: RequestId,
+        state: Value,
+    },
+    StateError {
+        id: RequestId,
+        error: WireError,
+    },
+    OpenTabResult {
+        id: RequestId,
+        tab: TabId,
+    },
+    OpenTabError {
+        id: RequestId,
+        error: WireError,
+    },
+    TabFocused {
+        tab: TabId,
+    },
+    TabClosed {
+        tab: TabId,
+    },
+    TabNavigated {
+        tab: TabId,
+        url: String,
+    },
+    Ping {
+        #[serde(default)]
+        nonce: u64,
+    },
+    Pong {
+        #[serde(default)]
+        nonce: u64,
+    },
+    Error {
+        #[serde(default)]
+        in_reply_to: Option<RequestId>,
+        error: WireError,
+    },
+}
+
+/// Messages the server sends to the extension.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToExtension {
+    Welcome {
+        protocol: u32,
+        server_version: String,
+        instance_id: String,
+        adapters: Vec<Adapter>,
+    },
+    AdaptersUpdated {
+        adapters: Vec<Adapter>,
+    },
+    CallTool {
+        id: RequestId,
+        tab: TabId,
+        tool: String,
+        args: Value,
+        timeout_ms: u64,
+    },
+    Cancel {
+        id: RequestId,
+    },
+    RequestState {
+        id: RequestId,
+        tab: TabId,
+    },
+    /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
+    OpenTab {
+        id: RequestId,
+        url: String,
+        #[serde(default)]
+        tab: Option<TabId>,
+    },
+    Ping {
+        #[serde(default)]
+        nonce: u64,
+    },
+    Pong {
+        #[serde(default)]
+        nonce: u64,
+    },
+    Error {
+        #[serde(default)]
+        in_reply_to: Option<RequestId>,
+        error: WireError,
+    },
+}
+
+const TO_SERVER_TYPES: &[&str] = &[
+    "hello",
+    "tools_updated",
+    "tools_snapshot",
+    "call_tool_result",
+    "call_tool_error",
+    "progress",
+    "state_update",
+    "state_response",
+    "state_error",
+    "open_tab_result",
+    "open_tab_error",
+    "tab_focused",
+    "tab_closed",
+    "tab_navigated",
+    "ping",
+    "pong",
+    "error",
+];
+
+const TO_EXTENSION_TYPES: &[&str] = &[
+    "welcome",
+    "adapters_updated",
+    "call_tool",
+    "cancel",
+    "request_state",
+    "open_tab",
+    "ping",
+    "pong",
+    "error",
+];
+
+/// Why a frame could not be decoded. `request_id` is the frame's `id`, when it had one, so the
+/// receiver can fail that request instead of leaving it to time out.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("frame is not JSON: {0}")]
+    NotJson(String),
+    #[error("frame is {0} bytes, over the limit of {1} bytes")]
+    TooLarge(usize, usize),
+    #[error("frame is not a JSON object with a string \"type\"")]
+    MissingType,
+    #[error("unknown message type {0:?}")]
+    UnknownType(String),
+    #[error("malformed {kind:?} message: {reason}")]
+    Invalid { kind: String, reason: String },
+}
+
+/// A frame that failed to decode, with the request id it carried (if any).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecodable {
+    pub error: DecodeError,
+    pub request_id: Option<RequestId>,
+}
+
+impl Undecodable {
+    /// The `error` reply the receiver sends back.
+    pub fn to_wire_error(&self) -> WireError {
+        WireError::new(ErrorCode::Protocol, self.error.to_string())
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<T, Undecodable> {
+    if text.len() > crate::MAX_MESSAGE_BYTES {
+        return Err(Undecodable {
+            error: DecodeError::TooLarge(text.len(), crate::MAX_MESSAGE_BYTES),
+            request_id: None,
+        });
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| Undecodable {
+        error: DecodeError::NotJson(e.to_string()),
+        request_id: None,
+    })?;
+    let request_id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+    let fail = |error| Undecodable {
+        error,
+        request_id: request_id.clone(),
+    };
+    let kind = match value.get("type").and_then(Value::as_str) {
+        Some(kind) => kind.to_owned(),
+        None => return Err(fail(DecodeError::MissingType)),
+    };
+    if !known.contains(&kind.as_str()) {
+        return Err(fail(DecodeError::UnknownType(kind)));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        fail(DecodeError::Invalid {
+            kind,
+            reason: e.to_string(),
+        })
+    })
+}
+
+impl ToServer {
+    pub fn decode(text: &str) -> Result<Self, Undecodable> {
+        decode(text, TO_SERVER_TYPES)
+    }
+
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).expect("wire messages always serialize")
+    }
+}
+
+impl ToExtension {
+    pub fn decode(text: &str) -> Result<Self, Undecodable> {
+        decode(text, TO_EXTENSION_TYPES)
+    }
+
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).expect("wire messages always serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn golden_to_server(msg: ToServer, expected: Value) {
+        let encoded: Value = serde_json::from_str(&msg.encode()).unwrap();
+        assert_eq!(encoded, expected, "encoding of {msg:?}");
+        assert_eq!(ToServer::decode(&expected.to_string()).unwrap(), msg);
+    }
+
+    fn golden_to_extension(msg: ToExtension, expected: Value) {
+        let encoded: Value = serde_json::from_str(&msg.encode()).unwrap();
+        assert_eq!(encoded, expected, "encoding of {msg:?}");
+        assert_eq!(ToExtension::decode(&expected.to_string()).unwrap(), msg);
+    }
+
+    #[test]
+    fn hello_golden() {
+        golden_to_server(
+            ToServer::Hello {
+                protocol: 1,
+                extension_version: "0.1.0".into(),
+                instance_id: "i1".into(),
+                browser: BrowserInfo {
+                    name: "Chromium".into(),
+                    version: "156".into(),
+                    user_agent: "UA".into(),
+                },
+            },
+            json!({"type":"hello","protocol":1,"extension_version":"0.1.0","instance_id":"i1",
+                   "browser":{"name":"Chromium","version":"156","user_agent":"UA"}}),
+        );
+    }
+
+    #[test]
+    fn tools_updated_is_flat() {
+        golden_to_server(
+            ToServer::ToolsUpdated(TabTools {
+                tab: 7,
+                url: "http://127.0.0.1/".into(),
+                title: "T".into(),
+                tools: vec![ToolSpec {
+                    name: "todomvc_add_todo".into(),
+                    adapter: "todomvc".into(),
+                    description: "Add".into(),
+                    input_schema: json!({"type":"object"}),
+                    annotations: ToolAnnotations::default(),
+                }],
+            }),
+            json!({"type":"tools_updated","tab":7,"url":"http://127.0.0.1/","title":"T",
+                   "tools":[{"name":"todomvc_add_todo","adapter":"todomvc","description":"Add",
+                             "input_schema":{"type":"object"},
+                             "annotations":{"read_only":false,"destructive":false,"idempotent":false}}]}),
+        );
+    }
+
+    #[test]
+    fn call_messages_golden() {
+        golden_to_extension(
+            ToExtension::CallTool {
+                id: "u1".into(),
+                tab: 3,
+                tool: "todomvc_list_todos".into(),
+                args: json!({}),
+                timeout_ms: 5000,
+            },
+            json!({"type":"call_tool","id":"u1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":5000}),
+        );
+        golden_to_server(
+            ToServer::CallToolError {
+                id: "u1".into(),
+                error: WireError::new(ErrorCode::ElementNotFound, "no .x"),
+            },
+            json!({"type":"call_tool_error","id":"u1","error":{"code":"ELEMENT_NOT_FOUND","message":"no .x"}}),
+        );
+        golden_to_server(
+            ToServer::CallToolResult {
+                id: "u1".into(),
+                result: json!([1, 2]),
+            },
+            json!({"type":"call_tool_result","id":"u1","result":[1,2]}),
+        );
+    }
+
+    #[test]
+    fn every_known_type_round_trips() {
+        let samples = [
+            ToServer::ToolsSnapshot { tabs: vec![] },
+            ToServer::Progress {
+                id: "a".into(),
+                message: Some("m".into()),
+                progress: Some(1.0),
+                total: None,
+            },
+            ToServer::StateUpdate {
+                tab: 1,
+                state: json!({"n":1}),
+                ts: 5,
+            },
+            ToServer::StateResponse {
+                id: "a".into(),
+                state: json!(null),
+            },
+            ToServer::StateError {
+                id: "a".into(),
+                error: WireError::new(ErrorCode::Timeout, "t"),
+            },
+            ToServer::OpenTabResult {
+                id: "a".into(),
+                tab: 2,
+            },
+            ToServer::OpenTabError {
+                id: "a".into(),
+                error: WireError::new(ErrorCode::Internal, "x"),
+            },
+            ToServer::TabFocused { tab: 1 },
+            ToServer::TabClosed { tab: 1 },
+            ToServer::TabNavigated {
+                tab: 1,
+                url: "u".into(),
+            },
+            ToServer::Ping { nonce: 9 },
+            ToServer::Pong { nonce: 9 },
+            ToServer::Error {
+                in_reply_to: None,
+                error: WireError::new(ErrorCode::Protocol, "p"),
+            },
+        ];
+        for msg in samples {
+            let kind = serde_json::to_value(&msg).unwrap()["type"].clone();
+            assert!(TO_SERVER_TYPES.contains(&kind.as_str().unwrap()), "{kind}");
+            assert_eq!(ToServer::decode(&msg.encode()).unwrap(), msg);
+        }
+        let samples = [
+            ToExtension::Welcome {
+                protocol: 1,
+                server_version: "0.1.0".into(),
+                instance_id: "s".into(),
+                adapters: vec![],
+            },
+            ToExtension::AdaptersUpdated { adapters: vec![] },
+            ToExtension::Cancel { id: "a".into() },
+            ToExtension::RequestState {
+                id: "a".into(),
+                tab: 1,
+            },
+            ToExtension::OpenTab {
+                id: "a".into(),
+                url: "u".into(),
+                tab: None,
+            },
+            ToExtension::Ping { nonce: 1 },
+            ToExtension::Pong { nonce: 1 },
+            ToExtension::Error {
+                in_reply_to: Some("a".into()),
+                error: WireError::new(ErrorCode::Protocol, "p"),
+            },
+        ];
+        for msg in samples {
+            let kind = serde_json::to_value(&msg).unwrap()["type"].clone();
+            assert!(
+                TO_EXTENSION_TYPES.contains(&kind.as_str().unwrap()),
+                "{kind}"
+            );
+            assert_eq!(ToExtension::decode(&msg.encode()).unwrap(), msg);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let msg = ToServer::decode(r#"{"type":"tab_closed","tab":4,"extra":{"x":1}}"#).unwrap();
+        assert_eq!(msg, ToServer::TabClosed { tab: 4 });
+    }
+
+    #[test]
+    fn bad_frames_name_what_is_wrong() {
+        let err = ToServer::decode("not json").unwrap_err();
+        assert!(matches!(err.error, DecodeError::NotJson(_)));
+        let err = ToServer::decode(r#"{"tab":1}"#).unwrap_err();
+        assert_eq!(err.error, DecodeError::MissingType);
+        let err = ToServer::decode(r#"{"type":"launch_missiles","id":"r9"}"#).unwrap_err();
+        assert_eq!(
+            err.error,
+            DecodeError::UnknownType("launch_missiles".into())
+        );
+        assert_eq!(err.request_id.as_deref(), Some("r9"));
+        let err = ToServer::decode(r#"{"type":"call_tool_result","id":"r1"}"#).unwrap_err();
+        assert!(
+            matches!(&err.error, DecodeError::Invalid { kind, reason } if kind == "call_tool_result" && reason.contains("result")),
+            "{err:?}"
+        );
+        assert_eq!(err.request_id.as_deref(), Some("r1"));
+        assert_eq!(err.to_wire_error().code, ErrorCode::Protocol);
+    }
+
+    #[test]
+    fn oversized_frames_are_refused_before_parsing() {
+        let big = format!(
+            r#"{{"type":"ping","pad":"{}"}}"#,
+            "x".repeat(crate::MAX_MESSAGE_BYTES)
+        );
+        let err = ToServer::decode(&big).unwrap_err();
+        assert!(matches!(err.error, DecodeError::TooLarge(..)));
+    }
+
+    #[test]
+    fn error_codes_are_screaming_snake() {
+        for code in [
+            ErrorCode::ElementNotFound,
+            ErrorCode::TabClosed,
+            ErrorCode::NoSuchTool,
+            ErrorCode::PageCsp,
+            ErrorCode::NotConnected,
+        ] {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+        }
+    }
+}

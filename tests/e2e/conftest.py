@@ -1,0 +1,219 @@
+"""Fixtures for Tabwire's end-to-end tests: the real `tabwire mcp` over stdio, headless Chromium with the
+real extension and DevTools, and TodoMVC served on 127.0.0.1.
+
+Everything a test starts is stopped when it ends, pass or fail. Each process's output goes to a file in
+the test's tmp dir; when a test fails, the tail of each file is attached to its report.
+Nothing is skipped: a missing binary, extension build, Chromium or app is a failure that says what to run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+from pathlib import Path
+from typing import AsyncIterator, Awaitable, Callable
+
+import pytest
+
+from harness.chromium import CHROMIUM, Chromium
+from harness.mcp_client import TabwireSession, open_tabwire_session
+from harness.static_server import StaticServer
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
+TABWIRE_BIN = REPO / "target" / "release" / "tabwire"
+TODOMVC_ROOT = CACHE / "apps" / "node_modules" / "todomvc"
+TODOMVC_PAGE = "examples/vanillajs/index.html"
+TAIL_LINES = 80
+
+
+# --- plumbing -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _register_log(request: pytest.FixtureRequest, label: str, path: Path) -> None:
+    request.node.__dict__.setdefault("tabwire_logs", []).append((label, path))
+
+
+def _tail(path: Path, lines: int = TAIL_LINES) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"({path} was never written)"
+    text = data.decode("utf-8", "replace").splitlines()
+    return "\n".join(text[-lines:]) or "(empty)"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for label, path in item.__dict__.get("tabwire_logs", []):
+            report.sections.append((f"{label}: last {TAIL_LINES} lines of {path}", _tail(path)))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def extension_id_from_manifest(manifest_path: Path) -> str:
+    """Chrome's id for an extension with a `key`: sha256(DER key)[:16], each nibble n -> chr(ord('a') + n)."""
+    key = json.loads(manifest_path.read_text())["key"]
+    digest = hashlib.sha256(base64.b64decode(key)).digest()[:16]
+    return "".join(chr(ord("a") + (b >> 4)) + chr(ord("a") + (b & 0xF)) for b in digest)
+
+
+# --- things that must exist ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tabwire_binary() -> Path:
+    if not (TABWIRE_BIN.is_file() and os.access(TABWIRE_BIN, os.X_OK)):
+        pytest.fail(f"{TABWIRE_BIN} is missing: run ./build.sh first", pytrace=False)
+    return TABWIRE_BIN
+
+
+@pytest.fixture(scope="session")
+def todomvc_root() -> Path:
+    if not (TODOMVC_ROOT / TODOMVC_PAGE).is_file():
+        pytest.fail(
+            f"TodoMVC is not installed at {TODOMVC_ROOT}: run "
+            f"`npm install --prefix {CACHE / 'apps'} todomvc@0.1.1` (test.sh does this)",
+            pytrace=False,
+        )
+    return TODOMVC_ROOT
+
+
+@pytest.fixture(scope="session")
+def extension_id() -> str:
+    manifest = REPO / "manifest.json"
+    if not manifest.is_file():
+        pytest.fail(f"{manifest} is missing", pytrace=False)
+    return extension_id_from_manifest(manifest)
+
+
+# --- per-test processes --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def static_server(request: pytest.FixtureRequest, todomvc_root: Path, tmp_path: Path):
+    """TodoMVC on 127.0.0.1 under /plain/, /csp-header/ and /csp-meta/ (see harness.static_server)."""
+    log = tmp_path / "static-server.log"
+    _register_log(request, "static server", log)
+    server = StaticServer(todomvc_root, log)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def todomvc_url(static_server: StaticServer) -> Callable[[str], str]:
+    """The vanillajs TodoMVC page's URL for a variant: 'plain', 'csp-header' or 'csp-meta'."""
+    return lambda variant: static_server.url(variant, TODOMVC_PAGE)
+
+
+class Pairing:
+    """A per-test WebSocket port and pairing secret, shared by tabwire and the extension copy."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = free_port()
+        self.secret = secrets.token_hex(32)
+        self.secret_file = tmp_path / "secret"
+        self.secret_file.write_text(self.secret + "\n")
+        self.secret_file.chmod(0o600)
+
+
+@pytest.fixture
+def pairing(tmp_path: Path) -> Pairing:
+    return Pairing(tmp_path)
+
+
+@pytest.fixture
+def extension_dir(tmp_path: Path, pairing: Pairing) -> Path:
+    """A copy of the unpacked extension (repo root's manifest.json + extension/) paired with this test's tabwire.
+
+    The manifest's `key` keeps the extension id of the repo-root install.
+    """
+    dist = REPO / "extension" / "dist"
+    for needed in (REPO / "manifest.json", dist / "worker", dist / "injector", dist / "injector-js"):
+        if not needed.exists():
+            pytest.fail(f"{needed} is missing: run ./build.sh first", pytrace=False)
+    out = tmp_path / "extension-root"
+    out.mkdir()
+    shutil.copy2(REPO / "manifest.json", out / "manifest.json")
+    shutil.copytree(
+        REPO / "extension",
+        out / "extension",
+        ignore=shutil.ignore_patterns("target", "pairing.json"),
+    )
+    for extra in ("adapters", "icons"):  # whatever else the manifest may reference at the top level
+        if (REPO / extra).is_dir():
+            shutil.copytree(REPO / extra, out / extra)
+    (out / "extension" / "pairing.json").write_text(json.dumps({"port": pairing.port, "secret": pairing.secret}))
+    return out
+
+
+@pytest.fixture
+async def tabwire(
+    request: pytest.FixtureRequest, tabwire_binary: Path, pairing: Pairing, tmp_path: Path
+) -> AsyncIterator[TabwireSession]:
+    """`tabwire mcp` on this test's port and secret, driven by the official Python MCP client over stdio."""
+    stderr_path = tmp_path / "tabwire.stderr.log"
+    _register_log(request, "tabwire stderr", stderr_path)
+    config_home = tmp_path / "config"
+    config_home.mkdir()
+    args = [
+        "mcp",
+        "--port",
+        str(pairing.port),
+        "--secret-file",
+        str(pairing.secret_file),
+        "--adapter-match",
+        "todomvc=http://127.0.0.1/*",
+    ]
+    env = {
+        "RUST_LOG": os.environ.get("TABWIRE_TEST_RUST_LOG", "info"),
+        "RUST_BACKTRACE": "1",
+        "XDG_CONFIG_HOME": str(config_home),
+    }
+    async with open_tabwire_session(tabwire_binary, args, env=env, cwd=tmp_path, stderr_path=stderr_path) as s:
+        yield s
+
+
+@pytest.fixture
+def launch_chromium(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[..., Awaitable[Chromium]]:
+    """`await launch_chromium(extension_dir=..., url=...)` starts headless Chromium with a fresh profile and
+    waits for DevTools; every Chromium started this way is stopped when the test ends."""
+    started: list[Chromium] = []
+
+    async def launch(*, extension_dir: Path | None, url: str | None = None) -> Chromium:
+        n = len(started)
+        log = tmp_path / f"chromium-{n}.log"
+        _register_log(request, f"chromium #{n}", log)
+        browser = Chromium(tmp_path / f"profile-{n}", log, extension_dir, url)
+        started.append(browser)
+        await browser.wait_ready()
+        return browser
+
+    yield launch
+    for browser in started:
+        browser.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"tabwire: {TABWIRE_BIN}", f"chromium: {CHROMIUM}", f"cache: {CACHE}"]

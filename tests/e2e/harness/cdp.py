@@ -1,0 +1,111 @@
+"""A minimal Chrome DevTools Protocol client: list targets, evaluate JS in a page, reload it.
+
+Used as the tests' independent oracle (TodoMVC's own `localStorage`, the page's DOM and CSP), never
+through tabwire. Every call opens its own short WebSocket to the target, so nothing is shared between tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from websockets.asyncio.client import connect
+
+from .waiting import wait_for
+
+# Only 127.0.0.1 traffic: never let an environment proxy setting reroute DevTools requests.
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_ids = itertools.count(1)
+
+
+class CdpError(AssertionError):
+    """DevTools answered with an error, or the evaluated JS threw."""
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    type: str
+    url: str
+    title: str
+    ws_url: str
+
+
+class Cdp:
+    """DevTools endpoint of one Chromium (`http://127.0.0.1:<port>`)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def _targets_sync(self) -> list[Target]:
+        with _NO_PROXY.open(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as r:
+            raw = json.load(r)
+        return [
+            Target(t["id"], t["type"], t.get("url", ""), t.get("title", ""), t.get("webSocketDebuggerUrl", ""))
+            for t in raw
+        ]
+
+    async def targets(self) -> list[Target]:
+        return await anyio.to_thread.run_sync(self._targets_sync)
+
+    async def wait_for_page(self, url_prefix: str, *, timeout: float = 20) -> Target:
+        """The page target whose URL starts with `url_prefix` (waits until it exists)."""
+
+        async def find() -> Target | None:
+            for t in await self.targets():
+                if t.type == "page" and t.url.startswith(url_prefix) and t.ws_url:
+                    # The target's URL is the pending navigation's; wait until the document is really there.
+                    href = await self.evaluate(t, "location.href")
+                    if isinstance(href, str) and href.startswith(url_prefix):
+                        return t
+            return None
+
+        return await wait_for(
+            find, timeout=timeout, what=f"a Chromium page showing {url_prefix}", ignore=(CdpError, OSError)
+        )
+
+    async def send(self, target: Target, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one CDP command to `target` and return its result."""
+        msg_id = next(_ids)
+        async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
+            await ws.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
+            with anyio.fail_after(30):
+                while True:
+                    reply = json.loads(await ws.recv())
+                    if reply.get("id") == msg_id:
+                        break
+        if "error" in reply:
+            raise CdpError(f"CDP {method} failed: {reply['error']}")
+        return reply["result"]
+
+    async def evaluate(self, target: Target, expression: str, *, await_promise: bool = False) -> Any:
+        """Evaluate `expression` in the page's main world and return its JSON value."""
+        result = await self.send(
+            target,
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": await_promise},
+        )
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            text = details.get("exception", {}).get("description") or details.get("text")
+            raise CdpError(f"JS threw while evaluating {expression[:200]!r}: {text}")
+        return result["result"].get("value")
+
+    async def reload(self, target: Target, *, timeout: float = 20) -> None:
+        """Reload the page and wait until the new document has finished loading."""
+        await self.evaluate(target, "window.__tabwireTestBeforeReload = true")
+        await self.send(target, "Page.reload", {"ignoreCache": True})
+
+        async def reloaded() -> bool:
+            return bool(
+                await self.evaluate(
+                    target,
+                    "window.__tabwireTestBeforeReload === undefined && document.readyState === 'complete'",
+                )
+            )
+
+        await wait_for(reloaded, timeout=timeout, what="the reloaded page to finish loading", ignore=(Exception,))

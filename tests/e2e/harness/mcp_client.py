@@ -1,0 +1,142 @@
+"""The MCP side of the tests: the official Python SDK (`mcp`) speaking stdio to `tabwire mcp`.
+
+`open_tabwire_session` starts the real binary through the SDK's `stdio_client`, runs the classic
+`initialize` handshake (what Claude Desktop and most clients do today) and records every server
+notification, so tests can assert that `notifications/tools/list_changed` arrived.
+`TabwireSession` adds the few conveniences the tests need: tool names, call results as plain data,
+and waits with deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from .waiting import wait_for
+
+LIST_CHANGED = "notifications/tools/list_changed"
+# The closed set of error codes of the wire protocol (design.md); a failing tool's text is "<CODE>: <message>".
+ERROR_CODES = frozenset(
+    {
+        "ELEMENT_NOT_FOUND",
+        "TIMEOUT",
+        "TAB_CLOSED",
+        "NAVIGATED",
+        "NO_SUCH_TOOL",
+        "INVALID_ARGS",
+        "NOT_CONNECTED",
+        "ADAPTER_ERROR",
+        "PAGE_CSP",
+        "INTERNAL",
+    }
+)
+_CODE_RE = re.compile(r"\b[A-Z][A-Z_]*[A-Z]\b")
+
+
+def error_codes_in(text: str) -> list[str]:
+    """The protocol error codes named in `text`, in order of appearance."""
+    return [w for w in _CODE_RE.findall(text) if w in ERROR_CODES]
+
+
+@dataclass
+class ToolOutcome:
+    """A `tools/call` result reduced to what the tests look at."""
+
+    is_error: bool
+    text: str
+    structured: Any
+
+    def __str__(self) -> str:
+        return f"isError={self.is_error} text={self.text!r} structured={json.dumps(self.structured)[:1000]}"
+
+
+class TabwireSession:
+    """An initialized MCP client session with `tabwire mcp` plus a record of its notifications."""
+
+    def __init__(self, session: ClientSession, notifications: list[str], init: types.InitializeResult) -> None:
+        self.session = session
+        self.notifications = notifications
+        self.init = init
+
+    def list_changed_count(self) -> int:
+        return self.notifications.count(LIST_CHANGED)
+
+    async def tool_names(self) -> set[str]:
+        names: set[str] = set()
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            result = await self.session.list_tools(params=params)
+            names.update(t.name for t in result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                return names
+
+    async def tools(self) -> dict[str, types.Tool]:
+        result = await self.session.list_tools()
+        return {t.name: t for t in result.tools}
+
+    async def wait_for_tools(self, *names: str, timeout: float = 20) -> set[str]:
+        """Poll `tools/list` until every name in `names` is listed."""
+
+        async def present() -> set[str] | None:
+            have = await self.tool_names()
+            return have if set(names) <= have else None
+
+        return await wait_for(present, timeout=timeout, what=f"tools/list to include {sorted(names)}")
+
+    async def wait_for_list_changed(self, more_than: int, *, timeout: float = 20) -> int:
+        return await wait_for(
+            lambda: self.list_changed_count() > more_than and self.list_changed_count(),
+            timeout=timeout,
+            what=f"a {LIST_CHANGED} notification (have {self.list_changed_count()}, need > {more_than})",
+        )
+
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolOutcome:
+        result = await self.session.call_tool(name, args or {})
+        text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        return ToolOutcome(result.is_error, text, result.structured_content)
+
+    async def call_ok(self, name: str, args: dict[str, Any] | None = None) -> ToolOutcome:
+        """Call a tool that must succeed."""
+        out = await self.call(name, args)
+        assert not out.is_error, f"{name}({args}) failed: {out}"
+        return out
+
+
+@asynccontextmanager
+async def open_tabwire_session(
+    binary: Path,
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    stderr_path: Path,
+    request_timeout: float = 30,
+) -> AsyncIterator[TabwireSession]:
+    """Start `binary args...` over stdio, initialize, and yield the session; stop the process on exit."""
+    notifications: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):
+            notifications.append(f"exception: {message!r}")
+            return
+        notifications.append(getattr(message, "method", type(message).__name__))
+
+    params = StdioServerParameters(command=str(binary), args=args, env=env, cwd=cwd)
+    with open(stderr_path, "a", encoding="utf-8") as errlog:
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            session = await stack.enter_async_context(
+                ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
+            )
+            init = await session.initialize()
+            yield TabwireSession(session, notifications, init)
