@@ -1,5 +1,6 @@
 # scripts/common.sh — shared settings and helpers for build.sh and scripts/*.sh (sourced, not run).
 # Owns: the cache location, pinned tool versions, tool paths, logging/die helpers.
+# shellcheck shell=bash disable=SC2034  # the variables are used by the scripts that source this file
 
 CACHE=${TABWIRE_CACHE:-$HOME/.cache/tabwire}
 BINARYEN_VERSION=132                      # npm package "binaryen" (wasm-opt + wasm2js)

@@ -6,6 +6,7 @@
 # Only package registries are used (apt, npm, crates.io); nothing is downloaded any other way.
 # Usage: scripts/install-deps.sh [path/to/Cargo.lock]
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LOCK=${1:-}
@@ -45,7 +46,7 @@ apt_install() { # apt_install [-t RELEASE] PKG...  (installs the missing ones on
 
 # Debian's Rust 1.96 with the standard library's sources (to build the wasm32 std offline) and rust-lld.
 apt_install -t bookworm-security rustc-web cargo-web rust-web-src lld-22 \
-    || die "cannot build wasm without rustc-web cargo-web rust-web-src lld-22 (see the command above)"
+    || die "the wasm build needs Debian's rustc-web cargo-web rust-web-src lld-22 (see the command above)"
 # Chromium is needed by the tests and the demo, not by the build: warn only.
 apt_install chromium || warn "chromium missing: the build goes on, the tests will not run"
 # npm (for binaryen). nodejs from Debian brings node; npm is a separate package there.
@@ -82,7 +83,7 @@ if ! have_wasm_bindgen; then
     CARGO_BIN=$(command -v cargo || echo /usr/bin/cargo)
     [ -x "$CARGO_BIN" ] || die "no cargo found to install wasm-bindgen-cli"
     # No --locked: a locked dependency version of wasm-bindgen-cli is missing from the registry.
-    log "cargo install wasm-bindgen-cli --version $WBG_VERSION (about 3 minutes, once)"
+    log "cargo install wasm-bindgen-cli --version $WBG_VERSION (3-6 minutes, once)"
     "$CARGO_BIN" install wasm-bindgen-cli --version "$WBG_VERSION" --root "$CACHE/tools" >&2 \
         || die "cargo install wasm-bindgen-cli --version $WBG_VERSION failed"
     have_wasm_bindgen || die "$WASM_BINDGEN --version is not $WBG_VERSION after installing"

@@ -11,6 +11,7 @@
 #   (the package is the one of CRATE_DIR/Cargo.toml; --out-name defaults to its lib name)
 set -euo pipefail
 SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/common.sh
 . "$SCRIPTS/common.sh"
 
 OUT_NAME="" JS_DIR=""
@@ -40,7 +41,6 @@ OUT_NAME=${OUT_NAME:-$LIB}
 WS_MANIFEST=$(/usr/bin/cargo locate-project --workspace --message-format plain --manifest-path "$MANIFEST") \
     || die "cargo locate-project failed for $MANIFEST"
 WS=$(dirname "$WS_MANIFEST")
-LOCK="$WS/Cargo.lock"
 
 # Which toolchain builds the default (non-MVP) wasm: the active rustup toolchain when it already has the
 # wasm32 target (e.g. after `rustup target add`), else the private one from scripts/wasm-toolchain.sh.
@@ -49,7 +49,7 @@ pick_toolchain() {
     if [ -z "${TABWIRE_FORCE_PRIVATE_WASM_TOOLCHAIN:-}" ] && command -v rustc >/dev/null &&
         sysroot=$(cd "$WS" && rustc --print sysroot 2>/dev/null) &&
         [ -d "$sysroot/lib/rustlib/$WASM_TARGET/lib" ] && [ "$sysroot" != "$WASM_SYSROOT" ]; then
-        W_CARGO=$(cd "$WS" && rustup which cargo 2>/dev/null || command -v cargo) W_RUSTC="$sysroot/bin/rustc"
+        W_CARGO=$(cd "$WS" && { rustup which cargo 2>/dev/null || command -v cargo; }) W_RUSTC="$sysroot/bin/rustc"
     else
         "$SCRIPTS/wasm-toolchain.sh" default
         W_CARGO="$WASM_SYSROOT/bin/cargo" W_RUSTC="$WASM_SYSROOT/bin/rustc"
@@ -71,6 +71,10 @@ cargo_wasm() {
 TOOL_INPUTS=("$WASM_BINDGEN" "$CACHE/npm/node_modules/binaryen/package.json" "$SCRIPTS/wasm-crate.sh"
     "$SCRIPTS/common.sh" "$SCRIPTS/wasm2js-fix.mjs" "$SCRIPTS/check-exports.mjs")
 
+# Temporary output directories are removed however the script ends.
+TMPS=()
+trap 'rm -rf ${TMPS[@]+"${TMPS[@]}"}' EXIT
+
 # ---- wasm build ------------------------------------------------------------------------------------
 pick_toolchain
 log "cargo build $PKG (wasm32, profile wasm-release)"
@@ -82,7 +86,7 @@ WASM="$WS/target/wasm/$WASM_TARGET/wasm-release/$LIB.wasm"
 if newer_than "$OUT_DIR/${OUT_NAME}_bg.wasm" "$WASM" "${TOOL_INPUTS[@]}" && [ -f "$OUT_DIR/$OUT_NAME.js" ]; then
     log "$OUT_DIR up to date"
 else
-    tmp="$OUT_DIR.tmp.$$"
+    tmp="$OUT_DIR.tmp.$$"; TMPS+=("$tmp")
     rm -rf "$tmp"; mkdir -p "$tmp"
     "$WASM_BINDGEN" --target web --no-typescript --out-dir "$tmp" --out-name "$OUT_NAME" "$WASM" \
         || die "wasm-bindgen --target web failed for $WASM"
@@ -109,7 +113,7 @@ if newer_than "$JS_DIR/${OUT_NAME}_bg.wasm.js" "$MVP_WASM" "${TOOL_INPUTS[@]}" "
     log "$JS_DIR up to date"
     exit 0
 fi
-tmp="$JS_DIR.tmp.$$"
+tmp="$JS_DIR.tmp.$$"; TMPS+=("$tmp")
 rm -rf "$tmp"; mkdir -p "$tmp"
 "$WASM_BINDGEN" --target bundler --no-typescript --out-dir "$tmp" --out-name "$OUT_NAME" "$MVP_WASM" \
     || die "wasm-bindgen --target bundler failed for $MVP_WASM"

@@ -7,6 +7,7 @@
 # except the rustup toolchain links (when rustup exists). A later run finds the stamp and does nothing.
 # Usage: scripts/wasm-toolchain.sh default|mvp
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 KIND=${1:?usage: wasm-toolchain.sh default|mvp}
@@ -18,7 +19,7 @@ esac
 
 SYS_RUSTC=/usr/bin/rustc SYS_CARGO=/usr/bin/cargo
 SYS_RUSTLIB=/usr/lib/rustlib
-[ -x "$SYS_RUSTC" ] && [ -x "$SYS_CARGO" ] || die "Debian's rustc/cargo missing: apt-get install -t bookworm-security rustc-web cargo-web"
+{ [ -x "$SYS_RUSTC" ] && [ -x "$SYS_CARGO" ]; } || die "Debian's rustc/cargo missing: apt-get install -t bookworm-security rustc-web cargo-web"
 [ -d "$SYS_RUSTLIB/src/rust/library/std" ] || die "Debian's std sources missing: apt-get install -t bookworm-security rust-web-src"
 command -v rust-lld >/dev/null || command -v wasm-ld >/dev/null || die "no wasm linker (rust-lld): apt-get install -t bookworm-security lld-22"
 

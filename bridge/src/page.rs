@@ -12,10 +12,14 @@ use crate::protocol::{RequestId, ToolSpec, WireError};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FromPage {
-    /// The runtime started in a page; the worker answers with [`ToPage::Adapters`].
+    /// The runtime started in a page (or the page's URL changed in place); the worker answers
+    /// with [`ToPage::Adapters`].
     PageReady {
         url: String,
         title: String,
+        /// Which build of the injector runs (absent from older runtimes).
+        #[serde(default)]
+        runtime: Option<RuntimeKind>,
     },
     /// The tools this page offers now (empty: none).
     ToolsUpdated {
@@ -38,11 +42,22 @@ pub enum FromPage {
     },
 }
 
+/// Which build of the content-script runtime runs in a page: the wasm module, or its wasm2js
+/// translation (the fallback on pages whose CSP forbids compiling wasm).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKind {
+    Wasm,
+    Js,
+}
+
 /// From the service worker to the content script.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToPage {
-    /// The adapters whose match patterns cover the page's URL.
+    /// The adapters whose match patterns cover the page's URL: the answer to
+    /// [`FromPage::PageReady`], and pushed unasked when the adapters change or the tab's URL
+    /// changes in place (the page then announces its tools again).
     Adapters {
         adapters: Vec<Adapter>,
     },
@@ -67,10 +82,27 @@ mod tests {
         let ready = FromPage::PageReady {
             url: "http://x/".into(),
             title: "X".into(),
+            runtime: Some(RuntimeKind::Js),
         };
         assert_eq!(
             serde_json::to_value(&ready).unwrap(),
-            json!({"type":"page_ready","url":"http://x/","title":"X"})
+            json!({"type":"page_ready","url":"http://x/","title":"X","runtime":"js"})
+        );
+        let old: FromPage =
+            serde_json::from_value(json!({"type":"page_ready","url":"u","title":"t"})).unwrap();
+        assert!(matches!(old, FromPage::PageReady { runtime: None, .. }));
+        let pushed = ToPage::Adapters { adapters: vec![] };
+        assert_eq!(
+            serde_json::to_value(&pushed).unwrap(),
+            json!({"type":"adapters","adapters":[]})
+        );
+        let reply = FromPage::CallToolResult {
+            id: "a".into(),
+            result: json!({"n": 1}),
+        };
+        assert_eq!(
+            serde_json::to_value(&reply).unwrap(),
+            json!({"type":"call_tool_result","id":"a","result":{"n":1}})
         );
         let call: ToPage = serde_json::from_value(
             json!({"type":"call_tool","id":"a","tool":"t_x","args":{"q":1},"timeout_ms":10}),

@@ -1,1 +1,105 @@
-fn main() {}
+//! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
+//! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server plus the browser
+//! WebSocket) or `pair` (write the extension's pairing file).
+
+mod adapters;
+mod auth;
+mod cli;
+mod hub;
+mod mcp;
+mod pairing;
+mod ws;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Cli, Command, ConnectionArgs, McpArgs, PairArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let outcome = match cli.command {
+        Command::Mcp(args) => run_mcp(args),
+        Command::Pair(args) => run_pair(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn secret_path(connection: &ConnectionArgs) -> anyhow::Result<std::path::PathBuf> {
+    match &connection.secret_file {
+        Some(path) => Ok(path.clone()),
+        None => Ok(pairing::default_secret_path()?),
+    }
+}
+
+fn run_pair(args: PairArgs) -> anyhow::Result<()> {
+    let secret_path = secret_path(&args.connection)?;
+    let secret = pairing::load_or_create_secret(&secret_path)?;
+    pairing::write_extension_config(&args.extension_config, args.connection.port, &secret)?;
+    tracing::info!(
+        config = %args.extension_config.display(),
+        secret_file = %secret_path.display(),
+        port = args.connection.port,
+        "wrote the extension's pairing file"
+    );
+    Ok(())
+}
+
+fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
+    let secret_path = secret_path(&args.connection)?;
+    let secret = pairing::load_or_create_secret(&secret_path)?;
+    let loaded = adapters::load(&args.adapter_dirs, &args.adapter_matches)?;
+    for problem in &loaded.problems {
+        tracing::error!("{problem}");
+    }
+    if !loaded.problems.is_empty() {
+        tracing::error!("adapter files with problems were skipped; the others are loaded");
+    }
+    tracing::info!(
+        adapters = ?loaded.adapters.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        "adapters loaded"
+    );
+
+    let port = args.connection.port;
+    let hub = Arc::new(hub::Hub::new(hub::HubConfig {
+        port,
+        call_timeout: Duration::from_millis(args.call_timeout_ms),
+        instance_id: uuid::Uuid::new_v4().to_string(),
+        adapters: loaded.adapters,
+    }));
+    let policy = Arc::new(auth::HandshakePolicy::new(&args.extension_id, secret));
+    let marker = pairing::browser_seen_marker(&secret_path);
+    let browser_expected = marker.exists();
+
+    // One thread: every task here is short and I/O bound, and a single-threaded runtime avoids
+    // cross-thread wake-ups on the call path (the machines this targets have 2 cores, and the
+    // browser and the MCP client need the other).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let served = runtime.block_on(async {
+        tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
+        mcp::serve_stdio(hub, browser_expected).await
+    });
+    // Do not wait for straggling tasks (an open browser socket) once stdin is closed.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    Ok(served?)
+}

@@ -15,10 +15,12 @@ import os
 import secrets
 import shutil
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Awaitable, Callable
 
 import pytest
+from mcp.client.stdio import StdioServerParameters
 
 from harness.chromium import CHROMIUM, Chromium
 from harness.mcp_client import TabwireSession, open_tabwire_session
@@ -26,7 +28,7 @@ from harness.static_server import StaticServer
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
-TABWIRE_BIN = REPO / "target" / "release" / "tabwire"
+TABWIRE_BIN = Path(os.environ.get("TABWIRE_BIN") or REPO / "target" / "release" / "tabwire")
 TODOMVC_ROOT = CACHE / "apps" / "node_modules" / "todomvc"
 TODOMVC_PAGE = "examples/vanillajs/index.html"
 TAIL_LINES = 80
@@ -166,11 +168,24 @@ def extension_dir(tmp_path: Path, pairing: Pairing) -> Path:
     return out
 
 
+@dataclass
+class TabwireCommand:
+    """How this test starts `tabwire mcp`: binary, arguments, environment, working dir, stderr file."""
+
+    binary: Path
+    args: list[str]
+    env: dict[str, str]
+    cwd: Path
+    stderr_path: Path
+
+    def stdio_parameters(self) -> StdioServerParameters:
+        return StdioServerParameters(command=str(self.binary), args=self.args, env=self.env, cwd=self.cwd)
+
+
 @pytest.fixture
-async def tabwire(
+def tabwire_command(
     request: pytest.FixtureRequest, tabwire_binary: Path, pairing: Pairing, tmp_path: Path
-) -> AsyncIterator[TabwireSession]:
-    """`tabwire mcp` on this test's port and secret, driven by the official Python MCP client over stdio."""
+) -> TabwireCommand:
     stderr_path = tmp_path / "tabwire.stderr.log"
     _register_log(request, "tabwire stderr", stderr_path)
     config_home = tmp_path / "config"
@@ -189,7 +204,14 @@ async def tabwire(
         "RUST_BACKTRACE": "1",
         "XDG_CONFIG_HOME": str(config_home),
     }
-    async with open_tabwire_session(tabwire_binary, args, env=env, cwd=tmp_path, stderr_path=stderr_path) as s:
+    return TabwireCommand(tabwire_binary, args, env, tmp_path, stderr_path)
+
+
+@pytest.fixture
+async def tabwire(tabwire_command: TabwireCommand) -> AsyncIterator[TabwireSession]:
+    """`tabwire mcp` on this test's port and secret, driven by the official Python MCP client over stdio."""
+    c = tabwire_command
+    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as s:
         yield s
 
 

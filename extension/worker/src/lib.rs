@@ -1,1 +1,13 @@
-//! Placeholder until the worker crate lands.
+//! Tabwire's MV3 service worker in Rust. `extension/worker.js` registers Chrome's listeners and
+//! forwards events to [`glue::on_event`]; [`glue::start`] restores state and connects to the
+//! server. The decisions live in host-tested modules ([`core`], [`tabs`], [`backoff`],
+//! [`outbox`]); [`glue`] and [`chrome`] only touch the browser.
+
+pub mod backoff;
+pub mod chrome;
+pub mod core;
+pub mod glue;
+pub mod outbox;
+pub mod pairing;
+pub mod tabs;
+pub mod user_agent;

@@ -73,11 +73,15 @@ class Cdp:
         msg_id = next(_ids)
         async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
             await ws.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
-            with anyio.fail_after(30):
+            reply = None
+            with anyio.move_on_after(30):
                 while True:
-                    reply = json.loads(await ws.recv())
-                    if reply.get("id") == msg_id:
+                    frame = json.loads(await ws.recv())
+                    if frame.get("id") == msg_id:
+                        reply = frame
                         break
+            if reply is None:
+                raise CdpError(f"no answer to CDP {method} from {target.url} within 30s")
         if "error" in reply:
             raise CdpError(f"CDP {method} failed: {reply['error']}")
         return reply["result"]

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from .waiting import wait_for
 
 LIST_CHANGED = "notifications/tools/list_changed"
-# The closed set of error codes of the wire protocol (design.md); a failing tool's text is "<CODE>: <message>".
+# The closed set of error codes of the wire protocol (bridge/src/protocol.rs, ErrorCode); a failing tool's text is "<CODE>: <message>".
 ERROR_CODES = frozenset(
     {
         "ELEMENT_NOT_FOUND",
@@ -31,10 +31,14 @@ ERROR_CODES = frozenset(
         "TAB_CLOSED",
         "NAVIGATED",
         "NO_SUCH_TOOL",
+        "NO_SUCH_TAB",
         "INVALID_ARGS",
         "NOT_CONNECTED",
         "ADAPTER_ERROR",
         "PAGE_CSP",
+        "CANCELLED",
+        "TOO_LARGE",
+        "PROTOCOL",
         "INTERNAL",
     }
 )

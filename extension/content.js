@@ -1,0 +1,22 @@
+// extension/content.js — the content-script loader (classic script, registered dynamically by
+// the worker for the adapters' match patterns). Loads the Rust runtime (crate `injector`): the
+// wasm build, or its wasm2js build when the page's CSP forbids compiling wasm; then starts it
+// with the name of the build that runs ("wasm" or "js", reported to the worker in page_ready).
+(() => {
+  if (globalThis.__tabwireRuntime) return; // injected twice (registered script + executeScript)
+  globalThis.__tabwireRuntime = "loading";
+  const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
+  (async () => {
+    let runtime = "wasm";
+    let module;
+    try {
+      module = await import(url("injector/injector.js"));
+      await module.default({ module_or_path: url("injector/injector_bg.wasm") });
+    } catch (e) {
+      runtime = "js"; // e.g. CompileError: the page's CSP lacks 'wasm-unsafe-eval'
+      module = await import(url("injector-js/injector.js"));
+    }
+    globalThis.__tabwireRuntime = runtime;
+    module.start(runtime);
+  })().catch((e) => console.error("tabwire: the runtime failed to start", e));
+})();

@@ -1,0 +1,62 @@
+//! The DOM as the step interpreter sees it: a small trait, so the interpreter runs against the
+//! real page (`web_dom`) and against a fake on the host in tests.
+
+use std::future::Future;
+
+use serde_json::Value;
+
+use crate::keys::KeyInfo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPhase {
+    Down,
+    Press,
+    Up,
+}
+
+pub trait Dom {
+    type Node: Clone;
+
+    /// The first element matching `selector` inside `scope` (the document when `None`);
+    /// `Err` carries the browser's reason when the selector is invalid.
+    fn query(
+        &self,
+        scope: Option<&Self::Node>,
+        selector: &str,
+    ) -> Result<Option<Self::Node>, String>;
+    fn query_all(
+        &self,
+        scope: Option<&Self::Node>,
+        selector: &str,
+    ) -> Result<Vec<Self::Node>, String>;
+    /// The document element (what a `read` without selector and scope reads).
+    fn root(&self) -> Self::Node;
+    fn same(&self, a: &Self::Node, b: &Self::Node) -> bool;
+
+    fn text(&self, node: &Self::Node) -> String;
+    /// A form control's value (`None`: the element has no `value`).
+    fn value(&self, node: &Self::Node) -> Option<String>;
+    fn attr(&self, node: &Self::Node, name: &str) -> Option<String>;
+    /// A JS property as JSON (booleans, numbers, strings; anything else is `null`).
+    fn prop(&self, node: &Self::Node, name: &str) -> Value;
+    fn has_class(&self, node: &Self::Node, name: &str) -> bool;
+    /// Attached, laid out (has client rects) and not `visibility: hidden`.
+    fn is_visible(&self, node: &Self::Node) -> bool;
+    /// An `<input>` whose value Enter commits with a `change` event.
+    fn is_text_input(&self, node: &Self::Node) -> bool;
+    fn active_element(&self) -> Option<Self::Node>;
+
+    fn click(&self, node: &Self::Node);
+    fn focus(&self, node: &Self::Node);
+    /// Sets the value as typing would (the native setter, or the text of a contenteditable).
+    /// `Err` when the element takes no text.
+    fn set_value(&self, node: &Self::Node, value: &str) -> Result<(), String>;
+    fn dispatch_input(&self, node: &Self::Node, data: &str);
+    fn dispatch_change(&self, node: &Self::Node);
+    /// Dispatches one keyboard event; returns `false` when a listener cancelled it.
+    fn dispatch_key(&self, node: &Self::Node, phase: KeyPhase, key: &KeyInfo) -> bool;
+
+    fn now_ms(&self) -> f64;
+    /// Resolves on the next DOM change or after `max_ms`, whichever comes first.
+    fn settle(&self, max_ms: f64) -> impl Future<Output = ()>;
+}

@@ -1,0 +1,202 @@
+//! A scripted stand-in for the page's DOM, for host tests of the step interpreter: elements
+//! list the selectors they match, time only moves when the interpreter waits, and every event
+//! the interpreter fires is recorded.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::Value;
+
+use crate::dom::{Dom, KeyPhase};
+use crate::keys::KeyInfo;
+
+#[derive(Clone, Debug, Default)]
+pub struct FakeNode {
+    pub parent: Option<usize>,
+    pub selectors: Vec<&'static str>,
+    pub text: String,
+    pub value: Option<String>,
+    pub classes: Vec<&'static str>,
+    pub visible: bool,
+    pub attached: bool,
+    pub text_input: bool,
+}
+
+/// A test's reaction to the interpreter waiting.
+pub type SettleHook = Box<dyn FnMut(&FakeDom)>;
+
+#[derive(Default)]
+pub struct FakeDom {
+    pub nodes: RefCell<Vec<FakeNode>>,
+    pub now: Cell<f64>,
+    pub events: RefCell<Vec<String>>,
+    /// Called whenever the interpreter waits (after time advanced): lets a test change the DOM.
+    pub on_settle: RefCell<Option<SettleHook>>,
+    pub cancel_keydown: Cell<bool>,
+    pub active: Cell<Option<usize>>,
+}
+
+impl FakeDom {
+    pub fn add(&self, node: FakeNode) -> usize {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(FakeNode {
+            attached: true,
+            ..node
+        });
+        nodes.len() - 1
+    }
+
+    fn within(&self, node: usize, scope: Option<&usize>) -> bool {
+        let Some(&scope) = scope else { return true };
+        let nodes = self.nodes.borrow();
+        let mut at = nodes[node].parent;
+        while let Some(p) = at {
+            if p == scope {
+                return true;
+            }
+            at = nodes[p].parent;
+        }
+        false
+    }
+
+    fn log(&self, event: String) {
+        self.events.borrow_mut().push(event);
+    }
+}
+
+impl Dom for FakeDom {
+    type Node = usize;
+
+    fn query(&self, scope: Option<&usize>, selector: &str) -> Result<Option<usize>, String> {
+        Ok(self.query_all(scope, selector)?.into_iter().next())
+    }
+
+    fn query_all(&self, scope: Option<&usize>, selector: &str) -> Result<Vec<usize>, String> {
+        if selector.contains("!!") {
+            return Err("'!!' is not a valid selector".into());
+        }
+        let count = self.nodes.borrow().len();
+        Ok((0..count)
+            .filter(|&i| {
+                let n = &self.nodes.borrow()[i];
+                n.attached && n.selectors.contains(&selector)
+            })
+            .filter(|&i| self.within(i, scope))
+            .collect())
+    }
+
+    fn root(&self) -> usize {
+        0
+    }
+
+    fn same(&self, a: &usize, b: &usize) -> bool {
+        a == b
+    }
+
+    fn text(&self, node: &usize) -> String {
+        self.nodes.borrow()[*node].text.clone()
+    }
+
+    fn value(&self, node: &usize) -> Option<String> {
+        self.nodes.borrow()[*node].value.clone()
+    }
+
+    fn attr(&self, node: &usize, name: &str) -> Option<String> {
+        (name == "id").then(|| format!("n{node}"))
+    }
+
+    fn prop(&self, node: &usize, name: &str) -> Value {
+        match name {
+            "checked" => Value::Bool(self.nodes.borrow()[*node].classes.contains(&"completed")),
+            _ => Value::Null,
+        }
+    }
+
+    fn has_class(&self, node: &usize, name: &str) -> bool {
+        self.nodes.borrow()[*node].classes.contains(&name)
+    }
+
+    fn is_visible(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].visible
+    }
+
+    fn is_text_input(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].text_input
+    }
+
+    fn active_element(&self) -> Option<usize> {
+        self.active.get()
+    }
+
+    fn click(&self, node: &usize) {
+        self.log(format!("click {node}"));
+        // A `.toggle` checkbox flips its item's `completed` class, as TodoMVC does.
+        let mut nodes = self.nodes.borrow_mut();
+        if nodes[*node].selectors.contains(&".toggle")
+            && let Some(parent) = nodes[*node].parent
+        {
+            let classes = &mut nodes[parent].classes;
+            match classes.iter().position(|c| *c == "completed") {
+                Some(i) => {
+                    classes.remove(i);
+                }
+                None => classes.push("completed"),
+            }
+        }
+    }
+
+    fn focus(&self, node: &usize) {
+        self.active.set(Some(*node));
+        self.log(format!("focus {node}"));
+    }
+
+    fn set_value(&self, node: &usize, value: &str) -> Result<(), String> {
+        let mut nodes = self.nodes.borrow_mut();
+        match &mut nodes[*node].value {
+            Some(v) => {
+                *v = value.to_owned();
+                Ok(())
+            }
+            None => Err("is not an input, textarea or contenteditable element".into()),
+        }
+    }
+
+    fn dispatch_input(&self, node: &usize, data: &str) {
+        self.log(format!("input {node} {data}"));
+    }
+
+    fn dispatch_change(&self, node: &usize) {
+        self.log(format!("change {node}"));
+    }
+
+    fn dispatch_key(&self, node: &usize, phase: KeyPhase, key: &KeyInfo) -> bool {
+        self.log(format!("{phase:?} {node} {} {}", key.key, key.key_code));
+        !(phase == KeyPhase::Down && self.cancel_keydown.get())
+    }
+
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+
+    fn settle(&self, max_ms: f64) -> impl Future<Output = ()> {
+        self.now.set(self.now.get() + max_ms);
+        if let Some(hook) = self.on_settle.borrow_mut().as_mut() {
+            hook(self);
+        }
+        std::future::ready(())
+    }
+}
+
+/// Runs a future whose awaits all complete at once (the fake never really waits).
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(value) => value,
+        Poll::Pending => panic!("the fake DOM never leaves a future pending"),
+    }
+}

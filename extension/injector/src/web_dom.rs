@@ -1,0 +1,238 @@
+//! [`Dom`] over the real page through web-sys. Values are set through the native prototype
+//! setters and events carry what frameworks check (bubbling `input` with `insertText`, keyboard
+//! events with `key`, `code` and the legacy `keyCode`/`which`/`charCode`).
+
+use std::future::Future;
+
+use js_sys::{Function, Promise, Reflect};
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    Document, Element, Event, EventInit, HtmlElement, HtmlInputElement, InputEvent, InputEventInit,
+    KeyboardEvent, KeyboardEventInit, MutationObserver, MutationObserverInit,
+};
+
+use crate::dom::{Dom, KeyPhase};
+use crate::keys::KeyInfo;
+
+/// Input types whose value Enter commits with `change` (text-entry types).
+const TEXT_INPUT_TYPES: &[&str] = &[
+    "text", "search", "email", "url", "tel", "password", "number", "",
+];
+
+pub struct WebDom {
+    document: Document,
+}
+
+impl WebDom {
+    pub fn new() -> Option<WebDom> {
+        Some(WebDom {
+            document: web_sys::window()?.document()?,
+        })
+    }
+}
+
+fn reason(error: JsValue) -> String {
+    match error.dyn_ref::<js_sys::Error>() {
+        Some(e) => String::from(e.message()),
+        None => format!("{error:?}"),
+    }
+}
+
+/// Calls the `value` setter of `constructor.prototype` on `node`: the browser's own setter,
+/// whatever a framework defined on the element itself.
+fn native_set_value(constructor: &str, node: &Element, value: &str) -> Result<(), JsValue> {
+    let prototype = Reflect::get(&js_sys::global(), &constructor.into())
+        .and_then(|c| Reflect::get(&c, &"prototype".into()))?;
+    let descriptor = Reflect::get_own_property_descriptor(&prototype.into(), &"value".into())?;
+    let setter: Function = Reflect::get(&descriptor, &"set".into())?.dyn_into()?;
+    setter.call1(node, &value.into()).map(drop)
+}
+
+impl Dom for WebDom {
+    type Node = Element;
+
+    fn query(&self, scope: Option<&Element>, selector: &str) -> Result<Option<Element>, String> {
+        match scope {
+            Some(scope) => scope.query_selector(selector),
+            None => self.document.query_selector(selector),
+        }
+        .map_err(reason)
+    }
+
+    fn query_all(&self, scope: Option<&Element>, selector: &str) -> Result<Vec<Element>, String> {
+        let list = match scope {
+            Some(scope) => scope.query_selector_all(selector),
+            None => self.document.query_selector_all(selector),
+        }
+        .map_err(reason)?;
+        Ok((0..list.length())
+            .filter_map(|i| list.item(i)?.dyn_into::<Element>().ok())
+            .collect())
+    }
+
+    fn root(&self) -> Element {
+        self.document
+            .document_element()
+            .expect("a page has a document element")
+    }
+
+    fn same(&self, a: &Element, b: &Element) -> bool {
+        a == b
+    }
+
+    fn text(&self, node: &Element) -> String {
+        node.text_content().unwrap_or_default()
+    }
+
+    fn value(&self, node: &Element) -> Option<String> {
+        Reflect::get(node, &"value".into()).ok()?.as_string()
+    }
+
+    fn attr(&self, node: &Element, name: &str) -> Option<String> {
+        node.get_attribute(name)
+    }
+
+    fn prop(&self, node: &Element, name: &str) -> Value {
+        let value = Reflect::get(node, &name.into()).unwrap_or(JsValue::NULL);
+        if let Some(b) = value.as_bool() {
+            Value::Bool(b)
+        } else if let Some(n) = value.as_f64() {
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+        } else if let Some(s) = value.as_string() {
+            Value::String(s)
+        } else {
+            Value::Null
+        }
+    }
+
+    fn has_class(&self, node: &Element, name: &str) -> bool {
+        node.class_list().contains(name)
+    }
+
+    fn is_visible(&self, node: &Element) -> bool {
+        node.is_connected()
+            && node.get_client_rects().length() > 0
+            && web_sys::window()
+                .and_then(|w| w.get_computed_style(node).ok().flatten())
+                .is_none_or(|style| {
+                    style.get_property_value("visibility").ok().as_deref() != Some("hidden")
+                })
+    }
+
+    fn is_text_input(&self, node: &Element) -> bool {
+        node.dyn_ref::<HtmlInputElement>()
+            .is_some_and(|input| TEXT_INPUT_TYPES.contains(&input.type_().as_str()))
+    }
+
+    fn active_element(&self) -> Option<Element> {
+        self.document.active_element()
+    }
+
+    fn click(&self, node: &Element) {
+        match node.dyn_ref::<HtmlElement>() {
+            Some(element) => element.click(),
+            None => {
+                let init = EventInit::new();
+                init.set_bubbles(true);
+                init.set_cancelable(true);
+                if let Ok(event) = Event::new_with_event_init_dict("click", &init) {
+                    let _ = node.dispatch_event(&event);
+                }
+            }
+        }
+    }
+
+    fn focus(&self, node: &Element) {
+        if let Some(element) = node.dyn_ref::<HtmlElement>() {
+            let _ = element.focus();
+        }
+    }
+
+    fn set_value(&self, node: &Element, value: &str) -> Result<(), String> {
+        if node.is_instance_of::<HtmlInputElement>() {
+            native_set_value("HTMLInputElement", node, value).map_err(reason)
+        } else if node.is_instance_of::<web_sys::HtmlTextAreaElement>() {
+            native_set_value("HTMLTextAreaElement", node, value).map_err(reason)
+        } else if node
+            .dyn_ref::<HtmlElement>()
+            .is_some_and(HtmlElement::is_content_editable)
+        {
+            node.set_text_content(Some(value));
+            Ok(())
+        } else {
+            Err("is not an input, textarea or contenteditable element".to_owned())
+        }
+    }
+
+    fn dispatch_input(&self, node: &Element, data: &str) {
+        let init = InputEventInit::new();
+        init.set_bubbles(true);
+        init.set_composed(true);
+        init.set_input_type("insertText");
+        init.set_data(Some(data));
+        if let Ok(event) = InputEvent::new_with_event_init_dict("input", &init) {
+            let _ = node.dispatch_event(&event);
+        }
+    }
+
+    fn dispatch_change(&self, node: &Element) {
+        let init = EventInit::new();
+        init.set_bubbles(true);
+        if let Ok(event) = Event::new_with_event_init_dict("change", &init) {
+            let _ = node.dispatch_event(&event);
+        }
+    }
+
+    fn dispatch_key(&self, node: &Element, phase: KeyPhase, key: &KeyInfo) -> bool {
+        let (kind, key_code, char_code) = match phase {
+            KeyPhase::Down => ("keydown", key.key_code, 0),
+            KeyPhase::Press => {
+                let char_code = key.char_code.unwrap_or(0);
+                ("keypress", char_code, char_code)
+            }
+            KeyPhase::Up => ("keyup", key.key_code, 0),
+        };
+        let init = KeyboardEventInit::new();
+        init.set_bubbles(true);
+        init.set_cancelable(true);
+        init.set_composed(true);
+        init.set_key(&key.key);
+        init.set_code(&key.code);
+        init.set_key_code(key_code);
+        init.set_which(key_code);
+        init.set_char_code(char_code);
+        match KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init) {
+            Ok(event) => node.dispatch_event(&event).unwrap_or(true),
+            Err(_) => true,
+        }
+    }
+
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    fn settle(&self, max_ms: f64) -> impl Future<Output = ()> {
+        let mut observer = None;
+        let target = self.document.clone();
+        let changed = Promise::new(&mut |resolve: Function, _reject| {
+            if let Ok(o) = MutationObserver::new(&resolve) {
+                let options = MutationObserverInit::new();
+                options.set_subtree(true);
+                options.set_child_list(true);
+                options.set_attributes(true);
+                options.set_character_data(true);
+                let _ = o.observe_with_options(&target, &options);
+                observer = Some(o);
+            }
+            crate::runtime::set_timeout(&resolve, max_ms);
+        });
+        async move {
+            let _ = JsFuture::from(changed).await;
+            if let Some(observer) = observer {
+                observer.disconnect();
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+// extension/worker.js — the MV3 service worker entry (ES module). Owns only the glue: every
+// Chrome listener is registered synchronously here (listeners added later are missed after a
+// wake-up), events are buffered until the Rust module (crate `worker`) is ready, then forwarded.
+import init, { start, on_event } from "./dist/worker/worker.js";
+
+let ready = false;
+const early = []; // [name, args, resolve] of events that arrived before Rust was ready
+
+function deliver(name, args) {
+  if (ready) return Promise.resolve(on_event(name, args));
+  return new Promise((resolve) => early.push([name, args, resolve]));
+}
+
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  deliver("message", [message, sender]).then(sendResponse, (e) => {
+    console.error("tabwire:", e);
+    sendResponse(undefined);
+  });
+  return true; // answered asynchronously
+});
+chrome.runtime.onStartup.addListener(() => deliver("wake", []));
+chrome.runtime.onInstalled.addListener(() => deliver("wake", []));
+chrome.alarms.onAlarm.addListener((alarm) => deliver("alarm", [alarm.name]));
+chrome.tabs.onRemoved.addListener((tabId) => deliver("tab_removed", [tabId]));
+chrome.tabs.onActivated.addListener((info) => deliver("tab_activated", [info.tabId]));
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (change.url !== undefined || change.title !== undefined) {
+    deliver("tab_updated", [tabId, change.url ?? null, change.title ?? null]);
+  }
+});
+
+init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
+  .then(start)
+  .then(() => {
+    ready = true;
+    for (const [name, args, resolve] of early.splice(0)) resolve(on_event(name, args));
+  })
+  .catch((e) => console.error("tabwire: the worker failed to start", e));

@@ -1,0 +1,98 @@
+//! Bindings to the extension APIs and globals the service worker uses (promise-returning forms).
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage)]
+    pub fn tabs_send_message(tab: f64, message: &str, options: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
+    pub fn tabs_query(query: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
+    pub fn tabs_create(properties: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
+    pub fn tabs_update(tab: f64, properties: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = registerContentScripts)]
+    pub fn register_content_scripts(scripts: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = updateContentScripts)]
+    pub fn update_content_scripts(scripts: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = unregisterContentScripts)]
+    pub fn unregister_content_scripts(filter: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = getRegisteredContentScripts)]
+    pub fn get_registered_content_scripts(filter: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript)]
+    pub fn execute_script(injection: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get)]
+    pub fn local_get(keys: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    pub fn local_set(items: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    pub fn session_get(keys: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    pub fn session_set(items: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
+    pub fn runtime_get_url(path: &str) -> String;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
+    pub fn runtime_get_manifest() -> JsValue;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo)]
+    pub fn runtime_get_platform_info() -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create)]
+    pub fn alarms_create(name: &str, info: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_name = fetch)]
+    pub fn fetch(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub fn set_timeout(callback: &Function, ms: f64) -> JsValue;
+    #[wasm_bindgen(js_name = setInterval)]
+    pub fn set_interval(callback: &Function, ms: f64) -> JsValue;
+    #[wasm_bindgen(js_namespace = console, js_name = warn)]
+    pub fn console_warn(message: &str);
+}
+
+/// `globalThis.a.b.c`, or `undefined` when any link is missing.
+pub fn global_path(path: &[&str]) -> JsValue {
+    let mut value: JsValue = js_sys::global().into();
+    for key in path {
+        if value.is_undefined() || value.is_null() {
+            return JsValue::UNDEFINED;
+        }
+        value = Reflect::get(&value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    }
+    value
+}
+
+/// `object[key]` (`undefined` on failure).
+pub fn get(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Calls `object[method](...args)`.
+pub fn call_method(object: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let function: Function = get(object, method).dyn_into()?;
+    Reflect::apply(&function, object, &args.iter().collect())
+}
+
+/// A JS value from JSON text (option objects, storage items).
+pub fn from_json(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// JSON text of a JS value.
+pub fn to_json(value: &JsValue) -> Option<String> {
+    js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+}
+
+/// A readable message from a rejection or exception.
+pub fn error_text(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    error.as_string().unwrap_or_else(|| format!("{error:?}"))
+}

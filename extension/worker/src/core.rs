@@ -1,0 +1,908 @@
+//! The service worker's brain, free of browser APIs so it is tested on the host: the link state
+//! (down / awaiting `welcome` / ready), the outbox, the adapters, the tab registry, and the
+//! routing of server frames, page messages and tab events into [`Action`]s the browser glue
+//! carries out.
+
+use std::collections::HashMap;
+
+use bridge::adapter::Adapter;
+use bridge::page::{FromPage, ToPage};
+use bridge::protocol::{BrowserInfo, RequestId, TabId};
+use bridge::{ErrorCode, ToExtension, ToServer, WireError};
+use serde::Serialize;
+
+use crate::backoff::Backoff;
+use crate::outbox::Outbox;
+use crate::tabs::{self, Sender, TabRegistry};
+
+/// What to do with the page's answer to a message sent to a tab.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OnReply {
+    /// It answers `call_tool` request `id`.
+    CallTool(RequestId),
+    /// Nothing, but if the tab has no runtime yet, inject it (its URL matches an adapter).
+    InjectIfMissing,
+    Nothing,
+}
+
+/// Work for the browser glue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Write this frame on the WebSocket (the link is ready).
+    Frame(String),
+    /// `chrome.tabs.sendMessage(tab, message, {frameId: 0})`.
+    ToTab {
+        tab: TabId,
+        message: String,
+        on_reply: OnReply,
+    },
+    OpenTab {
+        id: RequestId,
+        url: String,
+        tab: Option<TabId>,
+    },
+    /// Make the dynamic content script cover exactly these match patterns (none: unregister).
+    SyncContentScripts(Vec<String>),
+    /// Push the adapters to every open tab they match (injecting the runtime where missing) and
+    /// to every known tab (which then drops tools that no longer apply).
+    RefreshTabs,
+    /// Write the tab registry and the status to `chrome.storage.session`.
+    PersistTabs,
+    /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
+    PersistAdapters,
+    Log(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkState {
+    Disconnected,
+    /// The socket is open and `hello` sent; waiting for `welcome`.
+    Handshaking,
+    Connected,
+}
+
+/// What the popup shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub state: LinkState,
+    pub port: Option<u16>,
+    pub last_error: Option<String>,
+    pub server_version: Option<String>,
+    pub queued: usize,
+    pub dropped: usize,
+}
+
+pub struct Core {
+    extension_id: String,
+    adapters: Vec<Adapter>,
+    tabs: TabRegistry,
+    /// Calls sent to a tab and not answered yet.
+    calls: HashMap<RequestId, TabId>,
+    outbox: Outbox,
+    link: LinkState,
+    backoff: Backoff,
+    port: Option<u16>,
+    last_error: Option<String>,
+    server_version: Option<String>,
+}
+
+impl Core {
+    pub fn new(extension_id: impl Into<String>) -> Core {
+        Core {
+            extension_id: extension_id.into(),
+            adapters: Vec::new(),
+            tabs: TabRegistry::default(),
+            calls: HashMap::new(),
+            outbox: Outbox::default(),
+            link: LinkState::Disconnected,
+            backoff: Backoff::default(),
+            port: None,
+            last_error: None,
+            server_version: None,
+        }
+    }
+
+    /// State a previous incarnation of the worker left in `chrome.storage.session`.
+    pub fn restore(
+        &mut self,
+        tabs_json: Option<&str>,
+        adapters_json: Option<&str>,
+        live: &[(TabId, String)],
+    ) {
+        if let Some(json) = tabs_json {
+            self.tabs = TabRegistry::restore(json, live);
+        }
+        if let Some(adapters) = adapters_json.and_then(|j| serde_json::from_str(j).ok()) {
+            self.adapters = adapters;
+        }
+    }
+
+    pub fn link(&self) -> LinkState {
+        self.link
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            state: self.link,
+            port: self.port,
+            last_error: self.last_error.clone(),
+            server_version: self.server_version.clone(),
+            queued: self.outbox.len(),
+            dropped: self.outbox.dropped(),
+        }
+    }
+
+    pub fn tabs_json(&self) -> String {
+        self.tabs.to_json()
+    }
+
+    pub fn adapters_json(&self) -> String {
+        serde_json::to_string(&self.adapters).expect("adapters serialize")
+    }
+
+    pub fn tab_ids(&self) -> Vec<TabId> {
+        self.tabs.ids()
+    }
+
+    /// The union of the adapters' match patterns (what the content script is registered for).
+    pub fn match_patterns(&self) -> Vec<String> {
+        let mut patterns: Vec<String> = self
+            .adapters
+            .iter()
+            .flat_map(|a| a.matches.iter().cloned())
+            .collect();
+        patterns.sort();
+        patterns.dedup();
+        patterns
+    }
+
+    /// The `adapters` message for a page at `url`.
+    pub fn adapters_message(&self, url: &str) -> String {
+        let adapters = tabs::adapters_for(&self.adapters, url)
+            .into_iter()
+            .cloned()
+            .collect();
+        serde_json::to_string(&ToPage::Adapters { adapters }).expect("page messages serialize")
+    }
+
+    pub fn any_adapter_matches(&self, url: &str) -> bool {
+        self.adapters.iter().any(|a| a.matches_url(url))
+    }
+
+    // ---- the link -------------------------------------------------------------------------
+
+    /// A connection attempt to `port` starts.
+    pub fn connecting(&mut self, port: u16) {
+        self.port = Some(port);
+    }
+
+    /// The socket opened: the `hello` frame to send first.
+    pub fn socket_opened(
+        &mut self,
+        extension_version: &str,
+        instance_id: &str,
+        browser: BrowserInfo,
+    ) -> String {
+        self.link = LinkState::Handshaking;
+        ToServer::Hello {
+            protocol: bridge::PROTOCOL_VERSION,
+            extension_version: extension_version.to_owned(),
+            instance_id: instance_id.to_owned(),
+            browser,
+        }
+        .encode()
+    }
+
+    /// The socket closed or never opened; returns the delay before the next attempt.
+    pub fn socket_closed(&mut self, why: &str, random: f64) -> u32 {
+        if self.link == LinkState::Connected {
+            self.backoff.reset();
+        }
+        self.link = LinkState::Disconnected;
+        self.last_error = Some(why.to_owned());
+        self.backoff.next_delay_ms(random)
+    }
+
+    /// Pairing failed before any socket: remember why, for the popup.
+    pub fn config_error(&mut self, why: &str, random: f64) -> u32 {
+        self.last_error = Some(why.to_owned());
+        self.backoff.next_delay_ms(random)
+    }
+
+    /// A message for the server: written now when the link is ready, else queued.
+    fn send(&mut self, msg: ToServer, actions: &mut Vec<Action>) {
+        if self.link == LinkState::Connected {
+            actions.push(Action::Frame(msg.encode()));
+        } else if let Some(dropped) = self.outbox.push(msg) {
+            actions.push(Action::Log(format!(
+                "server unreachable and {} messages queued: dropped the oldest ({})",
+                crate::outbox::OUTBOX_CAPACITY,
+                message_kind(&dropped)
+            )));
+        }
+    }
+
+    /// The application-level keep-alive (only while connected).
+    pub fn ping(&mut self, nonce: u64) -> Option<String> {
+        (self.link == LinkState::Connected).then(|| ToServer::Ping { nonce }.encode())
+    }
+
+    // ---- frames from the server ----------------------------------------------------------
+
+    pub fn on_server_frame(&mut self, text: &str) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let msg = match ToExtension::decode(text) {
+            Ok(msg) => msg,
+            Err(bad) => {
+                actions.push(Action::Log(format!(
+                    "undecodable frame from the server: {}",
+                    bad.error
+                )));
+                let reply = ToServer::Error {
+                    in_reply_to: bad.request_id.clone(),
+                    error: bad.to_wire_error(),
+                };
+                self.send(reply, &mut actions);
+                return actions;
+            }
+        };
+        match msg {
+            ToExtension::Welcome {
+                server_version,
+                adapters,
+                protocol,
+                ..
+            } => {
+                if protocol != bridge::PROTOCOL_VERSION {
+                    actions.push(Action::Log(format!(
+                        "server speaks protocol {protocol}, this extension {}",
+                        bridge::PROTOCOL_VERSION
+                    )));
+                }
+                self.link = LinkState::Connected;
+                self.backoff.reset();
+                self.last_error = None;
+                self.server_version = Some(server_version);
+                self.set_adapters(adapters, &mut actions);
+                let snapshot = ToServer::ToolsSnapshot {
+                    tabs: self.tabs.snapshot(),
+                };
+                actions.push(Action::Frame(snapshot.encode()));
+                for queued in self.outbox.drain_after_snapshot() {
+                    actions.push(Action::Frame(queued.encode()));
+                }
+                actions.push(Action::RefreshTabs);
+                actions.push(Action::PersistTabs);
+            }
+            ToExtension::AdaptersUpdated { adapters } => {
+                self.set_adapters(adapters, &mut actions);
+                actions.push(Action::RefreshTabs);
+            }
+            ToExtension::CallTool {
+                id,
+                tab,
+                tool,
+                args,
+                timeout_ms,
+            } => {
+                if let Some(entry) = self.tabs.get(tab)
+                    && !entry.tools.tools.iter().any(|t| t.name == tool)
+                {
+                    let error = WireError::new(
+                        ErrorCode::NoSuchTool,
+                        format!(
+                            "tab {tab} ({}) offers no tool {tool:?}; it offers: {}",
+                            entry.tools.url,
+                            tool_list(entry)
+                        ),
+                    );
+                    self.send(ToServer::CallToolError { id, error }, &mut actions);
+                } else {
+                    let message = ToPage::CallTool {
+                        id: id.clone(),
+                        tool,
+                        args,
+                        timeout_ms,
+                    };
+                    self.calls.insert(id.clone(), tab);
+                    actions.push(Action::ToTab {
+                        tab,
+                        message: serde_json::to_string(&message).expect("page messages serialize"),
+                        on_reply: OnReply::CallTool(id),
+                    });
+                }
+            }
+            ToExtension::Cancel { id } => {
+                if let Some(&tab) = self.calls.get(&id) {
+                    actions.push(Action::ToTab {
+                        tab,
+                        message: serde_json::to_string(&ToPage::Cancel { id })
+                            .expect("page messages serialize"),
+                        on_reply: OnReply::Nothing,
+                    });
+                }
+            }
+            ToExtension::RequestState { id, tab } => {
+                let error = WireError::new(
+                    ErrorCode::AdapterError,
+                    format!(
+                        "tab {tab}: no adapter state extractor is implemented in this extension yet"
+                    ),
+                );
+                self.send(ToServer::StateError { id, error }, &mut actions);
+            }
+            ToExtension::OpenTab { id, url, tab } => actions.push(Action::OpenTab { id, url, tab }),
+            ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
+            ToExtension::Pong { .. } => {}
+            ToExtension::Error { in_reply_to, error } => {
+                actions.push(Action::Log(format!(
+                    "server reports an error (re {in_reply_to:?}): {error}"
+                )));
+            }
+        }
+        actions
+    }
+
+    fn set_adapters(&mut self, adapters: Vec<Adapter>, actions: &mut Vec<Action>) {
+        self.adapters = adapters;
+        actions.push(Action::SyncContentScripts(self.match_patterns()));
+        actions.push(Action::PersistAdapters);
+    }
+
+    // ---- answers from tabs ---------------------------------------------------------------
+
+    /// The page answered `call_tool` `id` (`Ok`: the response, possibly `None` when the page
+    /// gave none) or `chrome.tabs.sendMessage` failed (`Err`: Chrome's message).
+    pub fn on_call_reply(
+        &mut self,
+        id: &str,
+        reply: Result<Option<String>, String>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let Some(tab) = self.calls.remove(id) else {
+            return actions; // already answered (the tab closed meanwhile)
+        };
+        let msg = match reply {
+            Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
+                Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
+                    ToServer::CallToolResult {
+                        id: id.to_owned(),
+                        result,
+                    }
+                }
+                Ok(FromPage::CallToolError { id: got, error }) if got == id => {
+                    ToServer::CallToolError {
+                        id: id.to_owned(),
+                        error,
+                    }
+                }
+                other => ToServer::CallToolError {
+                    id: id.to_owned(),
+                    error: WireError::new(
+                        ErrorCode::Internal,
+                        format!(
+                            "tab {tab} answered call {id} with something else{}",
+                            match other {
+                                Ok(_) => String::new(),
+                                Err(e) => format!(": {e}"),
+                            }
+                        ),
+                    ),
+                },
+            },
+            Ok(None) => ToServer::CallToolError {
+                id: id.to_owned(),
+                error: WireError::new(
+                    ErrorCode::NoSuchTool,
+                    format!(
+                        "tab {tab} has no Tabwire runtime to answer (no adapter matches its page, or it is still loading)"
+                    ),
+                ),
+            },
+            Err(why) => ToServer::CallToolError {
+                id: id.to_owned(),
+                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+            },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    pub fn on_open_tab_reply(&mut self, id: &str, reply: Result<TabId, String>) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let msg = match reply {
+            Ok(tab) => ToServer::OpenTabResult {
+                id: id.to_owned(),
+                tab,
+            },
+            Err(why) => {
+                let code = if why.contains("No tab with id") {
+                    ErrorCode::NoSuchTab
+                } else {
+                    ErrorCode::Internal
+                };
+                ToServer::OpenTabError {
+                    id: id.to_owned(),
+                    error: WireError::new(code, format!("could not open the URL: {why}")),
+                }
+            }
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    // ---- messages from pages -------------------------------------------------------------
+
+    /// A `runtime.onMessage` message; returns the response to give (if any) and the actions.
+    pub fn on_page_message(
+        &mut self,
+        sender: &Sender,
+        text: Option<&str>,
+    ) -> (Option<String>, Vec<Action>) {
+        let mut actions = Vec::new();
+        let tab = match tabs::check_sender(sender, &self.extension_id) {
+            Ok(tab) => tab,
+            Err(why) => {
+                actions.push(Action::Log(format!("ignored a message {why}")));
+                return (None, actions);
+            }
+        };
+        let Some(text) = text.filter(|t| t.len() <= bridge::MAX_MESSAGE_BYTES) else {
+            actions.push(Action::Log(format!(
+                "ignored a non-text or oversized message from tab {tab}"
+            )));
+            return (None, actions);
+        };
+        let msg = match serde_json::from_str::<FromPage>(text) {
+            Ok(msg) => msg,
+            Err(e) => {
+                actions.push(Action::Log(format!(
+                    "ignored an undecodable message from tab {tab}: {e}"
+                )));
+                return (None, actions);
+            }
+        };
+        // Chrome's idea of the page's URL, not the page's own claim.
+        let url = sender.url.as_str();
+        match msg {
+            FromPage::PageReady { title, runtime, .. } => {
+                self.tabs.page_ready(tab, url, &title, runtime);
+                actions.push(Action::PersistTabs);
+                (Some(self.adapters_message(url)), actions)
+            }
+            FromPage::ToolsUpdated { title, tools, .. } => {
+                let (accepted, refused) = tabs::accept_tools(&self.adapters, url, &tools);
+                if refused > 0 {
+                    actions.push(Action::Log(format!(
+                        "tab {tab} offered {refused} tool(s) no adapter for {url} defines: dropped"
+                    )));
+                }
+                let update = self.tabs.set_tools(tab, url, &title, accepted);
+                self.send(ToServer::ToolsUpdated(update), &mut actions);
+                actions.push(Action::PersistTabs);
+                (None, actions)
+            }
+            FromPage::StateUpdate { state, ts } => {
+                self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
+                (None, actions)
+            }
+            FromPage::CallToolResult { .. } | FromPage::CallToolError { .. } => {
+                actions.push(Action::Log(format!(
+                    "tab {tab} sent a call answer outside its response channel: ignored"
+                )));
+                (None, actions)
+            }
+        }
+    }
+
+    // ---- tab events ----------------------------------------------------------------------
+
+    pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let pending: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, t)| **t == tab)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in pending {
+            self.calls.remove(&id);
+            let error = WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} was closed during the call"),
+            );
+            self.send(ToServer::CallToolError { id, error }, &mut actions);
+        }
+        if self.tabs.remove(tab) {
+            self.send(ToServer::TabClosed { tab }, &mut actions);
+            actions.push(Action::PersistTabs);
+        }
+        actions
+    }
+
+    /// `tabs.onUpdated`: `url` when it changed, the tab's current URL and title.
+    pub fn on_tab_updated(
+        &mut self,
+        tab: TabId,
+        changed_url: Option<&str>,
+        title: Option<&str>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if let Some(url) = changed_url {
+            // Only tabs we know or that an adapter covers: the server has no business seeing
+            // the rest of the user's browsing.
+            let known = self.tabs.navigated(tab, url);
+            if known || self.any_adapter_matches(url) {
+                self.send(
+                    ToServer::TabNavigated {
+                        tab,
+                        url: url.to_owned(),
+                    },
+                    &mut actions,
+                );
+            }
+            if known {
+                actions.push(Action::PersistTabs);
+                // An in-place navigation (history.pushState) keeps the runtime alive: push it
+                // the adapters for the new URL so it announces again. After a full navigation
+                // nobody listens yet and the new page's own `page_ready` follows.
+                actions.push(Action::ToTab {
+                    tab,
+                    message: self.adapters_message(url),
+                    on_reply: OnReply::Nothing,
+                });
+            }
+        }
+        if let Some(title) = title
+            && self.tabs.contains(tab)
+        {
+            self.tabs.set_title(tab, title);
+            actions.push(Action::PersistTabs);
+        }
+        actions
+    }
+
+    pub fn on_tab_activated(&mut self, tab: TabId) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.tabs.contains(tab) {
+            self.send(ToServer::TabFocused { tab }, &mut actions);
+        }
+        actions
+    }
+}
+
+fn tool_list(entry: &tabs::TabEntry) -> String {
+    if entry.tools.tools.is_empty() {
+        return "none".into();
+    }
+    entry
+        .tools
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn message_kind(msg: &ToServer) -> String {
+    serde_json::to_value(msg)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
+pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
+    if why.contains("No tab with id") {
+        WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab} does not exist (closed?)"),
+        )
+    } else if why.contains("Receiving end does not exist") {
+        if had_runtime {
+            WireError::new(
+                ErrorCode::Navigated,
+                format!(
+                    "tab {tab} navigated away; its tools will be back once the new page registers them"
+                ),
+            )
+        } else {
+            WireError::new(
+                ErrorCode::NoSuchTool,
+                format!(
+                    "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
+                ),
+            )
+        }
+    } else if why.contains("message channel closed") || why.contains("message port closed") {
+        WireError::new(
+            ErrorCode::Navigated,
+            format!("tab {tab} navigated or reloaded before the call finished"),
+        )
+    } else {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("sending to tab {tab} failed: {why}"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bridge::protocol::ToolSpec;
+    use serde_json::{Value, json};
+
+    const ME: &str = "extid";
+
+    fn adapter_json() -> Value {
+        json!({
+            "name": "todomvc", "match": ["http://127.0.0.1/*"],
+            "tools": [{"name": "list_todos", "description": "List", "steps": [{"step": "click", "selector": "#b"}]}]
+        })
+    }
+
+    fn welcome() -> String {
+        json!({"type": "welcome", "protocol": 1, "server_version": "0.1.0", "instance_id": "s",
+               "adapters": [adapter_json()]})
+        .to_string()
+    }
+
+    fn sender(tab: TabId) -> Sender {
+        Sender {
+            extension_id: Some(ME.into()),
+            tab: Some(tab),
+            frame_id: Some(0),
+            url: "http://127.0.0.1:8000/examples/vanillajs/".into(),
+        }
+    }
+
+    fn frames(actions: &[Action]) -> Vec<Value> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Frame(f) => Some(serde_json::from_str(f).unwrap()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn connected() -> Core {
+        let mut core = Core::new(ME);
+        core.connecting(17373);
+        let hello: Value =
+            serde_json::from_str(&core.socket_opened("0.1.0", "inst", BrowserInfo::default()))
+                .unwrap();
+        assert_eq!(hello["type"], "hello");
+        assert_eq!(hello["protocol"], 1);
+        core.on_server_frame(&welcome());
+        assert_eq!(core.link(), LinkState::Connected);
+        core
+    }
+
+    fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
+        let tools = vec![ToolSpec {
+            name: "todomvc_list_todos".into(),
+            adapter: "todomvc".into(),
+            description: "x".into(),
+            input_schema: json!({}),
+            annotations: Default::default(),
+        }];
+        let msg = FromPage::ToolsUpdated {
+            url: "http://page-claims-anything/".into(),
+            title: "Todos".into(),
+            tools,
+        };
+        core.on_page_message(&sender(tab), Some(&serde_json::to_string(&msg).unwrap()))
+            .1
+    }
+
+    #[test]
+    fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
+        let mut core = Core::new(ME);
+        announce(&mut core, 5); // queued: the link is down
+        core.on_open_tab_reply("o1", Ok(9)); // queued
+        core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+        let actions = core.on_server_frame(&welcome());
+        assert!(actions.contains(&Action::SyncContentScripts(vec![
+            "http://127.0.0.1/*".into()
+        ])));
+        assert!(actions.contains(&Action::RefreshTabs));
+        let sent = frames(&actions);
+        assert_eq!(sent.len(), 2, "{sent:#?}");
+        assert_eq!(sent[0]["type"], "tools_snapshot");
+        assert_eq!(sent[0]["tabs"][0]["tab"], 5);
+        assert_eq!(
+            sent[0]["tabs"][0]["url"],
+            "http://127.0.0.1:8000/examples/vanillajs/"
+        );
+        assert_eq!(
+            sent[1],
+            json!({"type": "open_tab_result", "id": "o1", "tab": 9})
+        );
+    }
+
+    #[test]
+    fn page_ready_gets_matching_adapters_and_tools_are_forwarded() {
+        let mut core = connected();
+        let ready = r#"{"type":"page_ready","url":"x","title":"T","runtime":"wasm"}"#;
+        let (reply, _) = core.on_page_message(&sender(3), Some(ready));
+        let reply: Value = serde_json::from_str(&reply.unwrap()).unwrap();
+        assert_eq!(reply["type"], "adapters");
+        assert_eq!(reply["adapters"][0]["name"], "todomvc");
+        let elsewhere = Sender {
+            url: "https://example.com/".into(),
+            ..sender(4)
+        };
+        let (reply, _) = core.on_page_message(&elsewhere, Some(ready));
+        assert_eq!(reply.unwrap(), r#"{"type":"adapters","adapters":[]}"#);
+
+        let sent = frames(&announce(&mut core, 3));
+        assert_eq!(sent[0]["type"], "tools_updated");
+        assert_eq!(sent[0]["tab"], 3);
+        assert_eq!(sent[0]["tools"][0]["description"], "List");
+        assert!(core.tabs_json().contains(r#""runtime":"wasm""#));
+    }
+
+    #[test]
+    fn messages_from_strangers_are_ignored() {
+        let mut core = connected();
+        let frame = Sender {
+            frame_id: Some(2),
+            ..sender(3)
+        };
+        let (reply, actions) = core.on_page_message(
+            &frame,
+            Some(r#"{"type":"page_ready","url":"x","title":"T"}"#),
+        );
+        assert!(reply.is_none());
+        assert!(matches!(&actions[..], [Action::Log(_)]));
+        let (reply, _) = core.on_page_message(&sender(3), Some("{not json"));
+        assert!(reply.is_none());
+    }
+
+    #[test]
+    fn calls_route_to_the_tab_and_answers_come_back() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"c1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        let actions = core.on_server_frame(&call.to_string());
+        let [
+            Action::ToTab {
+                tab: 3,
+                message,
+                on_reply: OnReply::CallTool(id),
+            },
+        ] = &actions[..]
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(id, "c1");
+        let message: Value = serde_json::from_str(message).unwrap();
+        assert_eq!(
+            message,
+            json!({"type":"call_tool","id":"c1","tool":"todomvc_list_todos","args":{},"timeout_ms":500})
+        );
+
+        let answer =
+            r#"{"type":"call_tool_result","id":"c1","result":[{"title":"a","completed":false}]}"#;
+        let sent = frames(&core.on_call_reply("c1", Ok(Some(answer.into()))));
+        assert_eq!(
+            sent,
+            vec![
+                json!({"type":"call_tool_result","id":"c1","result":[{"title":"a","completed":false}]})
+            ]
+        );
+        // A second answer for the same id is dropped.
+        assert!(core.on_call_reply("c1", Ok(Some(answer.into()))).is_empty());
+    }
+
+    #[test]
+    fn unknown_tools_and_dead_tabs_fail_clearly() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"c2","tab":3,"tool":"todomvc_nope","args":{},"timeout_ms":500});
+        let sent = frames(&core.on_server_frame(&call.to_string()));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
+        assert!(
+            sent[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("todomvc_list_todos")
+        );
+
+        let call =
+            json!({"type":"call_tool","id":"c3","tab":77,"tool":"x","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let sent = frames(&core.on_call_reply("c3", Err("No tab with id: 77.".into())));
+        assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
+
+        let call =
+            json!({"type":"call_tool","id":"c4","tab":78,"tool":"x","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let why = "Could not establish connection. Receiving end does not exist.";
+        let sent = frames(&core.on_call_reply("c4", Err(why.into())));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
+    }
+
+    #[test]
+    fn closing_a_tab_fails_its_calls_and_tells_the_server() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"c5","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let sent = frames(&core.on_tab_removed(3));
+        assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
+        assert_eq!(sent[1], json!({"type":"tab_closed","tab":3}));
+        assert!(frames(&core.on_tab_removed(3)).is_empty());
+    }
+
+    #[test]
+    fn cancel_goes_to_the_calls_tab() {
+        let mut core = connected();
+        core.on_server_frame(
+            &json!({"type":"call_tool","id":"c6","tab":4,"tool":"x","args":{},"timeout_ms":500})
+                .to_string(),
+        );
+        let actions = core.on_server_frame(r#"{"type":"cancel","id":"c6"}"#);
+        assert!(
+            matches!(&actions[..], [Action::ToTab { tab: 4, message, .. }] if message.contains("cancel"))
+        );
+        assert!(
+            core.on_server_frame(r#"{"type":"cancel","id":"unknown"}"#)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn navigation_events_only_for_relevant_tabs() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let actions = core.on_tab_updated(3, Some("http://127.0.0.1:8000/other"), None);
+        assert_eq!(
+            frames(&actions)[0],
+            json!({"type":"tab_navigated","tab":3,"url":"http://127.0.0.1:8000/other"})
+        );
+        assert!(
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::ToTab { tab: 3, .. }))
+        );
+        assert!(frames(&core.on_tab_updated(9, Some("https://private.example/"), None)).is_empty());
+        assert!(frames(&core.on_tab_activated(9)).is_empty());
+        assert_eq!(
+            frames(&core.on_tab_activated(3))[0],
+            json!({"type":"tab_focused","tab":3})
+        );
+    }
+
+    #[test]
+    fn protocol_chatter() {
+        let mut core = connected();
+        assert_eq!(
+            frames(&core.on_server_frame(r#"{"type":"ping","nonce":7}"#)),
+            vec![json!({"type":"pong","nonce":7})]
+        );
+        let sent = frames(&core.on_server_frame(r#"{"type":"teleport","id":"r1"}"#));
+        assert_eq!(sent[0]["type"], "error");
+        assert_eq!(sent[0]["in_reply_to"], "r1");
+        assert_eq!(sent[0]["error"]["code"], "PROTOCOL");
+        let sent = frames(&core.on_server_frame(r#"{"type":"request_state","id":"s1","tab":1}"#));
+        assert_eq!(sent[0]["type"], "state_error");
+        assert!(core.ping(1).is_some());
+        core.socket_closed("closed", 0.5);
+        assert!(core.ping(2).is_none());
+        assert_eq!(core.status().state, LinkState::Disconnected);
+    }
+
+    #[test]
+    fn backoff_restarts_after_a_good_connection() {
+        let mut core = Core::new(ME);
+        assert_eq!(core.socket_closed("refused", 0.5), 100);
+        assert_eq!(core.socket_closed("refused", 0.5), 200);
+        core.socket_opened("0.1.0", "i", BrowserInfo::default());
+        core.on_server_frame(&welcome());
+        assert_eq!(core.socket_closed("server went away", 0.5), 100);
+    }
+}

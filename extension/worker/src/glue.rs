@@ -1,0 +1,495 @@
+//! The browser side of the service worker: the exports `worker.js` calls, the WebSocket, timers,
+//! storage and the execution of [`Action`]s. Decisions are [`Core`]'s; this file only carries
+//! them out.
+
+use std::cell::{Cell, RefCell};
+
+use bridge::protocol::TabId;
+use js_sys::Array;
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, spawn_local};
+use web_sys::{CloseEvent, MessageEvent, WebSocket};
+
+use crate::chrome::{self, error_text, from_json, get};
+use crate::core::{Action, Core, LinkState, OnReply};
+use crate::pairing::{Pairing, PairingError, parse_pairing};
+use crate::tabs::Sender;
+
+/// The dynamic content script's id and file.
+const SCRIPT_ID: &str = "tabwire-injector";
+const CONTENT_SCRIPT: &str = "extension/content.js";
+/// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
+const KEEPALIVE_MS: f64 = 20_000.0;
+/// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
+const WAKE_ALARM: &str = "tabwire-wake";
+
+thread_local! {
+    static CORE: RefCell<Core> = RefCell::new(Core::new(
+        chrome::global_path(&["chrome", "runtime", "id"]).as_string().unwrap_or_default(),
+    ));
+    static LINK: RefCell<Link> = RefCell::new(Link::default());
+    static IDENTITY: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
+    static SCRIPTS: RefCell<ScriptSync> = const { RefCell::new(ScriptSync { wanted: None, running: false }) };
+    static FRAME0: JsValue = from_json(r#"{"frameId":0}"#);
+    static PING_NONCE: Cell<u64> = const { Cell::new(0) };
+}
+
+#[derive(Default)]
+struct Link {
+    socket: Option<WebSocket>,
+    /// Reading the pairing config before opening a socket.
+    connecting: bool,
+    retry_scheduled: bool,
+    /// The socket's handlers, made once and shared by every socket.
+    handlers: Option<[JsValue; 3]>,
+}
+
+struct ScriptSync {
+    wanted: Option<Vec<String>>,
+    running: bool,
+}
+
+fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
+    CORE.with(|core| f(&mut core.borrow_mut()))
+}
+
+fn log(message: &str) {
+    chrome::console_warn(&format!("tabwire: {message}"));
+}
+
+/// Restores what a previous worker left, then connects. Resolves before the connection is up.
+#[wasm_bindgen]
+pub async fn start() {
+    let extension_version = get(&chrome::runtime_get_manifest(), "version")
+        .as_string()
+        .unwrap_or_default();
+    let instance_id = instance_id().await;
+    IDENTITY.with(|id| *id.borrow_mut() = (extension_version, instance_id));
+
+    let stored = JsFuture::from(chrome::session_get(&from_json(r#"["tabs","adapters"]"#)))
+        .await
+        .ok();
+    let live = open_tabs().await;
+    let field = |key: &str| {
+        stored
+            .as_ref()
+            .map(|s| get(s, key))
+            .filter(|v| !v.is_undefined())
+            .and_then(|v| chrome::to_json(&v))
+    };
+    let (tabs, adapters) = (field("tabs"), field("adapters"));
+    with_core(|core| core.restore(tabs.as_deref(), adapters.as_deref(), &live));
+
+    let _ = chrome::alarms_create(WAKE_ALARM, &from_json(r#"{"periodInMinutes":0.5}"#));
+    let keepalive = Closure::<dyn FnMut()>::new(keepalive_tick).into_js_value();
+    chrome::set_interval(keepalive.unchecked_ref(), KEEPALIVE_MS);
+    persist_status();
+    spawn_local(connect());
+}
+
+/// One Chrome event, forwarded by `worker.js`. For `message`, returns the response to give.
+#[wasm_bindgen]
+pub fn on_event(name: &str, args: Array) -> JsValue {
+    let arg = |i: u32| args.get(i);
+    let tab = |i: u32| arg(i).as_f64().map(|t| t as TabId);
+    match name {
+        "message" => {
+            let sender = read_sender(&arg(1));
+            let text = arg(0).as_string();
+            let (reply, actions) = with_core(|core| core.on_page_message(&sender, text.as_deref()));
+            run(actions);
+            return reply.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
+        }
+        "tab_removed" => {
+            if let Some(tab) = tab(0) {
+                run(with_core(|core| core.on_tab_removed(tab)));
+            }
+        }
+        "tab_updated" => {
+            if let Some(tab) = tab(0) {
+                let (url, title) = (arg(1).as_string(), arg(2).as_string());
+                run(with_core(|core| {
+                    core.on_tab_updated(tab, url.as_deref(), title.as_deref())
+                }));
+            }
+        }
+        "tab_activated" => {
+            if let Some(tab) = tab(0) {
+                run(with_core(|core| core.on_tab_activated(tab)));
+            }
+        }
+        "alarm" | "wake" => wake(),
+        other => log(&format!("unknown event {other:?} from worker.js")),
+    }
+    JsValue::UNDEFINED
+}
+
+fn read_sender(sender: &JsValue) -> Sender {
+    let tab = get(sender, "tab");
+    let url = get(sender, "url")
+        .as_string()
+        .or_else(|| get(&tab, "url").as_string())
+        .unwrap_or_default();
+    Sender {
+        extension_id: get(sender, "id").as_string(),
+        tab: get(&tab, "id").as_f64().map(|t| t as TabId),
+        frame_id: get(sender, "frameId").as_f64().map(|f| f as i64),
+        url,
+    }
+}
+
+// ---- the connection --------------------------------------------------------------------------
+
+/// Connect now if no socket is open or opening (an alarm, a page message or the keep-alive).
+fn wake() {
+    let idle = LINK.with(|l| {
+        let l = l.borrow();
+        l.socket.is_none() && !l.connecting
+    });
+    if idle {
+        spawn_local(connect());
+    }
+}
+
+async fn connect() {
+    let busy = LINK.with(|l| {
+        let mut l = l.borrow_mut();
+        let busy = l.socket.is_some() || l.connecting;
+        l.connecting |= !busy;
+        busy
+    });
+    if busy {
+        return;
+    }
+    let pairing = read_pairing().await;
+    LINK.with(|l| l.borrow_mut().connecting = false);
+    let pairing = match pairing {
+        Ok(p) => p,
+        Err(e) => {
+            let delay = with_core(|core| core.config_error(&e.to_string(), js_sys::Math::random()));
+            persist_status();
+            return schedule_connect(delay);
+        }
+    };
+    with_core(|core| core.connecting(pairing.port));
+    let protocols: Array = pairing
+        .protocols()
+        .iter()
+        .map(|p| JsValue::from_str(p))
+        .collect();
+    match WebSocket::new_with_str_sequence(&pairing.url(), &protocols) {
+        Ok(socket) => LINK.with(|l| {
+            let mut l = l.borrow_mut();
+            let [open, message, close] = l.handlers.get_or_insert_with(socket_handlers).clone();
+            socket.set_onopen(Some(open.unchecked_ref()));
+            socket.set_onmessage(Some(message.unchecked_ref()));
+            socket.set_onclose(Some(close.unchecked_ref()));
+            l.socket = Some(socket);
+        }),
+        Err(e) => {
+            let delay =
+                with_core(|core| core.socket_closed(&error_text(&e), js_sys::Math::random()));
+            schedule_connect(delay);
+        }
+    }
+}
+
+fn schedule_connect(delay_ms: u32) {
+    let already = LINK.with(|l| std::mem::replace(&mut l.borrow_mut().retry_scheduled, true));
+    if already {
+        return;
+    }
+    let retry = Closure::once_into_js(|| {
+        LINK.with(|l| l.borrow_mut().retry_scheduled = false);
+        spawn_local(connect());
+    });
+    chrome::set_timeout(retry.unchecked_ref(), f64::from(delay_ms));
+}
+
+/// Whether `event` comes from the current socket (late events of a replaced one are ignored).
+fn from_current_socket(event: &web_sys::Event) -> Option<WebSocket> {
+    let target = event.target()?;
+    LINK.with(|l| l.borrow().socket.clone())
+        .filter(|s| JsValue::from(s) == JsValue::from(target))
+}
+
+fn socket_handlers() -> [JsValue; 3] {
+    let open = Closure::<dyn FnMut(web_sys::Event)>::new(|event: web_sys::Event| {
+        let Some(socket) = from_current_socket(&event) else {
+            return;
+        };
+        let (version, instance) = IDENTITY.with(|id| id.borrow().clone());
+        let user_agent = chrome::global_path(&["navigator", "userAgent"])
+            .as_string()
+            .unwrap_or_default();
+        let hello = with_core(|core| {
+            core.socket_opened(
+                &version,
+                &instance,
+                crate::user_agent::browser_info(&user_agent),
+            )
+        });
+        if let Err(e) = socket.send_with_str(&hello) {
+            log(&format!("sending hello failed: {}", error_text(&e)));
+        }
+        persist_status();
+    });
+    let message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
+        if let Some(text) = event.data().as_string() {
+            run(with_core(|core| core.on_server_frame(&text)));
+        }
+    });
+    let close = Closure::<dyn FnMut(CloseEvent)>::new(|event: CloseEvent| {
+        if from_current_socket(&event).is_none() {
+            return;
+        }
+        LINK.with(|l| l.borrow_mut().socket = None);
+        let was_up = with_core(|core| core.link() != LinkState::Disconnected);
+        let why = if was_up {
+            format!("connection closed (code {})", event.code())
+        } else {
+            "server not reachable (not running, wrong port, or the pairing secret was refused)"
+                .to_owned()
+        };
+        let delay = with_core(|core| core.socket_closed(&why, js_sys::Math::random()));
+        persist_status();
+        schedule_connect(delay);
+    });
+    [
+        open.into_js_value(),
+        message.into_js_value(),
+        close.into_js_value(),
+    ]
+}
+
+fn send_frame(frame: &str) {
+    let socket = LINK.with(|l| l.borrow().socket.clone());
+    match socket {
+        Some(socket) if socket.ready_state() == WebSocket::OPEN => {
+            if let Err(e) = socket.send_with_str(frame) {
+                log(&format!("send failed: {}", error_text(&e)));
+            }
+        }
+        _ => {
+            log("the link went down before a frame could be sent; the server times the request out")
+        }
+    }
+}
+
+fn keepalive_tick() {
+    let nonce = PING_NONCE.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    match with_core(|core| core.ping(nonce)) {
+        Some(ping) => send_frame(&ping),
+        None => {
+            // Any extension API call resets the idle timer; this one is cheap.
+            let _ = chrome::runtime_get_platform_info();
+            wake();
+        }
+    }
+}
+
+async fn read_pairing() -> Result<Pairing, PairingError> {
+    if let Ok(stored) = JsFuture::from(chrome::local_get(&JsValue::from_str("pairing"))).await {
+        let pairing = get(&stored, "pairing");
+        if pairing.is_object() {
+            return parse_pairing(&chrome::to_json(&pairing).unwrap_or_default());
+        }
+    }
+    let url = chrome::runtime_get_url("extension/pairing.json");
+    let text = async {
+        let response = JsFuture::from(chrome::fetch(&url)).await?;
+        if !get(&response, "ok").as_bool().unwrap_or(false) {
+            return Err(JsValue::from_str("extension/pairing.json is missing"));
+        }
+        JsFuture::from(chrome::call_method(&response, "text", &[])?.dyn_into::<js_sys::Promise>()?)
+            .await
+    }
+    .await
+    .map_err(|e| PairingError::Missing(error_text(&e)))?;
+    parse_pairing(&text.as_string().unwrap_or_default())
+}
+
+async fn instance_id() -> String {
+    if let Ok(stored) = JsFuture::from(chrome::local_get(&JsValue::from_str("instance_id"))).await
+        && let Some(id) = get(&stored, "instance_id").as_string()
+    {
+        return id;
+    }
+    let crypto = chrome::global_path(&["crypto"]);
+    let id = chrome::call_method(&crypto, "randomUUID", &[])
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    let _ = chrome::local_set(&from_json(&json!({ "instance_id": id }).to_string()));
+    id
+}
+
+/// Every open tab's id and URL.
+async fn open_tabs() -> Vec<(TabId, String)> {
+    let Ok(tabs) = JsFuture::from(chrome::tabs_query(&from_json("{}"))).await else {
+        return Vec::new();
+    };
+    Array::from(&tabs)
+        .iter()
+        .filter_map(|t| {
+            Some((
+                get(&t, "id").as_f64()? as TabId,
+                get(&t, "url").as_string()?,
+            ))
+        })
+        .collect()
+}
+
+// ---- carrying out actions --------------------------------------------------------------------
+
+fn run(actions: Vec<Action>) {
+    let mut persist_tabs = false;
+    for action in actions {
+        match action {
+            Action::Frame(frame) => send_frame(&frame),
+            Action::ToTab {
+                tab,
+                message,
+                on_reply,
+            } => spawn_local(to_tab(tab, message, on_reply)),
+            Action::OpenTab { id, url, tab } => spawn_local(open_tab(id, url, tab)),
+            Action::SyncContentScripts(patterns) => {
+                SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
+                spawn_local(sync_content_scripts());
+            }
+            Action::RefreshTabs => spawn_local(refresh_tabs()),
+            Action::PersistTabs => persist_tabs = true,
+            Action::PersistAdapters => {
+                let adapters = with_core(|core| core.adapters_json());
+                let items = format!(r#"{{"adapters":{adapters}}}"#);
+                let _ = chrome::session_set(&from_json(&items));
+            }
+            Action::Log(message) => log(&message),
+        }
+    }
+    if persist_tabs {
+        let tabs = with_core(|core| core.tabs_json());
+        let _ = chrome::session_set(&from_json(&format!(r#"{{"tabs":{tabs}}}"#)));
+        persist_status();
+    }
+}
+
+fn persist_status() {
+    let status =
+        with_core(|core| serde_json::to_string(&core.status()).expect("status serializes"));
+    let _ = chrome::session_set(&from_json(&format!(r#"{{"status":{status}}}"#)));
+}
+
+async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
+    let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
+    let reply = JsFuture::from(sent).await;
+    match on_reply {
+        OnReply::CallTool(id) => {
+            let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            run(with_core(|core| core.on_call_reply(&id, reply)));
+        }
+        OnReply::InjectIfMissing => {
+            if reply.is_err() {
+                let injection =
+                    json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+                if let Err(e) =
+                    JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
+                {
+                    log(&format!(
+                        "could not inject the runtime into tab {tab}: {}",
+                        error_text(&e)
+                    ));
+                }
+            }
+        }
+        OnReply::Nothing => {}
+    }
+}
+
+async fn open_tab(id: String, url: String, tab: Option<TabId>) {
+    let promise = match tab {
+        Some(tab) => chrome::tabs_update(
+            tab as f64,
+            &from_json(&json!({"url": url, "active": true}).to_string()),
+        ),
+        None => chrome::tabs_create(&from_json(&json!({ "url": url }).to_string())),
+    };
+    let reply = JsFuture::from(promise)
+        .await
+        .map_err(|e| error_text(&e))
+        .and_then(|t| {
+            get(&t, "id")
+                .as_f64()
+                .map(|t| t as TabId)
+                .ok_or_else(|| "Chrome returned no tab".to_owned())
+        });
+    run(with_core(|core| core.on_open_tab_reply(&id, reply)));
+}
+
+/// Brings the registered content script in line with the adapters' patterns, one change at a
+/// time (concurrent register calls would collide on the script id).
+async fn sync_content_scripts() {
+    let already = SCRIPTS.with(|s| std::mem::replace(&mut s.borrow_mut().running, true));
+    if already {
+        return;
+    }
+    while let Some(patterns) = SCRIPTS.with(|s| s.borrow_mut().wanted.take()) {
+        if let Err(e) = apply_content_scripts(&patterns).await {
+            log(&format!(
+                "registering the content script for {patterns:?} failed: {}",
+                error_text(&e)
+            ));
+        }
+    }
+    SCRIPTS.with(|s| s.borrow_mut().running = false);
+}
+
+async fn apply_content_scripts(patterns: &[String]) -> Result<(), JsValue> {
+    let filter = from_json(&json!({ "ids": [SCRIPT_ID] }).to_string());
+    let registered = JsFuture::from(chrome::get_registered_content_scripts(&filter)).await?;
+    let exists = Array::from(&registered).length() > 0;
+    if patterns.is_empty() {
+        if exists {
+            JsFuture::from(chrome::unregister_content_scripts(&filter)).await?;
+        }
+        return Ok(());
+    }
+    let script = json!([{
+        "id": SCRIPT_ID, "js": [CONTENT_SCRIPT], "matches": patterns,
+        "runAt": "document_end", "allFrames": false,
+    }]);
+    let script = from_json(&script.to_string());
+    let promise = if exists {
+        chrome::update_content_scripts(&script)
+    } else {
+        chrome::register_content_scripts(&script)
+    };
+    JsFuture::from(promise).await?;
+    Ok(())
+}
+
+/// Pushes the adapters to every open tab they match (injecting the runtime where it is missing)
+/// and to every known tab, which then announces its tools again.
+async fn refresh_tabs() {
+    for (tab, url) in open_tabs().await {
+        let (matches, known, message) = with_core(|core| {
+            (
+                core.any_adapter_matches(&url),
+                core.tab_ids().contains(&tab),
+                core.adapters_message(&url),
+            )
+        });
+        if matches || known {
+            let on_reply = if matches {
+                OnReply::InjectIfMissing
+            } else {
+                OnReply::Nothing
+            };
+            spawn_local(to_tab(tab, message, on_reply));
+        }
+    }
+}

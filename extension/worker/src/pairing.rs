@@ -1,0 +1,76 @@
+//! The pairing config: which port the server listens on and the secret it expects. Read from
+//! `chrome.storage.local` key `pairing` (set by hand or a future pairing UI) or else the
+//! `extension/pairing.json` that `tabwire pair` writes.
+
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Pairing {
+    pub port: u16,
+    pub secret: String,
+}
+
+impl Pairing {
+    /// The WebSocket URL and subprotocols of the handshake.
+    pub fn url(&self) -> String {
+        format!("ws://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn protocols(&self) -> [String; 2] {
+        [
+            "tabwire.v1".to_owned(),
+            format!("tabwire.secret.{}", self.secret),
+        ]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PairingError {
+    #[error("pairing config is not valid JSON with \"port\" and \"secret\": {0}")]
+    Malformed(String),
+    #[error("pairing secret must be hex digits (run `tabwire pair` again)")]
+    BadSecret,
+    #[error("pairing port 0 is not a port")]
+    BadPort,
+    #[error(
+        "no pairing config: run `tabwire pair --extension-config <repo>/extension/pairing.json` ({0})"
+    )]
+    Missing(String),
+}
+
+/// Parses and checks a pairing config (the secret becomes part of a header, so only hex passes).
+pub fn parse_pairing(json: &str) -> Result<Pairing, PairingError> {
+    let pairing: Pairing =
+        serde_json::from_str(json).map_err(|e| PairingError::Malformed(e.to_string()))?;
+    if pairing.secret.is_empty() || !pairing.secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(PairingError::BadSecret);
+    }
+    if pairing.port == 0 {
+        return Err(PairingError::BadPort);
+    }
+    Ok(pairing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_and_bad_configs() {
+        let p = parse_pairing(r#"{"port": 17373, "secret": "ab12", "extra": 1}"#).unwrap();
+        assert_eq!(p.url(), "ws://127.0.0.1:17373/");
+        assert_eq!(p.protocols()[1], "tabwire.secret.ab12");
+        assert_eq!(
+            parse_pairing(r#"{"port": 1, "secret": "a b"}"#),
+            Err(PairingError::BadSecret)
+        );
+        assert_eq!(
+            parse_pairing(r#"{"port": 0, "secret": "ab"}"#),
+            Err(PairingError::BadPort)
+        );
+        assert!(matches!(
+            parse_pairing("{}"),
+            Err(PairingError::Malformed(_))
+        ));
+    }
+}

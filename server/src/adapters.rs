@@ -1,0 +1,285 @@
+//! The adapters tabwire serves: the built-in ones compiled into the binary, then every `*.json`
+//! of each `--adapters DIR` (a user adapter replaces a built-in of the same name), then the extra
+//! `--adapter-match` patterns. A bad file is reported, each problem as `file:line:column: message`,
+//! and skipped; the others still load.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use bridge::adapter::{Adapter, Problem, parse_adapter};
+
+use crate::cli::AdapterMatch;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_adapters.rs"));
+
+/// A mistake in the command line that makes the adapter set meaningless.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error("--adapter-match {adapter}=...: no adapter is named {adapter:?} (loaded: {known})")]
+    UnknownAdapter { adapter: String, known: String },
+    #[error("--adapter-match {adapter}=...: {reason}")]
+    BadPattern { adapter: String, reason: String },
+}
+
+/// One problem in one file (or directory), as an editor jumps to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    pub file: String,
+    pub problem: Problem,
+}
+
+impl fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.problem.line.is_some() {
+            write!(f, "{}:{}", self.file, self.problem)
+        } else {
+            write!(f, "{}: {}", self.file, self.problem)
+        }
+    }
+}
+
+/// The loaded adapters, and what was wrong with the files that were skipped.
+#[derive(Debug, Default)]
+pub struct LoadedAdapters {
+    pub adapters: Vec<Adapter>,
+    pub problems: Vec<FileProblem>,
+}
+
+/// Built-ins, then `dirs` in order, then `extra_matches`.
+pub fn load(
+    dirs: &[PathBuf],
+    extra_matches: &[AdapterMatch],
+) -> Result<LoadedAdapters, AdapterError> {
+    load_from(BUILTIN_ADAPTERS, dirs, extra_matches)
+}
+
+fn load_from(
+    builtins: &[(&str, &str)],
+    dirs: &[PathBuf],
+    extra_matches: &[AdapterMatch],
+) -> Result<LoadedAdapters, AdapterError> {
+    let mut loaded = LoadedAdapters::default();
+    for (file, text) in builtins {
+        if let Some(adapter) = parse_file(&format!("(built-in) {file}"), text, &mut loaded.problems)
+        {
+            add(&mut loaded.adapters, adapter, file);
+        }
+    }
+    for dir in dirs {
+        for path in json_files(dir, &mut loaded.problems) {
+            let shown = path.display().to_string();
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) => {
+                    loaded.problems.push(file_problem(&shown, e.to_string()));
+                    continue;
+                }
+            };
+            if let Some(adapter) = parse_file(&shown, &text, &mut loaded.problems) {
+                add(&mut loaded.adapters, adapter, &shown);
+            }
+        }
+    }
+    for extra in extra_matches {
+        add_match(&mut loaded.adapters, extra)?;
+    }
+    Ok(loaded)
+}
+
+fn parse_file(shown: &str, text: &str, problems: &mut Vec<FileProblem>) -> Option<Adapter> {
+    match parse_adapter(text) {
+        Ok(adapter) => Some(adapter),
+        Err(found) => {
+            problems.extend(found.into_iter().map(|problem| FileProblem {
+                file: shown.to_owned(),
+                problem,
+            }));
+            None
+        }
+    }
+}
+
+/// Adds `adapter`, replacing one of the same name (a user file overrides a built-in).
+fn add(adapters: &mut Vec<Adapter>, adapter: Adapter, source: &str) {
+    if let Some(existing) = adapters.iter_mut().find(|a| a.name == adapter.name) {
+        tracing::info!(adapter = %adapter.name, %source, "adapter replaces the one loaded before");
+        *existing = adapter;
+    } else {
+        tracing::debug!(adapter = %adapter.name, %source, "adapter loaded");
+        adapters.push(adapter);
+    }
+}
+
+fn add_match(adapters: &mut [Adapter], extra: &AdapterMatch) -> Result<(), AdapterError> {
+    bridge::pattern::MatchPattern::parse(&extra.pattern).map_err(|e| AdapterError::BadPattern {
+        adapter: extra.adapter.clone(),
+        reason: e.to_string(),
+    })?;
+    let known = adapters
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let adapter = adapters
+        .iter_mut()
+        .find(|a| a.name == extra.adapter)
+        .ok_or_else(|| AdapterError::UnknownAdapter {
+            adapter: extra.adapter.clone(),
+            known,
+        })?;
+    if !adapter.matches.contains(&extra.pattern) {
+        adapter.matches.push(extra.pattern.clone());
+    }
+    Ok(())
+}
+
+/// The `*.json` files directly in `dir`, sorted so the load order is stable.
+fn json_files(dir: &Path, problems: &mut Vec<FileProblem>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            problems.push(file_problem(
+                &dir.display().to_string(),
+                format!("cannot read the adapter directory: {e}"),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json") && path.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_problem(file: &str, message: String) -> FileProblem {
+    FileProblem {
+        file: file.to_owned(),
+        problem: Problem {
+            path: Default::default(),
+            line: None,
+            column: None,
+            message,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINI: &str = r#"{
+  "name": "mini",
+  "match": ["https://mini.example/*"],
+  "tools": [{"name": "read", "description": "Read.", "steps": [{"step": "return", "value": 1}]}]
+}"#;
+
+    fn matching(adapter: &str, pattern: &str) -> AdapterMatch {
+        AdapterMatch {
+            adapter: adapter.into(),
+            pattern: pattern.into(),
+        }
+    }
+
+    #[test]
+    fn builtins_are_valid_and_include_todomvc() {
+        let loaded = load(&[], &[]).unwrap();
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let todomvc = loaded
+            .adapters
+            .iter()
+            .find(|a| a.name == "todomvc")
+            .unwrap();
+        let tools: Vec<_> = todomvc.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            tools,
+            ["add_todo", "list_todos", "toggle_todo", "clear_completed"]
+        );
+    }
+
+    #[test]
+    fn bad_files_are_reported_with_position_and_the_others_load() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a_broken.json"),
+            "{\n  \"name\": \"x\",\n  oops\n}",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("b_invalid.json"),
+            MINI.replace("\"mini\"", "\"Bad Name\""),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("c_good.json"), MINI).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not an adapter").unwrap();
+
+        let loaded = load_from(&[], &[dir.path().to_owned()], &[]).unwrap();
+        let names: Vec<_> = loaded.adapters.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["mini"]);
+
+        let reports: Vec<String> = loaded.problems.iter().map(ToString::to_string).collect();
+        let broken = dir.path().join("a_broken.json").display().to_string();
+        assert!(
+            reports
+                .iter()
+                .any(|r| r.starts_with(&format!("{broken}:3:3: "))),
+            "{reports:?}"
+        );
+        let invalid = dir.path().join("b_invalid.json").display().to_string();
+        assert!(
+            reports
+                .iter()
+                .any(|r| r.starts_with(&format!("{invalid}:2:"))
+                    && r.contains("name")
+                    && r.contains("Bad Name")),
+            "{reports:?}"
+        );
+    }
+
+    #[test]
+    fn a_user_adapter_replaces_the_builtin_of_that_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mine.json"), MINI).unwrap();
+        let builtin = MINI.replace("mini.example", "builtin.example");
+        let loaded = load_from(&[("mini.json", &builtin)], &[dir.path().to_owned()], &[]).unwrap();
+        assert_eq!(loaded.adapters.len(), 1);
+        assert_eq!(loaded.adapters[0].matches, ["https://mini.example/*"]);
+    }
+
+    #[test]
+    fn a_missing_directory_is_reported_not_fatal() {
+        let loaded = load_from(&[("mini.json", MINI)], &["/no/such/dir".into()], &[]).unwrap();
+        assert_eq!(loaded.adapters.len(), 1);
+        assert!(loaded.problems[0].to_string().starts_with("/no/such/dir: "));
+    }
+
+    #[test]
+    fn extra_match_patterns_extend_an_adapter() {
+        let loaded = load_from(
+            &[("mini.json", MINI)],
+            &[],
+            &[matching("mini", "http://127.0.0.1/*")],
+        )
+        .unwrap();
+        assert_eq!(
+            loaded.adapters[0].matches,
+            ["https://mini.example/*", "http://127.0.0.1/*"]
+        );
+        assert!(loaded.adapters[0].matches_url("http://127.0.0.1:8080/index.html"));
+    }
+
+    #[test]
+    fn extra_match_for_an_unknown_adapter_names_it() {
+        let err = load_from(
+            &[("mini.json", MINI)],
+            &[],
+            &[matching("nope", "http://x/*")],
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("\"nope\"") && text.contains("mini"), "{text}");
+        let err = load_from(&[("mini.json", MINI)], &[], &[matching("mini", "bad")]).unwrap_err();
+        assert!(matches!(err, AdapterError::BadPattern { .. }), "{err}");
+    }
+}

@@ -1,0 +1,158 @@
+//! The command line: `tabwire mcp ...` (the MCP server) and `tabwire pair ...` (write the
+//! extension's pairing file), parsed with clap; values are checked here so later code can trust them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::pairing::DEFAULT_EXTENSION_ID;
+
+/// The WebSocket port when neither `--port` nor `TABWIRE_PORT` says otherwise.
+pub const DEFAULT_PORT: u16 = 17373;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tabwire",
+    version,
+    about = "Drive websites in your own browser from MCP clients, through per-site tools."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve MCP over stdio, and the Tabwire extension on ws://127.0.0.1:PORT.
+    Mcp(McpArgs),
+    /// Create the pairing secret if needed and write the extension's pairing file.
+    Pair(PairArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ConnectionArgs {
+    /// WebSocket port on 127.0.0.1 (the extension must use the same one).
+    #[arg(long, env = "TABWIRE_PORT", default_value_t = DEFAULT_PORT,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+    /// The pairing secret (64 hex characters; created with mode 0600 when missing).
+    /// Default: $XDG_CONFIG_HOME/tabwire/secret or ~/.config/tabwire/secret.
+    #[arg(long, env = "TABWIRE_SECRET_FILE", value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// The extension id allowed to connect (the WebSocket `Origin` must be chrome-extension://ID).
+    #[arg(long, env = "TABWIRE_EXTENSION_ID", default_value = DEFAULT_EXTENSION_ID,
+          value_parser = parse_extension_id)]
+    pub extension_id: String,
+    /// A directory of adapter files (every *.json in it); repeatable. A file whose adapter has a
+    /// built-in adapter's name replaces it.
+    #[arg(long = "adapters", value_name = "DIR")]
+    pub adapter_dirs: Vec<PathBuf>,
+    /// Add a match pattern to an adapter, e.g. `todomvc=http://127.0.0.1/*`; repeatable.
+    #[arg(long = "adapter-match", value_name = "NAME=PATTERN", value_parser = parse_adapter_match)]
+    pub adapter_matches: Vec<AdapterMatch>,
+    /// How long a tool call may take before it fails with TIMEOUT, in milliseconds.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub call_timeout_ms: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PairArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Where to write the extension's pairing file (`{"port": P, "secret": "..."}`),
+    /// e.g. extension/pairing.json.
+    #[arg(long, value_name = "PATH")]
+    pub extension_config: PathBuf,
+}
+
+/// `--adapter-match NAME=PATTERN`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterMatch {
+    pub adapter: String,
+    pub pattern: String,
+}
+
+fn parse_adapter_match(value: &str) -> Result<AdapterMatch, String> {
+    let (adapter, pattern) = value
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=PATTERN, got {value:?}"))?;
+    if adapter.is_empty() || pattern.is_empty() {
+        return Err(format!("expected NAME=PATTERN, got {value:?}"));
+    }
+    bridge::pattern::MatchPattern::parse(pattern).map_err(|e| e.to_string())?;
+    Ok(AdapterMatch {
+        adapter: adapter.to_owned(),
+        pattern: pattern.to_owned(),
+    })
+}
+
+/// Chrome extension ids are 32 characters from `a` to `p`.
+fn parse_extension_id(value: &str) -> Result<String, String> {
+    if value.len() == 32 && value.bytes().all(|b| (b'a'..=b'p').contains(&b)) {
+        Ok(value.to_owned())
+    } else {
+        Err(format!(
+            "{value:?} is not a Chrome extension id (32 letters from a to p)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn mcp_defaults_and_repeatable_options() {
+        let cli = Cli::try_parse_from([
+            "tabwire",
+            "mcp",
+            "--port",
+            "4000",
+            "--adapters",
+            "a",
+            "--adapters",
+            "b",
+            "--adapter-match",
+            "todomvc=http://127.0.0.1/*",
+        ])
+        .unwrap();
+        let Command::Mcp(args) = cli.command else {
+            panic!("expected mcp")
+        };
+        assert_eq!(args.connection.port, 4000);
+        assert_eq!(args.adapter_dirs, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(
+            args.adapter_matches,
+            [AdapterMatch {
+                adapter: "todomvc".into(),
+                pattern: "http://127.0.0.1/*".into()
+            }]
+        );
+        assert_eq!(args.call_timeout_ms, 30_000);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for bad in [
+            &["tabwire", "mcp", "--adapter-match", "todomvc"][..],
+            &["tabwire", "mcp", "--adapter-match", "todomvc=not a pattern"],
+            &["tabwire", "mcp", "--extension-id", "abc"],
+            &["tabwire", "mcp", "--port", "0"],
+            &["tabwire", "pair"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?} should fail");
+        }
+    }
+}

@@ -1,0 +1,1297 @@
+//! The browser side of tabwire, independent of MCP and of the socket library: the connected
+//! extensions (each reached through the outbox of its socket's writer task), their tabs and
+//! tools, the requests waiting for an answer, and the routing of calls to tabs.
+//!
+//! Every request is correlated by a UUID, bounded by a timeout (then cancelled on the page) and
+//! never lost silently: a closed tab, a closed socket or a bad frame fails it at once.
+//! Any change to the exported tool set bumps a `watch` generation counter that the MCP side
+//! turns into `tools/list_changed`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bridge::adapter::Adapter;
+use bridge::protocol::{BrowserInfo, RequestId, TabTools, ToolSpec};
+use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, ToServer, WireError};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+/// Identifies one extension connection (one socket) for the life of the process.
+pub type ConnId = u64;
+
+/// Encoded frames on their way to one socket's writer task.
+pub type Outbox = mpsc::UnboundedSender<String>;
+
+/// Whether tabwire could open its WebSocket port; decides what `NOT_CONNECTED` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    Listening,
+    /// Another program holds the port. We never take it from them.
+    PortInUse,
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    pub port: u16,
+    pub call_timeout: Duration,
+    /// This process, as told to the extension in `welcome`.
+    pub instance_id: String,
+    pub adapters: Vec<Adapter>,
+}
+
+/// A tab as `browser_tabs` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TabInfo {
+    pub id: TabId,
+    pub url: String,
+    pub title: String,
+    pub tools: Vec<String>,
+    /// The most recently focused tab (the one per-site tools go to by default).
+    pub focused: bool,
+}
+
+/// How waiting for a tab's tools ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolsWait {
+    Registered(Vec<String>),
+    TabClosed,
+    TimedOut,
+}
+
+pub struct Hub {
+    config: HubConfig,
+    /// `welcome` never changes during a process: encoded once.
+    welcome_frame: String,
+    state: Mutex<State>,
+    /// Bumped when the exported tool set changes.
+    tools_generation: watch::Sender<u64>,
+    /// Bumped on every change to connections or tabs (what waiters re-check).
+    tabs_generation: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    /// `None` until the listener has tried the port.
+    link: Option<Link>,
+    next_conn: ConnId,
+    connections: HashMap<ConnId, Connection>,
+    tabs: HashMap<TabId, Tab>,
+    pending: HashMap<RequestId, Pending>,
+    /// A logical clock ordering focus and registration events.
+    clock: u64,
+    /// The tools offered to MCP clients, one per name (from the highest-ranked tab offering it).
+    exported: BTreeMap<String, Arc<ToolSpec>>,
+}
+
+struct Connection {
+    outbox: Outbox,
+    browser: Option<BrowserInfo>,
+    /// It sent `tools_snapshot`, so its tabs are known.
+    snapshot_seen: bool,
+}
+
+struct Tab {
+    conn: ConnId,
+    url: String,
+    title: String,
+    tools: Vec<Arc<ToolSpec>>,
+    /// Clock of the last `tab_focused` (0: never).
+    focused_at: u64,
+    /// Clock of the last registration of its tools.
+    registered_at: u64,
+}
+
+impl Tab {
+    /// Per-site calls without `tab_id` go to the highest rank: the most recently focused
+    /// tab, else the most recently registered.
+    fn rank(&self) -> (u64, u64) {
+        (self.focused_at, self.registered_at)
+    }
+
+    fn offers(&self, tool: &str) -> bool {
+        self.tools.iter().any(|t| t.name == tool)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RequestKind {
+    CallTool,
+    OpenTab,
+}
+
+struct Pending {
+    conn: ConnId,
+    tab: Option<TabId>,
+    kind: RequestKind,
+    reply: oneshot::Sender<Result<Value, WireError>>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // The state stays consistent between statements, so a panic elsewhere must not take
+    // the browser side down with it.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Hub {
+    pub fn new(config: HubConfig) -> Hub {
+        let welcome_frame = ToExtension::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            instance_id: config.instance_id.clone(),
+            adapters: config.adapters.clone(),
+        }
+        .encode();
+        Hub {
+            config,
+            welcome_frame,
+            state: Mutex::default(),
+            tools_generation: watch::Sender::new(0),
+            tabs_generation: watch::Sender::new(0),
+        }
+    }
+
+    pub fn adapters(&self) -> &[Adapter] {
+        &self.config.adapters
+    }
+
+    pub fn set_link(&self, link: Link) {
+        lock(&self.state).link = Some(link);
+    }
+
+    /// The current tool generation (see [`Hub::subscribe_tools`]).
+    pub fn tools_generation(&self) -> u64 {
+        *self.tools_generation.borrow()
+    }
+
+    /// Watches the exported tool set: the value changes whenever the set does.
+    pub fn subscribe_tools(&self) -> watch::Receiver<u64> {
+        self.tools_generation.subscribe()
+    }
+
+    // ----- the socket side ------------------------------------------------------------------
+
+    /// Registers a new extension socket whose writer task drains `outbox`.
+    pub fn connect(&self, outbox: Outbox) -> ConnId {
+        let mut st = lock(&self.state);
+        st.next_conn += 1;
+        let conn = st.next_conn;
+        st.connections.insert(
+            conn,
+            Connection {
+                outbox,
+                browser: None,
+                snapshot_seen: false,
+            },
+        );
+        drop(st);
+        self.tabs_generation.send_modify(|g| *g += 1);
+        conn
+    }
+
+    /// The socket closed: its tabs go away and its pending requests fail at once.
+    pub fn disconnect(&self, conn: ConnId) {
+        let mut st = lock(&self.state);
+        if st.connections.remove(&conn).is_none() {
+            return;
+        }
+        st.tabs.retain(|_, tab| tab.conn != conn);
+        let failed = take_pending(&mut st, |p| p.conn == conn);
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        for pending in failed {
+            let _ = pending.reply.send(Err(WireError::new(
+                ErrorCode::NotConnected,
+                "the browser disconnected during the call",
+            )));
+        }
+        self.bump(tools_changed);
+    }
+
+    /// Handles one text frame from `conn`. Bad input is answered, never fatal.
+    pub fn handle_frame(&self, conn: ConnId, text: &str) {
+        match ToServer::decode(text) {
+            Ok(message) => self.handle_message(conn, message),
+            Err(bad) => {
+                tracing::warn!(conn, error = %bad.error, "undecodable frame from the extension");
+                let error = bad.to_wire_error();
+                // A malformed answer fails its request now rather than at its timeout.
+                if let Some(id) = &bad.request_id {
+                    self.resolve(conn, id, None, Err(error.clone()));
+                }
+                self.send_to(
+                    conn,
+                    ToExtension::Error {
+                        in_reply_to: bad.request_id,
+                        error,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Tells the extension this frame type is not something a server accepts.
+    pub fn refuse_binary_frame(&self, conn: ConnId) {
+        self.send_to(
+            conn,
+            ToExtension::Error {
+                in_reply_to: None,
+                error: WireError::new(ErrorCode::Protocol, "binary frames are not supported"),
+            },
+        );
+    }
+
+    fn handle_message(&self, conn: ConnId, message: ToServer) {
+        match message {
+            ToServer::Hello {
+                protocol,
+                extension_version,
+                instance_id,
+                browser,
+            } => {
+                tracing::info!(conn, protocol, %extension_version, %instance_id,
+                    browser = %browser.name, version = %browser.version, "extension said hello");
+                if protocol != PROTOCOL_VERSION {
+                    tracing::warn!(
+                        conn,
+                        protocol,
+                        ours = PROTOCOL_VERSION,
+                        "protocol versions differ"
+                    );
+                }
+                let mut st = lock(&self.state);
+                if let Some(c) = st.connections.get_mut(&conn) {
+                    c.browser = Some(browser);
+                    let _ = c.outbox.send(self.welcome_frame.clone());
+                }
+            }
+            ToServer::ToolsSnapshot { tabs } => self.snapshot(conn, tabs),
+            ToServer::ToolsUpdated(tab) => self.update_tab(conn, tab),
+            ToServer::TabClosed { tab } => self.close_tab(conn, tab),
+            ToServer::TabNavigated { tab, url } => self.navigate_tab(conn, tab, url),
+            ToServer::TabFocused { tab } => self.focus_tab(conn, tab),
+            ToServer::CallToolResult { id, result } => {
+                self.resolve(conn, &id, Some(RequestKind::CallTool), Ok(result))
+            }
+            ToServer::CallToolError { id, error } => {
+                self.resolve(conn, &id, Some(RequestKind::CallTool), Err(error))
+            }
+            ToServer::OpenTabResult { id, tab } => {
+                self.resolve(conn, &id, Some(RequestKind::OpenTab), Ok(Value::from(tab)))
+            }
+            ToServer::OpenTabError { id, error } => {
+                self.resolve(conn, &id, Some(RequestKind::OpenTab), Err(error))
+            }
+            ToServer::Error {
+                in_reply_to: Some(id),
+                error,
+            } => {
+                tracing::warn!(conn, %id, %error, "the extension reported an error");
+                self.resolve(conn, &id, None, Err(error));
+            }
+            ToServer::Error {
+                in_reply_to: None,
+                error,
+            } => tracing::warn!(conn, %error, "the extension reported an error"),
+            ToServer::Ping { nonce } => self.send_to(conn, ToExtension::Pong { nonce }),
+            ToServer::Pong { .. } => {}
+            // State requests and progress come with later features; nothing waits for them yet.
+            ToServer::StateResponse { id, .. } | ToServer::StateError { id, .. } => {
+                tracing::debug!(conn, %id, "state answer for a request never made; dropped")
+            }
+            ToServer::StateUpdate { tab, .. } => tracing::trace!(conn, tab, "state update"),
+            ToServer::Progress { id, .. } => tracing::trace!(conn, %id, "progress"),
+        }
+    }
+
+    fn snapshot(&self, conn: ConnId, tabs: Vec<TabTools>) {
+        let mut st = lock(&self.state);
+        let Some(c) = st.connections.get_mut(&conn) else {
+            return;
+        };
+        c.snapshot_seen = true;
+        // Keep the focus order of tabs that survive the snapshot.
+        let focus: HashMap<TabId, u64> = st
+            .tabs
+            .iter()
+            .filter(|(_, t)| t.conn == conn)
+            .map(|(id, t)| (*id, t.focused_at))
+            .collect();
+        st.tabs.retain(|_, t| t.conn != conn);
+        for tab in tabs {
+            let focused_at = focus.get(&tab.tab).copied().unwrap_or(0);
+            register(&mut st, conn, tab, focused_at);
+        }
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        self.bump(tools_changed);
+    }
+
+    fn update_tab(&self, conn: ConnId, tab: TabTools) {
+        let mut st = lock(&self.state);
+        if !st.connections.contains_key(&conn) {
+            return;
+        }
+        let focused_at = st.tabs.get(&tab.tab).map_or(0, |t| t.focused_at);
+        register(&mut st, conn, tab, focused_at);
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        self.bump(tools_changed);
+    }
+
+    fn close_tab(&self, conn: ConnId, tab: TabId) {
+        let mut st = lock(&self.state);
+        if st.tabs.get(&tab).is_some_and(|t| t.conn == conn) {
+            st.tabs.remove(&tab);
+        }
+        let failed = take_pending(&mut st, |p| p.conn == conn && p.tab == Some(tab));
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        for pending in failed {
+            let _ = pending.reply.send(Err(WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} was closed during the call"),
+            )));
+        }
+        self.bump(tools_changed);
+    }
+
+    /// The tab shows another page: tools of adapters that do not serve the new URL are gone.
+    /// (Tools that still apply stay until the page registers again, so a same-site navigation
+    /// never makes the tool list flicker.)
+    fn navigate_tab(&self, conn: ConnId, tab: TabId, url: String) {
+        let mut st = lock(&self.state);
+        let Some(t) = st.tabs.get_mut(&tab).filter(|t| t.conn == conn) else {
+            return;
+        };
+        let adapters = &self.config.adapters;
+        t.tools.retain(|tool| {
+            adapters
+                .iter()
+                .any(|a| a.name == tool.adapter && a.matches_url(&url))
+        });
+        t.url = url;
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        self.bump(tools_changed);
+    }
+
+    fn focus_tab(&self, conn: ConnId, tab: TabId) {
+        let mut st = lock(&self.state);
+        if !st.connections.contains_key(&conn) {
+            return;
+        }
+        st.clock += 1;
+        let now = st.clock;
+        st.tabs
+            .entry(tab)
+            .or_insert_with(|| Tab {
+                conn,
+                url: String::new(),
+                title: String::new(),
+                tools: Vec::new(),
+                focused_at: 0,
+                registered_at: 0,
+            })
+            .focused_at = now;
+        let tools_changed = self.refresh_exported(&mut st);
+        drop(st);
+        self.bump(tools_changed);
+    }
+
+    /// Delivers an answer to whoever waits for request `id`; answers for requests that
+    /// finished already (late after a timeout) or belong to another socket are dropped.
+    fn resolve(
+        &self,
+        conn: ConnId,
+        id: &str,
+        answers: Option<RequestKind>,
+        outcome: Result<Value, WireError>,
+    ) {
+        let mut st = lock(&self.state);
+        let Some(pending) = st.pending.get(id) else {
+            drop(st);
+            tracing::debug!(conn, %id, "answer for an unknown or finished request; dropped");
+            return;
+        };
+        if pending.conn != conn {
+            drop(st);
+            tracing::warn!(conn, %id, "answer from a socket the request was not sent to; dropped");
+            return;
+        }
+        let Some(pending) = st.pending.remove(id) else {
+            return;
+        };
+        drop(st);
+        let outcome = match answers {
+            Some(kind) if kind != pending.kind => Err(WireError::new(
+                ErrorCode::Protocol,
+                format!(
+                    "the extension answered a {:?} request with a {kind:?} answer",
+                    pending.kind
+                ),
+            )),
+            _ => outcome,
+        };
+        let _ = pending.reply.send(outcome);
+    }
+
+    fn send_to(&self, conn: ConnId, message: ToExtension) {
+        let st = lock(&self.state);
+        if let Some(c) = st.connections.get(&conn) {
+            let _ = c.outbox.send(message.encode());
+        }
+    }
+
+    /// Recomputes the exported tool set; true when it changed.
+    fn refresh_exported(&self, st: &mut State) -> bool {
+        let mut tabs: Vec<&Tab> = st.tabs.values().filter(|t| !t.tools.is_empty()).collect();
+        tabs.sort_by_key(|t| std::cmp::Reverse(t.rank()));
+        let mut exported = BTreeMap::new();
+        for tab in tabs {
+            for tool in &tab.tools {
+                exported
+                    .entry(tool.name.clone())
+                    .or_insert_with(|| tool.clone());
+            }
+        }
+        if exported == st.exported {
+            return false;
+        }
+        st.exported = exported;
+        true
+    }
+
+    fn bump(&self, tools_changed: bool) {
+        if tools_changed {
+            self.tools_generation.send_modify(|g| *g += 1);
+        }
+        self.tabs_generation.send_modify(|g| *g += 1);
+    }
+
+    // ----- the MCP side ---------------------------------------------------------------------
+
+    /// The tools offered to MCP clients, one per name, sorted by name.
+    pub fn exported_tools(&self) -> Vec<Arc<ToolSpec>> {
+        lock(&self.state).exported.values().cloned().collect()
+    }
+
+    pub fn exported_tool(&self, name: &str) -> Option<Arc<ToolSpec>> {
+        lock(&self.state).exported.get(name).cloned()
+    }
+
+    /// Every known tab, the one calls go to by default first.
+    pub fn tabs(&self) -> Vec<TabInfo> {
+        let st = lock(&self.state);
+        let mut tabs: Vec<(&TabId, &Tab)> = st.tabs.iter().collect();
+        tabs.sort_by_key(|(id, t)| (std::cmp::Reverse(t.rank()), **id));
+        let focused = tabs
+            .first()
+            .filter(|(_, t)| t.focused_at > 0)
+            .map(|(id, _)| **id);
+        tabs.into_iter()
+            .map(|(id, t)| TabInfo {
+                id: *id,
+                url: t.url.clone(),
+                title: t.title.clone(),
+                tools: t.tools.iter().map(|tool| tool.name.clone()).collect(),
+                focused: Some(*id) == focused,
+            })
+            .collect()
+    }
+
+    /// A logical time: registrations after it are newer (see [`Hub::wait_for_tools`]).
+    pub fn now(&self) -> u64 {
+        lock(&self.state).clock
+    }
+
+    /// Whether an extension socket is open.
+    pub fn connected(&self) -> bool {
+        !lock(&self.state).connections.is_empty()
+    }
+
+    /// Whether an extension is connected and has told us its tabs.
+    pub fn browser_ready(&self) -> bool {
+        lock(&self.state)
+            .connections
+            .values()
+            .any(|c| c.snapshot_seen)
+    }
+
+    /// Waits until [`Hub::browser_ready`], at most `timeout`; returns whether it is.
+    pub async fn wait_for_browser(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        self.wait_until(deadline, || self.browser_ready().then_some(()))
+            .await
+            .is_some()
+    }
+
+    /// Waits until `tab` registers, after logical time `since`, tools of one of `adapters`.
+    pub async fn wait_for_tools(
+        &self,
+        tab: TabId,
+        adapters: &[&str],
+        since: u64,
+        timeout: Duration,
+    ) -> ToolsWait {
+        let deadline = Instant::now() + timeout;
+        let mut seen = false;
+        let outcome = self
+            .wait_until(deadline, || {
+                let st = lock(&self.state);
+                let Some(t) = st.tabs.get(&tab) else {
+                    // It was known and is gone: closed.
+                    return seen.then_some(ToolsWait::TabClosed);
+                };
+                seen = true;
+                let fresh = t.registered_at > since
+                    && t.tools
+                        .iter()
+                        .any(|tool| adapters.contains(&tool.adapter.as_str()));
+                fresh.then(|| {
+                    ToolsWait::Registered(t.tools.iter().map(|tool| tool.name.clone()).collect())
+                })
+            })
+            .await;
+        outcome.unwrap_or(ToolsWait::TimedOut)
+    }
+
+    /// Re-checks `ready` after every tab change until it yields or `deadline` passes.
+    async fn wait_until<T>(
+        &self,
+        deadline: Instant,
+        mut ready: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
+        let mut changes = self.tabs_generation.subscribe();
+        loop {
+            changes.mark_unchanged();
+            if let Some(value) = ready() {
+                return Some(value);
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return ready(),
+            }
+        }
+    }
+
+    /// Calls `tool` with `args` in `tab` (or the best tab offering it) and waits for the answer.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        args: Value,
+        tab: Option<TabId>,
+    ) -> Result<Value, WireError> {
+        let timeout_ms = self.page_budget_ms();
+        let (id, answer, tab) = {
+            let mut st = lock(&self.state);
+            self.check_connected(&st)?;
+            let (tab, conn) = select_tab(&st, tool, tab)?;
+            let (id, answer) = start(&mut st, conn, Some(tab), RequestKind::CallTool, |id| {
+                ToExtension::CallTool {
+                    id,
+                    tab,
+                    tool: tool.to_owned(),
+                    args,
+                    timeout_ms,
+                }
+            })?;
+            (id, answer, tab)
+        };
+        self.finish(id, answer, || format!("{tool} in tab {tab}"))
+            .await
+    }
+
+    /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id.
+    pub async fn open_tab(&self, url: &str, tab: Option<TabId>) -> Result<TabId, WireError> {
+        let (id, answer) = {
+            let mut st = lock(&self.state);
+            self.check_connected(&st)?;
+            let conn = match tab.and_then(|t| st.tabs.get(&t)) {
+                Some(t) => t.conn,
+                // A tab we know nothing about (no tools) or a new tab: the connection of the
+                // most recently focused tab, else the newest connection. It knows all its tabs.
+                None => st
+                    .tabs
+                    .values()
+                    .max_by_key(|t| t.rank())
+                    .map(|t| t.conn)
+                    .or_else(|| st.connections.keys().max().copied())
+                    .ok_or_else(|| self.not_connected(&st))?,
+            };
+            start(&mut st, conn, tab, RequestKind::OpenTab, |id| {
+                ToExtension::OpenTab {
+                    id,
+                    url: url.to_owned(),
+                    tab,
+                }
+            })?
+        };
+        let opened = self.finish(id, answer, || format!("opening {url}")).await?;
+        opened
+            .as_u64()
+            .ok_or_else(|| WireError::new(ErrorCode::Protocol, "open_tab_result carried no tab id"))
+    }
+
+    fn timeout_ms(&self) -> u64 {
+        u64::try_from(self.config.call_timeout.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The time the page is given: a little less than ours, so that a page's own, more precise
+    /// failure ("no element matches ...") arrives before our generic TIMEOUT.
+    fn page_budget_ms(&self) -> u64 {
+        let total = self.timeout_ms();
+        total - (total / 10).min(1000)
+    }
+
+    async fn finish(
+        &self,
+        id: RequestId,
+        answer: oneshot::Receiver<Result<Value, WireError>>,
+        what: impl FnOnce() -> String,
+    ) -> Result<Value, WireError> {
+        // Whatever ends this wait (an answer, the timeout, or the caller giving up and dropping
+        // this future), the guard makes sure nothing stays pending and the page is told to stop.
+        let _guard = AbandonOnDrop { hub: self, id };
+        match tokio::time::timeout(self.config.call_timeout, answer).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(WireError::new(
+                ErrorCode::Internal,
+                "the request was dropped without an answer",
+            )),
+            Err(_) => Err(WireError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{} did not answer within {} ms; the call was cancelled",
+                    what(),
+                    self.timeout_ms()
+                ),
+            )),
+        }
+    }
+
+    /// Forgets request `id` if it is still pending and tells its page to cancel it.
+    fn abandon(&self, id: &str) {
+        let mut st = lock(&self.state);
+        let Some(pending) = st.pending.remove(id) else {
+            return;
+        };
+        tracing::debug!(%id, "request abandoned (timeout or caller gone); cancelling it");
+        if let Some(c) = st.connections.get(&pending.conn) {
+            let _ = c
+                .outbox
+                .send(ToExtension::Cancel { id: id.to_owned() }.encode());
+        }
+    }
+
+    fn check_connected(&self, st: &State) -> Result<(), WireError> {
+        if st.connections.is_empty() {
+            Err(self.not_connected(st))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn not_connected(&self, st: &State) -> WireError {
+        let port = self.config.port;
+        let message = match &st.link {
+            Some(Link::PortInUse) => format!(
+                "port {port} on 127.0.0.1 is in use by another program; start tabwire with \
+                 --port N (and set the same port in the extension) or stop that program"
+            ),
+            Some(Link::Failed(reason)) => {
+                format!("tabwire cannot listen on 127.0.0.1:{port}: {reason}")
+            }
+            Some(Link::Listening) | None => format!(
+                "the Tabwire browser extension is not connected (tabwire listens on \
+                 127.0.0.1:{port}); is Chrome running with the extension installed and paired \
+                 (`tabwire pair`)?"
+            ),
+        };
+        WireError::new(ErrorCode::NotConnected, message)
+    }
+}
+
+struct AbandonOnDrop<'a> {
+    hub: &'a Hub,
+    id: RequestId,
+}
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        self.hub.abandon(&self.id);
+    }
+}
+
+/// Records `tab`'s tools as registered now.
+fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
+    st.clock += 1;
+    let registered_at = st.clock;
+    if let Some(previous) = st.tabs.get(&tab.tab)
+        && previous.conn != conn
+    {
+        tracing::warn!(
+            tab = tab.tab,
+            "two browser connections report the same tab id; the newer wins"
+        );
+    }
+    st.tabs.insert(
+        tab.tab,
+        Tab {
+            conn,
+            url: tab.url,
+            title: tab.title,
+            tools: tab.tools.into_iter().map(Arc::new).collect(),
+            focused_at,
+            registered_at,
+        },
+    );
+}
+
+/// The tab a call of `tool` goes to: `explicit` if given (it must offer the tool), else the
+/// highest-ranked tab offering it.
+fn select_tab(
+    st: &State,
+    tool: &str,
+    explicit: Option<TabId>,
+) -> Result<(TabId, ConnId), WireError> {
+    if let Some(id) = explicit {
+        let tab = st.tabs.get(&id).ok_or_else(|| {
+            WireError::new(
+                ErrorCode::NoSuchTab,
+                format!("there is no tab {id} with site tools; browser_tabs lists the tabs"),
+            )
+        })?;
+        if !tab.offers(tool) {
+            return Err(WireError::new(
+                ErrorCode::NoSuchTool,
+                format!("tab {id} does not offer {tool}; browser_tabs lists each tab's tools"),
+            ));
+        }
+        return Ok((id, tab.conn));
+    }
+    st.tabs
+        .iter()
+        .filter(|(_, t)| t.offers(tool))
+        .max_by_key(|(_, t)| t.rank())
+        .map(|(id, t)| (*id, t.conn))
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::NoSuchTool,
+                format!("no open tab offers {tool}; open its site with browser_open"),
+            )
+        })
+}
+
+/// Registers a pending request and sends its frame; the receiver gets the answer.
+fn start(
+    st: &mut State,
+    conn: ConnId,
+    tab: Option<TabId>,
+    kind: RequestKind,
+    frame: impl FnOnce(RequestId) -> ToExtension,
+) -> Result<(RequestId, oneshot::Receiver<Result<Value, WireError>>), WireError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let encoded = frame(id.clone()).encode();
+    let sent = st
+        .connections
+        .get(&conn)
+        .is_some_and(|c| c.outbox.send(encoded).is_ok());
+    if !sent {
+        return Err(WireError::new(
+            ErrorCode::NotConnected,
+            "the browser connection closed",
+        ));
+    }
+    let (reply, answer) = oneshot::channel();
+    st.pending.insert(
+        id.clone(),
+        Pending {
+            conn,
+            tab,
+            kind,
+            reply,
+        },
+    );
+    Ok((id, answer))
+}
+
+fn take_pending(st: &mut State, which: impl Fn(&Pending) -> bool) -> Vec<Pending> {
+    let ids: Vec<RequestId> = st
+        .pending
+        .iter()
+        .filter(|(_, p)| which(p))
+        .map(|(id, _)| id.clone())
+        .collect();
+    ids.iter().filter_map(|id| st.pending.remove(id)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct FakeExtension {
+        conn: ConnId,
+        frames: mpsc::UnboundedReceiver<String>,
+    }
+
+    impl FakeExtension {
+        fn connect(hub: &Hub) -> FakeExtension {
+            let (outbox, frames) = mpsc::unbounded_channel();
+            FakeExtension {
+                conn: hub.connect(outbox),
+                frames,
+            }
+        }
+
+        fn say(&self, hub: &Hub, message: serde_json::Value) {
+            hub.handle_frame(self.conn, &message.to_string());
+        }
+
+        /// The next frame the hub sent to this extension.
+        async fn next(&mut self) -> ToExtension {
+            let frame = tokio::time::timeout(Duration::from_secs(5), self.frames.recv())
+                .await
+                .expect("a frame within 5 s")
+                .expect("outbox open");
+            ToExtension::decode(&frame).expect("the hub sends valid frames")
+        }
+
+        async fn next_call(&mut self) -> (RequestId, TabId, String, Value) {
+            match self.next().await {
+                ToExtension::CallTool {
+                    id,
+                    tab,
+                    tool,
+                    args,
+                    ..
+                } => (id, tab, tool, args),
+                other => panic!("expected call_tool, got {other:?}"),
+            }
+        }
+    }
+
+    fn tool(name: &str) -> serde_json::Value {
+        json!({"name": name, "adapter": name.split('_').next().unwrap(), "description": "d",
+               "input_schema": {"type": "object"}})
+    }
+
+    fn hub_with_timeout(call_timeout: Duration) -> Arc<Hub> {
+        let adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
+        let hub = Hub::new(HubConfig {
+            port: 17373,
+            call_timeout,
+            instance_id: "test".into(),
+            adapters,
+        });
+        hub.set_link(Link::Listening);
+        Arc::new(hub)
+    }
+
+    fn hub() -> Arc<Hub> {
+        hub_with_timeout(Duration::from_secs(30))
+    }
+
+    /// One extension with tabs 1 (todomvc_a) and 2 (todomvc_a, todomvc_b).
+    fn two_tabs(hub: &Hub) -> FakeExtension {
+        let ext = FakeExtension::connect(hub);
+        ext.say(
+            hub,
+            json!({"type": "tools_snapshot", "tabs": [
+                {"tab": 1, "url": "http://todomvc.com/examples/a", "title": "A", "tools": [tool("todomvc_a")]},
+                {"tab": 2, "url": "http://todomvc.com/examples/b", "title": "B",
+                 "tools": [tool("todomvc_a"), tool("todomvc_b")]},
+            ]}),
+        );
+        ext
+    }
+
+    fn spawn_call(
+        hub: &Arc<Hub>,
+        tool: &str,
+        tab: Option<TabId>,
+    ) -> tokio::task::JoinHandle<Result<Value, WireError>> {
+        let hub = hub.clone();
+        let tool = tool.to_owned();
+        tokio::spawn(async move { hub.call_tool(&tool, json!({"x": 1}), tab).await })
+    }
+
+    fn code(result: Result<Value, WireError>) -> ErrorCode {
+        result.expect_err("expected an error").code
+    }
+
+    #[tokio::test]
+    async fn hello_is_answered_with_welcome_and_the_adapters() {
+        let hub = hub();
+        let mut ext = FakeExtension::connect(&hub);
+        ext.say(
+            &hub,
+            json!({"type": "hello", "protocol": 1, "instance_id": "b1"}),
+        );
+        match ext.next().await {
+            ToExtension::Welcome {
+                protocol,
+                instance_id,
+                adapters,
+                ..
+            } => {
+                assert_eq!(protocol, PROTOCOL_VERSION);
+                assert_eq!(instance_id, "test");
+                assert!(adapters.iter().any(|a| a.name == "todomvc"));
+            }
+            other => panic!("expected welcome, got {other:?}"),
+        }
+        ext.say(&hub, json!({"type": "ping", "nonce": 7}));
+        assert_eq!(ext.next().await, ToExtension::Pong { nonce: 7 });
+    }
+
+    #[tokio::test]
+    async fn without_tab_id_calls_go_to_the_most_recently_focused_tab_offering_the_tool() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        // Nobody focused yet: the most recently registered tab offering it (2).
+        let call = spawn_call(&hub, "todomvc_a", None);
+        let (id, tab, tool, args) = ext.next_call().await;
+        assert_eq!(
+            (tab, tool.as_str(), args),
+            (2, "todomvc_a", json!({"x": 1}))
+        );
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": "two"}),
+        );
+        assert_eq!(call.await.unwrap(), Ok(json!("two")));
+
+        ext.say(&hub, json!({"type": "tab_focused", "tab": 1}));
+        let call = spawn_call(&hub, "todomvc_a", None);
+        let (id, tab, ..) = ext.next_call().await;
+        assert_eq!(tab, 1);
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": "one"}),
+        );
+        assert_eq!(call.await.unwrap(), Ok(json!("one")));
+
+        // Only tab 2 offers todomvc_b, focused or not.
+        let call = spawn_call(&hub, "todomvc_b", None);
+        let (id, tab, ..) = ext.next_call().await;
+        assert_eq!(tab, 2);
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": {}}),
+        );
+        assert!(call.await.unwrap().is_ok());
+
+        let focused: Vec<_> = hub
+            .tabs()
+            .into_iter()
+            .filter(|t| t.focused)
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(focused, [1]);
+    }
+
+    #[tokio::test]
+    async fn explicit_tab_id_wins_and_is_checked_at_once() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        ext.say(&hub, json!({"type": "tab_focused", "tab": 2}));
+        let call = spawn_call(&hub, "todomvc_a", Some(1));
+        let (id, tab, ..) = ext.next_call().await;
+        assert_eq!(tab, 1);
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": 1}),
+        );
+        assert_eq!(call.await.unwrap(), Ok(json!(1)));
+
+        assert_eq!(
+            code(hub.call_tool("todomvc_a", json!({}), Some(99)).await),
+            ErrorCode::NoSuchTab
+        );
+        assert_eq!(
+            code(hub.call_tool("todomvc_b", json!({}), Some(1)).await),
+            ErrorCode::NoSuchTool
+        );
+        assert_eq!(
+            code(hub.call_tool("todomvc_zzz", json!({}), None).await),
+            ErrorCode::NoSuchTool
+        );
+        assert!(ext.frames.is_empty(), "refused calls send nothing");
+    }
+
+    #[tokio::test]
+    async fn concurrent_calls_are_correlated_by_id() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let calls: Vec<_> = (0..16)
+            .map(|_| spawn_call(&hub, "todomvc_a", Some(1)))
+            .collect();
+        let mut ids = Vec::new();
+        for _ in 0..16 {
+            ids.push(ext.next_call().await.0);
+        }
+        // Answer in reverse order, each with its own id as the result.
+        for id in ids.iter().rev() {
+            ext.say(
+                &hub,
+                json!({"type": "call_tool_result", "id": id, "result": id}),
+            );
+        }
+        let mut answered = Vec::new();
+        for call in calls {
+            answered.push(call.await.unwrap().unwrap());
+        }
+        let mut expected: Vec<Value> = ids.iter().map(|id| json!(id)).collect();
+        expected.sort_by_key(|v| v.to_string());
+        answered.sort_by_key(|v| v.to_string());
+        assert_eq!(answered, expected);
+    }
+
+    #[tokio::test]
+    async fn page_errors_reach_the_caller() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let call = spawn_call(&hub, "todomvc_a", None);
+        let (id, ..) = ext.next_call().await;
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_error", "id": id, "error": {"code": "ELEMENT_NOT_FOUND", "message": "no .x"}}),
+        );
+        assert_eq!(
+            call.await.unwrap(),
+            Err(WireError::new(ErrorCode::ElementNotFound, "no .x"))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_fails_the_call_and_cancels_it_on_the_page() {
+        let hub = hub_with_timeout(Duration::from_millis(500));
+        let mut ext = two_tabs(&hub);
+        let call = spawn_call(&hub, "todomvc_a", None);
+        let (id, ..) = ext.next_call().await;
+        let outcome = call.await.unwrap();
+        assert_eq!(code(outcome.clone()), ErrorCode::Timeout, "{outcome:?}");
+        assert_eq!(ext.next().await, ToExtension::Cancel { id: id.clone() });
+        // A late answer is dropped quietly, and the hub keeps working.
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": 1}),
+        );
+        assert!(lock(&hub.state).pending.is_empty());
+        assert!(ext.frames.is_empty(), "a late answer gets no reply");
+    }
+
+    #[tokio::test]
+    async fn a_closed_tab_fails_its_pending_calls_at_once() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let on_tab_1 = spawn_call(&hub, "todomvc_a", Some(1));
+        ext.next_call().await;
+        let on_tab_2 = spawn_call(&hub, "todomvc_a", Some(2));
+        let (id2, ..) = ext.next_call().await;
+        let mut tools = hub.subscribe_tools();
+        ext.say(&hub, json!({"type": "tab_closed", "tab": 1}));
+        assert_eq!(code(on_tab_1.await.unwrap()), ErrorCode::TabClosed);
+        // Tab 2's tools are the same set, so closing tab 1 changed nothing for MCP clients.
+        assert!(!tools.has_changed().unwrap());
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id2, "result": 2}),
+        );
+        assert_eq!(on_tab_2.await.unwrap(), Ok(json!(2)));
+        ext.say(&hub, json!({"type": "tab_closed", "tab": 2}));
+        assert!(tools.has_changed().unwrap());
+        tools.mark_unchanged();
+        assert!(hub.exported_tools().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_closed_socket_fails_its_pending_calls_and_drops_its_tabs() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let call = spawn_call(&hub, "todomvc_a", None);
+        ext.next_call().await;
+        let tools = hub.subscribe_tools();
+        hub.disconnect(ext.conn);
+        let outcome = call.await.unwrap();
+        assert_eq!(code(outcome.clone()), ErrorCode::NotConnected);
+        assert!(
+            outcome
+                .unwrap_err()
+                .message
+                .contains("disconnected during the call")
+        );
+        assert!(tools.has_changed().unwrap());
+        assert!(hub.tabs().is_empty());
+        let err = hub
+            .call_tool("todomvc_a", json!({}), None)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotConnected);
+        assert!(err.message.contains("not connected"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn port_in_use_is_explained() {
+        let hub = hub();
+        hub.set_link(Link::PortInUse);
+        let err = hub
+            .call_tool("todomvc_a", json!({}), None)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotConnected);
+        assert!(
+            err.message.starts_with(
+                "port 17373 on 127.0.0.1 is in use by another program; start tabwire with --port N"
+            ),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_for_unknown_ids_are_dropped() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": "nobody", "result": 1}),
+        );
+        ext.say(&hub, json!({"type": "ping", "nonce": 1}));
+        // The only reply is the pong: nothing was sent about the unknown id.
+        assert_eq!(ext.next().await, ToExtension::Pong { nonce: 1 });
+    }
+
+    #[tokio::test]
+    async fn answers_from_another_socket_are_ignored() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let intruder = FakeExtension::connect(&hub);
+        let call = spawn_call(&hub, "todomvc_a", Some(1));
+        let (id, ..) = ext.next_call().await;
+        intruder.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": "forged"}),
+        );
+        ext.say(
+            &hub,
+            json!({"type": "call_tool_result", "id": id, "result": "real"}),
+        );
+        assert_eq!(call.await.unwrap(), Ok(json!("real")));
+    }
+
+    #[tokio::test]
+    async fn bad_frames_get_an_error_reply_and_fail_their_request() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        hub.handle_frame(ext.conn, "not json");
+        match ext.next().await {
+            ToExtension::Error {
+                in_reply_to: None,
+                error,
+            } => {
+                assert_eq!(error.code, ErrorCode::Protocol);
+                assert!(error.message.contains("not JSON"), "{error}");
+            }
+            other => panic!("expected error, got {other:?}"),
+        }
+        ext.say(&hub, json!({"type": "launch_missiles"}));
+        assert!(matches!(ext.next().await, ToExtension::Error { .. }));
+
+        let call = spawn_call(&hub, "todomvc_a", None);
+        let (id, ..) = ext.next_call().await;
+        // A result frame missing its `result`: the call fails now instead of timing out.
+        ext.say(&hub, json!({"type": "call_tool_result", "id": id}));
+        let outcome = call.await.unwrap();
+        assert_eq!(code(outcome.clone()), ErrorCode::Protocol, "{outcome:?}");
+        match ext.next().await {
+            ToExtension::Error { in_reply_to, error } => {
+                assert_eq!(in_reply_to.as_deref(), Some(id.as_str()));
+                assert_eq!(error.code, ErrorCode::Protocol);
+            }
+            other => panic!("expected error, got {other:?}"),
+        }
+        // The socket is still usable.
+        ext.say(&hub, json!({"type": "ping", "nonce": 2}));
+        assert_eq!(ext.next().await, ToExtension::Pong { nonce: 2 });
+    }
+
+    #[tokio::test]
+    async fn the_tool_generation_moves_only_when_the_tool_set_changes() {
+        let hub = hub();
+        let mut tools = hub.subscribe_tools();
+        let ext = two_tabs(&hub);
+        assert!(tools.has_changed().unwrap());
+        tools.mark_unchanged();
+        let names: Vec<_> = hub
+            .exported_tools()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        assert_eq!(names, ["todomvc_a", "todomvc_b"]);
+
+        // The same tools registered again (a reload): no change.
+        ext.say(
+            &hub,
+            json!({"type": "tools_updated", "tab": 1, "url": "http://todomvc.com/examples/a",
+                             "title": "A", "tools": [tool("todomvc_a")]}),
+        );
+        ext.say(&hub, json!({"type": "tab_focused", "tab": 1}));
+        assert!(!tools.has_changed().unwrap());
+
+        // Navigating tab 2 away from every adapter's pages drops its tools.
+        ext.say(
+            &hub,
+            json!({"type": "tab_navigated", "tab": 2, "url": "https://example.com/"}),
+        );
+        assert!(tools.has_changed().unwrap());
+        let names: Vec<_> = hub
+            .exported_tools()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        assert_eq!(names, ["todomvc_a"]);
+    }
+
+    #[tokio::test]
+    async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() {
+        let hub = hub();
+        let mut ext = FakeExtension::connect(&hub);
+        ext.say(&hub, json!({"type": "tools_snapshot", "tabs": []}));
+        assert!(hub.wait_for_browser(Duration::from_secs(1)).await);
+        let since = hub.now();
+        let opener = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.open_tab("http://todomvc.com/examples/x", None).await })
+        };
+        let id = match ext.next().await {
+            ToExtension::OpenTab { id, url, tab: None } => {
+                assert_eq!(url, "http://todomvc.com/examples/x");
+                id
+            }
+            other => panic!("expected open_tab, got {other:?}"),
+        };
+        ext.say(&hub, json!({"type": "open_tab_result", "id": id, "tab": 5}));
+        assert_eq!(opener.await.unwrap(), Ok(5));
+
+        let waiter = {
+            let hub = hub.clone();
+            tokio::spawn(async move {
+                hub.wait_for_tools(5, &["todomvc"], since, Duration::from_secs(5))
+                    .await
+            })
+        };
+        ext.say(
+            &hub,
+            json!({"type": "tools_updated", "tab": 5, "url": "http://todomvc.com/examples/x",
+                             "title": "X", "tools": [tool("todomvc_a")]}),
+        );
+        assert_eq!(
+            waiter.await.unwrap(),
+            ToolsWait::Registered(vec!["todomvc_a".into()])
+        );
+    }
+}

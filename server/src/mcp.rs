@@ -1,0 +1,676 @@
+//! The MCP face of tabwire, and the only module that knows rmcp: the meta-tools (`browser_tabs`,
+//! `browser_open`, `site_call`), the per-site tools the hub exports, tool results and errors,
+//! and `tools/list_changed` through both of rmcp's delivery paths (the legacy notification and
+//! the 2026-07-28 `subscriptions/listen` stream), fed by the hub's generation counter.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bridge::protocol::ToolSpec;
+use bridge::{ErrorCode, TabId, WireError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{QuitReason, ServerInitializeError};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::watch;
+
+use crate::hub::{Hub, ToolsWait};
+
+/// A burst of tool changes (a snapshot of many tabs) is announced once, this long after its
+/// first change.
+const COALESCE: Duration = Duration::from_millis(20);
+
+/// How long the first `tools/list` waits for an expected browser's tools.
+const FIRST_LIST_WAIT: Duration = Duration::from_millis(1500);
+
+/// How long `browser_open` waits for the page to register its site tools.
+const OPEN_WAIT: Duration = Duration::from_secs(10);
+
+const INSTRUCTIONS: &str = "Tabwire drives websites in the user's own browser. Site tools are \
+named <site>_<tool> and act on the most recently focused tab offering them (pass tab_id to \
+choose another). browser_tabs lists tabs and their tools, browser_open opens a page and waits \
+for its tools, site_call calls any site tool by name.";
+
+const TAB_ID_DESCRIPTION: &str =
+    "The tab to use (default: the most recently focused tab offering this tool)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("starting MCP on stdio: {0}")]
+    Start(Box<ServerInitializeError>),
+    #[error("serving MCP on stdio: {0}")]
+    Serve(tokio::task::JoinError),
+}
+
+/// Serves MCP on stdin/stdout until stdin closes.
+pub async fn serve_stdio(hub: Arc<Hub>, browser_expected: bool) -> Result<(), ServeError> {
+    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+    let (closed, closing) = watch::channel(false);
+    let handler = TabwireMcp::new(hub, browser_expected, closing);
+    let stdin = SignalEof {
+        inner: stdin,
+        closed,
+    };
+    let service = match handler.serve((stdin, stdout)).await {
+        Ok(service) => service,
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before the MCP session started");
+            return Ok(());
+        }
+        Err(e) => return Err(ServeError::Start(Box::new(e))),
+    };
+    let reason: QuitReason = service.waiting().await.map_err(ServeError::Serve)?;
+    tracing::info!(?reason, "MCP session ended");
+    Ok(())
+}
+
+/// Passes reads through and raises `closed` at end of input, so long-running handlers
+/// (subscriptions, calls waiting for a page) end at once instead of holding up the exit:
+/// rmcp waits for in-flight handlers for a while after stdin closes.
+struct SignalEof<R> {
+    inner: R,
+    closed: watch::Sender<bool>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for SignalEof<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        let at_end = match &polled {
+            Poll::Ready(Ok(())) => buf.filled().len() == before && buf.remaining() > 0,
+            Poll::Ready(Err(_)) => true,
+            Poll::Pending => false,
+        };
+        if at_end {
+            this.closed.send_replace(true);
+        }
+        polled
+    }
+}
+
+/// Resolves once stdin has closed.
+async fn stdin_closed(mut closing: watch::Receiver<bool>) {
+    // An error means the sender is gone, which also means the input is done.
+    let _ = closing.wait_for(|closed| *closed).await;
+}
+
+pub struct TabwireMcp {
+    hub: Arc<Hub>,
+    /// Becomes true when stdin closes.
+    closing: watch::Receiver<bool>,
+    /// A browser connected to tabwire before: the first `tools/list` waits briefly for it.
+    browser_expected: bool,
+    first_list_done: AtomicBool,
+    meta_tools: Vec<Tool>,
+    /// The last `tools/list` answer and the tool generation it was built from.
+    listed: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
+}
+
+impl TabwireMcp {
+    fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
+        TabwireMcp {
+            hub,
+            closing,
+            browser_expected,
+            first_list_done: AtomicBool::new(false),
+            meta_tools: meta_tools(),
+            listed: Mutex::new(None),
+        }
+    }
+
+    fn all_tools(&self) -> Arc<Vec<Tool>> {
+        // Read the generation before the tools: a change in between only makes the cache
+        // entry look older than it is, so it is rebuilt next time, never served stale.
+        let generation = self.hub.tools_generation();
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((built_for, tools)) = listed.as_ref()
+            && *built_for == generation
+        {
+            return tools.clone();
+        }
+        let mut tools = self.meta_tools.clone();
+        tools.extend(self.hub.exported_tools().iter().map(|spec| site_tool(spec)));
+        let tools = Arc::new(tools);
+        *listed = Some((generation, tools.clone()));
+        tools
+    }
+
+    /// Checks `args` against site tool `name`'s input schema: the exported tool's or, for a tool
+    /// of a loaded adapter that no tab offers right now, the adapter's own. `None`: no such tool.
+    fn check_site_arguments(&self, name: &str, args: &JsonObject) -> Option<Result<(), String>> {
+        if let Some(spec) = self.hub.exported_tool(name) {
+            return Some(check_arguments(&spec.input_schema, args));
+        }
+        self.hub.adapters().iter().find_map(|adapter| {
+            let tool = name
+                .strip_prefix(adapter.name.as_str())
+                .and_then(|rest| rest.strip_prefix('_'))?;
+            let def = adapter.tools.iter().find(|t| t.name == tool)?;
+            Some(check_arguments(&def.input_schema, args))
+        })
+    }
+
+    async fn browser_open(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let tab = take_tab_id(&mut args)?;
+        let url = match args.get("url") {
+            Some(Value::String(url)) => url.clone(),
+            _ => return Err(invalid_params("browser_open needs a string `url`")),
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Ok(tool_error(&WireError::new(
+                ErrorCode::InvalidArgs,
+                format!("{url:?} is not an http:// or https:// URL"),
+            )));
+        }
+        let since = self.hub.now();
+        let tab = match self.hub.open_tab(&url, tab).await {
+            Ok(tab) => tab,
+            Err(e) => return Ok(tool_error(&e)),
+        };
+        let adapters: Vec<&str> = self
+            .hub
+            .adapters()
+            .iter()
+            .filter(|a| a.matches_url(&url))
+            .map(|a| a.name.as_str())
+            .collect();
+        if adapters.is_empty() {
+            return Ok(success(json!({
+                "tab_id": tab, "url": url, "tools": [],
+                "note": "no adapter matches this URL, so the page has no site tools",
+            })));
+        }
+        Ok(
+            match self
+                .hub
+                .wait_for_tools(tab, &adapters, since, OPEN_WAIT)
+                .await
+            {
+                ToolsWait::Registered(tools) => {
+                    success(json!({"tab_id": tab, "url": url, "tools": tools}))
+                }
+                ToolsWait::TabClosed => tool_error(&WireError::new(
+                    ErrorCode::TabClosed,
+                    format!("tab {tab} was closed before its page registered its tools"),
+                )),
+                ToolsWait::TimedOut => success(json!({
+                    "tab_id": tab, "url": url, "tools": [],
+                    "note": format!("the page did not register its site tools within {} s; \
+                        browser_tabs shows them once it does", OPEN_WAIT.as_secs()),
+                })),
+            },
+        )
+    }
+
+    async fn site_call(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let tab = take_tab_id(&mut args)?;
+        let tool = match args.remove("tool") {
+            Some(Value::String(tool)) => tool,
+            _ => return Err(invalid_params("site_call needs a string `tool`")),
+        };
+        let tool_args = match args.remove("args") {
+            None | Some(Value::Null) => JsonObject::new(),
+            Some(Value::Object(tool_args)) => tool_args,
+            Some(_) => return Err(invalid_params("site_call's `args` must be an object")),
+        };
+        match self.check_site_arguments(&tool, &tool_args) {
+            None => {
+                return Ok(tool_error(&WireError::new(
+                    ErrorCode::NoSuchTool,
+                    format!("there is no site tool {tool:?}; browser_tabs lists each tab's tools"),
+                )));
+            }
+            Some(Err(problem)) => {
+                return Ok(tool_error(&WireError::new(
+                    ErrorCode::InvalidArgs,
+                    format!("{tool}: {problem}"),
+                )));
+            }
+            Some(Ok(())) => {}
+        }
+        Ok(outcome(
+            self.hub
+                .call_tool(&tool, Value::Object(tool_args), tab)
+                .await,
+        ))
+    }
+
+    async fn call_site_tool(
+        &self,
+        name: &str,
+        mut args: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tab = take_tab_id(&mut args)?;
+        self.check_site_arguments(name, &args)
+            .ok_or_else(|| invalid_params(format!("unknown tool {name:?}")))?
+            .map_err(invalid_params)?;
+        Ok(outcome(
+            self.hub.call_tool(name, Value::Object(args), tab).await,
+        ))
+    }
+
+    /// Sends the legacy `notifications/tools/list_changed` after every (coalesced) change.
+    fn spawn_legacy_notifier(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut generation = self.hub.subscribe_tools();
+        tokio::spawn(async move {
+            while next_change(&mut generation).await {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!(error = %e, "client gone; no more tool-list notifications");
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Waits for the next tool-set change and lets its burst settle; false when the hub is gone.
+async fn next_change(generation: &mut watch::Receiver<u64>) -> bool {
+    if generation.changed().await.is_err() {
+        return false;
+    }
+    tokio::time::sleep(COALESCE).await;
+    generation.mark_unchanged();
+    true
+}
+
+impl ServerHandler for TabwireMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // Clients that ignore list_changed only ever see their first list: give an expected
+        // browser a moment to report its tools.
+        if !self.first_list_done.swap(true, Ordering::Relaxed)
+            && (self.browser_expected || self.hub.connected())
+            && !self.hub.browser_ready()
+        {
+            let ready = self.hub.wait_for_browser(FIRST_LIST_WAIT).await;
+            tracing::debug!(ready, "first tools/list waited for the browser");
+        }
+        Ok(ListToolsResult::with_all_items(
+            self.all_tools().as_ref().clone(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.meta_tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .or_else(|| self.hub.exported_tool(name).map(|spec| site_tool(&spec)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let call = async {
+            match request.name.as_ref() {
+                "browser_tabs" => Ok(success(json!({"tabs": self.hub.tabs()}))),
+                "browser_open" => self.browser_open(args).await,
+                "site_call" => self.site_call(args).await,
+                name => self.call_site_tool(name, args).await,
+            }
+        };
+        // Nobody can read the answer once stdin is closed; dropping the call cancels it on the page.
+        tokio::select! {
+            result = call => result.map(Into::into),
+            () = stdin_closed(self.closing.clone()) => {
+                Err(ErrorData::internal_error("tabwire is shutting down", None))
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tracing::info!("MCP client initialized");
+        self.spawn_legacy_notifier(context.peer.clone());
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            tokio::select! {
+                () = context.cancelled() => {}
+                () = stdin_closed(self.closing.clone()) => {}
+            }
+            return Ok(());
+        }
+        let mut generation = self.hub.subscribe_tools();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                () = stdin_closed(self.closing.clone()) => return Ok(()),
+                changed = next_change(&mut generation) => {
+                    if !changed {
+                        return Ok(());
+                    }
+                    if let Err(e) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "subscription closed");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(message.into(), None)
+}
+
+/// Removes and checks the optional `tab_id` argument.
+fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, ErrorData> {
+    match args.remove("tab_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| invalid_params("`tab_id` must be a non-negative integer")),
+    }
+}
+
+/// A tool that ran: `structuredContent` is the page's result if it is an object, else
+/// `{"result": value}`; the text is the result's compact JSON.
+fn success(value: Value) -> CallToolResult {
+    let text = value.to_string();
+    let structured = match value {
+        Value::Object(_) => value,
+        other => json!({ "result": other }),
+    };
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// A tool that failed: text `"<CODE>: <message>"`, structured `{"error": {code, message}}`.
+fn tool_error(error: &WireError) -> CallToolResult {
+    let mut result = CallToolResult::structured_error(
+        json!({"error": {"code": error.code, "message": error.message}}),
+    );
+    result.content = vec![ContentBlock::text(error.to_string())];
+    result
+}
+
+fn outcome(result: Result<Value, WireError>) -> CallToolResult {
+    match result {
+        Ok(value) => success(value),
+        Err(error) => tool_error(&error),
+    }
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn tab_id_property() -> Value {
+    json!({"type": "integer", "minimum": 0, "description": TAB_ID_DESCRIPTION})
+}
+
+fn meta_tools() -> Vec<Tool> {
+    let read_only = ToolAnnotations::new().read_only(true).destructive(false);
+    vec![
+        Tool::new(
+            "browser_tabs",
+            "List the browser tabs Tabwire sees: id, URL, title and site tools of each.",
+            object(json!({"type": "object", "properties": {}})),
+        )
+        .with_title("Browser tabs")
+        .with_annotations(read_only.idempotent(true)),
+        Tool::new(
+            "browser_open",
+            "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
+             are ready. Returns the tab id and its tools.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string", "description": "An http(s) URL"},
+                    "tab_id": {"type": "integer", "minimum": 0,
+                               "description": "Navigate this tab instead of opening a new one"},
+                },
+                "required": ["url"],
+            })),
+        )
+        .with_title("Open a page")
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .open_world(true),
+        ),
+        Tool::new(
+            "site_call",
+            "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
+             tool list does not show yet.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string", "description": "e.g. todomvc_add_todo"},
+                    "args": {"type": "object", "description": "The tool's arguments"},
+                    "tab_id": tab_id_property(),
+                },
+                "required": ["tool"],
+            })),
+        )
+        .with_title("Call a site tool")
+        .with_annotations(ToolAnnotations::new().open_world(true)),
+    ]
+}
+
+/// The MCP tool for a tool a page registered: its schema plus an optional `tab_id`.
+fn site_tool(spec: &ToolSpec) -> Tool {
+    let mut schema = match &spec.input_schema {
+        Value::Object(map) => map.clone(),
+        _ => JsonObject::new(),
+    };
+    schema.insert("type".into(), json!("object"));
+    let properties = schema.entry("properties").or_insert_with(|| json!({}));
+    if !properties.is_object() {
+        *properties = json!({});
+    }
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert("tab_id".into(), tab_id_property());
+    }
+    let action = spec
+        .name
+        .strip_prefix(&format!("{}_", spec.adapter))
+        .unwrap_or(&spec.name)
+        .replace('_', " ");
+    Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        Arc::new(schema),
+    )
+    .with_title(format!("{}: {action}", spec.adapter))
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(spec.annotations.read_only)
+            .destructive(spec.annotations.destructive)
+            .idempotent(spec.annotations.idempotent)
+            .open_world(true),
+    )
+}
+
+/// A light check of `args` against the top level of a JSON schema: required properties are
+/// present and declared property types match. (Deeper rules are the page's to enforce; its
+/// errors come back as INVALID_ARGS.)
+fn check_arguments(schema: &Value, args: &JsonObject) -> Result<(), String> {
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !args.contains_key(name) {
+                return Err(format!("missing required argument `{name}`"));
+            }
+        }
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (name, value) in args {
+        let Some(declared) = properties.get(name).and_then(|p| p.get("type")) else {
+            continue;
+        };
+        let allowed: Vec<&str> = match declared {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        if !allowed.iter().any(|t| has_type(value, t)) {
+            return Err(format!(
+                "argument `{name}` must be of type {}",
+                allowed.join(" or ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn has_type(value: &Value, json_type: &str) -> bool {
+    match json_type {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "null" => value.is_null(),
+        // A type this check does not know: let the page decide.
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_objects_with_compact_text() {
+        let result = success(json!([{"title": "a"}]));
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"result": [{"title": "a"}]}))
+        );
+        assert_eq!(
+            result.content[0].as_text().unwrap().text,
+            r#"[{"title":"a"}]"#
+        );
+        assert_eq!(result.is_error, Some(false));
+        let result = success(json!({"added": "x"}));
+        assert_eq!(result.structured_content, Some(json!({"added": "x"})));
+    }
+
+    #[test]
+    fn tool_errors_carry_the_code() {
+        let result = tool_error(&WireError::new(ErrorCode::NoSuchTab, "no tab 9"));
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result.content[0].as_text().unwrap().text,
+            "NO_SUCH_TAB: no tab 9"
+        );
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"error": {"code": "NO_SUCH_TAB", "message": "no tab 9"}}))
+        );
+    }
+
+    #[test]
+    fn site_tools_get_tab_id_and_hints() {
+        let spec = ToolSpec {
+            name: "todomvc_add_todo".into(),
+            adapter: "todomvc".into(),
+            description: "Add".into(),
+            input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}},
+                                 "required": ["title"]}),
+            annotations: bridge::adapter::ToolAnnotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+            },
+        };
+        let tool = site_tool(&spec);
+        assert_eq!(tool.input_schema["properties"]["tab_id"]["type"], "integer");
+        assert_eq!(tool.input_schema["required"], json!(["title"]));
+        assert_eq!(tool.title.as_deref(), Some("todomvc: add todo"));
+        let hints = tool.annotations.unwrap();
+        assert_eq!(hints.destructive_hint, Some(true));
+        assert_eq!(hints.read_only_hint, Some(false));
+
+        // A page's schema that is not an object still yields a valid object schema.
+        let odd = ToolSpec {
+            input_schema: json!("nonsense"),
+            ..spec
+        };
+        let tool = site_tool(&odd);
+        assert_eq!(tool.input_schema["type"], "object");
+        assert!(tool.input_schema["properties"]["tab_id"].is_object());
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_schema_top_level() {
+        let schema = json!({"type": "object", "properties": {"title": {"type": "string"},
+                            "n": {"type": ["integer", "null"]}}, "required": ["title"]});
+        let args = |v: Value| v.as_object().unwrap().clone();
+        assert!(check_arguments(&schema, &args(json!({"title": "x"}))).is_ok());
+        assert!(
+            check_arguments(&schema, &args(json!({"title": "x", "n": null, "extra": 1}))).is_ok()
+        );
+        assert!(
+            check_arguments(&schema, &args(json!({})))
+                .unwrap_err()
+                .contains("title")
+        );
+        assert!(
+            check_arguments(&schema, &args(json!({"title": 3})))
+                .unwrap_err()
+                .contains("string")
+        );
+        assert!(check_arguments(&schema, &args(json!({"title": "x", "n": 1.5}))).is_err());
+    }
+
+    #[test]
+    fn tab_id_must_be_a_non_negative_integer() {
+        let mut args = json!({"tab_id": 4, "x": 1}).as_object().unwrap().clone();
+        assert_eq!(take_tab_id(&mut args).unwrap(), Some(4));
+        assert!(!args.contains_key("tab_id"));
+        for bad in [json!(-1), json!("4"), json!(1.5)] {
+            let mut args = json!({"tab_id": bad}).as_object().unwrap().clone();
+            assert!(take_tab_id(&mut args).is_err());
+        }
+    }
+}

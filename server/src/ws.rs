@@ -1,0 +1,219 @@
+//! The browser WebSocket on 127.0.0.1: binding the port (a port held by another program is
+//! reported, never fought over), the authenticated handshake, and one reader loop plus one
+//! writer task per socket, which feed the [`Hub`].
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+
+use crate::auth::{self, HandshakePolicy};
+use crate::hub::{ConnId, Hub, Link};
+
+/// A client that connects but does not finish its handshake is dropped after this long.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    #[error("port {0} on 127.0.0.1 is in use by another program")]
+    InUse(u16),
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Other { port: u16, source: io::Error },
+}
+
+/// Binds 127.0.0.1:`port` (loopback only: never every interface).
+pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
+    TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+        .await
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::AddrInUse => BindError::InUse(port),
+            _ => BindError::Other { port, source },
+        })
+}
+
+/// Binds the port and serves extensions on it until the process ends. When the port cannot be
+/// had, the hub learns why (its browser tools answer NOT_CONNECTED saying so) and MCP goes on.
+pub async fn run(
+    port: u16,
+    hub: Arc<Hub>,
+    policy: Arc<HandshakePolicy>,
+    seen_marker: Option<PathBuf>,
+) {
+    let listener = match bind(port).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            match &e {
+                BindError::InUse(_) => {
+                    tracing::error!(
+                        "{e}; browser tools will answer NOT_CONNECTED. Start tabwire \
+                        with --port N (and set the same port in the extension) to use another port"
+                    );
+                    hub.set_link(Link::PortInUse);
+                }
+                BindError::Other { .. } => {
+                    tracing::error!("{e}; browser tools will answer NOT_CONNECTED");
+                    hub.set_link(Link::Failed(e.to_string()));
+                }
+            }
+            return;
+        }
+    };
+    hub.set_link(Link::Listening);
+    tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/");
+    serve(listener, hub, policy, seen_marker).await;
+}
+
+/// Accepts sockets on `listener` forever.
+pub async fn serve(
+    listener: TcpListener,
+    hub: Arc<Hub>,
+    policy: Arc<HandshakePolicy>,
+    seen_marker: Option<PathBuf>,
+) {
+    let seen_marker: Option<Arc<Path>> = seen_marker.map(Arc::from);
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                let (hub, policy, seen_marker) = (hub.clone(), policy.clone(), seen_marker.clone());
+                tokio::spawn(handle(stream, peer, hub, policy, seen_marker));
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: wait a little rather than spin.
+                tracing::warn!(error = %e, "accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// Accepts the upgrade with subprotocol `tabwire.v1`, or refuses it with HTTP 403.
+#[allow(
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback fixes these types"
+)]
+fn answer_handshake(
+    policy: &HandshakePolicy,
+    peer: SocketAddr,
+    request: &Request,
+    mut response: Response,
+) -> Result<Response, ErrorResponse> {
+    match auth::authorize(policy, request.headers()) {
+        Ok(()) => {
+            response.headers_mut().insert(
+                header::SEC_WEBSOCKET_PROTOCOL,
+                HeaderValue::from_static(auth::PROTOCOL),
+            );
+            Ok(response)
+        }
+        Err(refusal) => {
+            // The origin is no secret; the protocol list (which may hold one) is never logged.
+            tracing::warn!(%peer, origin = ?request.headers().get(header::ORIGIN),
+                reason = %refusal, "refused a WebSocket handshake");
+            let mut refused = ErrorResponse::new(Some(refusal.to_string()));
+            *refused.status_mut() = StatusCode::FORBIDDEN;
+            Err(refused)
+        }
+    }
+}
+
+async fn handle(
+    stream: TcpStream,
+    peer: SocketAddr,
+    hub: Arc<Hub>,
+    policy: Arc<HandshakePolicy>,
+    seen_marker: Option<Arc<Path>>,
+) {
+    // Calls are small request/response frames: send each at once.
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "TCP_NODELAY not set");
+    }
+    #[allow(
+        clippy::result_large_err,
+        reason = "tungstenite's handshake callback fixes these types"
+    )]
+    let check =
+        |request: &Request, response: Response| answer_handshake(&policy, peer, request, response);
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES));
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
+    let socket = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok(socket)) => socket,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "WebSocket handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "WebSocket handshake timed out");
+            return;
+        }
+    };
+    if let Some(marker) = seen_marker {
+        remember_browser(&marker);
+    }
+
+    let (mut sink, mut frames) = socket.split();
+    let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+    let conn = hub.connect(outbox);
+    tracing::info!(conn, %peer, "browser extension connected");
+
+    // The writer sends everything queued, then flushes once: a burst costs one syscall.
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = queue.recv().await {
+            let mut result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
+            while result.is_ok()
+                && let Ok(frame) = queue.try_recv()
+            {
+                result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
+            }
+            if let Err(e) = result.and(sink.flush().await) {
+                tracing::debug!(error = %e, "writing to the browser socket failed");
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+
+    read_frames(conn, &hub, &mut frames).await;
+    hub.disconnect(conn);
+    writer.abort();
+    tracing::info!(conn, "browser extension disconnected");
+}
+
+async fn read_frames<S>(conn: ConnId, hub: &Hub, frames: &mut S)
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    while let Some(frame) = frames.next().await {
+        match frame {
+            Ok(Message::Text(text)) => hub.handle_frame(conn, text.as_str()),
+            Ok(Message::Binary(_)) => hub.refuse_binary_frame(conn),
+            Ok(Message::Close(_)) => break,
+            // Pings are answered by tungstenite itself.
+            Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
+            Err(e) => {
+                tracing::debug!(conn, error = %e, "browser socket error");
+                break;
+            }
+        }
+    }
+}
+
+/// Leaves the marker that makes the next process's first `tools/list` wait for the browser.
+fn remember_browser(marker: &Path) {
+    if marker.exists() {
+        return;
+    }
+    if let Err(e) = std::fs::write(marker, b"") {
+        tracing::debug!(path = %marker.display(), error = %e, "cannot write the browser-seen marker");
+    }
+}

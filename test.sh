@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Tabwire's test command (the README's): build everything, install the test apps and the Python test
+# environment, then run the Rust checks and the end-to-end tests. Run from anywhere; works in CI (CI=true,
+# no stdin). The pytest summary is the last thing printed.
+set -euo pipefail
+cd "$(dirname "$0")"
+CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
+mkdir -p "$CACHE"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "build (./build.sh)"
+./build.sh
+step "test environment"
+. scripts/test-env.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"
+cargo test --workspace
+
+step "end-to-end tests"
+exec "$VENV/bin/python" -m pytest tests/e2e -v
