@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::adapter::Adapter;
+pub use crate::protocol::RuntimeKind;
 use crate::protocol::{RequestId, ToolSpec, WireError};
 
 /// From the content script to the service worker.
@@ -40,15 +41,6 @@ pub enum FromPage {
         state: Value,
         ts: u64,
     },
-}
-
-/// Which build of the content-script runtime runs in a page: the wasm module, or its wasm2js
-/// translation (the fallback on pages whose CSP forbids compiling wasm).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RuntimeKind {
-    Wasm,
-    Js,
 }
 
 /// From the service worker to the content script.

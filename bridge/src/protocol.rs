@@ -109,6 +109,15 @@ pub struct ToolSpec {
     pub annotations: ToolAnnotations,
 }
 
+/// Which build of the content-script runtime runs in a page: the wasm module, or its wasm2js
+/// translation (the fallback on pages whose CSP forbids compiling wasm).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKind {
+    Wasm,
+    Js,
+}
+
 /// A tab and the tools it currently offers.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TabTools {
@@ -119,6 +128,9 @@ pub struct TabTools {
     pub title: String,
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// Which injector build runs in the tab, once it said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeKind>,
 }
 
 /// Messages the extension sends to the server.
@@ -415,11 +427,13 @@ mod tests {
                     input_schema: json!({"type":"object"}),
                     annotations: ToolAnnotations::default(),
                 }],
+                runtime: Some(RuntimeKind::Js),
             }),
             json!({"type":"tools_updated","tab":7,"url":"http://127.0.0.1/","title":"T",
                    "tools":[{"name":"todomvc_add_todo","adapter":"todomvc","description":"Add",
                              "input_schema":{"type":"object"},
-                             "annotations":{"read_only":false,"destructive":false,"idempotent":false}}]}),
+                             "annotations":{"read_only":false,"destructive":false,"idempotent":false}}],
+                   "runtime":"js"}),
         );
     }
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
-use bridge::protocol::{BrowserInfo, RequestId, TabTools, ToolSpec};
+use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, ToServer, WireError};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -51,6 +51,9 @@ pub struct TabInfo {
     pub tools: Vec<String>,
     /// The most recently focused tab (the one per-site tools go to by default).
     pub focused: bool,
+    /// Which injector build runs there: `wasm`, or `js` on pages whose CSP forbids wasm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeKind>,
 }
 
 /// How waiting for a tab's tools ended.
@@ -98,6 +101,7 @@ struct Tab {
     url: String,
     title: String,
     tools: Vec<Arc<ToolSpec>>,
+    runtime: Option<RuntimeKind>,
     /// Clock of the last `tab_focused` (0: never).
     focused_at: u64,
     /// Clock of the last registration of its tools.
@@ -392,6 +396,7 @@ impl Hub {
                 url: String::new(),
                 title: String::new(),
                 tools: Vec::new(),
+                runtime: None,
                 focused_at: 0,
                 registered_at: 0,
             })
@@ -498,6 +503,7 @@ impl Hub {
                 title: t.title.clone(),
                 tools: t.tools.iter().map(|tool| tool.name.clone()).collect(),
                 focused: Some(*id) == focused,
+                runtime: t.runtime,
             })
             .collect()
     }
@@ -744,6 +750,7 @@ fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
             url: tab.url,
             title: tab.title,
             tools: tab.tools.into_iter().map(Arc::new).collect(),
+            runtime: tab.runtime,
             focused_at,
             registered_at,
         },

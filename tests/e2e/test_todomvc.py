@@ -74,6 +74,12 @@ async def test_todo_flow(variant, opened_by, tabwire, launch_chromium, extension
         )
     assert await stored_todos(browser.cdp, page) == []
 
+    # The injector build that runs is the wasm module, or its wasm2js translation where the CSP
+    # forbids compiling wasm: the fallback is what makes the CSP variants work at all.
+    tabs = _tabs_from((await tabwire.call_ok("browser_tabs")).structured)
+    runtimes = [t.get("runtime") for t in tabs if t.get("url", "").startswith(url)]
+    assert runtimes == ["wasm" if variant == "plain" else "js"], f"{variant}: {tabs}"
+
     # Add two todos, toggle one, list them with the right states.
     await tabwire.call_ok("todomvc_add_todo", {"title": "Buy milk"})
     await tabwire.call_ok("todomvc_add_todo", {"title": "Walk the dog"})

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use bridge::adapter::Adapter;
 use bridge::page::{FromPage, ToPage};
-use bridge::protocol::{BrowserInfo, RequestId, TabId};
+use bridge::protocol::{BrowserInfo, RequestId, TabId, TabTools};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 
@@ -287,13 +287,13 @@ impl Core {
                 timeout_ms,
             } => {
                 if let Some(entry) = self.tabs.get(tab)
-                    && !entry.tools.tools.iter().any(|t| t.name == tool)
+                    && !entry.tools.iter().any(|t| t.name == tool)
                 {
                     let error = WireError::new(
                         ErrorCode::NoSuchTool,
                         format!(
                             "tab {tab} ({}) offers no tool {tool:?}; it offers: {}",
-                            entry.tools.url,
+                            entry.url,
                             tool_list(entry)
                         ),
                     );
@@ -572,12 +572,11 @@ impl Core {
     }
 }
 
-fn tool_list(entry: &tabs::TabEntry) -> String {
-    if entry.tools.tools.is_empty() {
+fn tool_list(entry: &TabTools) -> String {
+    if entry.tools.is_empty() {
         return "none".into();
     }
     entry
-        .tools
         .tools
         .iter()
         .map(|t| t.name.as_str())

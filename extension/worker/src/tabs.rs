@@ -9,38 +9,19 @@ use bridge::adapter::{Adapter, ToolDef};
 use bridge::names::{MAX_TOOL_NAME, public_tool_name, sanitize};
 use bridge::page::RuntimeKind;
 use bridge::protocol::{TabId, TabTools, ToolSpec};
-use serde::{Deserialize, Serialize};
 
 /// Most tools one tab may offer; more is a misbehaving page.
 pub const MAX_TOOLS_PER_TAB: usize = 128;
 /// Longest URL or title kept for a tab.
 pub const MAX_TEXT: usize = 2048;
 
-/// One tab running the runtime, as persisted (the `TabTools` fields plus `runtime`; written out
-/// rather than `#[serde(flatten)]`, which costs the wasm module a lot of code).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TabEntry {
-    pub tools: TabTools,
-    pub runtime: Option<RuntimeKind>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct StoredTab {
-    tab: TabId,
-    url: String,
-    title: String,
-    tools: Vec<ToolSpec>,
-    #[serde(default)]
-    runtime: Option<RuntimeKind>,
-}
-
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct TabRegistry {
-    tabs: BTreeMap<TabId, TabEntry>,
+    tabs: BTreeMap<TabId, TabTools>,
 }
 
 impl TabRegistry {
-    pub fn get(&self, tab: TabId) -> Option<&TabEntry> {
+    pub fn get(&self, tab: TabId) -> Option<&TabTools> {
         self.tabs.get(&tab)
     }
 
@@ -54,20 +35,18 @@ impl TabRegistry {
 
     /// The runtime started (or restarted after an in-place navigation) in `tab`.
     pub fn page_ready(&mut self, tab: TabId, url: &str, title: &str, runtime: Option<RuntimeKind>) {
-        let entry = self.tabs.entry(tab).or_insert_with(|| TabEntry {
-            tools: TabTools {
-                tab,
-                url: String::new(),
-                title: String::new(),
-                tools: Vec::new(),
-            },
+        let entry = self.tabs.entry(tab).or_insert_with(|| TabTools {
+            tab,
+            url: String::new(),
+            title: String::new(),
+            tools: Vec::new(),
             runtime,
         });
-        if entry.tools.url != url {
-            entry.tools.tools.clear();
+        if entry.url != url {
+            entry.tools.clear();
         }
-        entry.tools.url = cap(url);
-        entry.tools.title = cap(title);
+        entry.url = cap(url);
+        entry.title = cap(title);
         if runtime.is_some() {
             entry.runtime = runtime;
         }
@@ -83,8 +62,8 @@ impl TabRegistry {
     ) -> TabTools {
         self.page_ready(tab, url, title, None);
         let entry = self.tabs.get_mut(&tab).expect("page_ready inserted it");
-        entry.tools.tools = tools;
-        entry.tools.clone()
+        entry.tools = tools;
+        entry.clone()
     }
 
     /// Forgets a closed tab; whether it was known.
@@ -98,9 +77,9 @@ impl TabRegistry {
     pub fn navigated(&mut self, tab: TabId, url: &str) -> bool {
         match self.tabs.get_mut(&tab) {
             Some(entry) => {
-                if entry.tools.url != url {
-                    entry.tools.url = cap(url);
-                    entry.tools.tools.clear();
+                if entry.url != url {
+                    entry.url = cap(url);
+                    entry.tools.clear();
                 }
                 true
             }
@@ -110,49 +89,28 @@ impl TabRegistry {
 
     pub fn set_title(&mut self, tab: TabId, title: &str) {
         if let Some(entry) = self.tabs.get_mut(&tab) {
-            entry.tools.title = cap(title);
+            entry.title = cap(title);
         }
     }
 
     /// Every known tab's tools, for `tools_snapshot`.
     pub fn snapshot(&self) -> Vec<TabTools> {
-        self.tabs.values().map(|e| e.tools.clone()).collect()
+        self.tabs.values().cloned().collect()
     }
 
     /// The entries, for `chrome.storage.session` (the popup and a restarted worker read them).
     pub fn to_json(&self) -> String {
-        let stored: Vec<StoredTab> = self
-            .tabs
-            .values()
-            .map(|e| StoredTab {
-                tab: e.tools.tab,
-                url: e.tools.url.clone(),
-                title: e.tools.title.clone(),
-                tools: e.tools.tools.clone(),
-                runtime: e.runtime,
-            })
-            .collect();
-        serde_json::to_string(&stored).expect("tabs serialize")
+        let tabs: Vec<&TabTools> = self.tabs.values().collect();
+        serde_json::to_string(&tabs).expect("tabs serialize")
     }
 
     /// Restores persisted entries, keeping only tabs still open at the same URL (`live`).
     pub fn restore(json: &str, live: &[(TabId, String)]) -> TabRegistry {
-        let stored: Vec<StoredTab> = serde_json::from_str(json).unwrap_or_default();
+        let stored: Vec<TabTools> = serde_json::from_str(json).unwrap_or_default();
         let tabs = stored
             .into_iter()
             .filter(|s| live.iter().any(|(id, url)| *id == s.tab && *url == s.url))
-            .map(|s| {
-                let entry = TabEntry {
-                    tools: TabTools {
-                        tab: s.tab,
-                        url: s.url,
-                        title: s.title,
-                        tools: s.tools,
-                    },
-                    runtime: s.runtime,
-                };
-                (s.tab, entry)
-            })
+            .map(|s| (s.tab, s))
             .collect();
         TabRegistry { tabs }
     }
@@ -332,9 +290,9 @@ mod tests {
         let spec = tool_spec(&todomvc(), &todomvc().tools[0]);
         reg.set_tools(1, "http://127.0.0.1/#/", "T", vec![spec.clone()]);
         assert!(reg.navigated(1, "http://127.0.0.1/#/"));
-        assert_eq!(reg.get(1).unwrap().tools.tools.len(), 1);
+        assert_eq!(reg.get(1).unwrap().tools.len(), 1);
         assert!(reg.navigated(1, "http://127.0.0.1/other"));
-        assert!(reg.get(1).unwrap().tools.tools.is_empty());
+        assert!(reg.get(1).unwrap().tools.is_empty());
         assert!(!reg.navigated(2, "http://x/"));
     }
 
@@ -358,6 +316,6 @@ mod tests {
     fn long_titles_are_capped_on_char_boundaries() {
         let mut reg = TabRegistry::default();
         reg.page_ready(1, "http://a/", &"é".repeat(MAX_TEXT), None);
-        assert!(reg.get(1).unwrap().tools.title.len() <= MAX_TEXT);
+        assert!(reg.get(1).unwrap().title.len() <= MAX_TEXT);
     }
 }

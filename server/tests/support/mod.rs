@@ -1,0 +1,265 @@
+//! Shared by the binary tests and the round-trip benchmark: a temp HOME, secret and port for
+//! one real `tabwire mcp`, rmcp's client on its stdio, and a fake extension on its WebSocket.
+// Each includer uses a different subset.
+#![allow(dead_code, unused_imports)]
+
+pub use std::process::Stdio;
+pub use std::sync::Arc;
+pub use std::sync::atomic::{AtomicUsize, Ordering};
+pub use std::time::{Duration, Instant};
+
+pub use futures_util::{SinkExt, StreamExt};
+pub use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+pub use rmcp::service::{NotificationContext, RunningService};
+pub use rmcp::transport::TokioChildProcess;
+pub use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServiceExt};
+pub use serde_json::{Value, json};
+pub use tokio::net::TcpStream;
+pub use tokio::sync::Notify;
+pub use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+pub use tokio_tungstenite::tungstenite::http::HeaderValue;
+pub use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+pub use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub const EXTENSION_ID: &str = "nfoddanklbblmbkneanahdhgiikgphao";
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A temp HOME, a secret file and a free port for one `tabwire mcp`.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    pub secret: String,
+    pub port: u16,
+}
+
+impl Setup {
+    pub fn new() -> Setup {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "0123456789abcdef".repeat(4);
+        let path = dir.path().join("secret");
+        std::fs::write(&path, format!("{secret}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Setup { dir, secret, port }
+    }
+
+    pub fn command(&self, extra: &[&str]) -> tokio::process::Command {
+        // TABWIRE_BIN: measure another build (e.g. the release one) with the benchmark below.
+        let binary =
+            std::env::var_os("TABWIRE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tabwire").into());
+        let mut command = tokio::process::Command::new(binary);
+        command
+            .arg("mcp")
+            .args(["--port", &self.port.to_string()])
+            .arg("--secret-file")
+            .arg(self.dir.path().join("secret"))
+            .args(extra)
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("RUST_LOG", "warn");
+        command
+    }
+
+    pub async fn start(&self, extra: &[&str]) -> (RunningService<RoleClient, Counter>, Counter) {
+        let (transport, _stderr) = TokioChildProcess::builder(self.command(extra))
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let counter = Counter::default();
+        let client = counter.clone().serve(transport).await.unwrap();
+        (client, counter)
+    }
+
+    pub fn origin(&self) -> String {
+        format!("chrome-extension://{EXTENSION_ID}")
+    }
+
+    pub fn protocols(&self) -> String {
+        format!("tabwire.v1, tabwire.secret.{}", self.secret)
+    }
+
+    /// Opens the WebSocket with these headers, retrying while the port is not bound yet.
+    pub async fn handshake(
+        &self,
+        path: &str,
+        origin: Option<&str>,
+        protocols: Option<&str>,
+    ) -> Result<Socket, WsError> {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let mut request = format!("ws://127.0.0.1:{}{path}", self.port)
+                .into_client_request()
+                .unwrap();
+            if let Some(origin) = origin {
+                request
+                    .headers_mut()
+                    .insert("Origin", HeaderValue::from_str(origin).unwrap());
+            }
+            if let Some(protocols) = protocols {
+                request.headers_mut().insert(
+                    "Sec-WebSocket-Protocol",
+                    HeaderValue::from_str(protocols).unwrap(),
+                );
+            }
+            match tokio_tungstenite::connect_async(request).await {
+                // Not listening yet: the process is still starting.
+                Err(WsError::Io(_)) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok((socket, response)) => {
+                    assert_eq!(
+                        response.headers().get("Sec-WebSocket-Protocol").unwrap(),
+                        "tabwire.v1"
+                    );
+                    return Ok(socket);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub async fn extension(&self) -> Socket {
+        self.handshake("/", Some(&self.origin()), Some(&self.protocols()))
+            .await
+            .expect("our extension is accepted")
+    }
+}
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+pub struct Counter {
+    list_changed: Arc<AtomicUsize>,
+    changed: Arc<Notify>,
+}
+
+impl Counter {
+    pub fn count(&self) -> usize {
+        self.list_changed.load(Ordering::SeqCst)
+    }
+
+    pub async fn wait_above(&self, before: usize) {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while self.count() <= before {
+            let notified = self.changed.notified();
+            if self.count() > before {
+                break;
+            }
+            tokio::time::timeout_at(deadline, notified)
+                .await
+                .expect("tools/list_changed within the deadline");
+        }
+    }
+}
+
+impl ClientHandler for Counter {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+}
+
+pub async fn send(socket: &mut Socket, frame: Value) {
+    socket.send(Message::text(frame.to_string())).await.unwrap();
+}
+
+pub async fn receive(socket: &mut Socket) -> Value {
+    loop {
+        let frame = tokio::time::timeout(DEADLINE, socket.next())
+            .await
+            .expect("a frame within the deadline")
+            .expect("socket open")
+            .expect("frame");
+        if let Message::Text(text) = frame {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Says hello and returns the welcome.
+pub async fn hello(socket: &mut Socket) -> Value {
+    send(
+        socket,
+        json!({"type": "hello", "protocol": 1, "extension_version": "test", "instance_id": "fake",
+               "browser": {"name": "fake", "version": "0", "user_agent": "test"}}),
+    )
+    .await;
+    let welcome = receive(socket).await;
+    assert_eq!(welcome["type"], "welcome", "{welcome}");
+    welcome
+}
+
+/// The todomvc tools as a page registers them, built from the adapter in `welcome`.
+pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
+    let adapter = welcome["adapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "todomvc")
+        .expect("welcome carries the todomvc adapter");
+    adapter["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            json!({"name": format!("todomvc_{}", tool["name"].as_str().unwrap()),
+                   "adapter": "todomvc", "description": tool["description"],
+                   "input_schema": tool.get("input_schema").cloned()
+                        .unwrap_or(json!({"type": "object", "properties": {}})),
+                   "annotations": tool.get("annotations").cloned().unwrap_or(json!({}))})
+        })
+        .collect()
+}
+
+/// Plays the page: answers each call_tool like a TodoMVC tab would.
+pub async fn play_page(mut socket: Socket) {
+    while let Some(Ok(frame)) = socket.next().await {
+        let Message::Text(text) = frame else { continue };
+        let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        if frame["type"] != "call_tool" {
+            continue;
+        }
+        let id = frame["id"].clone();
+        let answer = match frame["tool"].as_str().unwrap() {
+            "todomvc_add_todo" => {
+                json!({"type": "call_tool_result", "id": id,
+                       "result": {"added": frame["args"]["title"], "tab": frame["tab"]}})
+            }
+            "todomvc_list_todos" => json!({"type": "call_tool_result", "id": id,
+                       "result": [{"title": "Buy milk", "completed": false}]}),
+            _ => json!({"type": "call_tool_error", "id": id,
+                        "error": {"code": "ELEMENT_NOT_FOUND", "message": "no todo titled that"}}),
+        };
+        send(&mut socket, answer).await;
+    }
+}
+
+pub async fn call(
+    client: &RunningService<RoleClient, Counter>,
+    name: &'static str,
+    args: Value,
+) -> CallToolResult {
+    let args: JsonObject = serde_json::from_value(args).unwrap();
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+pub fn text(result: &CallToolResult) -> &str {
+    &result.content[0].as_text().expect("a text content").text
+}
+
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
