@@ -21,5 +21,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-20} s)"
+scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
+
 step "end-to-end tests"
 exec "$VENV/bin/python" -m pytest tests/e2e -v

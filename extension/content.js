@@ -18,5 +18,13 @@
     }
     globalThis.__tabwireRuntime = runtime;
     module.start(runtime);
+    // A stopped service worker (crash, update, DevTools) disconnects this port; reconnecting
+    // starts it again at once, so it reconnects to tabwire instead of waiting for its alarm.
+    const holdWorker = () => {
+      try {
+        chrome.runtime.connect({ name: "tabwire-wake" }).onDisconnect.addListener(holdWorker);
+      } catch (e) {} // the extension was reloaded or removed: this page's runtime is done
+    };
+    holdWorker();
   })().catch((e) => console.error("tabwire: the runtime failed to start", e));
 })();

@@ -18,6 +18,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   });
   return true; // answered asynchronously
 });
+// Pages hold a port to the worker: when Chrome stops the worker they reconnect, which starts it again.
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === "tabwire-wake" && port.sender?.id === chrome.runtime.id) deliver("wake", []);
+});
 chrome.runtime.onStartup.addListener(() => deliver("wake", []));
 chrome.runtime.onInstalled.addListener(() => deliver("wake", []));
 chrome.alarms.onAlarm.addListener((alarm) => deliver("alarm", [alarm.name]));

@@ -326,7 +326,12 @@ impl Hub {
         st.tabs.retain(|_, t| t.conn != conn);
         for tab in tabs {
             let focused_at = focus.get(&tab.tab).copied().unwrap_or(0);
-            register(&mut st, conn, tab, focused_at);
+            register(
+                &mut st,
+                conn,
+                vet_tools(&self.config.adapters, tab),
+                focused_at,
+            );
         }
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
@@ -339,7 +344,12 @@ impl Hub {
             return;
         }
         let focused_at = st.tabs.get(&tab.tab).map_or(0, |t| t.focused_at);
-        register(&mut st, conn, tab, focused_at);
+        register(
+            &mut st,
+            conn,
+            vet_tools(&self.config.adapters, tab),
+            focused_at,
+        );
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
         self.bump(tools_changed);
@@ -731,6 +741,77 @@ impl Drop for AbandonOnDrop<'_> {
     }
 }
 
+/// Tool names a site tool may never take: the meta-tools (see mcp.rs).
+const RESERVED_TOOL_NAMES: &[&str] = &["browser_tabs", "browser_open", "site_call"];
+
+/// Longest description, and largest input schema (as JSON), of a tool no loaded adapter defines
+/// (one the page registered itself): page text costs the model's context and is untrusted.
+const MAX_PEER_DESCRIPTION: usize = 1024;
+const MAX_PEER_SCHEMA_BYTES: usize = 16 * 1024;
+
+/// Vets the tools a peer registers for a tab. A tool of a loaded adapter must be one that adapter
+/// defines, and is described in the adapter's own words (never the peer's copy). A tool of any
+/// other adapter (a page's own registration) must carry a clean `<adapter>_<tool>` name, gets its
+/// description capped and a bounded schema. None may take a meta-tool's name or a loaded
+/// adapter's tool name, and a name is offered once per tab.
+fn vet_tools(adapters: &[Adapter], mut tab: TabTools) -> TabTools {
+    use bridge::names::{MAX_TOOL_NAME, is_identifier, public_tool_name};
+    let offered = std::mem::take(&mut tab.tools);
+    let mut refused = 0;
+    for mut spec in offered {
+        let vetted = match adapters.iter().find(|a| a.name == spec.adapter) {
+            Some(adapter) => adapter
+                .tools
+                .iter()
+                .find(|t| public_tool_name(&adapter.name, &t.name) == spec.name)
+                .map(|t| ToolSpec {
+                    name: spec.name.clone(),
+                    adapter: adapter.name.clone(),
+                    description: t.description.clone(),
+                    input_schema: t.input_schema.clone(),
+                    annotations: t.annotations,
+                }),
+            None => {
+                let clean = is_identifier(&spec.name, MAX_TOOL_NAME)
+                    && spec.name.starts_with(&format!("{}_", spec.adapter))
+                    && !adapters.iter().any(|a| {
+                        a.tools
+                            .iter()
+                            .any(|t| public_tool_name(&a.name, &t.name) == spec.name)
+                    })
+                    && spec.input_schema.is_object()
+                    && spec.input_schema.to_string().len() <= MAX_PEER_SCHEMA_BYTES;
+                clean.then(|| {
+                    if let Some((cut, _)) =
+                        spec.description.char_indices().nth(MAX_PEER_DESCRIPTION)
+                    {
+                        spec.description.truncate(cut);
+                    }
+                    spec
+                })
+            }
+        };
+        match vetted {
+            Some(v)
+                if !RESERVED_TOOL_NAMES.contains(&v.name.as_str())
+                    && !tab.tools.iter().any(|t| t.name == v.name) =>
+            {
+                tab.tools.push(v)
+            }
+            _ => refused += 1,
+        }
+    }
+    if refused > 0 {
+        tracing::warn!(
+            tab = tab.tab,
+            refused,
+            "dropped tools with unclean names, tools a loaded adapter does not define, or tools \
+             that would shadow a meta-tool or an adapter's tool"
+        );
+    }
+    tab
+}
+
 /// Records `tab`'s tools as registered now.
 fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
     st.clock += 1;
@@ -887,7 +968,14 @@ mod tests {
     }
 
     fn hub_with_timeout(call_timeout: Duration) -> Arc<Hub> {
-        let adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
+        let mut adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
+        // The tests' tabs offer todomvc_a and todomvc_b: make them tools the adapter defines.
+        let todomvc = adapters.iter_mut().find(|a| a.name == "todomvc").unwrap();
+        for name in ["a", "b"] {
+            let mut tool = todomvc.tools[0].clone();
+            tool.name = name.into();
+            todomvc.tools.push(tool);
+        }
         let hub = Hub::new(HubConfig {
             port: 17373,
             call_timeout,
@@ -1300,5 +1388,40 @@ mod tests {
             waiter.await.unwrap(),
             ToolsWait::Registered(vec!["todomvc_a".into()])
         );
+    }
+
+    #[test]
+    fn vetting_keeps_adapter_words_and_refuses_shadows() {
+        let adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
+        let spec = |name: &str, adapter: &str, description: &str| ToolSpec {
+            name: name.into(),
+            adapter: adapter.into(),
+            description: description.into(),
+            input_schema: json!({"type": "object"}),
+            annotations: Default::default(),
+        };
+        let tab = TabTools {
+            tab: 1,
+            url: String::new(),
+            title: String::new(),
+            tools: vec![
+                spec("todomvc_add_todo", "todomvc", "forged description"),
+                spec("todomvc_add_todo", "todomvc", "twice"),
+                spec("todomvc_nope", "todomvc", "not defined by the adapter"),
+                spec("browser_tabs", "browser", "shadows a meta-tool"),
+                spec("todomvc_list_todos", "evil", "another adapter's name"),
+                spec("Evil Tool!", "evil", "unclean name"),
+                spec("evil_page_tool", "evil", &"x".repeat(5000)),
+            ],
+            runtime: None,
+        };
+        let vetted = vet_tools(&adapters, tab);
+        let names: Vec<&str> = vetted.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["todomvc_add_todo", "evil_page_tool"]);
+        assert_eq!(
+            vetted.tools[0].description,
+            "Add a todo with the given title."
+        );
+        assert_eq!(vetted.tools[1].description.len(), MAX_PEER_DESCRIPTION);
     }
 }

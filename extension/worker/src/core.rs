@@ -15,6 +15,9 @@ use crate::backoff::Backoff;
 use crate::outbox::Outbox;
 use crate::tabs::{self, Sender, TabRegistry};
 
+/// The largest page answer forwarded: a bridge message, less room for the frame around it.
+pub const MAX_RESULT_BYTES: usize = bridge::MAX_MESSAGE_BYTES - 4096;
+
 /// What to do with the page's answer to a message sent to a tab.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OnReply {
@@ -364,6 +367,18 @@ impl Core {
             return actions; // already answered (the tab closed meanwhile)
         };
         let msg = match reply {
+            // Forwarded, it would be a frame the server must refuse (closing the socket and
+            // every other call on it): fail this call alone.
+            Ok(Some(text)) if text.len() > MAX_RESULT_BYTES => ToServer::CallToolError {
+                id: id.to_owned(),
+                error: WireError::new(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "tab {tab} answered with {} bytes, more than the {MAX_RESULT_BYTES} a result may have",
+                        text.len()
+                    ),
+                ),
+            },
             Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
                 Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
                     ToServer::CallToolResult {
@@ -591,6 +606,15 @@ fn message_kind(msg: &ToServer) -> String {
         .unwrap_or_default()
 }
 
+/// Whether a `tabs.sendMessage` rejection says the page went away before answering: it
+/// navigated, reloaded, went into the back/forward cache, or its tab closed.
+pub fn channel_closed(why: &str) -> bool {
+    why.contains("message channel closed")
+        || why.contains("message port closed")
+        || why.contains("message channel is closed")
+        || why.contains("back/forward cache")
+}
+
 /// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
 pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
     if why.contains("No tab with id") {
@@ -614,7 +638,7 @@ pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireEr
                 ),
             )
         }
-    } else if why.contains("message channel closed") || why.contains("message port closed") {
+    } else if channel_closed(why) {
         WireError::new(
             ErrorCode::Navigated,
             format!("tab {tab} navigated or reloaded before the call finished"),
@@ -823,6 +847,38 @@ mod tests {
         let why = "Could not establish connection. Receiving end does not exist.";
         let sent = frames(&core.on_call_reply("c4", Err(why.into())));
         assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
+    }
+
+    #[test]
+    fn a_page_gone_mid_call_is_navigated_and_a_closed_tab_is_tab_closed() {
+        let bfcache = "The page keeping the extension port is moved into back/forward cache, \
+                       so the message channel is closed.";
+        let closed = "A listener indicated an asynchronous response by returning true, but the \
+                      message channel closed before a response was received";
+        for why in [bfcache, closed] {
+            assert!(channel_closed(why));
+            assert_eq!(
+                classify_send_failure(3, why, true).code,
+                ErrorCode::Navigated
+            );
+        }
+        // What the glue passes on when chrome.tabs.get says the tab is gone.
+        let gone = classify_send_failure(3, "No tab with id: 3.", true);
+        assert_eq!(gone.code, ErrorCode::TabClosed);
+    }
+
+    #[test]
+    fn an_oversized_answer_fails_its_call_with_too_large() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"c9","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let answer =
+            json!({"type":"call_tool_result","id":"c9","result":"x".repeat(MAX_RESULT_BYTES)});
+        let sent = frames(&core.on_call_reply("c9", Ok(Some(answer.to_string()))));
+        assert_eq!(sent[0]["type"], "call_tool_error");
+        assert_eq!(sent[0]["error"]["code"], "TOO_LARGE");
+        assert!(sent[0].to_string().len() < 1024);
     }
 
     #[test]

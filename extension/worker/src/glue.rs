@@ -389,7 +389,17 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     let reply = JsFuture::from(sent).await;
     match on_reply {
         OnReply::CallTool(id) => {
-            let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            let reply = match reply.map(|v| v.as_string()).map_err(|e| error_text(&e)) {
+                // Closing a tab closes its message channel before tabs.onRemoved fires: ask
+                // Chrome whether the tab is gone, so the caller hears TAB_CLOSED, not NAVIGATED.
+                Err(why) if crate::core::channel_closed(&why) => {
+                    match JsFuture::from(chrome::tabs_get(tab as f64)).await {
+                        Err(gone) => Err(error_text(&gone)),
+                        Ok(_) => Err(why),
+                    }
+                }
+                other => other,
+            };
             run(with_core(|core| core.on_call_reply(&id, reply)));
         }
         OnReply::InjectIfMissing => {
