@@ -8,6 +8,7 @@ mod cli;
 mod hub;
 mod mcp;
 mod pairing;
+mod site_state;
 mod ws;
 
 use std::process::ExitCode;
