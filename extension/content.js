@@ -20,9 +20,15 @@
     module.start(runtime);
     // A stopped service worker (crash, update, DevTools) disconnects this port; reconnecting
     // starts it again at once, so it reconnects to tabwire instead of waiting for its alarm.
+    // A port refused at once (no worker to start) is retried with a capped backoff, never in a loop.
+    let retryMs = 0;
     const holdWorker = () => {
+      const since = Date.now();
       try {
-        chrome.runtime.connect({ name: "tabwire-wake" }).onDisconnect.addListener(holdWorker);
+        chrome.runtime.connect({ name: "tabwire-wake" }).onDisconnect.addListener(() => {
+          retryMs = Date.now() - since < 1000 ? Math.min(Math.max(retryMs * 2, 100), 30000) : 0;
+          setTimeout(holdWorker, retryMs);
+        });
       } catch (e) {} // the extension was reloaded or removed: this page's runtime is done
     };
     holdWorker();

@@ -274,7 +274,8 @@ impl Hub {
         for pending in failed {
             let _ = pending.reply.send(Err(WireError::new(
                 ErrorCode::NotConnected,
-                "the browser disconnected during the call",
+                "the browser extension disconnected during the call (its service worker \
+                 stopped, or the browser closed); retry once it reconnects (browser_tabs shows it)",
             )));
         }
         self.bump(tools_changed);

@@ -200,6 +200,11 @@ where
             Ok(Message::Close(_)) => break,
             // Pings are answered by tungstenite itself.
             Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
+            Err(tokio_tungstenite::tungstenite::Error::Capacity(e)) => {
+                tracing::warn!(conn, error = %e, limit = bridge::MAX_MESSAGE_BYTES,
+                    "the extension sent a frame over the size limit; closing its socket");
+                break;
+            }
             Err(e) => {
                 tracing::debug!(conn, error = %e, "browser socket error");
                 break;

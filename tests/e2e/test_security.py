@@ -1,6 +1,6 @@
 """End to end: who may drive the browser. Real web pages in real Chromium cannot open tabwire's WebSocket
 (from 127.0.0.1 on the fixture server's port or on another port, even knowing the secret), while the real
-extension in the same browser can; secrets never show in logs, handshake refusals, tool results or errors;
+extension in the same browser can, and the pages' scripts cannot message the extension either; secrets never show in logs, handshake refusals, tool results or errors;
 the secret file and the extension's pairing file are created with mode 0600.
 
 (The origin, look-alike origin, no/wrong/short secret and secret-in-URL refusals are in
@@ -40,7 +40,7 @@ new Promise((resolve) => {
 
 
 async def test_web_pages_in_chromium_cannot_open_the_socket(
-    tabwire, tabwire_command, launch_chromium, extension_dir, fault_pages, pairing, tmp_path  # noqa: F811
+    tabwire, tabwire_command, launch_chromium, extension_dir, fault_pages, pairing, tmp_path, extension_id  # noqa: F811
 ):
     browser = await launch_chromium(extension_dir=extension_dir)
     other_port = StaticServer(FIXTURE_PAGES, tmp_path / "other-port.log")
@@ -71,6 +71,15 @@ async def test_web_pages_in_chromium_cannot_open_the_socket(
                 return "refused a WebSocket handshake" in log and origin in log
 
             await wait_for(refused, timeout=5, what=f"tabwire's log to show it refused {origin}")
+
+            # Nor can the page's own scripts message the extension (no externally_connectable):
+            # only our content script, in its isolated world, speaks to the worker.
+            reach = await browser.cdp.evaluate(
+                page,
+                "(() => { try { chrome.runtime.sendMessage(%s, {type: 'call_tool_result', id: 'x', result: 1});"
+                " return 'sent'; } catch (e) { return 'refused: ' + e.name; } })()" % json.dumps(extension_id),
+            )
+            assert reach.startswith("refused"), f"a page at {origin} could message the extension: {reach}"
 
         # The extension is still connected and serving.
         out = await tabwire.call_ok("faults_echo", {"n": 1})

@@ -54,14 +54,6 @@ async def round_trip(tabwire: TabwireSession, ext: FakeExtension, n: int) -> Non
     assert not out.is_error and out.structured == {"n": n}, out
 
 
-async def connected(tabwire, pairing, extension_id):
-    ctx = fake_extension(pairing.port, extension_id, pairing.secret)
-    ext = await ctx.__aenter__()
-    await ext.offer(1, [ECHO])
-    await tabwire.wait_for_tools("faults_echo")
-    return ctx, ext
-
-
 @pytest.mark.parametrize(
     "bad_frame, expect",
     [
@@ -138,7 +130,7 @@ async def test_an_answer_from_another_socket_is_dropped(tabwire, pairing, extens
 
 
 async def test_oversized_frame_fails_the_pending_call_at_once_and_the_extension_can_reconnect(
-    tabwire, pairing, extension_id
+    tabwire, tabwire_command, pairing, extension_id
 ):
     async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:
         await ext.offer(1, [ECHO])
@@ -153,6 +145,7 @@ async def test_oversized_frame_fails_the_pending_call_at_once_and_the_extension_
         out = await finish(task)
         assert out.is_error, f"an oversized answer must fail the call: {out}"
         assert error_codes_in(out.text)[:1] in (["TOO_LARGE"], ["NOT_CONNECTED"]), out
+        assert "over the size limit" in tabwire_command.stderr_path.read_text(), "the refusal should be logged"
 
     # The server is healthy: a new socket registers and serves again.
     async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:

@@ -868,6 +868,25 @@ mod tests {
     }
 
     #[test]
+    fn another_tab_cannot_answer_a_call() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        announce(&mut core, 4);
+        let call = json!({"type":"call_tool","id":"c11","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        // Tab 4 (or tab 3 itself) posting an answer as a message is ignored: answers travel
+        // only through the response channel of the message sent to the called tab.
+        let forged = json!({"type":"call_tool_result","id":"c11","result":"forged"}).to_string();
+        for tab in [4, 3] {
+            let (reply, actions) = core.on_page_message(&sender(tab), Some(&forged));
+            assert!(reply.is_none() && frames(&actions).is_empty());
+        }
+        let genuine = json!({"type":"call_tool_result","id":"c11","result":"genuine"}).to_string();
+        let sent = frames(&core.on_call_reply("c11", Ok(Some(genuine))));
+        assert_eq!(sent[0]["result"], "genuine");
+    }
+
+    #[test]
     fn an_oversized_answer_fails_its_call_with_too_large() {
         let mut core = connected();
         announce(&mut core, 3);
