@@ -185,6 +185,9 @@ pub enum Step {
     },
     /// Run `steps` inside the same-origin `<iframe>` matching `selector` (editors often live in one).
     Frame { selector: String, steps: Vec<Step> },
+    /// Load `url` (relative to the page; arguments in it are percent-encoded) and continue with
+    /// the next step in the new page once its runtime is ready. Only a top-level step.
+    Navigate { url: String },
     /// End the call with this value (a JSON template).
     Return { value: Value },
 }
@@ -209,6 +212,7 @@ impl Step {
             Step::ForEach { .. } => "for_each",
             Step::If { .. } => "if",
             Step::Frame { .. } => "frame",
+            Step::Navigate { .. } => "navigate",
             Step::Return { .. } => "return",
         }
     }
@@ -493,6 +497,8 @@ impl ToolDef {
 #[derive(Default)]
 struct Validator {
     problems: Vec<Problem>,
+    /// How deep in nested steps (`within`, `for_each`, `if`, `frame`) the step checked sits.
+    depth: usize,
 }
 
 impl Validator {
@@ -563,6 +569,12 @@ impl Validator {
     }
 
     fn step(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
+        self.depth += 1;
+        self.step_inner(step, path, known);
+        self.depth -= 1;
+    }
+
+    fn step_inner(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
         match step {
             Step::Wait { selector, .. } => self.selector(selector, &path.key("selector"), known),
             Step::Click { selector }
@@ -685,6 +697,15 @@ impl Validator {
             Step::Frame { selector, steps } => {
                 self.selector(selector, &path.key("selector"), known);
                 self.body(steps, &path.key("steps"), known);
+            }
+            Step::Navigate { url } => {
+                if self.depth > 1 {
+                    self.problem(
+                        path.key("step"),
+                        "\"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+                    );
+                }
+                self.template(url, &path.key("url"), known);
             }
             Step::Return { value } => match template::value_references(value) {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
@@ -964,7 +985,8 @@ mod tests {
                 {"step": "if", "selector": "a", "then": [], "else": []},
                 {"step": "for_each", "selector": "li", "into": "rows", "steps": [
                     {"step": "read", "selector": "b", "into": "name"}]},
-                {"step": "frame", "selector": "iframe", "steps": []},
+                {"step": "frame", "selector": "iframe", "steps": [{"step": "navigate", "url": "x"}]},
+                {"step": "navigate", "url": "/search?q={{q}}"},
                 {"step": "return", "value": {"r": "{{rows}}", "n": "{{name}}", "q": "{{q}}"}}
             ]}]
         }))
@@ -977,7 +999,7 @@ mod tests {
                 "tools[0].steps[1].step: \"within\" needs exactly one of \"text_equals\" and \"text_contains\"",
                 "tools[0].steps[2].var: {{nope}} is neither an argument in input_schema.properties nor read by an earlier step (known: q)",
                 "tools[0].steps[3].then: expected steps in \"then\" or \"else\"",
-                "tools[0].steps[5].steps: expected at least one step",
+                "tools[0].steps[5].steps[0].step: \"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
             ]
         );
         assert_eq!(

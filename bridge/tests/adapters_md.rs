@@ -108,6 +108,7 @@ fn every_example_validates_and_every_step_has_one() {
         "for_each",
         "if",
         "frame",
+        "navigate",
         "return",
     ];
     let missing: Vec<&&str> = all.iter().filter(|k| !seen.contains(**k)).collect();
