@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 ADAPTER = {
     "name": "pages",
-    "match": ["http://127.0.0.1/*"],
+    "match": ["http://127.0.0.1/plain/navigate/*"],
     "tools": [
         {
             "name": "search",
