@@ -62,8 +62,8 @@ fn empty_object_schema() -> Value {
 /// itself when `selector` is absent. They find it at once and fail with `ELEMENT_NOT_FOUND` when it is
 /// not there: waiting is explicit (`wait`, or `within` with `timeout_ms`), so a tool never
 /// stalls silently on a selector that a page change broke. ADAPTERS.md is the reference.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "step", rename_all = "snake_case")]
 pub enum Step {
     /// Wait until an element matching `selector` is visible / attached / gone.
     Wait {
@@ -185,8 +185,253 @@ pub enum Step {
     },
     /// Run `steps` inside the same-origin `<iframe>` matching `selector` (editors often live in one).
     Frame { selector: String, steps: Vec<Step> },
+    /// Load `url` (relative to the page; arguments in it are percent-encoded) and continue with
+    /// the next step in the new page once its runtime is ready. Only a top-level step.
+    Navigate { url: String },
     /// End the call with this value (a JSON template).
     Return { value: Value },
+}
+
+/// Every field any step has, flat: deserializing one plain struct and building the variant by
+/// hand avoids serde's buffering of internally tagged enums, which more than doubled the step
+/// parser's share of the injector's wasm.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    step: StepKind,
+    selector: Option<String>,
+    until: Option<WaitUntil>,
+    timeout_ms: Option<u64>,
+    /// `Some(Null)` for an explicit `null` (a `return` of null), `None` when absent.
+    #[serde(default, deserialize_with = "present")]
+    value: Option<Value>,
+    key: Option<String>,
+    label: Option<String>,
+    read: Option<Read>,
+    into: Option<String>,
+    optional: Option<bool>,
+    fields: Option<BTreeMap<String, Field>>,
+    text_selector: Option<String>,
+    text_equals: Option<String>,
+    text_contains: Option<String>,
+    steps: Option<Vec<Step>>,
+    then: Option<Vec<Step>>,
+    #[serde(rename = "else")]
+    otherwise: Option<Vec<Step>>,
+    var: Option<String>,
+    url: Option<String>,
+}
+
+/// The `step` field: an enum, so an unknown kind is reported where it is written.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum StepKind {
+    Wait,
+    Click,
+    Dblclick,
+    Hover,
+    ScrollIntoView,
+    Fill,
+    Blur,
+    Press,
+    Select,
+    Check,
+    Uncheck,
+    Read,
+    Extract,
+    Within,
+    ForEach,
+    If,
+    Frame,
+    Navigate,
+    Return,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+impl RawStep {
+    /// The fields present, by name.
+    fn present(&self) -> Vec<&'static str> {
+        [
+            ("selector", self.selector.is_some()),
+            ("until", self.until.is_some()),
+            ("timeout_ms", self.timeout_ms.is_some()),
+            (
+                "value",
+                self.value
+                    .as_ref()
+                    .is_some_and(|v| !v.is_null() || self.step == StepKind::Return),
+            ),
+            ("key", self.key.is_some()),
+            ("label", self.label.is_some()),
+            ("read", self.read.is_some()),
+            ("into", self.into.is_some()),
+            ("optional", self.optional.is_some()),
+            ("fields", self.fields.is_some()),
+            ("text_selector", self.text_selector.is_some()),
+            ("text_equals", self.text_equals.is_some()),
+            ("text_contains", self.text_contains.is_some()),
+            ("steps", self.steps.is_some()),
+            ("then", self.then.is_some()),
+            ("else", self.otherwise.is_some()),
+            ("var", self.var.is_some()),
+            ("url", self.url.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    fn into_step(self) -> Result<Step, String> {
+        // STEP_KINDS lists the kinds in StepKind's order.
+        let kind = STEP_KINDS[self.step as usize].to_owned();
+        let allowed: &[&str] = match kind.as_str() {
+            "wait" => &["selector", "until", "timeout_ms"],
+            "click" | "dblclick" | "hover" | "scroll_into_view" | "check" | "uncheck" | "blur" => {
+                &["selector"]
+            }
+            "fill" => &["selector", "value"],
+            "press" => &["selector", "key"],
+            "select" => &["selector", "value", "label"],
+            "read" => &["selector", "read", "into", "optional"],
+            "extract" => &["selector", "fields", "into"],
+            "within" => &[
+                "selector",
+                "text_selector",
+                "read",
+                "text_equals",
+                "text_contains",
+                "timeout_ms",
+                "steps",
+            ],
+            "for_each" => &["selector", "steps", "into"],
+            "if" => &["selector", "var", "then", "else"],
+            "frame" => &["selector", "steps"],
+            "navigate" => &["url"],
+            "return" => &["value"],
+            other => {
+                return Err(format!(
+                    "unknown step {other:?}, expected one of {}",
+                    STEP_KINDS.join(", ")
+                ));
+            }
+        };
+        if let Some(extra) = self.present().into_iter().find(|f| !allowed.contains(f)) {
+            return Err(format!(
+                "unknown field `{extra}` in a {kind:?} step, expected one of {}",
+                allowed.join(", ")
+            ));
+        }
+        let missing = |field: &str| format!("missing field `{field}` in a {kind:?} step");
+        let text = |value: Option<Value>, field: &str| match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("`{field}` of a {kind:?} step must be a string")),
+        };
+        let selector = self.selector;
+        let required = |v: Option<String>, field: &str| v.ok_or_else(|| missing(field));
+        Ok(match kind.as_str() {
+            "wait" => Step::Wait {
+                selector: required(selector, "selector")?,
+                until: self.until.unwrap_or_default(),
+                timeout_ms: self.timeout_ms,
+            },
+            "click" => Step::Click { selector },
+            "dblclick" => Step::Dblclick { selector },
+            "hover" => Step::Hover { selector },
+            "scroll_into_view" => Step::ScrollIntoView { selector },
+            "check" => Step::Check { selector },
+            "uncheck" => Step::Uncheck { selector },
+            "blur" => Step::Blur { selector },
+            "fill" => Step::Fill {
+                selector: required(selector, "selector")?,
+                value: text(self.value, "value")?.ok_or_else(|| missing("value"))?,
+            },
+            "press" => Step::Press {
+                selector,
+                key: required(self.key, "key")?,
+            },
+            "select" => Step::Select {
+                selector: required(selector, "selector")?,
+                value: text(self.value, "value")?,
+                label: self.label,
+            },
+            "read" => Step::Read {
+                selector,
+                read: self.read.unwrap_or_default(),
+                into: required(self.into, "into")?,
+                optional: self.optional.unwrap_or_default(),
+            },
+            "extract" => Step::Extract {
+                selector: required(selector, "selector")?,
+                fields: self.fields.ok_or_else(|| missing("fields"))?,
+                into: required(self.into, "into")?,
+            },
+            "within" => Step::Within {
+                selector: required(selector, "selector")?,
+                text_selector: self.text_selector,
+                read: self.read.unwrap_or_default(),
+                text_equals: self.text_equals,
+                text_contains: self.text_contains,
+                timeout_ms: self.timeout_ms,
+                steps: self.steps.ok_or_else(|| missing("steps"))?,
+            },
+            "for_each" => Step::ForEach {
+                selector: required(selector, "selector")?,
+                steps: self.steps.ok_or_else(|| missing("steps"))?,
+                into: self.into,
+            },
+            "if" => Step::If {
+                selector,
+                var: self.var,
+                then: self.then.unwrap_or_default(),
+                otherwise: self.otherwise.unwrap_or_default(),
+            },
+            "frame" => Step::Frame {
+                selector: required(selector, "selector")?,
+                steps: self.steps.ok_or_else(|| missing("steps"))?,
+            },
+            "navigate" => Step::Navigate {
+                url: required(self.url, "url")?,
+            },
+            _ => Step::Return {
+                value: self.value.ok_or_else(|| missing("value"))?,
+            },
+        })
+    }
+}
+
+/// Every step kind, as written in files.
+pub const STEP_KINDS: &[&str] = &[
+    "wait",
+    "click",
+    "dblclick",
+    "hover",
+    "scroll_into_view",
+    "fill",
+    "blur",
+    "press",
+    "select",
+    "check",
+    "uncheck",
+    "read",
+    "extract",
+    "within",
+    "for_each",
+    "if",
+    "frame",
+    "navigate",
+    "return",
+];
+
+impl<'de> Deserialize<'de> for Step {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Step, D::Error> {
+        RawStep::deserialize(deserializer)?
+            .into_step()
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 impl Step {
@@ -209,6 +454,7 @@ impl Step {
             Step::ForEach { .. } => "for_each",
             Step::If { .. } => "if",
             Step::Frame { .. } => "frame",
+            Step::Navigate { .. } => "navigate",
             Step::Return { .. } => "return",
         }
     }
@@ -493,6 +739,8 @@ impl ToolDef {
 #[derive(Default)]
 struct Validator {
     problems: Vec<Problem>,
+    /// How deep in nested steps (`within`, `for_each`, `if`, `frame`) the step checked sits.
+    depth: usize,
 }
 
 impl Validator {
@@ -563,6 +811,12 @@ impl Validator {
     }
 
     fn step(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
+        self.depth += 1;
+        self.step_inner(step, path, known);
+        self.depth -= 1;
+    }
+
+    fn step_inner(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
         match step {
             Step::Wait { selector, .. } => self.selector(selector, &path.key("selector"), known),
             Step::Click { selector }
@@ -685,6 +939,15 @@ impl Validator {
             Step::Frame { selector, steps } => {
                 self.selector(selector, &path.key("selector"), known);
                 self.body(steps, &path.key("steps"), known);
+            }
+            Step::Navigate { url } => {
+                if self.depth > 1 {
+                    self.problem(
+                        path.key("step"),
+                        "\"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+                    );
+                }
+                self.template(url, &path.key("url"), known);
             }
             Step::Return { value } => match template::value_references(value) {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
@@ -964,7 +1227,8 @@ mod tests {
                 {"step": "if", "selector": "a", "then": [], "else": []},
                 {"step": "for_each", "selector": "li", "into": "rows", "steps": [
                     {"step": "read", "selector": "b", "into": "name"}]},
-                {"step": "frame", "selector": "iframe", "steps": []},
+                {"step": "frame", "selector": "iframe", "steps": [{"step": "navigate", "url": "x"}]},
+                {"step": "navigate", "url": "/search?q={{q}}"},
                 {"step": "return", "value": {"r": "{{rows}}", "n": "{{name}}", "q": "{{q}}"}}
             ]}]
         }))
@@ -977,7 +1241,7 @@ mod tests {
                 "tools[0].steps[1].step: \"within\" needs exactly one of \"text_equals\" and \"text_contains\"",
                 "tools[0].steps[2].var: {{nope}} is neither an argument in input_schema.properties nor read by an earlier step (known: q)",
                 "tools[0].steps[3].then: expected steps in \"then\" or \"else\"",
-                "tools[0].steps[5].steps: expected at least one step",
+                "tools[0].steps[5].steps[0].step: \"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
             ]
         );
         assert_eq!(
@@ -985,6 +1249,62 @@ mod tests {
             ["name", "rows"],
             "variables a for_each body reads stay known after it"
         );
+    }
+
+    #[test]
+    fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
+        let mut all = Vec::new();
+        for kind in STEP_KINDS {
+            let step = match *kind {
+                "wait" => {
+                    json!({"step": "wait", "selector": "a", "until": "gone", "timeout_ms": 5})
+                }
+                "fill" => json!({"step": "fill", "selector": "a", "value": "v"}),
+                "press" => json!({"step": "press", "key": "Enter"}),
+                "select" => json!({"step": "select", "selector": "a", "label": "L"}),
+                "read" => {
+                    json!({"step": "read", "into": "x", "read": "attr:href", "optional": true})
+                }
+                "extract" => {
+                    json!({"step": "extract", "selector": "li", "into": "x", "fields": {"t": {}}})
+                }
+                "within" => {
+                    json!({"step": "within", "selector": "li", "text_contains": "t", "read": "own_text",
+                                   "timeout_ms": 9, "steps": [{"step": "click"}]})
+                }
+                "for_each" => {
+                    json!({"step": "for_each", "selector": "li", "into": "r", "steps": [{"step": "hover"}]})
+                }
+                "if" => {
+                    json!({"step": "if", "var": "v", "then": [{"step": "blur"}], "else": [{"step": "check"}]})
+                }
+                "frame" => {
+                    json!({"step": "frame", "selector": "iframe", "steps": [{"step": "uncheck"}]})
+                }
+                "navigate" => json!({"step": "navigate", "url": "/x"}),
+                "return" => json!({"step": "return", "value": null}),
+                other => json!({"step": other, "selector": "b"}),
+            };
+            let parsed: Step = serde_json::from_value(step).unwrap();
+            assert_eq!(parsed.kind(), *kind);
+            let again: Step =
+                serde_json::from_value(serde_json::to_value(&parsed).unwrap()).unwrap();
+            assert_eq!(again, parsed);
+            all.push(parsed);
+        }
+        assert_eq!(all.len(), STEP_KINDS.len());
+        let error = |v: Value| serde_json::from_value::<Step>(v).unwrap_err().to_string();
+        assert!(
+            error(json!({"step": "click", "key": "x"}))
+                .contains("unknown field `key` in a \"click\" step")
+        );
+        assert!(error(json!({"step": "fill", "selector": "a"})).contains("missing field `value`"));
+        assert!(
+            error(json!({"step": "fill", "selector": "a", "value": 1}))
+                .contains("must be a string")
+        );
+        assert!(error(json!({"step": "fly"})).contains("unknown variant `fly`"));
+        assert!(error(json!({"step": "click", "colour": 1})).contains("colour"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use bridge::adapter::{Step, parse_adapter};
+use bridge::adapter::{STEP_KINDS, Step, parse_adapter};
 use bridge::template;
 use serde_json::{Value, json};
 
@@ -90,26 +90,7 @@ fn every_example_validates_and_every_step_has_one() {
     }
     assert_eq!(adapters, 1, "the tutorial's adapter");
 
-    let all = [
-        "wait",
-        "click",
-        "dblclick",
-        "hover",
-        "scroll_into_view",
-        "fill",
-        "blur",
-        "press",
-        "select",
-        "check",
-        "uncheck",
-        "read",
-        "extract",
-        "within",
-        "for_each",
-        "if",
-        "frame",
-        "return",
-    ];
+    let all = STEP_KINDS;
     let missing: Vec<&&str> = all.iter().filter(|k| !seen.contains(**k)).collect();
     assert!(
         missing.is_empty(),

@@ -12,7 +12,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
-use crate::steps::run_tool;
+use crate::steps::{Outcome, run_tool};
 use crate::tools::{Catalog, check_args};
 use crate::web_dom::WebDom;
 
@@ -140,13 +140,24 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
             args,
             timeout_ms,
         } => {
-            spawn_local(async move {
-                let reply = match call(&id, &tool, args, timeout_ms).await {
-                    Ok(result) => FromPage::CallToolResult { id, result },
-                    Err(error) => FromPage::CallToolError { id, error },
-                };
-                let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
-            });
+            spawn_local(answer(
+                id,
+                tool,
+                Start::Call(args),
+                timeout_ms,
+                send_response,
+            ));
+            JsValue::TRUE
+        }
+        ToPage::ContinueTool {
+            id,
+            tool,
+            resume_at,
+            vars,
+            timeout_ms,
+        } => {
+            let start = Start::Continue { resume_at, vars };
+            spawn_local(answer(id, tool, start, timeout_ms, send_response));
             JsValue::TRUE
         }
         ToPage::Adapters { adapters } => {
@@ -162,15 +173,53 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
     }
 }
 
-async fn call(
-    id: &str,
-    tool: &str,
-    args: serde_json::Value,
-    timeout_ms: u64,
-) -> Result<serde_json::Value, WireError> {
+/// A new call's arguments, or where a call that navigated here goes on.
+enum Start {
+    Call(serde_json::Value),
+    Continue {
+        resume_at: usize,
+        vars: bridge::template::Vars,
+    },
+}
+
+/// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
+/// and then loads the new page.
+async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, send_response: Function) {
+    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms).await {
+        Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
+        Ok(Outcome::Navigate {
+            url,
+            resume_at,
+            vars,
+            timeout_ms,
+        }) => (
+            FromPage::CallToolContinue {
+                id,
+                tool,
+                resume_at,
+                vars,
+                timeout_ms,
+            },
+            Some(url),
+        ),
+        Err(error) => (FromPage::CallToolError { id, error }, None),
+    };
+    let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
+    if let Some(url) = navigate_to
+        && let Some(window) = web_sys::window()
+        && let Err(e) = window.location().set_href(&url)
+    {
+        console_warn(&format!("tabwire: navigating to {url} failed: {e:?}"));
+    }
+}
+
+async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Outcome, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let tool = catalog.find(tool)?;
-    let args = check_args(tool, args)?;
+    let (args, resume_at) = match start {
+        Start::Call(args) => (check_args(tool, args)?, 0),
+        Start::Continue { resume_at, vars } => (vars, resume_at),
+    };
     let dom = WebDom::new()
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
     let cancelled = Rc::new(Cell::new(false));
@@ -179,7 +228,7 @@ async fn call(
             .running
             .insert(id.to_owned(), cancelled.clone())
     });
-    let result = run_tool(&dom, tool, args, timeout_ms, &cancelled).await;
+    let result = run_tool(&dom, tool, args, resume_at, timeout_ms, &cancelled).await;
     PAGE.with(|p| p.borrow_mut().running.remove(id));
     result
 }

@@ -18,14 +18,30 @@ use crate::keys::key_info;
 /// (visibility can change through CSS alone).
 const POLL_MS: f64 = 50.0;
 
-/// Runs `tool` with `args` (already checked) and returns its result (`null` without `return`).
+/// How a call's steps in this page ended.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// The call's result (`null` without `return`).
+    Finished(Value),
+    /// A `navigate` step: load `url`, then run the steps from `resume_at` on in the new page.
+    Navigate {
+        url: String,
+        resume_at: usize,
+        vars: Vars,
+        timeout_ms: u64,
+    },
+}
+
+/// Runs `tool` with `args` (already checked), from the top-level step `resume_at` on (0 for a
+/// new call; after a navigation, the step after `navigate`, with the variables so far).
 pub async fn run_tool<D: Dom>(
     dom: &D,
     tool: &ToolDef,
     args: Vars,
+    resume_at: usize,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
-) -> Result<Value, WireError> {
+) -> Result<Outcome, WireError> {
     let mut args = args;
     for name in tool.argument_names() {
         args.entry(name).or_insert(Value::Null);
@@ -38,10 +54,27 @@ pub async fn run_tool<D: Dom>(
         vars: args,
         focus_value: None,
     };
-    Ok(run
-        .steps(&tool.steps, None, "steps".to_owned())
-        .await?
-        .unwrap_or(Value::Null))
+    for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
+        if let Step::Navigate { url } = step {
+            let label = format!("steps[{i}] (navigate)");
+            let url =
+                template::render_url(url, &run.vars).map_err(|e| template_error(&label, e))?;
+            let left = (run.deadline - dom.now_ms()).max(0.0) as u64;
+            return Ok(Outcome::Navigate {
+                url,
+                resume_at: i + 1,
+                vars: run.vars,
+                timeout_ms: left,
+            });
+        }
+        if let Some(value) = run
+            .steps(std::slice::from_ref(step), None, "steps".to_owned(), i)
+            .await?
+        {
+            return Ok(Outcome::Finished(value));
+        }
+    }
+    Ok(Outcome::Finished(Value::Null))
 }
 
 struct Run<'d, D: Dom> {
@@ -72,13 +105,14 @@ impl<'d, D: Dom> Run<'d, D> {
         steps: &'a [Step],
         scope: Option<D::Node>,
         prefix: String,
+        first: usize,
     ) -> StepsFuture<'a>
     where
         'd: 'a,
     {
         Box::pin(async move {
             for (i, step) in steps.iter().enumerate() {
-                let path = format!("{prefix}[{i}]");
+                let path = format!("{prefix}[{}]", first + i);
                 let label = format!("{path} ({})", step.kind());
                 if self.cancelled.get() {
                     return Err(fail(
@@ -333,7 +367,7 @@ impl<'d, D: Dom> Run<'d, D> {
                         });
                         if matched {
                             return self
-                                .steps(steps, Some(candidate.clone()), format!("{path}.steps"))
+                                .steps(steps, Some(candidate.clone()), format!("{path}.steps"), 0)
                                 .await;
                         }
                     }
@@ -377,7 +411,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 for (n, item) in items.into_iter().enumerate() {
                     let prefix = format!("{path}.steps");
                     let outcome =
-                        self.steps(steps, Some(item), prefix)
+                        self.steps(steps, Some(item), prefix, 0)
                             .await
                             .map_err(|mut e| {
                                 e.message
@@ -431,7 +465,7 @@ impl<'d, D: Dom> Run<'d, D> {
                     (otherwise, "else")
                 };
                 return self
-                    .steps(branch, scope.cloned(), format!("{path}.{name}"))
+                    .steps(branch, scope.cloned(), format!("{path}.{name}"), 0)
                     .await;
             }
             Step::Frame { selector, steps } => {
@@ -443,7 +477,16 @@ impl<'d, D: Dom> Run<'d, D> {
                         "the element is not a same-origin <iframe> with a loaded document",
                     )
                 })?;
-                return self.steps(steps, Some(root), format!("{path}.steps")).await;
+                return self
+                    .steps(steps, Some(root), format!("{path}.steps"), 0)
+                    .await;
+            }
+            Step::Navigate { .. } => {
+                return Err(fail(
+                    ErrorCode::AdapterError,
+                    label,
+                    "navigate must be a top-level step",
+                ));
             }
             Step::Return { value } => {
                 return template::render_value(value, &self.vars)
@@ -642,6 +685,73 @@ mod tests {
     use crate::tools::{Catalog, check_args};
     use serde_json::json;
 
+    /// A call that must finish in this page.
+    async fn run_value<D: Dom>(
+        dom: &D,
+        tool: &ToolDef,
+        args: Vars,
+        timeout_ms: u64,
+        cancelled: &Cell<bool>,
+    ) -> Result<Value, WireError> {
+        match run_tool(dom, tool, args, 0, timeout_ms, cancelled).await? {
+            Outcome::Finished(value) => Ok(value),
+            other => panic!("the call did not finish: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn navigate_hands_over_the_rest_of_the_call() {
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d",
+            "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "steps": [
+                {"step": "read", "selector": "label", "into": "before"},
+                {"step": "navigate", "url": "results.html?q={{q}}"},
+                {"step": "read", "selector": "label", "into": "after"},
+                {"step": "return", "value": ["{{q}}", "{{before}}", "{{after}}"]}
+            ]
+        }))
+        .unwrap();
+        let dom = todomvc(&[("a", false)]);
+        let args = json!({"q": "x y&z"}).as_object().cloned().unwrap();
+        let outcome = block_on(run_tool(&dom, &tool, args, 0, 1000, &Cell::new(false))).unwrap();
+        let Outcome::Navigate {
+            url,
+            resume_at,
+            vars,
+            timeout_ms,
+        } = outcome
+        else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(url, "results.html?q=x%20y%26z");
+        assert_eq!((resume_at, timeout_ms), (2, 1000));
+        assert_eq!(vars["before"], "a");
+
+        // The next page: its DOM, the variables so far, from the step after `navigate`.
+        let next = todomvc(&[("b", false)]);
+        let outcome = block_on(run_tool(
+            &next,
+            &tool,
+            vars,
+            resume_at,
+            1000,
+            &Cell::new(false),
+        ));
+        assert_eq!(
+            outcome.unwrap(),
+            Outcome::Finished(json!(["x y&z", "a", "b"]))
+        );
+        // Errors after the navigation keep the step's real index.
+        let empty = todomvc(&[]);
+        let vars = json!({"q": "", "before": "a"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let err = block_on(run_tool(&empty, &tool, vars, 2, 1000, &Cell::new(false))).unwrap_err();
+        assert_eq!(err.message, "steps[2] (read): no element matches `label`");
+    }
+
     const INPUT: &str = "#new-todo, .new-todo";
     const LIST: &str = "#todo-list, .todo-list";
     const ITEMS: &str = "#todo-list > li, .todo-list > li";
@@ -697,7 +807,7 @@ mod tests {
         let catalog = catalog();
         let tool = catalog.find(tool).unwrap();
         let args = check_args(tool, args)?;
-        block_on(run_tool(dom, tool, args, timeout_ms, &Cell::new(false)))
+        block_on(run_value(dom, tool, args, timeout_ms, &Cell::new(false)))
     }
 
     fn adhoc(steps: Value) -> ToolDef {
@@ -711,7 +821,7 @@ mod tests {
         timeout_ms: u64,
     ) -> Result<Value, WireError> {
         let tool = adhoc(steps);
-        block_on(run_tool(
+        block_on(run_value(
             dom,
             &tool,
             args.as_object().cloned().unwrap_or_default(),
@@ -947,7 +1057,7 @@ mod tests {
         *dom.on_settle.borrow_mut() = Some(Box::new(|_: &FakeDom| {}));
         let err = block_on(async {
             cancelled.set(true);
-            run_tool(&dom, &tool, Vars::new(), 5000, &cancelled).await
+            run_value(&dom, &tool, Vars::new(), 5000, &cancelled).await
         })
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::Cancelled);
@@ -1165,7 +1275,7 @@ mod tests {
         }))
         .unwrap();
         let run = |args: Value| {
-            block_on(run_tool(
+            block_on(run_value(
                 &dom,
                 &tool,
                 args.as_object().cloned().unwrap(),

@@ -42,7 +42,8 @@ impl TabRegistry {
             tools: Vec::new(),
             runtime,
         });
-        if entry.url != url {
+        // A page re-announcing itself after a fragment change is the same document.
+        if without_fragment(&entry.url) != without_fragment(url) {
             entry.tools.clear();
         }
         entry.url = cap(url);
@@ -305,6 +306,12 @@ mod tests {
             reg.get(1).unwrap().tools.len(),
             1,
             "hash routing keeps the document"
+        );
+        reg.page_ready(1, "http://127.0.0.1/", "T", None);
+        assert_eq!(
+            reg.get(1).unwrap().tools.len(),
+            1,
+            "re-announcing without the fragment"
         );
         assert!(reg.navigated(1, "http://127.0.0.1/other"));
         assert!(reg.get(1).unwrap().tools.is_empty());
