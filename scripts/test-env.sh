@@ -32,3 +32,13 @@ if [ "$(cat "$VENV/.tabwire-requirements" 2>/dev/null || true)" != "$REQS_HASH" 
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
   echo "$REQS_HASH" >"$VENV/.tabwire-requirements"
 fi
+
+# The official Python MCP SDK 1.x in a venv of its own, for tests/e2e/test_clients_python1.py.
+VENV_MCP1="$CACHE/venv-mcp1"
+if [ "$("$VENV_MCP1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true)" != "1.30.0" ]; then
+  echo "==> create $VENV_MCP1 (mcp 1.30.0)" >&2
+  rm -rf "$VENV_MCP1"
+  "$PYTHON" -m venv "$VENV_MCP1"
+  "$VENV_MCP1/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==1.30.0"
+fi
+export TABWIRE_VENV_MCP1="$VENV_MCP1"

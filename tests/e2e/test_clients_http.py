@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
-import subprocess
-from contextlib import contextmanager
-from typing import Iterator
-
 import pytest
 
-from conftest import TabwireCommand, free_port
 from harness.mcp_client import error_codes_in, open_tabwire_http_session
+from harness.tabwire_http import tabwire_http
 from harness.todomvc import stored_todos, todos_from, wait_until_app_ready
-from harness.waiting import wait_for, wait_for_sync
+from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -32,36 +27,6 @@ INITIALIZE = {
         "clientInfo": {"name": "raw-http-test", "version": "0"},
     },
 }
-
-
-@contextmanager
-def tabwire_http(command: TabwireCommand) -> Iterator[int]:
-    """Start `tabwire mcp --http 127.0.0.1:PORT` and yield PORT once it accepts connections; stop it after."""
-    port = free_port()
-    with open(command.stderr_path, "a", encoding="utf-8") as errlog:
-        process = subprocess.Popen(
-            [str(command.binary), *command.args, "--http", f"127.0.0.1:{port}"],
-            env=command.env,
-            cwd=command.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-        )
-    try:
-
-        def accepting() -> bool:
-            assert process.poll() is None, f"tabwire exited with {process.returncode}"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-
-        wait_for_sync(accepting, timeout=10, what=f"tabwire to listen for HTTP on port {port}")
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def post(port: int, body: dict, headers: dict[str, str]) -> tuple[int, str, dict[str, str]]:
