@@ -42,6 +42,10 @@ async def test_a_cancelled_call_stops_in_the_page(tabwire_command, launch_chromi
             )
             group.cancel_scope.cancel()
 
+        # A cancel takes a moment to travel (tabwire, the service worker, the tab), while DevTools reaches the
+        # page at once: a round trip to the same tab, sent after the cancel on the same ordered path, makes sure
+        # it has arrived before the awaited element appears.
+        await tabwire.call_ok("todomvc_list_todos")
         # The element the cancelled call waited for appears; the tab then serves another call.
         await browser.cdp.evaluate(
             page, "document.body.appendChild(Object.assign(document.createElement('i'), {id: 'go'})) && true"
