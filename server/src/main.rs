@@ -1,10 +1,11 @@
 //! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
-//! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server plus the browser
-//! WebSocket) or `pair` (write the extension's pairing file).
+//! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server on stdio or, with
+//! `--http`, Streamable HTTP, plus the browser WebSocket) or `pair` (write the extension's pairing file).
 
 mod adapters;
 mod auth;
 mod cli;
+mod http;
 mod hub;
 mod mcp;
 mod pairing;
@@ -98,9 +99,16 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     let served = runtime.block_on(async {
         tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
-        mcp::serve_stdio(hub, browser_expected).await
+        match args.http {
+            Some(addr) => http::serve_http(hub, addr, browser_expected)
+                .await
+                .map_err(anyhow::Error::from),
+            None => mcp::serve_stdio(hub, browser_expected)
+                .await
+                .map_err(anyhow::Error::from),
+        }
     });
     // Do not wait for straggling tasks (an open browser socket) once stdin is closed.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    Ok(served?)
+    served
 }

@@ -1,4 +1,4 @@
-//! The MCP face of tabwire, and the only module that knows rmcp: the meta-tools (`browser_tabs`,
+//! The MCP face of tabwire, and (with the HTTP transport in `http`) the only module that knows rmcp: the meta-tools (`browser_tabs`,
 //! `browser_open`, `site_call`, `site_state`), the per-site tools the hub exports, tool results
 //! and errors, the tab and state resources, cancellation and progress of calls, and
 //! `tools/list_changed` / `resources/updated` through both of rmcp's delivery paths (the legacy
@@ -131,7 +131,7 @@ pub struct TabwireMcp {
 }
 
 impl TabwireMcp {
-    fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
+    pub fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
         TabwireMcp {
             hub,
             closing,

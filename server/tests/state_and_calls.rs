@@ -410,3 +410,53 @@ async fn progress_reaches_the_client_and_restarts_the_timeout_up_to_a_ceiling() 
     assert!(started.elapsed() >= Duration::from_millis(2000));
     assert_eq!(s.expect_frame("cancel").await["id"], frame["id"]);
 }
+
+#[tokio::test]
+async fn a_2026_07_28_client_hears_of_state_changes_through_its_subscription() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    let setup = Setup::new();
+    let (transport, _stderr) = TokioChildProcess::builder(setup.command(&[]))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let client = Counter::default()
+        .serve_with_lifecycle(
+            transport,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription("tabwire://tabs/7/state")
+        .build();
+    let mut subscription = client.listen(filter).await.unwrap();
+    assert_eq!(
+        subscription.acknowledged().resource_subscriptions,
+        Some(vec!["tabwire://tabs/7/state".to_owned()])
+    );
+
+    let mut socket = setup.extension().await;
+    hello(&mut socket).await;
+    // Another tab's state is not what this subscription asked for; tab 7's is.
+    for tab in [8, 7] {
+        send(
+            &mut socket,
+            json!({"type": "state_update", "tab": tab, "state": {"n": tab}, "ts": 1u64}),
+        )
+        .await;
+    }
+    let notification = tokio::time::timeout(DEADLINE, subscription.next())
+        .await
+        .expect("a notification within the deadline")
+        .unwrap()
+        .expect("the subscription is open");
+    match notification {
+        ServerNotification::ResourceUpdatedNotification(updated) => {
+            assert_eq!(updated.params.uri, "tabwire://tabs/7/state")
+        }
+        other => panic!("expected resources/updated, got {other:?}"),
+    }
+    client.cancel().await.unwrap();
+}
