@@ -967,8 +967,9 @@ impl Drop for AbandonOnDrop<'_> {
     }
 }
 
-/// Tool names a site tool may never take: the meta-tools (see mcp.rs).
-const RESERVED_TOOL_NAMES: &[&str] = &["browser_tabs", "browser_open", "site_call"];
+/// Tool names a site tool may never take: the meta-tools (mcp.rs checks this list against its own).
+pub(crate) const RESERVED_TOOL_NAMES: &[&str] =
+    &["browser_tabs", "browser_open", "site_call", "site_state"];
 
 /// Longest description, and largest input schema (as JSON), of a tool no loaded adapter defines
 /// (one the page registered itself): page text costs the model's context and is untrusted.

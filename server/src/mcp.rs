@@ -865,6 +865,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_hub_reserves_exactly_the_meta_tool_names() {
+        let mut meta: Vec<String> = meta_tools().iter().map(|t| t.name.to_string()).collect();
+        let mut reserved: Vec<String> = crate::hub::RESERVED_TOOL_NAMES
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        meta.sort();
+        reserved.sort();
+        assert_eq!(
+            meta, reserved,
+            "a page could register a tool shadowing a meta-tool"
+        );
+    }
+
+    #[test]
     fn results_are_objects_with_compact_text() {
         let result = success(json!([{"title": "a"}]));
         assert_eq!(
