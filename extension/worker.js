@@ -29,6 +29,20 @@ chrome.tabs.onUpdated.addListener((tabId, change) => {
   }
 });
 
+// WebMCP capture (see webmcp.js): the API in the page's world before its scripts run, and a
+// loader that brings in the runtime when a page registers a tool. Registered once, persistently.
+const WEBMCP_SCRIPTS = [
+  { id: "tabwire-webmcp-api", js: ["extension/webmcp.js"], world: "MAIN" },
+  { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
+].map((s) => ({ ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start", allFrames: false }));
+chrome.scripting
+  .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })
+  .then((have) => {
+    const missing = WEBMCP_SCRIPTS.filter((s) => !have.some((h) => h.id === s.id));
+    return missing.length ? chrome.scripting.registerContentScripts(missing) : undefined;
+  })
+  .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
+
 init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
   .then(start)
   .then(() => {

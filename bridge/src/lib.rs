@@ -11,6 +11,7 @@ pub mod page;
 pub mod pattern;
 pub mod protocol;
 pub mod template;
+pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 

@@ -37,9 +37,19 @@ pub enum FromPage {
         id: RequestId,
         error: WireError,
     },
+    /// The page's state, pushed after every call of a tool not annotated `read_only`.
     StateUpdate {
         state: Value,
         ts: u64,
+    },
+    /// The answer to [`ToPage::RequestState`], given through the message's response callback.
+    StateResponse {
+        id: RequestId,
+        state: Value,
+    },
+    StateError {
+        id: RequestId,
+        error: WireError,
     },
 }
 
@@ -60,6 +70,11 @@ pub enum ToPage {
         timeout_ms: u64,
     },
     Cancel {
+        id: RequestId,
+    },
+    /// Run the state extractors now; answered with [`FromPage::StateResponse`] or
+    /// [`FromPage::StateError`].
+    RequestState {
         id: RequestId,
     },
 }

@@ -66,8 +66,8 @@ pub enum ToolsWait {
 
 pub struct Hub {
     config: HubConfig,
-    /// `welcome` never changes during a process: encoded once.
-    welcome_frame: String,
+    /// The adapters served now (live reload replaces them) and `welcome` encoded with them.
+    adapters: Mutex<(Arc<Vec<Adapter>>, String)>,
     state: Mutex<State>,
     /// Bumped when the exported tool set changes.
     tools_generation: watch::Sender<u64>,
@@ -141,24 +141,36 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
-        let welcome_frame = ToExtension::Welcome {
-            protocol: PROTOCOL_VERSION,
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
-            instance_id: config.instance_id.clone(),
-            adapters: config.adapters.clone(),
-        }
-        .encode();
+        let adapters = Mutex::new(welcome(&config, config.adapters.clone()));
         Hub {
             config,
-            welcome_frame,
+            adapters,
             state: Mutex::default(),
             tools_generation: watch::Sender::new(0),
             tabs_generation: watch::Sender::new(0),
         }
     }
 
-    pub fn adapters(&self) -> &[Adapter] {
-        &self.config.adapters
+    pub fn adapters(&self) -> Arc<Vec<Adapter>> {
+        self.adapters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Live reload: serve `adapters` from now on and push them to every connected extension,
+    /// whose tabs then announce their tools again (which moves the tool generation).
+    pub fn set_adapters(&self, adapters: Vec<Adapter>) {
+        let frame = ToExtension::AdaptersUpdated {
+            adapters: adapters.clone(),
+        }
+        .encode();
+        *self.adapters.lock().unwrap_or_else(PoisonError::into_inner) =
+            welcome(&self.config, adapters);
+        for c in lock(&self.state).connections.values() {
+            let _ = c.outbox.send(frame.clone());
+        }
     }
 
     pub fn set_link(&self, link: Link) {
@@ -265,10 +277,16 @@ impl Hub {
                         "protocol versions differ"
                     );
                 }
+                let welcome_frame = self
+                    .adapters
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .1
+                    .clone();
                 let mut st = lock(&self.state);
                 if let Some(c) = st.connections.get_mut(&conn) {
                     c.browser = Some(browser);
-                    let _ = c.outbox.send(self.welcome_frame.clone());
+                    let _ = c.outbox.send(welcome_frame);
                 }
             }
             ToServer::ToolsSnapshot { tabs } => self.snapshot(conn, tabs),
@@ -370,7 +388,7 @@ impl Hub {
         let Some(t) = st.tabs.get_mut(&tab).filter(|t| t.conn == conn) else {
             return;
         };
-        let adapters = &self.config.adapters;
+        let adapters = self.adapters();
         t.tools.retain(|tool| {
             adapters
                 .iter()
@@ -732,6 +750,18 @@ impl Drop for AbandonOnDrop<'_> {
 }
 
 /// Records `tab`'s tools as registered now.
+/// The adapters and the `welcome` frame that carries them.
+fn welcome(config: &HubConfig, adapters: Vec<Adapter>) -> (Arc<Vec<Adapter>>, String) {
+    let frame = ToExtension::Welcome {
+        protocol: PROTOCOL_VERSION,
+        server_version: env!("CARGO_PKG_VERSION").to_owned(),
+        instance_id: config.instance_id.clone(),
+        adapters: adapters.clone(),
+    }
+    .encode();
+    (Arc::new(adapters), frame)
+}
+
 fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
     st.clock += 1;
     let registered_at = st.clock;

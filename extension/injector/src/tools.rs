@@ -18,6 +18,10 @@ impl Catalog {
         Catalog { adapters }
     }
 
+    pub fn adapters(&self) -> &[Adapter] {
+        &self.adapters
+    }
+
     /// Every tool, as announced to the worker.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.adapters

@@ -20,6 +20,8 @@ use crate::tabs::{self, Sender, TabRegistry};
 pub enum OnReply {
     /// It answers `call_tool` request `id`.
     CallTool(RequestId),
+    /// It answers `request_state` request `id`.
+    State(RequestId),
     /// Nothing, but if the tab has no runtime yet, inject it (its URL matches an adapter).
     InjectIfMissing,
     Nothing,
@@ -324,13 +326,20 @@ impl Core {
                 }
             }
             ToExtension::RequestState { id, tab } => {
-                let error = WireError::new(
-                    ErrorCode::AdapterError,
-                    format!(
-                        "tab {tab}: no adapter state extractor is implemented in this extension yet"
-                    ),
-                );
-                self.send(ToServer::StateError { id, error }, &mut actions);
+                if self.tabs.contains(tab) {
+                    actions.push(Action::ToTab {
+                        tab,
+                        message: serde_json::to_string(&ToPage::RequestState { id: id.clone() })
+                            .expect("page messages serialize"),
+                        on_reply: OnReply::State(id),
+                    });
+                } else {
+                    let error = WireError::new(
+                        ErrorCode::NoSuchTab,
+                        format!("tab {tab} has no Tabwire runtime (no adapter serves its page)"),
+                    );
+                    self.send(ToServer::StateError { id, error }, &mut actions);
+                }
             }
             ToExtension::OpenTab { id, url, tab } => actions.push(Action::OpenTab { id, url, tab }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
@@ -403,6 +412,45 @@ impl Core {
             Err(why) => ToServer::CallToolError {
                 id: id.to_owned(),
                 error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+            },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    /// The page answered `request_state` `id`, or `chrome.tabs.sendMessage` to `tab` failed.
+    pub fn on_state_reply(
+        &mut self,
+        id: &str,
+        tab: TabId,
+        reply: Result<Option<String>, String>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let id = id.to_owned();
+        let msg = match reply.map(|text| text.map(|t| serde_json::from_str::<FromPage>(&t))) {
+            Ok(Some(Ok(FromPage::StateResponse { id: got, state }))) if got == id => {
+                ToServer::StateResponse { id, state }
+            }
+            Ok(Some(Ok(FromPage::StateError { id: got, error }))) if got == id => {
+                ToServer::StateError { id, error }
+            }
+            Ok(None) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::NoSuchTab,
+                    format!("tab {tab} has no Tabwire runtime to answer"),
+                ),
+            },
+            Ok(_) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::Internal,
+                    format!("tab {tab} answered the state request with something else"),
+                ),
+            },
+            Err(why) => ToServer::StateError {
+                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+                id,
             },
         };
         self.send(msg, &mut actions);
@@ -487,7 +535,10 @@ impl Core {
                 self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
                 (None, actions)
             }
-            FromPage::CallToolResult { .. } | FromPage::CallToolError { .. } => {
+            FromPage::CallToolResult { .. }
+            | FromPage::CallToolError { .. }
+            | FromPage::StateResponse { .. }
+            | FromPage::StateError { .. } => {
                 actions.push(Action::Log(format!(
                     "tab {tab} sent a call answer outside its response channel: ignored"
                 )));
@@ -873,6 +924,52 @@ mod tests {
         assert_eq!(
             frames(&core.on_tab_activated(3))[0],
             json!({"type":"tab_focused","tab":3})
+        );
+    }
+
+    #[test]
+    fn state_requests_go_to_the_tab_and_state_updates_to_the_server() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let actions = core.on_server_frame(r#"{"type":"request_state","id":"s1","tab":3}"#);
+        let [
+            Action::ToTab {
+                tab: 3,
+                message,
+                on_reply: OnReply::State(id),
+            },
+        ] = &actions[..]
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(id, "s1");
+        assert_eq!(
+            serde_json::from_str::<Value>(message).unwrap(),
+            json!({"type":"request_state","id":"s1"})
+        );
+        let answer = r#"{"type":"state_response","id":"s1","state":{"todomvc":{"n":2}}}"#;
+        assert_eq!(
+            frames(&core.on_state_reply("s1", 3, Ok(Some(answer.into())))),
+            vec![json!({"type":"state_response","id":"s1","state":{"todomvc":{"n":2}}})]
+        );
+        let failed =
+            r#"{"type":"state_error","id":"s2","error":{"code":"ADAPTER_ERROR","message":"m"}}"#;
+        let sent = frames(&core.on_state_reply("s2", 3, Ok(Some(failed.into()))));
+        assert_eq!(sent[0]["type"], "state_error");
+        assert_eq!(sent[0]["error"]["code"], "ADAPTER_ERROR");
+        let sent = frames(&core.on_state_reply("s3", 3, Ok(Some(answer.into()))));
+        assert_eq!(
+            sent[0]["error"]["code"], "INTERNAL",
+            "an answer to another request"
+        );
+        let sent = frames(&core.on_state_reply("s4", 3, Ok(None)));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TAB");
+
+        let update = r#"{"type":"state_update","state":{"todomvc":{"n":3}},"ts":42}"#;
+        let (_, actions) = core.on_page_message(&sender(3), Some(update));
+        assert_eq!(
+            frames(&actions),
+            vec![json!({"type":"state_update","tab":3,"state":{"todomvc":{"n":3}},"ts":42})]
         );
     }
 

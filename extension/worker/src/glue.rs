@@ -392,6 +392,10 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
             let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
             run(with_core(|core| core.on_call_reply(&id, reply)));
         }
+        OnReply::State(id) => {
+            let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            run(with_core(|core| core.on_state_reply(&id, tab, reply)));
+        }
         OnReply::InjectIfMissing => {
             if reply.is_err() {
                 let injection =
