@@ -33,7 +33,7 @@ HEADING = {
 ITEMS = {
     "name": "items",
     "description": "List the items.",
-    "annotations": {"read_only": True},
+    "annotations": {"read_only": True, "idempotent": True},
     "steps": [
         {"step": "extract", "selector": "#items > li", "fields": {"text": {}}, "into": "items"},
         {"step": "return", "value": {"items": "{{items}}"}},
@@ -94,6 +94,8 @@ async def test_editing_an_adapter_file_updates_the_open_tab(
     await wait_for(updated, timeout=10, what="the edited adapter's tools in tools/list")
     elapsed_ms = (time.monotonic() - started) * 1000
     print(f"live reload: file written -> tools/list updated in {elapsed_ms:.0f} ms")
+    hints = (await tabwire.tools())["live_items"].annotations
+    assert (hints.read_only_hint, hints.idempotent_hint) == (True, True), hints
     out = await tabwire.call_ok("live_items")
     assert [i["text"] for i in out.structured["items"]] == await page_items(browser, page) == ["one", "two"]
     assert (await tabwire.call_ok("live_title")).structured == {"result": "Live page"}
