@@ -2,6 +2,7 @@
 // Chrome listener is registered synchronously here (listeners added later are missed after a
 // wake-up), events are buffered until the Rust module (crate `worker`) is ready, then forwarded.
 import init, { start, on_event } from "./dist/worker/worker.js";
+import "./dist/code-adapters.js"; // the code adapters' declarations (globalThis.__tabwireCodeAdapters)
 
 let ready = false;
 const early = []; // [name, args, resolve] of events that arrived before Rust was ready

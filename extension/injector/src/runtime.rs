@@ -378,6 +378,74 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
     }
 }
 
+// ----- code adapters (adapters/code, bundled at build time) -----------------------------------
+
+/// The handler `extension/dist/code-adapters.js` holds for `adapter`'s `tool`, if it is a code tool.
+fn code_handler(adapter: &str, tool: &str) -> Option<Function> {
+    let bundle = Reflect::get(&js_sys::global(), &"__tabwireCodeAdapters".into()).ok()?;
+    let handlers = Reflect::get(&bundle, &"handlers".into()).ok()?;
+    let tools = Reflect::get(&handlers, &adapter.into()).ok()?;
+    Reflect::get(&tools, &tool.into()).ok()?.dyn_into().ok()
+}
+
+/// Runs a code tool's handler under the call's deadline; its result must be JSON.
+async fn call_code_tool(
+    handler: &Function,
+    name: &str,
+    args: bridge::template::Vars,
+    timeout_ms: u64,
+) -> Result<serde_json::Value, WireError> {
+    let failed = |e: JsValue| {
+        let why = e
+            .dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| format!("{e:?}"));
+        WireError::new(
+            ErrorCode::AdapterError,
+            format!("{name}: the handler failed: {why}"),
+        )
+    };
+    let args = serde_json::Value::Object(args).to_string();
+    let args = js_sys::JSON::parse(&args).map_err(failed)?;
+    let returned = handler.call1(&JsValue::NULL, &args).map_err(failed)?;
+    let timed_out = js_sys::Object::new();
+    let marker = timed_out.clone();
+    let deadline = Promise::new(&mut |resolve, _reject| {
+        let marker = marker.clone();
+        let fire = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &marker);
+        });
+        set_timeout(fire.unchecked_ref(), timeout_ms as f64);
+    });
+    let race = Promise::race(&js_sys::Array::of2(&Promise::resolve(&returned), &deadline));
+    let value = JsFuture::from(race).await.map_err(failed)?;
+    if js_sys::Object::is(&value, &timed_out) {
+        return Err(WireError::new(
+            ErrorCode::Timeout,
+            format!("{name}: the handler did not finish within {timeout_ms} ms"),
+        ));
+    }
+    if value.is_undefined() {
+        return Ok(serde_json::Value::Null);
+    }
+    let text = js_sys::JSON::stringify(&value)
+        .map_err(failed)?
+        .as_string()
+        .unwrap_or_default();
+    if text.len() > bridge::MAX_MESSAGE_BYTES / 2 {
+        return Err(WireError::new(
+            ErrorCode::TooLarge,
+            format!("{name}: the handler returned {} bytes", text.len()),
+        ));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        WireError::new(
+            ErrorCode::AdapterError,
+            format!("{name}: the handler returned no JSON: {e}"),
+        )
+    })
+}
+
 async fn current_state() -> Result<serde_json::Value, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let dom = WebDom::new()
@@ -426,8 +494,15 @@ async fn call(
         return result;
     }
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
-    let tool = catalog.find(tool)?;
+    let (adapter, tool) = catalog.find_with_adapter(tool)?;
     let args = check_args(tool, args)?;
+    if let Some(handler) = code_handler(adapter, &tool.name) {
+        let result = call_code_tool(&handler, &tool.name, args, timeout_ms).await;
+        if !tool.annotations.read_only {
+            push_state();
+        }
+        return result;
+    }
     let dom = WebDom::new()
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
     let cancelled = Rc::new(Cell::new(false));

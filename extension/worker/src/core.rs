@@ -77,7 +77,10 @@ pub struct Status {
 
 pub struct Core {
     extension_id: String,
+    /// The server's adapters merged with the code adapters (which win on a name clash).
     adapters: Vec<Adapter>,
+    /// Code adapters bundled into the extension (`adapters/code`), validated.
+    code_adapters: Vec<Adapter>,
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
@@ -94,6 +97,7 @@ impl Core {
         Core {
             extension_id: extension_id.into(),
             adapters: Vec::new(),
+            code_adapters: Vec::new(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             outbox: Outbox::default(),
@@ -353,8 +357,35 @@ impl Core {
         actions
     }
 
+    /// The code adapters' declarations (JSON, from the bundle); invalid ones are logged and skipped.
+    pub fn set_code_adapters(&mut self, declarations: &[String]) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.code_adapters.clear();
+        for declaration in declarations {
+            match bridge::code_adapter::parse(declaration) {
+                Ok(adapter) => self.code_adapters.push(adapter),
+                Err(problems) => {
+                    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                    actions.push(Action::Log(format!(
+                        "code adapter skipped: {}",
+                        problems.join("; ")
+                    )));
+                }
+            }
+        }
+        let current = std::mem::take(&mut self.adapters);
+        self.set_adapters(current, &mut actions);
+        actions
+    }
+
     fn set_adapters(&mut self, adapters: Vec<Adapter>, actions: &mut Vec<Action>) {
-        self.adapters = adapters;
+        let code = &self.code_adapters;
+        let mut merged: Vec<Adapter> = adapters
+            .into_iter()
+            .filter(|a| !code.iter().any(|c| c.name == a.name))
+            .collect();
+        merged.extend(code.iter().cloned());
+        self.adapters = merged;
         actions.push(Action::SyncContentScripts(self.match_patterns()));
         actions.push(Action::PersistAdapters);
     }
@@ -971,6 +1002,38 @@ mod tests {
             frames(&actions),
             vec![json!({"type":"state_update","tab":3,"state":{"todomvc":{"n":3}},"ts":42})]
         );
+    }
+
+    #[test]
+    fn code_adapters_join_the_servers_and_survive_updates() {
+        let mut core = connected();
+        let declaration = r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
+            "tools": [{"name": "sum", "description": "Add."}]}"#;
+        let actions = core.set_code_adapters(&[declaration.into(), r#"{"name": "Bad"}"#.into()]);
+        assert!(matches!(&actions[0], Action::Log(m) if m.contains("code adapter skipped")));
+        let names = |core: &Core| -> Vec<String> {
+            serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
+                .unwrap()
+                .into_iter()
+                .map(|a| a.name)
+                .collect()
+        };
+        assert_eq!(names(&core), ["todomvc", "calc"]);
+        core.on_server_frame(
+            &json!({"type": "adapters_updated", "adapters": [adapter_json()]}).to_string(),
+        );
+        assert_eq!(names(&core), ["todomvc", "calc"]);
+        let url = "http://127.0.0.1:8000/x";
+        let offered = vec![ToolSpec {
+            name: "calc_sum".into(),
+            adapter: "calc".into(),
+            description: "forged".into(),
+            input_schema: json!({}),
+            annotations: Default::default(),
+        }];
+        let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);
+        assert_eq!((accepted.len(), refused), (1, 0));
+        assert_eq!(accepted[0].description, "Add.");
     }
 
     #[test]
