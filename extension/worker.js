@@ -36,7 +36,7 @@ const WEBMCP_SCRIPTS = [
   { id: "tabwire-webmcp-api", js: ["extension/webmcp.js"], world: "MAIN" },
   { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
 ].map((s) => ({ ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start", allFrames: false }));
-chrome.scripting
+const webmcpRegistered = chrome.scripting
   .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })
   .then((have) => {
     const missing = WEBMCP_SCRIPTS.filter((s) => !have.some((h) => h.id === s.id));
@@ -45,6 +45,7 @@ chrome.scripting
   .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
 
 init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
+  .then(() => webmcpRegistered) // so that once connected, newly loaded pages get the WebMCP API
   .then(start)
   .then(() => {
     ready = true;

@@ -217,13 +217,15 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(200);
 /// Live reload: polls `dirs` (cheap: one directory listing and a `stat` per file) and, when a
 /// file appears, changes or goes, reloads and hands the new set to the hub. Problems go to the
 /// log; a broken file keeps its last good version.
+/// `seen`: the directories' [`fingerprint`] taken before the first load, so that an edit made
+/// while loading is not missed.
 pub async fn watch(
     hub: Arc<crate::hub::Hub>,
     dirs: Vec<PathBuf>,
     extra_matches: Vec<AdapterMatch>,
     mut last_good: LastGood,
+    mut seen: Fingerprint,
 ) {
-    let mut seen = fingerprint(&dirs);
     let mut ticker = tokio::time::interval(WATCH_INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -253,9 +255,10 @@ pub async fn watch(
     }
 }
 
-type Fingerprint = Vec<(PathBuf, Option<SystemTime>, u64)>;
+pub type Fingerprint = Vec<(PathBuf, Option<SystemTime>, u64)>;
 
-fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {
+/// What [`watch`] compares: each adapter file's path, modification time and size.
+pub fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {
     let mut ignored = Vec::new();
     dirs.iter()
         .flat_map(|dir| json_files(dir, &mut ignored))

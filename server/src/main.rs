@@ -83,6 +83,7 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
     let mut last_good = adapters::LastGood::new();
+    let seen = adapters::fingerprint(&args.adapter_dirs);
     let loaded = adapters::load_watched(&args.adapter_dirs, &args.adapter_matches, &mut last_good)?;
     for problem in &loaded.problems {
         tracing::error!("{problem}");
@@ -121,6 +122,7 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
                 args.adapter_dirs.clone(),
                 args.adapter_matches.clone(),
                 last_good,
+                seen,
             ));
         }
         mcp::serve_stdio(hub, browser_expected).await

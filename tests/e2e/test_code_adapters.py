@@ -12,6 +12,8 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES, REPO
+from harness.mcp_client import error_codes_in
+from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -65,6 +67,12 @@ async def test_code_adapter_tools_are_routed_to_their_handlers(tabwire, launch_c
 async def test_the_dom_predicate_applies_to_code_adapters(tabwire, launch_chromium, extension_dir, fixture_server):
     """The webmcp fixture page has no #items: the code adapter must not serve it."""
     url = fixture_server.url("plain", "webmcp/index.html")
-    await launch_chromium(extension_dir=extension_dir, url=url)
+    await launch_chromium(extension_dir=extension_dir)
+
+    async def opened():
+        out = await tabwire.call("browser_open", {"url": url})
+        return None if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text) else out
+
+    assert not (await wait_for(opened, timeout=20, what="browser_open to work")).is_error
     names = await tabwire.wait_for_tools("webmcp_add_note", timeout=30)
     assert not any(n.startswith("listcode_") for n in names), names
