@@ -986,6 +986,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn new_adapters_are_pushed_to_every_extension_and_greet_later_ones() {
+        let hub = hub();
+        let mut first = FakeExtension::connect(&hub);
+        let mut second = FakeExtension::connect(&hub);
+        let mut renamed = hub.adapters()[0].clone();
+        renamed.name = "renamed".into();
+        hub.set_adapters(vec![renamed]);
+        for ext in [&mut first, &mut second] {
+            match ext.next().await {
+                ToExtension::AdaptersUpdated { adapters } => {
+                    assert_eq!(adapters.len(), 1);
+                    assert_eq!(adapters[0].name, "renamed");
+                }
+                other => panic!("expected adapters_updated, got {other:?}"),
+            }
+        }
+        assert_eq!(hub.adapters()[0].name, "renamed");
+        let mut late = FakeExtension::connect(&hub);
+        late.say(&hub, json!({"type": "hello", "protocol": 1}));
+        match late.next().await {
+            ToExtension::Welcome { adapters, .. } => assert_eq!(adapters[0].name, "renamed"),
+            other => panic!("expected welcome, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
     async fn without_tab_id_calls_go_to_the_most_recently_focused_tab_offering_the_tool() {
         let hub = hub();
         let mut ext = two_tabs(&hub);
