@@ -21,6 +21,15 @@ if [ ! -f "$CACHE/apps/node_modules/todomvc/examples/vanillajs/index.html" ]; th
   npm install --prefix "$CACHE/apps" --no-audit --no-fund --loglevel=error todomvc@0.1.1
 fi
 
+# TiddlyWiki and MailDev for the tiddlywiki/maildev adapters' e2e tests (maildev 3.x does not install).
+for app in tiddlywiki@5.4.1 maildev@2.2.1; do
+  if [ ! -f "$CACHE/apps/node_modules/${app%@*}/package.json" ] ||
+    [ "$(node -p "require('$CACHE/apps/node_modules/${app%@*}/package.json').version")" != "${app#*@}" ]; then
+    echo "==> install $app into $CACHE/apps" >&2
+    npm install --prefix "$CACHE/apps" --no-audit --no-fund --loglevel=error "$app"
+  fi
+done
+
 if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
   echo "==> create the Python environment $VENV" >&2
   rm -rf "$VENV"

@@ -94,6 +94,12 @@ fn empty_object_schema() -> Value {
 }
 
 /// One step of a tool's handler. Strings may hold `{{name}}` templates (see [`template`]).
+///
+/// Steps that act on an element take it from `selector`, searched inside the current scope (the
+/// element a `within`/`for_each` picked; the document at the top), or act on the scope element
+/// itself when `selector` is absent. They find it at once and fail with `ELEMENT_NOT_FOUND` when it is
+/// not there: waiting is explicit (`wait`, or `within` with `timeout_ms`), so a tool never
+/// stalls silently on a selector that a page change broke. ADAPTERS.md is the reference.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
@@ -106,19 +112,59 @@ pub enum Step {
         #[serde(default)]
         timeout_ms: Option<u64>,
     },
+    /// `element.click()`: works on hidden elements too (TodoMVC's `.destroy` shows on hover only).
     Click {
-        selector: String,
+        #[serde(default)]
+        selector: Option<String>,
     },
-    /// Set an input's value as typing would, firing `input` (and nothing that commits it).
-    Fill {
-        selector: String,
-        value: String,
+    /// A double click (`dblclick`), e.g. to start editing an item.
+    Dblclick {
+        #[serde(default)]
+        selector: Option<String>,
+    },
+    /// The mouse events of moving the pointer onto the element (CSS `:hover` does not apply).
+    Hover {
+        #[serde(default)]
+        selector: Option<String>,
+    },
+    /// Scroll the element into the middle of the view (lazy lists load what becomes visible).
+    ScrollIntoView {
+        #[serde(default)]
+        selector: Option<String>,
+    },
+    /// Set the text of an input, textarea or contenteditable as typing would, firing `input`
+    /// (and nothing that commits it: `press` Enter or `blur` does).
+    Fill { selector: String, value: String },
+    /// Leave the field (`selector`, or the focused element): `change` if its value changed since
+    /// `fill` focused it, then `blur`/`focusout`.
+    Blur {
+        #[serde(default)]
+        selector: Option<String>,
     },
     /// Press a key on `selector` (or the focused element), with the events a real key press fires.
     Press {
         #[serde(default)]
         selector: Option<String>,
         key: String,
+    },
+    /// Choose the `<option>` of a `<select>` whose value (or, with `label`, whose text) matches,
+    /// firing `input` and `change`. Exactly one of `value` and `label`.
+    Select {
+        selector: String,
+        #[serde(default)]
+        value: Option<String>,
+        #[serde(default)]
+        label: Option<String>,
+    },
+    /// Make a checkbox checked (clicking it only when it is not), and fail if it did not take.
+    Check {
+        #[serde(default)]
+        selector: Option<String>,
+    },
+    /// Make a checkbox unchecked (clicking it only when it is checked).
+    Uncheck {
+        #[serde(default)]
+        selector: Option<String>,
     },
     /// Read one thing from one element (absent `selector`: the scope element) into `into`.
     Read {
@@ -138,18 +184,50 @@ pub enum Step {
         into: String,
     },
     /// Run `steps` scoped to the first element matching `selector` whose text (or the text of its
-    /// `text_selector` descendant), trimmed, equals `text_equals`.
+    /// `text_selector` descendant), trimmed, equals `text_equals` (or contains `text_contains`;
+    /// exactly one of the two). `read` compares something else than the text, e.g.
+    /// `attr:data-id`. With `timeout_ms`, waits up to that long for such an element.
     Within {
         selector: String,
         #[serde(default)]
         text_selector: Option<String>,
-        text_equals: String,
+        #[serde(default)]
+        read: Read,
+        #[serde(default)]
+        text_equals: Option<String>,
+        #[serde(default)]
+        text_contains: Option<String>,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
         steps: Vec<Step>,
     },
-    /// End the call with this value (a JSON template).
-    Return {
-        value: Value,
+    /// Run `steps` once per element matching `selector`, scoped to it. With `into`: a list with
+    /// one object per element holding the variables its steps read.
+    ForEach {
+        selector: String,
+        steps: Vec<Step>,
+        #[serde(default)]
+        into: Option<String>,
     },
+    /// Run `then` when an element matches `selector` now (or: when the variable `var` is set and
+    /// neither `null`, `false` nor empty), else `otherwise`. Exactly one of `selector` and `var`.
+    If {
+        #[serde(default)]
+        selector: Option<String>,
+        #[serde(default)]
+        var: Option<String>,
+        #[serde(default)]
+        then: Vec<Step>,
+        #[serde(default, rename = "else")]
+        otherwise: Vec<Step>,
+    },
+    /// Run `steps` inside the same-origin `<iframe>` matching `selector` (editors often live in one).
+    Frame { selector: String, steps: Vec<Step> },
+    /// Load `url` (relative to the page; arguments in it are percent-encoded) and continue with
+    /// the next step in the new page once its runtime is ready. Only a top-level step.
+    Navigate { url: String },
+    /// End the call with this value (a JSON template).
+    Return { value: Value },
 }
 
 impl Step {
@@ -157,14 +235,63 @@ impl Step {
         match self {
             Step::Wait { .. } => "wait",
             Step::Click { .. } => "click",
+            Step::Dblclick { .. } => "dblclick",
+            Step::Hover { .. } => "hover",
+            Step::ScrollIntoView { .. } => "scroll_into_view",
             Step::Fill { .. } => "fill",
+            Step::Blur { .. } => "blur",
             Step::Press { .. } => "press",
+            Step::Select { .. } => "select",
+            Step::Check { .. } => "check",
+            Step::Uncheck { .. } => "uncheck",
             Step::Read { .. } => "read",
             Step::Extract { .. } => "extract",
             Step::Within { .. } => "within",
+            Step::ForEach { .. } => "for_each",
+            Step::If { .. } => "if",
+            Step::Frame { .. } => "frame",
+            Step::Navigate { .. } => "navigate",
             Step::Return { .. } => "return",
         }
     }
+
+    /// The steps nested in this one (`within`, `for_each`, `frame`, both branches of `if`).
+    pub fn children(&self) -> impl Iterator<Item = &Step> {
+        let (a, b): (&[Step], &[Step]) = match self {
+            Step::Within { steps, .. }
+            | Step::ForEach { steps, .. }
+            | Step::Frame { steps, .. } => (steps, &[]),
+            Step::If {
+                then, otherwise, ..
+            } => (then, otherwise),
+            _ => (&[], &[]),
+        };
+        a.iter().chain(b)
+    }
+}
+
+/// The variables `steps` (and the steps nested in them) read into, in order, without repeats.
+pub fn assigned_names(steps: &[Step]) -> Vec<&str> {
+    fn collect<'a>(steps: &'a [Step], out: &mut Vec<&'a str>) {
+        for step in steps {
+            let own = match step {
+                Step::Read { into, .. } | Step::Extract { into, .. } => Some(into.as_str()),
+                Step::ForEach { into, .. } => into.as_deref(),
+                _ => None,
+            };
+            for child in step.children() {
+                collect(std::slice::from_ref(child), out);
+            }
+            if let Some(name) = own
+                && !out.contains(&name)
+            {
+                out.push(name);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    collect(steps, &mut out);
+    out
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -195,6 +322,8 @@ pub enum Read {
     /// The trimmed text content.
     #[default]
     Text,
+    /// The trimmed text of the element's own text nodes (not of its child elements).
+    OwnText,
     /// A form control's current value.
     Value,
     /// Whether the element exists (never fails).
@@ -218,17 +347,18 @@ impl TryFrom<String> for Read {
         match s.split_once(':') {
             None => match s.as_str() {
                 "text" => Ok(Read::Text),
+                "own_text" => Ok(Read::OwnText),
                 "value" => Ok(Read::Value),
                 "exists" => Ok(Read::Exists),
                 _ => Err(format!(
-                    "unknown read {s:?}: expected text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
+                    "unknown read {s:?}: expected text, own_text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
                 )),
             },
             Some(("attr", name)) => with_name(name, Read::Attr),
             Some(("prop", name)) => with_name(name, Read::Prop),
             Some(("has_class", name)) => with_name(name, Read::HasClass),
             Some(_) => Err(format!(
-                "unknown read {s:?}: expected text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
+                "unknown read {s:?}: expected text, own_text, value, exists, attr:<name>, prop:<name> or has_class:<name>"
             )),
         }
     }
@@ -238,6 +368,7 @@ impl From<Read> for String {
     fn from(read: Read) -> String {
         match read {
             Read::Text => "text".into(),
+            Read::OwnText => "own_text".into(),
             Read::Value => "value".into(),
             Read::Exists => "exists".into(),
             Read::Attr(n) => format!("attr:{n}"),
@@ -421,6 +552,8 @@ impl ToolDef {
 #[derive(Default)]
 struct Validator {
     problems: Vec<Problem>,
+    /// How deep in nested steps (`within`, `for_each`, `if`, `frame`) the step checked sits.
+    depth: usize,
 }
 
 impl Validator {
@@ -502,9 +635,24 @@ impl Validator {
     }
 
     fn step(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
+        self.depth += 1;
+        self.step_inner(step, path, known);
+        self.depth -= 1;
+    }
+
+    fn step_inner(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
         match step {
-            Step::Wait { selector, .. } | Step::Click { selector } => {
-                self.selector(selector, &path.key("selector"), known)
+            Step::Wait { selector, .. } => self.selector(selector, &path.key("selector"), known),
+            Step::Click { selector }
+            | Step::Dblclick { selector }
+            | Step::Hover { selector }
+            | Step::ScrollIntoView { selector }
+            | Step::Check { selector }
+            | Step::Uncheck { selector }
+            | Step::Blur { selector } => {
+                if let Some(selector) = selector {
+                    self.selector(selector, &path.key("selector"), known);
+                }
             }
             Step::Fill { selector, value } => {
                 self.selector(selector, &path.key("selector"), known);
@@ -516,6 +664,21 @@ impl Validator {
                 }
                 if key.is_empty() {
                     self.problem(path.key("key"), "expected a key name such as \"Enter\"");
+                }
+            }
+            Step::Select {
+                selector,
+                value,
+                label,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                match (value, label) {
+                    (Some(v), None) => self.template(v, &path.key("value"), known),
+                    (None, Some(l)) => self.template(l, &path.key("label"), known),
+                    _ => self.problem(
+                        path.key("step"),
+                        "\"select\" needs exactly one of \"value\" (the option's value) and \"label\" (its text)",
+                    ),
                 }
             }
             Step::Read { selector, into, .. } => {
@@ -548,23 +711,80 @@ impl Validator {
                 selector,
                 text_selector,
                 text_equals,
+                text_contains,
                 steps,
+                ..
             } => {
                 self.selector(selector, &path.key("selector"), known);
                 if let Some(ts) = text_selector {
                     self.selector(ts, &path.key("text_selector"), known);
                 }
-                self.template(text_equals, &path.key("text_equals"), known);
-                if steps.is_empty() {
-                    self.problem(path.key("steps"), "expected at least one step");
+                match (text_equals, text_contains) {
+                    (Some(t), None) => self.template(t, &path.key("text_equals"), known),
+                    (None, Some(t)) => self.template(t, &path.key("text_contains"), known),
+                    _ => self.problem(
+                        path.key("step"),
+                        "\"within\" needs exactly one of \"text_equals\" and \"text_contains\"",
+                    ),
                 }
-                self.steps(steps, &path.key("steps"), known);
+                self.body(steps, &path.key("steps"), known);
+            }
+            Step::ForEach {
+                selector,
+                steps,
+                into,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.body(steps, &path.key("steps"), known);
+                if let Some(into) = into {
+                    self.into(into, &path.key("into"), known);
+                }
+            }
+            Step::If {
+                selector,
+                var,
+                then,
+                otherwise,
+            } => {
+                match (selector, var) {
+                    (Some(selector), None) => self.selector(selector, &path.key("selector"), known),
+                    (None, Some(var)) => self.known_names(&[var.as_str()], &path.key("var"), known),
+                    _ => self.problem(
+                        path.key("step"),
+                        "\"if\" needs exactly one of \"selector\" (an element is present) and \"var\" (a variable is set)",
+                    ),
+                }
+                if then.is_empty() && otherwise.is_empty() {
+                    self.problem(path.key("then"), "expected steps in \"then\" or \"else\"");
+                }
+                self.steps(then, &path.key("then"), known);
+                self.steps(otherwise, &path.key("else"), known);
+            }
+            Step::Frame { selector, steps } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.body(steps, &path.key("steps"), known);
+            }
+            Step::Navigate { url } => {
+                if self.depth > 1 {
+                    self.problem(
+                        path.key("step"),
+                        "\"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+                    );
+                }
+                self.template(url, &path.key("url"), known);
             }
             Step::Return { value } => match template::value_references(value) {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
                 Err(e) => self.problem(path.key("value"), e.to_string()),
             },
         }
+    }
+
+    fn body(&mut self, steps: &[Step], path: &JsonPath, known: &mut BTreeSet<String>) {
+        if steps.is_empty() {
+            self.problem(path.clone(), "expected at least one step");
+        }
+        self.steps(steps, path, known);
     }
 
     fn selector(&mut self, selector: &str, path: &JsonPath, known: &BTreeSet<String>) {
@@ -865,9 +1085,47 @@ mod tests {
     }
 
     #[test]
+    fn new_steps_are_validated() {
+        let adapter: Adapter = serde_json::from_value(json!({
+            "name": "a", "match": ["<all_urls>"],
+            "tools": [{"name": "t", "description": "d",
+              "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+              "steps": [
+                {"step": "select", "selector": "s", "value": "x", "label": "y"},
+                {"step": "within", "selector": "li", "steps": [{"step": "click"}]},
+                {"step": "if", "var": "nope", "then": [{"step": "hover"}]},
+                {"step": "if", "selector": "a", "then": [], "else": []},
+                {"step": "for_each", "selector": "li", "into": "rows", "steps": [
+                    {"step": "read", "selector": "b", "into": "name"}]},
+                {"step": "frame", "selector": "iframe", "steps": [{"step": "navigate", "url": "x"}]},
+                {"step": "navigate", "url": "/search?q={{q}}"},
+                {"step": "return", "value": {"r": "{{rows}}", "n": "{{name}}", "q": "{{q}}"}}
+            ]}]
+        }))
+        .unwrap();
+        let problems: Vec<String> = adapter.validate().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            problems,
+            [
+                "tools[0].steps[0].step: \"select\" needs exactly one of \"value\" (the option's value) and \"label\" (its text)",
+                "tools[0].steps[1].step: \"within\" needs exactly one of \"text_equals\" and \"text_contains\"",
+                "tools[0].steps[2].var: {{nope}} is neither an argument in input_schema.properties nor read by an earlier step (known: q)",
+                "tools[0].steps[3].then: expected steps in \"then\" or \"else\"",
+                "tools[0].steps[5].steps[0].step: \"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+            ]
+        );
+        assert_eq!(
+            assigned_names(&adapter.tools[0].steps),
+            ["name", "rows"],
+            "variables a for_each body reads stay known after it"
+        );
+    }
+
+    #[test]
     fn read_kinds_parse_and_print() {
         for s in [
             "text",
+            "own_text",
             "value",
             "exists",
             "attr:href",
@@ -909,10 +1167,18 @@ mod tests {
 mod shipped_adapters {
     /// The adapters shipped in `adapters/` must always validate.
     #[test]
-    fn todomvc_validates() {
-        let text = include_str!("../../adapters/todomvc.json");
-        if let Err(problems) = super::parse_adapter(text) {
-            panic!("{problems:#?}");
+    fn shipped_adapters_validate() {
+        for (file, text) in [
+            ("todomvc.json", include_str!("../../adapters/todomvc.json")),
+            (
+                "tiddlywiki.json",
+                include_str!("../../adapters/tiddlywiki.json"),
+            ),
+            ("maildev.json", include_str!("../../adapters/maildev.json")),
+        ] {
+            if let Err(problems) = super::parse_adapter(text) {
+                panic!("{file}: {problems:#?}");
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! protocol. The worker adds what only it knows (the tab id, from `sender.tab`) before forwarding.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::adapter::Adapter;
 pub use crate::protocol::RuntimeKind;
@@ -36,6 +36,18 @@ pub enum FromPage {
     CallToolError {
         id: RequestId,
         error: WireError,
+    },
+    /// The answer to a call whose `navigate` step is loading another page: the worker sends
+    /// [`ToPage::ContinueTool`] to the tab's next runtime once that announces `tool`.
+    CallToolContinue {
+        id: RequestId,
+        tool: String,
+        /// The index of the next top-level step.
+        resume_at: usize,
+        /// The arguments and what the steps read so far.
+        vars: Map<String, Value>,
+        /// What is left of the call's time.
+        timeout_ms: u64,
     },
     /// The page's state, pushed after every call of a tool not annotated `read_only`.
     StateUpdate {
@@ -77,6 +89,15 @@ pub enum ToPage {
     RequestState {
         id: RequestId,
     },
+    /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
+    /// like [`ToPage::CallTool`].
+    ContinueTool {
+        id: RequestId,
+        tool: String,
+        resume_at: usize,
+        vars: Map<String, Value>,
+        timeout_ms: u64,
+    },
 }
 
 #[cfg(test)]
@@ -111,6 +132,22 @@ mod tests {
             serde_json::to_value(&reply).unwrap(),
             json!({"type":"call_tool_result","id":"a","result":{"n":1}})
         );
+        let onward = FromPage::CallToolContinue {
+            id: "a".into(),
+            tool: "t_x".into(),
+            resume_at: 2,
+            vars: json!({"q": 1}).as_object().cloned().unwrap(),
+            timeout_ms: 900,
+        };
+        assert_eq!(
+            serde_json::to_value(&onward).unwrap(),
+            json!({"type":"call_tool_continue","id":"a","tool":"t_x","resume_at":2,"vars":{"q":1},"timeout_ms":900})
+        );
+        let resume: ToPage = serde_json::from_value(
+            json!({"type":"continue_tool","id":"a","tool":"t_x","resume_at":2,"vars":{"q":1},"timeout_ms":900}),
+        )
+        .unwrap();
+        assert!(matches!(resume, ToPage::ContinueTool { resume_at: 2, .. }));
         let call: ToPage = serde_json::from_value(
             json!({"type":"call_tool","id":"a","tool":"t_x","args":{"q":1},"timeout_ms":10}),
         )

@@ -147,6 +147,22 @@ pub fn render_selector(template: &str, vars: &Vars) -> Result<String, TemplateEr
     render_with(template, vars, css_escape)
 }
 
+/// Fills a template used as a URL: every value is percent-encoded (all but RFC 3986's
+/// unreserved characters), so it stays inside the path segment or query value it is put in.
+pub fn render_url(template: &str, vars: &Vars) -> Result<String, TemplateError> {
+    render_with(template, vars, |value| {
+        let mut out = String::with_capacity(value.len());
+        for byte in value.bytes() {
+            if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+                out.push(byte as char);
+            } else {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        out
+    })
+}
+
 /// Fills a JSON template: `"{{x}}"` alone becomes x's JSON value; other strings are text templates.
 pub fn render_value(template: &Value, vars: &Vars) -> Result<Value, TemplateError> {
     Ok(match template {
@@ -233,6 +249,19 @@ mod tests {
             "[data-id=\"x\\\"\\]\\,\\ body\\,\\ \\[y\\=\\\"\"]"
         );
         assert_eq!(render_selector("#{{num}}", &v).unwrap(), "#\\31 a");
+    }
+
+    #[test]
+    fn url_values_are_percent_encoded() {
+        let v = vars(json!({"q": "a&b=c d/é?#", "n": 2}));
+        assert_eq!(
+            render_url("results.html?q={{q}}&page={{n}}", &v).unwrap(),
+            "results.html?q=a%26b%3Dc%20d%2F%C3%A9%3F%23&page=2"
+        );
+        assert_eq!(
+            render_url("{{q}}", &vars(json!({"q": "javascript:x"}))).unwrap(),
+            "javascript%3Ax"
+        );
     }
 
     #[test]

@@ -332,7 +332,15 @@ mod tests {
         let tools: Vec<_> = todomvc.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
             tools,
-            ["add_todo", "list_todos", "toggle_todo", "clear_completed"]
+            [
+                "add_todo",
+                "list_todos",
+                "toggle_todo",
+                "clear_completed",
+                "set_filter",
+                "edit_todo",
+                "delete_todo"
+            ]
         );
     }
 

@@ -34,6 +34,8 @@ pub trait Dom {
     fn same(&self, a: &Self::Node, b: &Self::Node) -> bool;
 
     fn text(&self, node: &Self::Node) -> String;
+    /// The text of the element's own text-node children.
+    fn own_text(&self, node: &Self::Node) -> String;
     /// A form control's value (`None`: the element has no `value`).
     fn value(&self, node: &Self::Node) -> Option<String>;
     fn attr(&self, node: &Self::Node, name: &str) -> Option<String>;
@@ -47,7 +49,19 @@ pub trait Dom {
     fn active_element(&self) -> Option<Self::Node>;
 
     fn click(&self, node: &Self::Node);
+    /// `dblclick` (after the two clicks a real double click fires).
+    fn dblclick(&self, node: &Self::Node);
+    /// `mouseover`, `mouseenter`, `mousemove`.
+    fn hover(&self, node: &Self::Node);
+    fn scroll_into_view(&self, node: &Self::Node);
     fn focus(&self, node: &Self::Node);
+    /// Takes the focus away (`blur`, `focusout`).
+    fn blur(&self, node: &Self::Node);
+    /// A `<select>`'s options as (value, trimmed text); `None` when it is no `<select>`.
+    fn options(&self, node: &Self::Node) -> Option<Vec<(String, String)>>;
+    fn set_selected_index(&self, node: &Self::Node, index: usize);
+    /// The root element of a same-origin `<iframe>`'s document.
+    fn frame_root(&self, node: &Self::Node) -> Option<Self::Node>;
     /// Sets the value as typing would (the native setter, or the text of a contenteditable).
     /// `Err` when the element takes no text.
     fn set_value(&self, node: &Self::Node, value: &str) -> Result<(), String>;

@@ -22,6 +22,15 @@ pub struct FakeNode {
     pub visible: bool,
     pub attached: bool,
     pub text_input: bool,
+    /// The text of its own text nodes, when it differs from `text`.
+    pub own_text: Option<String>,
+    /// A checkbox's state (a click flips it).
+    pub checked: Option<bool>,
+    /// A `<select>`'s options, (value, text).
+    pub options: Vec<(&'static str, &'static str)>,
+    pub selected: Option<usize>,
+    /// An `<iframe>`'s document root.
+    pub frame_root: Option<usize>,
 }
 
 /// A test's reaction to the interpreter waiting.
@@ -99,6 +108,11 @@ impl Dom for FakeDom {
         self.nodes.borrow()[*node].text.clone()
     }
 
+    fn own_text(&self, node: &usize) -> String {
+        let n = &self.nodes.borrow()[*node];
+        n.own_text.clone().unwrap_or_else(|| n.text.clone())
+    }
+
     fn value(&self, node: &usize) -> Option<String> {
         self.nodes.borrow()[*node].value.clone()
     }
@@ -109,7 +123,10 @@ impl Dom for FakeDom {
 
     fn prop(&self, node: &usize, name: &str) -> Value {
         match name {
-            "checked" => Value::Bool(self.nodes.borrow()[*node].classes.contains(&"completed")),
+            "checked" => {
+                let n = &self.nodes.borrow()[*node];
+                Value::Bool(n.checked.unwrap_or(n.classes.contains(&"completed")))
+            }
             _ => Value::Null,
         }
     }
@@ -134,6 +151,9 @@ impl Dom for FakeDom {
         self.log(format!("click {node}"));
         // A `.toggle` checkbox flips its item's `completed` class, as TodoMVC does.
         let mut nodes = self.nodes.borrow_mut();
+        if let Some(checked) = &mut nodes[*node].checked {
+            *checked = !*checked;
+        }
         if nodes[*node].selectors.contains(&".toggle")
             && let Some(parent) = nodes[*node].parent
         {
@@ -145,6 +165,43 @@ impl Dom for FakeDom {
                 None => classes.push("completed"),
             }
         }
+    }
+
+    fn dblclick(&self, node: &usize) {
+        self.log(format!("dblclick {node}"));
+    }
+
+    fn hover(&self, node: &usize) {
+        self.log(format!("hover {node}"));
+    }
+
+    fn scroll_into_view(&self, node: &usize) {
+        self.log(format!("scroll {node}"));
+    }
+
+    fn blur(&self, node: &usize) {
+        if self.active.get() == Some(*node) {
+            self.active.set(None);
+        }
+        self.log(format!("blur {node}"));
+    }
+
+    fn options(&self, node: &usize) -> Option<Vec<(String, String)>> {
+        let n = &self.nodes.borrow()[*node];
+        (!n.options.is_empty()).then(|| {
+            n.options
+                .iter()
+                .map(|(v, t)| ((*v).to_owned(), (*t).to_owned()))
+                .collect()
+        })
+    }
+
+    fn set_selected_index(&self, node: &usize, index: usize) {
+        self.nodes.borrow_mut()[*node].selected = Some(index);
+    }
+
+    fn frame_root(&self, node: &usize) -> Option<usize> {
+        self.nodes.borrow()[*node].frame_root
     }
 
     fn focus(&self, node: &usize) {

@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::state;
-use crate::steps::run_tool;
+use crate::steps::{Outcome, run_tool};
 use crate::tools::{Catalog, check_args};
 use crate::web_dom::WebDom;
 
@@ -343,13 +343,24 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
             args,
             timeout_ms,
         } => {
-            spawn_local(async move {
-                let reply = match call(&id, &tool, args, timeout_ms).await {
-                    Ok(result) => FromPage::CallToolResult { id, result },
-                    Err(error) => FromPage::CallToolError { id, error },
-                };
-                let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
-            });
+            spawn_local(answer(
+                id,
+                tool,
+                Start::Call(args),
+                timeout_ms,
+                send_response,
+            ));
+            JsValue::TRUE
+        }
+        ToPage::ContinueTool {
+            id,
+            tool,
+            resume_at,
+            vars,
+            timeout_ms,
+        } => {
+            let start = Start::Continue { resume_at, vars };
+            spawn_local(answer(id, tool, start, timeout_ms, send_response));
             JsValue::TRUE
         }
         ToPage::Adapters { adapters } => {
@@ -472,12 +483,47 @@ fn push_state() {
     });
 }
 
-async fn call(
-    id: &str,
-    tool: &str,
-    args: serde_json::Value,
-    timeout_ms: u64,
-) -> Result<serde_json::Value, WireError> {
+/// A new call's arguments, or where a call that navigated here goes on.
+enum Start {
+    Call(serde_json::Value),
+    Continue {
+        resume_at: usize,
+        vars: bridge::template::Vars,
+    },
+}
+
+/// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
+/// and then loads the new page.
+async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, send_response: Function) {
+    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms).await {
+        Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
+        Ok(Outcome::Navigate {
+            url,
+            resume_at,
+            vars,
+            timeout_ms,
+        }) => (
+            FromPage::CallToolContinue {
+                id,
+                tool,
+                resume_at,
+                vars,
+                timeout_ms,
+            },
+            Some(url),
+        ),
+        Err(error) => (FromPage::CallToolError { id, error }, None),
+    };
+    let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
+    if let Some(url) = navigate_to
+        && let Some(window) = web_sys::window()
+        && let Err(e) = window.location().set_href(&url)
+    {
+        console_warn(&format!("tabwire: navigating to {url} failed: {e:?}"));
+    }
+}
+
+async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Outcome, WireError> {
     let page_tool = PAGE.with(|p| {
         p.borrow()
             .page_tools
@@ -486,22 +532,31 @@ async fn call(
             .cloned()
     });
     if let Some(page_tool) = page_tool {
+        let Start::Call(args) = start else {
+            return Err(WireError::new(
+                ErrorCode::Internal,
+                "a page's own tool cannot continue after a navigation",
+            ));
+        };
         let read_only = page_tool.spec.annotations.read_only;
         let result = call_page_tool(id, page_tool, args, timeout_ms).await;
         if !read_only {
             push_state();
         }
-        return result;
+        return result.map(Outcome::Finished);
     }
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let (adapter, tool) = catalog.find_with_adapter(tool)?;
-    let args = check_args(tool, args)?;
+    let (args, resume_at) = match start {
+        Start::Call(args) => (check_args(tool, args)?, 0),
+        Start::Continue { resume_at, vars } => (vars, resume_at),
+    };
     if let Some(handler) = code_handler(adapter, &tool.name) {
         let result = call_code_tool(&handler, &tool.name, args, timeout_ms).await;
         if !tool.annotations.read_only {
             push_state();
         }
-        return result;
+        return result.map(Outcome::Finished);
     }
     let dom = WebDom::new()
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
@@ -511,10 +566,11 @@ async fn call(
             .running
             .insert(id.to_owned(), cancelled.clone())
     });
-    let result = run_tool(&dom, tool, args, timeout_ms, &cancelled).await;
+    let result = run_tool(&dom, tool, args, resume_at, timeout_ms, &cancelled).await;
     PAGE.with(|p| p.borrow_mut().running.remove(id));
-    // A failed call may have changed the page halfway, so its state is pushed too.
-    if !tool.annotations.read_only {
+    // A failed call may have changed the page halfway, so its state is pushed too; a call that
+    // navigates pushes it from the next page, where it finishes.
+    if !tool.annotations.read_only && !matches!(result, Ok(Outcome::Navigate { .. })) {
         push_state();
     }
     result

@@ -9,7 +9,7 @@ use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
 use crate::dom::Dom;
-use crate::steps::run_tool;
+use crate::steps::{Outcome, run_tool};
 
 /// How long the extractors may take together.
 pub const STATE_TIMEOUT_MS: u64 = 5_000;
@@ -38,20 +38,31 @@ pub async fn extract<D: Dom>(
             continue;
         };
         let left = (deadline - dom.now_ms()).max(1.0) as u64;
-        let value = run_tool(
-            dom,
-            &extractor.as_tool(),
-            Default::default(),
-            left,
-            cancelled,
-        )
-        .await
-        .map_err(|e| {
+        let in_adapter = |e: WireError| {
             WireError::new(
                 e.code,
                 format!("state of adapter {}: {}", adapter.name, e.message),
             )
-        })?;
+        };
+        let value = match run_tool(
+            dom,
+            &extractor.as_tool(),
+            Default::default(),
+            0,
+            left,
+            cancelled,
+        )
+        .await
+        .map_err(in_adapter)?
+        {
+            Outcome::Finished(value) => value,
+            Outcome::Navigate { .. } => {
+                return Err(in_adapter(WireError::new(
+                    ErrorCode::AdapterError,
+                    "a state extractor may not navigate",
+                )));
+            }
+        };
         state.insert(adapter.name.clone(), value);
     }
     Ok(Value::Object(state))

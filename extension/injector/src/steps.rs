@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 
-use bridge::adapter::{Field, Read, Step, ToolDef, WaitUntil};
+use bridge::adapter::{Field, Read, Step, ToolDef, WaitUntil, assigned_names};
 use bridge::template::{self, TemplateError, Vars};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
@@ -18,14 +18,34 @@ use crate::keys::key_info;
 /// (visibility can change through CSS alone).
 const POLL_MS: f64 = 50.0;
 
-/// Runs `tool` with `args` (already checked) and returns its result (`null` without `return`).
+/// How a call's steps in this page ended.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// The call's result (`null` without `return`).
+    Finished(Value),
+    /// A `navigate` step: load `url`, then run the steps from `resume_at` on in the new page.
+    Navigate {
+        url: String,
+        resume_at: usize,
+        vars: Vars,
+        timeout_ms: u64,
+    },
+}
+
+/// Runs `tool` with `args` (already checked), from the top-level step `resume_at` on (0 for a
+/// new call; after a navigation, the step after `navigate`, with the variables so far).
 pub async fn run_tool<D: Dom>(
     dom: &D,
     tool: &ToolDef,
     args: Vars,
+    resume_at: usize,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
-) -> Result<Value, WireError> {
+) -> Result<Outcome, WireError> {
+    let mut args = args;
+    for name in tool.argument_names() {
+        args.entry(name).or_insert(Value::Null);
+    }
     let mut run = Run {
         dom,
         deadline: dom.now_ms() + timeout_ms as f64,
@@ -34,10 +54,27 @@ pub async fn run_tool<D: Dom>(
         vars: args,
         focus_value: None,
     };
-    Ok(run
-        .steps(&tool.steps, None, String::new())
-        .await?
-        .unwrap_or(Value::Null))
+    for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
+        if let Step::Navigate { url } = step {
+            let label = format!("steps[{i}] (navigate)");
+            let url =
+                template::render_url(url, &run.vars).map_err(|e| template_error(&label, e))?;
+            let left = (run.deadline - dom.now_ms()).max(0.0) as u64;
+            return Ok(Outcome::Navigate {
+                url,
+                resume_at: i + 1,
+                vars: run.vars,
+                timeout_ms: left,
+            });
+        }
+        if let Some(value) = run
+            .steps(std::slice::from_ref(step), None, "steps".to_owned(), i)
+            .await?
+        {
+            return Ok(Outcome::Finished(value));
+        }
+    }
+    Ok(Outcome::Finished(Value::Null))
 }
 
 struct Run<'d, D: Dom> {
@@ -68,13 +105,14 @@ impl<'d, D: Dom> Run<'d, D> {
         steps: &'a [Step],
         scope: Option<D::Node>,
         prefix: String,
+        first: usize,
     ) -> StepsFuture<'a>
     where
         'd: 'a,
     {
         Box::pin(async move {
             for (i, step) in steps.iter().enumerate() {
-                let path = format!("{prefix}steps[{i}]");
+                let path = format!("{prefix}[{}]", first + i);
                 let label = format!("{path} ({})", step.kind());
                 if self.cancelled.get() {
                     return Err(fail(
@@ -116,9 +154,94 @@ impl<'d, D: Dom> Run<'d, D> {
                     .await?;
             }
             Step::Click { selector } => {
-                let selector = self.selector(selector, label)?;
-                let node = self.find(scope, &selector, label)?;
-                self.dom.click(&node);
+                self.dom
+                    .click(&self.element(scope, selector.as_deref(), label)?)
+            }
+            Step::Dblclick { selector } => {
+                self.dom
+                    .dblclick(&self.element(scope, selector.as_deref(), label)?)
+            }
+            Step::Hover { selector } => {
+                self.dom
+                    .hover(&self.element(scope, selector.as_deref(), label)?)
+            }
+            Step::ScrollIntoView { selector } => {
+                self.dom
+                    .scroll_into_view(&self.element(scope, selector.as_deref(), label)?)
+            }
+            Step::Blur { selector } => {
+                let node = match (selector, scope) {
+                    (None, None) => match self.dom.active_element() {
+                        Some(node) => node,
+                        None => return Ok(None),
+                    },
+                    _ => self.element(scope, selector.as_deref(), label)?,
+                };
+                self.commit_if_changed(&node);
+                self.focus_value = None;
+                self.dom.blur(&node);
+            }
+            Step::Select {
+                selector,
+                value,
+                label: by_label,
+            } => {
+                let node = self.element(scope, Some(selector), label)?;
+                let (wanted, by_text) = match (value, by_label) {
+                    (Some(v), _) => (v, false),
+                    (None, Some(l)) => (l, true),
+                    (None, None) => {
+                        return Err(fail(
+                            ErrorCode::AdapterError,
+                            label,
+                            "needs a value or a label",
+                        ));
+                    }
+                };
+                let wanted = template::render_text(wanted, &self.vars)
+                    .map_err(|e| template_error(label, e))?;
+                let options = self.dom.options(&node).ok_or_else(|| {
+                    fail(
+                        ErrorCode::AdapterError,
+                        label,
+                        "the element is not a <select>",
+                    )
+                })?;
+                let index = options
+                    .iter()
+                    .position(|(v, t)| if by_text { t == &wanted } else { v == &wanted })
+                    .ok_or_else(|| {
+                        let listed: Vec<&str> = options
+                            .iter()
+                            .map(|(v, t)| if by_text { t.as_str() } else { v.as_str() })
+                            .collect();
+                        fail(
+                            ErrorCode::ElementNotFound,
+                            label,
+                            format!(
+                                "no option with {} {wanted:?} (there are: {})",
+                                if by_text { "text" } else { "value" },
+                                listed.join(", ")
+                            ),
+                        )
+                    })?;
+                self.dom.set_selected_index(&node, index);
+                self.dom.dispatch_input(&node, &options[index].0);
+                self.dom.dispatch_change(&node);
+            }
+            Step::Check { selector } | Step::Uncheck { selector } => {
+                let wanted = matches!(step, Step::Check { .. });
+                let node = self.element(scope, selector.as_deref(), label)?;
+                if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
+                    self.dom.click(&node);
+                    if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
+                        return Err(fail(
+                            ErrorCode::AdapterError,
+                            label,
+                            format!("clicking did not {} it (is it a checkbox?)", step.kind()),
+                        ));
+                    }
+                }
             }
             Step::Fill { selector, value } => {
                 let selector = self.selector(selector, label)?;
@@ -126,8 +249,7 @@ impl<'d, D: Dom> Run<'d, D> {
                     .map_err(|e| template_error(label, e))?;
                 let node = self.find(scope, &selector, label)?;
                 self.dom.focus(&node);
-                if self.dom.is_text_input(&node) {
-                    let before = self.dom.value(&node).unwrap_or_default();
+                if let Some(before) = self.dom.value(&node) {
                     self.focus_value = Some((node.clone(), before));
                 }
                 self.dom.set_value(&node, &value).map_err(|why| {
@@ -196,7 +318,10 @@ impl<'d, D: Dom> Run<'d, D> {
             Step::Within {
                 selector,
                 text_selector,
+                read,
                 text_equals,
+                text_contains,
+                timeout_ms,
                 steps,
             } => {
                 let selector = self.selector(selector, label)?;
@@ -204,41 +329,164 @@ impl<'d, D: Dom> Run<'d, D> {
                     Some(ts) => Some(self.selector(ts, label)?),
                     None => None,
                 };
-                let wanted = template::render_text(text_equals, &self.vars)
+                let (wanted, contains) = match (text_equals, text_contains) {
+                    (Some(t), _) => (t, false),
+                    (None, Some(t)) => (t, true),
+                    (None, None) => {
+                        return Err(fail(
+                            ErrorCode::AdapterError,
+                            label,
+                            "needs text_equals or text_contains",
+                        ));
+                    }
+                };
+                let wanted = template::render_text(wanted, &self.vars)
                     .map_err(|e| template_error(label, e))?;
-                let candidates = self
+                let start = self.dom.now_ms();
+                let deadline = timeout_ms.map_or(start, |t| (start + t as f64).min(self.deadline));
+                loop {
+                    let candidates = self
+                        .dom
+                        .query_all(scope, &selector)
+                        .map_err(|why| bad_selector(label, &selector, &why))?;
+                    for candidate in &candidates {
+                        let text_node = match &text_selector {
+                            Some(ts) => self
+                                .dom
+                                .query(Some(candidate), ts)
+                                .map_err(|why| bad_selector(label, ts, &why))?,
+                            None => Some(candidate.clone()),
+                        };
+                        let matched = text_node.is_some_and(|n| {
+                            let text = template::value_to_text(&self.read(Some(&n), read));
+                            if contains {
+                                text.contains(wanted.as_str())
+                            } else {
+                                text == wanted
+                            }
+                        });
+                        if matched {
+                            return self
+                                .steps(steps, Some(candidate.clone()), format!("{path}.steps"), 0)
+                                .await;
+                        }
+                    }
+                    let now = self.dom.now_ms();
+                    if now >= deadline {
+                        let whose = match &text_selector {
+                            Some(ts) => format!("whose `{ts}` text"),
+                            None => "whose text".to_owned(),
+                        };
+                        let how = if contains { "contains" } else { "equals" };
+                        let after = match timeout_ms {
+                            Some(_) => format!(" after {} ms", (now - start).round()),
+                            None => String::new(),
+                        };
+                        return Err(fail(
+                            ErrorCode::ElementNotFound,
+                            label,
+                            format!(
+                                "no `{selector}` {whose} {how} {wanted:?} ({} candidates){after}",
+                                candidates.len()
+                            ),
+                        ));
+                    }
+                    self.pause(deadline - now, label).await?;
+                }
+            }
+            Step::ForEach {
+                selector,
+                steps,
+                into,
+            } => {
+                let selector = self.selector(selector, label)?;
+                let items = self
                     .dom
                     .query_all(scope, &selector)
                     .map_err(|why| bad_selector(label, &selector, &why))?;
-                let mut found = None;
-                for candidate in &candidates {
-                    let text_node = match &text_selector {
-                        Some(ts) => self
-                            .dom
-                            .query(Some(candidate), ts)
-                            .map_err(|why| bad_selector(label, ts, &why))?,
-                        None => Some(candidate.clone()),
-                    };
-                    if text_node.is_some_and(|n| self.dom.text(&n).trim() == wanted) {
-                        found = Some(candidate.clone());
-                        break;
+                let names = assigned_names(steps);
+                self.clear(&names);
+                let mut records = Vec::new();
+                let total = items.len();
+                for (n, item) in items.into_iter().enumerate() {
+                    let prefix = format!("{path}.steps");
+                    let outcome =
+                        self.steps(steps, Some(item), prefix, 0)
+                            .await
+                            .map_err(|mut e| {
+                                e.message
+                                    .push_str(&format!(" (in match {} of {total})", n + 1));
+                                e
+                            })?;
+                    if let Some(value) = outcome {
+                        return Ok(Some(value));
+                    }
+                    if into.is_some() {
+                        let record: Map<String, Value> = names
+                            .iter()
+                            .map(|name| {
+                                (
+                                    name.to_string(),
+                                    self.vars.get(*name).cloned().unwrap_or(Value::Null),
+                                )
+                            })
+                            .collect();
+                        records.push(Value::Object(record));
                     }
                 }
-                let Some(found) = found else {
-                    let whose = match &text_selector {
-                        Some(ts) => format!("whose `{ts}` text"),
-                        None => "whose text".to_owned(),
-                    };
-                    return Err(fail(
-                        ErrorCode::ElementNotFound,
-                        label,
-                        format!(
-                            "no `{selector}` {whose} equals {wanted:?} ({} candidates)",
-                            candidates.len()
-                        ),
-                    ));
+                if let Some(into) = into {
+                    self.vars.insert(into.clone(), Value::Array(records));
+                }
+            }
+            Step::If {
+                selector,
+                var,
+                then,
+                otherwise,
+            } => {
+                let present = match (selector, var) {
+                    (Some(selector), _) => {
+                        let selector = self.selector(selector, label)?;
+                        self.query(scope, &selector, label)?.is_some()
+                    }
+                    (None, Some(var)) => match self.vars.get(var) {
+                        None | Some(Value::Null | Value::Bool(false)) => false,
+                        Some(Value::String(s)) => !s.is_empty(),
+                        Some(Value::Array(a)) => !a.is_empty(),
+                        Some(_) => true,
+                    },
+                    (None, None) => false,
                 };
-                return self.steps(steps, Some(found), format!("{path}.")).await;
+                self.clear(&assigned_names(then));
+                self.clear(&assigned_names(otherwise));
+                let (branch, name) = if present {
+                    (then, "then")
+                } else {
+                    (otherwise, "else")
+                };
+                return self
+                    .steps(branch, scope.cloned(), format!("{path}.{name}"), 0)
+                    .await;
+            }
+            Step::Frame { selector, steps } => {
+                let frame = self.element(scope, Some(selector), label)?;
+                let root = self.dom.frame_root(&frame).ok_or_else(|| {
+                    fail(
+                        ErrorCode::AdapterError,
+                        label,
+                        "the element is not a same-origin <iframe> with a loaded document",
+                    )
+                })?;
+                return self
+                    .steps(steps, Some(root), format!("{path}.steps"), 0)
+                    .await;
+            }
+            Step::Navigate { .. } => {
+                return Err(fail(
+                    ErrorCode::AdapterError,
+                    label,
+                    "navigate must be a top-level step",
+                ));
             }
             Step::Return { value } => {
                 return template::render_value(value, &self.vars)
@@ -247,6 +495,43 @@ impl<'d, D: Dom> Run<'d, D> {
             }
         }
         Ok(None)
+    }
+
+    /// The element `selector` (a template) finds in `scope` now, or ELEMENT_NOT_FOUND.
+    /// Absent `selector`: the scope element itself (the document element at the top).
+    fn element(
+        &self,
+        scope: Option<&D::Node>,
+        selector: Option<&str>,
+        label: &str,
+    ) -> Result<D::Node, WireError> {
+        match selector {
+            Some(selector) => {
+                let selector = self.selector(selector, label)?;
+                self.find(scope, &selector, label)
+            }
+            None => Ok(scope.cloned().unwrap_or_else(|| self.dom.root())),
+        }
+    }
+
+    /// Sets `names` to `null`, so a branch or loop that did not run leaves them defined.
+    fn clear(&mut self, names: &[&str]) {
+        for name in names {
+            self.vars.insert((*name).to_owned(), Value::Null);
+        }
+    }
+
+    /// Waits for a DOM change (at most `left_ms`, at most [`POLL_MS`]), unless cancelled.
+    async fn pause(&self, left_ms: f64, label: &str) -> Result<(), WireError> {
+        if self.cancelled.get() {
+            return Err(fail(
+                ErrorCode::Cancelled,
+                label,
+                "the call was cancelled while waiting",
+            ));
+        }
+        self.dom.settle(left_ms.min(POLL_MS)).await;
+        Ok(())
     }
 
     fn selector(&self, template: &str, label: &str) -> Result<String, WireError> {
@@ -320,14 +605,7 @@ impl<'d, D: Dom> Run<'d, D> {
                     ),
                 ));
             }
-            if self.cancelled.get() {
-                return Err(fail(
-                    ErrorCode::Cancelled,
-                    label,
-                    "the call was cancelled while waiting",
-                ));
-            }
-            self.dom.settle((deadline - now).min(POLL_MS)).await;
+            self.pause(deadline - now, label).await?;
         }
     }
 
@@ -340,17 +618,23 @@ impl<'d, D: Dom> Run<'d, D> {
         if not_cancelled && info.char_code.is_some() {
             let press_not_cancelled = self.dom.dispatch_key(node, KeyPhase::Press, &info);
             if press_not_cancelled && info.key == "Enter" && self.dom.is_text_input(node) {
-                let now = self.dom.value(node).unwrap_or_default();
-                if let Some((focused, before)) = &mut self.focus_value
-                    && self.dom.same(focused, node)
-                    && *before != now
-                {
-                    *before = now;
-                    self.dom.dispatch_change(node);
-                }
+                self.commit_if_changed(node);
             }
         }
         self.dom.dispatch_key(node, KeyPhase::Up, &info);
+    }
+
+    /// Fires `change` on `node` when `fill` focused it and its value changed since (what the
+    /// browser does on Enter in a text input and when a field loses the focus).
+    fn commit_if_changed(&mut self, node: &D::Node) {
+        let now = self.dom.value(node).unwrap_or_default();
+        if let Some((focused, before)) = &mut self.focus_value
+            && self.dom.same(focused, node)
+            && *before != now
+        {
+            *before = now;
+            self.dom.dispatch_change(node);
+        }
     }
 
     fn read(&self, node: Option<&D::Node>, read: &Read) -> Value {
@@ -362,6 +646,7 @@ impl<'d, D: Dom> Run<'d, D> {
         };
         match read {
             Read::Text => Value::String(self.dom.text(node).trim().to_owned()),
+            Read::OwnText => Value::String(self.dom.own_text(node).trim().to_owned()),
             Read::Value => self.dom.value(node).map_or(Value::Null, Value::String),
             Read::Exists => Value::Bool(true),
             Read::Attr(name) => self.dom.attr(node, name).map_or(Value::Null, Value::String),
@@ -399,6 +684,73 @@ mod tests {
     use crate::fake_dom::{FakeDom, FakeNode, block_on};
     use crate::tools::{Catalog, check_args};
     use serde_json::json;
+
+    /// A call that must finish in this page.
+    async fn run_value<D: Dom>(
+        dom: &D,
+        tool: &ToolDef,
+        args: Vars,
+        timeout_ms: u64,
+        cancelled: &Cell<bool>,
+    ) -> Result<Value, WireError> {
+        match run_tool(dom, tool, args, 0, timeout_ms, cancelled).await? {
+            Outcome::Finished(value) => Ok(value),
+            other => panic!("the call did not finish: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn navigate_hands_over_the_rest_of_the_call() {
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d",
+            "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "steps": [
+                {"step": "read", "selector": "label", "into": "before"},
+                {"step": "navigate", "url": "results.html?q={{q}}"},
+                {"step": "read", "selector": "label", "into": "after"},
+                {"step": "return", "value": ["{{q}}", "{{before}}", "{{after}}"]}
+            ]
+        }))
+        .unwrap();
+        let dom = todomvc(&[("a", false)]);
+        let args = json!({"q": "x y&z"}).as_object().cloned().unwrap();
+        let outcome = block_on(run_tool(&dom, &tool, args, 0, 1000, &Cell::new(false))).unwrap();
+        let Outcome::Navigate {
+            url,
+            resume_at,
+            vars,
+            timeout_ms,
+        } = outcome
+        else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(url, "results.html?q=x%20y%26z");
+        assert_eq!((resume_at, timeout_ms), (2, 1000));
+        assert_eq!(vars["before"], "a");
+
+        // The next page: its DOM, the variables so far, from the step after `navigate`.
+        let next = todomvc(&[("b", false)]);
+        let outcome = block_on(run_tool(
+            &next,
+            &tool,
+            vars,
+            resume_at,
+            1000,
+            &Cell::new(false),
+        ));
+        assert_eq!(
+            outcome.unwrap(),
+            Outcome::Finished(json!(["x y&z", "a", "b"]))
+        );
+        // Errors after the navigation keep the step's real index.
+        let empty = todomvc(&[]);
+        let vars = json!({"q": "", "before": "a"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let err = block_on(run_tool(&empty, &tool, vars, 2, 1000, &Cell::new(false))).unwrap_err();
+        assert_eq!(err.message, "steps[2] (read): no element matches `label`");
+    }
 
     const INPUT: &str = "#new-todo, .new-todo";
     const LIST: &str = "#todo-list, .todo-list";
@@ -455,7 +807,7 @@ mod tests {
         let catalog = catalog();
         let tool = catalog.find(tool).unwrap();
         let args = check_args(tool, args)?;
-        block_on(run_tool(dom, tool, args, timeout_ms, &Cell::new(false)))
+        block_on(run_value(dom, tool, args, timeout_ms, &Cell::new(false)))
     }
 
     fn adhoc(steps: Value) -> ToolDef {
@@ -469,7 +821,7 @@ mod tests {
         timeout_ms: u64,
     ) -> Result<Value, WireError> {
         let tool = adhoc(steps);
-        block_on(run_tool(
+        block_on(run_value(
             dom,
             &tool,
             args.as_object().cloned().unwrap_or_default(),
@@ -705,10 +1057,303 @@ mod tests {
         *dom.on_settle.borrow_mut() = Some(Box::new(|_: &FakeDom| {}));
         let err = block_on(async {
             cancelled.set(true);
-            run_tool(&dom, &tool, Vars::new(), 5000, &cancelled).await
+            run_value(&dom, &tool, Vars::new(), 5000, &cancelled).await
         })
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::Cancelled);
         assert!(err.message.starts_with("steps[0] (wait)"), "{err}");
+    }
+    /// A form: a select (1), a checkbox (2), an iframe (3) whose root (4) holds a textarea (5),
+    /// and a field (6) with own text.
+    fn form() -> FakeDom {
+        let dom = FakeDom::default();
+        dom.add(FakeNode::default());
+        dom.add(FakeNode {
+            selectors: vec!["select"],
+            options: vec![("r", "Red"), ("g", "Green")],
+            value: Some("r".into()),
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            selectors: vec!["#agree"],
+            checked: Some(false),
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            selectors: vec!["iframe"],
+            frame_root: Some(4),
+            ..Default::default()
+        });
+        dom.add(FakeNode::default());
+        dom.add(FakeNode {
+            parent: Some(4),
+            selectors: vec!["textarea"],
+            value: Some(String::new()),
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            selectors: vec![".title"],
+            text: "Invoice 42 To: bob".into(),
+            own_text: Some(" Invoice 42 ".into()),
+            ..Default::default()
+        });
+        dom
+    }
+
+    #[test]
+    fn select_picks_by_value_or_label() {
+        let dom = form();
+        run_adhoc(
+            &dom,
+            json!([{"step": "select", "selector": "select", "label": "{{colour}}"}]),
+            json!({"colour": "Green"}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(dom.nodes.borrow()[1].selected, Some(1));
+        assert_eq!(*dom.events.borrow(), ["input 1 g", "change 1"]);
+        run_adhoc(
+            &dom,
+            json!([{"step": "select", "selector": "select", "value": "r"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(dom.nodes.borrow()[1].selected, Some(0));
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "select", "selector": "select", "value": "blue"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::ElementNotFound);
+        assert_eq!(
+            err.message,
+            "steps[0] (select): no option with value \"blue\" (there are: r, g)"
+        );
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "select", "selector": "#agree", "value": "x"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert!(err.message.contains("not a <select>"), "{err}");
+    }
+
+    #[test]
+    fn check_and_uncheck_click_only_when_needed() {
+        let dom = form();
+        let check = json!([{"step": "check", "selector": "#agree"}]);
+        run_adhoc(&dom, check.clone(), json!({}), 1000).unwrap();
+        run_adhoc(&dom, check, json!({}), 1000).unwrap();
+        assert_eq!(dom.nodes.borrow()[2].checked, Some(true));
+        assert_eq!(
+            *dom.events.borrow(),
+            ["click 2"],
+            "the second check clicks nothing"
+        );
+        run_adhoc(
+            &dom,
+            json!([{"step": "uncheck", "selector": "#agree"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(dom.nodes.borrow()[2].checked, Some(false));
+        // Something a click does not check.
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "check", "selector": ".title"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(
+            err.message,
+            "steps[0] (check): clicking did not check it (is it a checkbox?)"
+        );
+    }
+
+    #[test]
+    fn pointer_steps_fire_their_events_on_the_scope_or_selector() {
+        let dom = todomvc(&[("a", false)]);
+        let steps = json!([
+            {"step": "within", "selector": ITEMS, "text_selector": "label", "text_equals": "a", "steps": [
+                {"step": "hover"},
+                {"step": "dblclick", "selector": "label"},
+                {"step": "scroll_into_view", "selector": ".toggle"},
+                {"step": "click"}
+            ]}
+        ]);
+        run_adhoc(&dom, steps, json!({}), 1000).unwrap();
+        assert_eq!(
+            *dom.events.borrow(),
+            ["hover 3", "dblclick 5", "scroll 4", "click 3"]
+        );
+    }
+
+    #[test]
+    fn blur_commits_a_changed_value_once() {
+        let dom = todomvc(&[]);
+        let steps = json!([
+            {"step": "fill", "selector": INPUT, "value": "x"},
+            {"step": "blur", "selector": INPUT},
+            {"step": "blur"}
+        ]);
+        run_adhoc(&dom, steps, json!({}), 1000).unwrap();
+        assert_eq!(
+            *dom.events.borrow(),
+            ["focus 1", "input 1 x", "change 1", "blur 1"],
+            "the second blur has no focused element"
+        );
+    }
+
+    #[test]
+    fn for_each_runs_per_match_and_collects_what_it_read() {
+        let dom = todomvc(&[("a", true), ("b", false)]);
+        let steps = json!([
+            {"step": "for_each", "selector": ITEMS, "into": "rows", "steps": [
+                {"step": "read", "selector": "label", "into": "title"},
+                {"step": "if", "selector": ".toggle", "then": [
+                    {"step": "read", "read": "has_class:completed", "into": "done"}
+                ]}
+            ]},
+            {"step": "return", "value": "{{rows}}"}
+        ]);
+        let rows = run_adhoc(&dom, steps, json!({}), 1000).unwrap();
+        assert_eq!(
+            rows,
+            json!([{"title": "a", "done": true}, {"title": "b", "done": false}])
+        );
+
+        // No match: an empty list, and the body's variables are defined (null).
+        let dom = todomvc(&[]);
+        let steps = json!([
+            {"step": "for_each", "selector": ITEMS, "into": "rows", "steps": [
+                {"step": "read", "selector": "label", "into": "title"}
+            ]},
+            {"step": "return", "value": {"rows": "{{rows}}", "last": "{{title}}"}}
+        ]);
+        let out = run_adhoc(&dom, steps, json!({}), 1000).unwrap();
+        assert_eq!(out, json!({"rows": [], "last": null}));
+
+        // A failure names the step and which match it was on.
+        let dom = todomvc(&[("a", false), ("b", false)]);
+        dom.nodes.borrow_mut()[8].attached = false; // the second item's label
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "for_each", "selector": ITEMS, "steps": [
+                {"step": "read", "selector": "label", "into": "t"}
+            ]}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "steps[0].steps[0] (read): no element matches `label` (in match 2 of 2)"
+        );
+    }
+
+    #[test]
+    fn if_branches_on_presence_or_on_a_variable() {
+        let dom = todomvc(&[]);
+        let steps = json!([
+            {"step": "if", "selector": ".missing",
+             "then": [{"step": "read", "selector": INPUT, "read": "exists", "into": "yes"}],
+             "else": [{"step": "read", "selector": LIST, "read": "exists", "into": "no"}]},
+            {"step": "if", "var": "tag", "then": [{"step": "click", "selector": ".nope"}]},
+            {"step": "if", "var": "flag", "then": [{"step": "return", "value": "flagged"}]},
+            {"step": "return", "value": {"yes": "{{yes}}", "no": "{{no}}"}}
+        ]);
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d", "steps": steps,
+            "input_schema": {"type": "object", "properties": {"tag": {"type": "string"}, "flag": {"type": "boolean"}}}
+        }))
+        .unwrap();
+        let run = |args: Value| {
+            block_on(run_value(
+                &dom,
+                &tool,
+                args.as_object().cloned().unwrap(),
+                1000,
+                &Cell::new(false),
+            ))
+        };
+        // An optional argument left out is null: `if` skips, templates render nothing.
+        assert_eq!(run(json!({})).unwrap(), json!({"yes": null, "no": true}));
+        assert_eq!(run(json!({"flag": true})).unwrap(), json!("flagged"));
+        let err = run(json!({"tag": "x"})).unwrap_err();
+        assert_eq!(
+            err.message,
+            "steps[1].then[0] (click): no element matches `.nope`"
+        );
+    }
+
+    #[test]
+    fn frame_scopes_steps_to_the_iframe_document() {
+        let dom = form();
+        run_adhoc(
+            &dom,
+            json!([{"step": "frame", "selector": "iframe", "steps": [
+                {"step": "fill", "selector": "textarea", "value": "body"}
+            ]}]),
+            json!({}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(dom.nodes.borrow()[5].value.as_deref(), Some("body"));
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "frame", "selector": "select", "steps": [{"step": "click"}]}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert!(err.message.contains("same-origin <iframe>"), "{err}");
+    }
+
+    #[test]
+    fn within_matches_contained_text_other_reads_and_waits() {
+        let dom = form();
+        let out = run_adhoc(
+            &dom,
+            json!([
+                {"step": "read", "selector": ".title", "read": "own_text", "into": "subject"},
+                {"step": "within", "selector": ".title", "text_contains": "To: bob",
+                 "steps": [{"step": "read", "into": "whole"}]},
+                {"step": "within", "selector": ".title", "read": "own_text", "text_equals": "Invoice 42",
+                 "steps": [{"step": "read", "read": "exists", "into": "found"}]},
+                {"step": "return", "value": ["{{subject}}", "{{whole}}", "{{found}}"]}
+            ]),
+            json!({}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(out, json!(["Invoice 42", "Invoice 42 To: bob", true]));
+
+        // With timeout_ms, within waits for the element to appear.
+        let dom = todomvc(&[("a", false)]);
+        *dom.on_settle.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
+            if dom.now.get() >= 100.0 {
+                dom.nodes.borrow_mut()[5].text = "b".into();
+            }
+        }));
+        let steps = json!([{"step": "within", "selector": ITEMS, "text_selector": "label",
+            "text_equals": "b", "timeout_ms": 500, "steps": [{"step": "read", "into": "x"}]}]);
+        run_adhoc(&dom, steps.clone(), json!({}), 1000).unwrap();
+        assert!((100.0..160.0).contains(&dom.now.get()), "{}", dom.now.get());
+        let dom = todomvc(&[("a", false)]);
+        let err = run_adhoc(&dom, steps, json!({}), 1000).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ElementNotFound);
+        assert_eq!(
+            err.message,
+            format!(
+                "steps[0] (within): no `{ITEMS}` whose `label` text equals \"b\" (1 candidates) after 500 ms"
+            )
+        );
     }
 }

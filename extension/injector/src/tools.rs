@@ -144,7 +144,10 @@ mod tests {
                 "todomvc_add_todo",
                 "todomvc_list_todos",
                 "todomvc_toggle_todo",
-                "todomvc_clear_completed"
+                "todomvc_clear_completed",
+                "todomvc_set_filter",
+                "todomvc_edit_todo",
+                "todomvc_delete_todo"
             ]
         );
         assert_eq!(catalog.find("todomvc_add_todo").unwrap().name, "add_todo");

@@ -9,8 +9,8 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    Document, Element, Event, EventInit, HtmlElement, HtmlInputElement, InputEvent, InputEventInit,
-    KeyboardEvent, KeyboardEventInit, MutationObserver, MutationObserverInit,
+    Document, Element, Event, EventInit, InputEvent, InputEventInit, KeyboardEvent,
+    KeyboardEventInit, MouseEvent, MouseEventInit, MutationObserver, MutationObserverInit,
 };
 
 use crate::dom::{Dom, KeyPhase};
@@ -37,6 +37,29 @@ fn reason(error: JsValue) -> String {
     match error.dyn_ref::<js_sys::Error>() {
         Some(e) => String::from(e.message()),
         None => format!("{error:?}"),
+    }
+}
+
+/// Calls the element's own method `name` (`click`, `focus`, ...). Through `Reflect` rather than
+/// typed bindings: typed casts use `instanceof`, which fails for elements of an `<iframe>`.
+fn call_method(node: &Element, name: &str, arg: &JsValue) {
+    if let Ok(method) = Reflect::get(node, &name.into()).and_then(|m| m.dyn_into::<Function>()) {
+        let _ = method.call1(node, arg);
+    }
+}
+
+fn is_tag(node: &Element, tag: &str) -> bool {
+    node.tag_name().eq_ignore_ascii_case(tag)
+}
+
+fn dispatch_mouse(node: &Element, kind: &str, bubbles: bool, detail: i32) {
+    let init = MouseEventInit::new();
+    init.set_bubbles(bubbles);
+    init.set_cancelable(bubbles);
+    init.set_composed(true);
+    init.set_detail(detail);
+    if let Ok(event) = MouseEvent::new_with_mouse_event_init_dict(kind, &init) {
+        let _ = node.dispatch_event(&event);
     }
 }
 
@@ -68,7 +91,7 @@ impl Dom for WebDom {
         }
         .map_err(reason)?;
         Ok((0..list.length())
-            .filter_map(|i| list.item(i)?.dyn_into::<Element>().ok())
+            .filter_map(|i| Some(list.item(i)?.unchecked_into::<Element>()))
             .collect())
     }
 
@@ -84,6 +107,15 @@ impl Dom for WebDom {
 
     fn text(&self, node: &Element) -> String {
         node.text_content().unwrap_or_default()
+    }
+
+    fn own_text(&self, node: &Element) -> String {
+        let children = node.child_nodes();
+        (0..children.length())
+            .filter_map(|i| children.item(i))
+            .filter(|child| child.node_type() == web_sys::Node::TEXT_NODE)
+            .filter_map(|child| child.text_content())
+            .collect()
     }
 
     fn value(&self, node: &Element) -> Option<String> {
@@ -122,8 +154,14 @@ impl Dom for WebDom {
     }
 
     fn is_text_input(&self, node: &Element) -> bool {
-        node.dyn_ref::<HtmlInputElement>()
-            .is_some_and(|input| TEXT_INPUT_TYPES.contains(&input.type_().as_str()))
+        is_tag(node, "input")
+            && TEXT_INPUT_TYPES.contains(
+                &node
+                    .get_attribute("type")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase()
+                    .as_str(),
+            )
     }
 
     fn active_element(&self) -> Option<Element> {
@@ -131,33 +169,93 @@ impl Dom for WebDom {
     }
 
     fn click(&self, node: &Element) {
-        match node.dyn_ref::<HtmlElement>() {
-            Some(element) => element.click(),
-            None => {
-                let init = EventInit::new();
-                init.set_bubbles(true);
-                init.set_cancelable(true);
-                if let Ok(event) = Event::new_with_event_init_dict("click", &init) {
-                    let _ = node.dispatch_event(&event);
-                }
+        if Reflect::has(node, &"click".into()).unwrap_or(false) {
+            call_method(node, "click", &JsValue::UNDEFINED);
+        } else {
+            dispatch_mouse(node, "click", true, 1);
+        }
+    }
+
+    fn dblclick(&self, node: &Element) {
+        dispatch_mouse(node, "dblclick", true, 2);
+    }
+
+    fn hover(&self, node: &Element) {
+        dispatch_mouse(node, "mouseover", true, 0);
+        dispatch_mouse(node, "mouseenter", false, 0);
+        dispatch_mouse(node, "mousemove", true, 0);
+    }
+
+    fn scroll_into_view(&self, node: &Element) {
+        let options = js_sys::Object::new();
+        let _ = Reflect::set(&options, &"block".into(), &"center".into());
+        call_method(node, "scrollIntoView", &options);
+    }
+
+    fn focus(&self, node: &Element) {
+        call_method(node, "focus", &JsValue::UNDEFINED);
+    }
+
+    fn blur(&self, node: &Element) {
+        let focused = node
+            .owner_document()
+            .and_then(|d| d.active_element())
+            .is_some_and(|active| &active == node);
+        if focused {
+            call_method(node, "blur", &JsValue::UNDEFINED);
+            return;
+        }
+        // Never focused (a page without the window's focus): the events a blur would fire.
+        for (kind, bubbles) in [("blur", false), ("focusout", true)] {
+            let init = EventInit::new();
+            init.set_bubbles(bubbles);
+            if let Ok(event) = Event::new_with_event_init_dict(kind, &init) {
+                let _ = node.dispatch_event(&event);
             }
         }
     }
 
-    fn focus(&self, node: &Element) {
-        if let Some(element) = node.dyn_ref::<HtmlElement>() {
-            let _ = element.focus();
+    fn options(&self, node: &Element) -> Option<Vec<(String, String)>> {
+        if !is_tag(node, "select") {
+            return None;
         }
+        let list = node.query_selector_all("option").ok()?;
+        Some(
+            (0..list.length())
+                .filter_map(|i| Some(list.item(i)?.unchecked_into::<Element>()))
+                .map(|option| {
+                    let value = Reflect::get(&option, &"value".into())
+                        .ok()
+                        .and_then(|v| v.as_string())
+                        .unwrap_or_default();
+                    let text = option.text_content().unwrap_or_default();
+                    (value, text.trim().to_owned())
+                })
+                .collect(),
+        )
+    }
+
+    fn set_selected_index(&self, node: &Element, index: usize) {
+        let _ = Reflect::set(node, &"selectedIndex".into(), &(index as f64).into());
+    }
+
+    fn frame_root(&self, node: &Element) -> Option<Element> {
+        let document = Reflect::get(node, &"contentDocument".into()).ok()?;
+        // An <iframe>'s document is of the frame's realm: `instanceof Document` would say no.
+        document
+            .is_object()
+            .then(|| document.unchecked_into::<Document>().document_element())?
     }
 
     fn set_value(&self, node: &Element, value: &str) -> Result<(), String> {
-        if node.is_instance_of::<HtmlInputElement>() {
+        if is_tag(node, "input") {
             native_set_value("HTMLInputElement", node, value).map_err(reason)
-        } else if node.is_instance_of::<web_sys::HtmlTextAreaElement>() {
+        } else if is_tag(node, "textarea") {
             native_set_value("HTMLTextAreaElement", node, value).map_err(reason)
-        } else if node
-            .dyn_ref::<HtmlElement>()
-            .is_some_and(HtmlElement::is_content_editable)
+        } else if Reflect::get(node, &"isContentEditable".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
         {
             node.set_text_content(Some(value));
             Ok(())

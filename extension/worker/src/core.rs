@@ -84,6 +84,9 @@ pub struct Core {
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
+    /// Calls whose `navigate` step is loading a new page in the tab: the rest of the call
+    /// (`continue_tool`), sent once the new page announces its tools.
+    continuations: HashMap<TabId, (RequestId, String, ToPage)>,
     outbox: Outbox,
     link: LinkState,
     backoff: Backoff,
@@ -100,6 +103,7 @@ impl Core {
             code_adapters: Vec::new(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
+            continuations: HashMap::new(),
             outbox: Outbox::default(),
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
@@ -403,6 +407,28 @@ impl Core {
         let Some(tab) = self.calls.remove(id) else {
             return actions; // already answered (the tab closed meanwhile)
         };
+        if let Ok(Some(text)) = &reply
+            && let Ok(FromPage::CallToolContinue {
+                id: got,
+                tool,
+                resume_at,
+                vars,
+                timeout_ms,
+            }) = serde_json::from_str::<FromPage>(text)
+            && got == id
+        {
+            // Still pending: a closed tab or a page without the tool fails it.
+            self.calls.insert(got.clone(), tab);
+            let rest = ToPage::ContinueTool {
+                id: got.clone(),
+                tool: tool.clone(),
+                resume_at,
+                vars,
+                timeout_ms,
+            };
+            self.continuations.insert(tab, (got, tool, rest));
+            return actions;
+        }
         let msg = match reply {
             Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
                 Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
@@ -557,8 +583,30 @@ impl Core {
                         "tab {tab} offered {refused} tool(s) no adapter for {url} defines: dropped"
                     )));
                 }
+                let continuing = self.continuations.remove(&tab).map(|(id, tool, rest)| {
+                    let offered = accepted.iter().any(|t| t.name == tool);
+                    (id, tool, rest, offered)
+                });
                 let update = self.tabs.set_tools(tab, url, &title, accepted);
                 self.send(ToServer::ToolsUpdated(update), &mut actions);
+                if let Some((id, tool, rest, offered)) = continuing {
+                    if offered {
+                        actions.push(Action::ToTab {
+                            tab,
+                            message: serde_json::to_string(&rest).expect("page messages serialize"),
+                            on_reply: OnReply::CallTool(id),
+                        });
+                    } else {
+                        self.calls.remove(&id);
+                        let error = WireError::new(
+                            ErrorCode::Navigated,
+                            format!(
+                                "the call navigated tab {tab} to {url}, whose page offers no tool {tool:?} to continue it"
+                            ),
+                        );
+                        self.send(ToServer::CallToolError { id, error }, &mut actions);
+                    }
+                }
                 actions.push(Action::PersistTabs);
                 (None, actions)
             }
@@ -569,7 +617,8 @@ impl Core {
             FromPage::CallToolResult { .. }
             | FromPage::CallToolError { .. }
             | FromPage::StateResponse { .. }
-            | FromPage::StateError { .. } => {
+            | FromPage::StateError { .. }
+            | FromPage::CallToolContinue { .. } => {
                 actions.push(Action::Log(format!(
                     "tab {tab} sent a call answer outside its response channel: ignored"
                 )));
@@ -582,6 +631,7 @@ impl Core {
 
     pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
         let mut actions = Vec::new();
+        self.continuations.remove(&tab);
         let pending: Vec<RequestId> = self
             .calls
             .iter()
@@ -841,6 +891,71 @@ mod tests {
         assert!(matches!(&actions[..], [Action::Log(_)]));
         let (reply, _) = core.on_page_message(&sender(3), Some("{not json"));
         assert!(reply.is_none());
+    }
+
+    #[test]
+    fn a_call_that_navigates_continues_in_the_next_page() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"n1","tab":3,"tool":"todomvc_list_todos","args":{"q":1},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let onward = json!({"type":"call_tool_continue","id":"n1","tool":"todomvc_list_todos",
+                            "resume_at":2,"vars":{"q":1,"seen":"x"},"timeout_ms":400});
+        let actions = core.on_call_reply("n1", Ok(Some(onward.to_string())));
+        assert!(actions.is_empty(), "nothing to answer yet: {actions:?}");
+
+        // The new page announces its tools: the rest of the call goes to it, answered as a call.
+        let actions = announce(&mut core, 3);
+        let Some(Action::ToTab {
+            tab: 3,
+            message,
+            on_reply: OnReply::CallTool(id),
+        }) = actions.iter().find(|a| matches!(a, Action::ToTab { .. }))
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(id, "n1");
+        let message: Value = serde_json::from_str(message).unwrap();
+        assert_eq!(
+            message,
+            json!({"type":"continue_tool","id":"n1","tool":"todomvc_list_todos","resume_at":2,
+                   "vars":{"q":1,"seen":"x"},"timeout_ms":400})
+        );
+        let done = r#"{"type":"call_tool_result","id":"n1","result":7}"#;
+        let sent = frames(&core.on_call_reply("n1", Ok(Some(done.into()))));
+        assert_eq!(
+            sent,
+            vec![json!({"type":"call_tool_result","id":"n1","result":7})]
+        );
+
+        // Closing the tab while the next page loads fails the call with TAB_CLOSED.
+        core.on_server_frame(&call.to_string().replace("n1", "n2"));
+        core.on_call_reply("n2", Ok(Some(onward.to_string().replace("n1", "n2"))));
+        let sent = frames(&core.on_tab_removed(3));
+        assert_eq!(sent[0]["type"], "call_tool_error");
+        assert_eq!(sent[0]["id"], "n2");
+        assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
+    }
+
+    #[test]
+    fn a_navigation_to_a_page_without_the_tool_fails_the_call() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"n3","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let onward = json!({"type":"call_tool_continue","id":"n3","tool":"todomvc_list_todos",
+                            "resume_at":1,"vars":{},"timeout_ms":400});
+        core.on_call_reply("n3", Ok(Some(onward.to_string())));
+        let none = json!({"type":"tools_updated","url":"u","title":"Other","tools":[]});
+        let (_, actions) = core.on_page_message(&sender(3), Some(&none.to_string()));
+        let sent = frames(&actions);
+        let error = sent
+            .iter()
+            .find(|f| f["type"] == "call_tool_error")
+            .expect("an error");
+        assert_eq!(error["id"], "n3");
+        assert_eq!(error["error"]["code"], "NAVIGATED");
+        assert!(!actions.iter().any(|a| matches!(a, Action::ToTab { .. })));
     }
 
     #[test]

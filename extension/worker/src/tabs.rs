@@ -42,7 +42,8 @@ impl TabRegistry {
             tools: Vec::new(),
             runtime,
         });
-        if entry.url != url {
+        // A page re-announcing itself after a fragment change is the same document.
+        if without_fragment(&entry.url) != without_fragment(url) {
             entry.tools.clear();
         }
         entry.url = cap(url);
@@ -78,8 +79,13 @@ impl TabRegistry {
         match self.tabs.get_mut(&tab) {
             Some(entry) => {
                 if entry.url != url {
+                    // A fragment change (hash routing: TodoMVC's filters, MailDev's message
+                    // view) keeps the document and its runtime, so its tools stay callable.
+                    let same_document = without_fragment(&entry.url) == without_fragment(url);
                     entry.url = cap(url);
-                    entry.tools.clear();
+                    if !same_document {
+                        entry.tools.clear();
+                    }
                 }
                 true
             }
@@ -209,6 +215,10 @@ pub fn check_sender(sender: &Sender, our_id: &str) -> Result<TabId, &'static str
     Ok(tab)
 }
 
+fn without_fragment(url: &str) -> &str {
+    url.split_once('#').map_or(url, |(before, _)| before)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +346,18 @@ mod tests {
         reg.set_tools(1, "http://127.0.0.1/#/", "T", vec![spec.clone()]);
         assert!(reg.navigated(1, "http://127.0.0.1/#/"));
         assert_eq!(reg.get(1).unwrap().tools.len(), 1);
+        assert!(reg.navigated(1, "http://127.0.0.1/#/active"));
+        assert_eq!(
+            reg.get(1).unwrap().tools.len(),
+            1,
+            "hash routing keeps the document"
+        );
+        reg.page_ready(1, "http://127.0.0.1/", "T", None);
+        assert_eq!(
+            reg.get(1).unwrap().tools.len(),
+            1,
+            "re-announcing without the fragment"
+        );
         assert!(reg.navigated(1, "http://127.0.0.1/other"));
         assert!(reg.get(1).unwrap().tools.is_empty());
         assert!(!reg.navigated(2, "http://x/"));

@@ -1,0 +1,112 @@
+"""TiddlyWiki and MailDev as the tests run them: installed under the cache by scripts/test-env.sh, started
+on free 127.0.0.1 ports with their output in a log file, ready when their HTTP API answers, stopped when
+the test ends. Their HTTP APIs are the oracles the tests check tool results against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import smtplib
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+from .waiting import wait_for_sync
+
+
+def http_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+class App:
+    """A server process in its own process group, so stopping it stops its children too."""
+
+    def __init__(self, args: list[str], log_path: Path, cwd: Path) -> None:
+        self.log_file = open(log_path, "ab")
+        self.process = subprocess.Popen(
+            args, stdout=self.log_file, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True
+        )
+
+    def check_alive(self) -> None:
+        code = self.process.poll()
+        assert code is None, f"{self.process.args[0]} exited with {code} (see its log)"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log_file.close()
+
+
+class TiddlyWiki(App):
+    def __init__(self, binary: Path, wiki_dir: Path, port: int, log_path: Path) -> None:
+        subprocess.run([str(binary), str(wiki_dir), "--init", "server"], check=True, capture_output=True, timeout=60)
+        super().__init__(
+            [str(binary), str(wiki_dir), "--listen", "host=127.0.0.1", f"port={port}"], log_path, wiki_dir.parent
+        )
+        self.base = f"http://127.0.0.1:{port}"
+
+    def wait_ready(self, timeout: float = 20) -> None:
+        def ready() -> bool:
+            self.check_alive()
+            return isinstance(self.tiddlers(), list)
+
+        wait_for_sync(ready, timeout=timeout, what="TiddlyWiki to answer /recipes/default/tiddlers.json",
+                      ignore=(OSError,))
+
+    def tiddlers(self) -> list[dict[str, Any]]:
+        return http_json(f"{self.base}/recipes/default/tiddlers.json")
+
+    def tiddler(self, title: str) -> dict[str, Any] | None:
+        try:
+            return http_json(f"{self.base}/recipes/default/tiddlers/{urllib.parse.quote(title, safe='')}")
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
+
+class MailDev(App):
+    def __init__(self, binary: Path, smtp_port: int, web_port: int, mail_dir: Path, log_path: Path) -> None:
+        mail_dir.mkdir()
+        super().__init__(
+            [str(binary), "--ip", "127.0.0.1", "--smtp", str(smtp_port), "--web", str(web_port),
+             "--mail-directory", str(mail_dir)],
+            log_path,
+            mail_dir.parent,
+        )
+        self.smtp_port = smtp_port
+        self.base = f"http://127.0.0.1:{web_port}"
+
+    def wait_ready(self, timeout: float = 20) -> None:
+        def ready() -> bool:
+            self.check_alive()
+            return isinstance(self.emails(), list)
+
+        wait_for_sync(ready, timeout=timeout, what="MailDev to answer GET /email", ignore=(OSError,))
+
+    def emails(self) -> list[dict[str, Any]]:
+        return http_json(f"{self.base}/email")
+
+    def email(self, email_id: str) -> dict[str, Any]:
+        return http_json(f"{self.base}/email/{email_id}")
+
+    def send(self, sender: str, subject: str, body: str, to: str = "bob@example.com") -> None:
+        message = EmailMessage()
+        message["From"] = sender
+        message["To"] = to
+        message["Subject"] = subject
+        message.set_content(body)
+        with smtplib.SMTP("127.0.0.1", self.smtp_port, timeout=10) as smtp:
+            smtp.send_message(message)

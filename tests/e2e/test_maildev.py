@@ -1,0 +1,84 @@
+"""End to end: the maildev adapter lists the inbox, opens a message and deletes one in a real MailDev 2.2.1,
+with mail delivered to it over SMTP (smtplib) and every effect checked through MailDev's REST API
+(`GET /email`, `GET /email/:id`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import CACHE, free_port, _register_log
+from harness.apps import MailDev
+from harness.waiting import wait_for
+
+pytestmark = pytest.mark.anyio
+
+MAILDEV_BIN = CACHE / "apps" / "node_modules" / ".bin" / "maildev"
+TOOLS = ("maildev_list_inbox", "maildev_open_message", "maildev_delete_message")
+
+
+@pytest.fixture
+def maildev(request: pytest.FixtureRequest, tmp_path: Path):
+    if not MAILDEV_BIN.exists():
+        pytest.fail(f"{MAILDEV_BIN} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
+    log = tmp_path / "maildev.log"
+    _register_log(request, "maildev", log)
+    app = MailDev(MAILDEV_BIN, free_port(), free_port(), tmp_path / "mail", log)
+    try:
+        app.wait_ready()
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def tabwire_command(tabwire_command, maildev):
+    """Serve the maildev adapter (only) on this test's MailDev web port."""
+    args = tabwire_command.args
+    args[args.index("todomvc=http://127.0.0.1/*")] = f"maildev={maildev.base}/*"
+    return tabwire_command
+
+
+async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, extension_dir):
+    maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.\nSee you Monday.")
+    maildev.send("Carol <carol@example.com>", "Lunch?", "Noon at the usual place")
+    await wait_for(lambda: len(maildev.emails()) == 2, timeout=10, what="MailDev to receive both messages")
+
+    await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
+    await tabwire.wait_for_tools(*TOOLS)
+
+    async def inbox() -> list[dict] | None:
+        out = await tabwire.call_ok("maildev_list_inbox")
+        messages = out.structured["messages"]
+        return messages if len(messages) == 2 else None
+
+    messages = await wait_for(inbox, timeout=10, what="the inbox to show both messages")
+    api = {m["id"]: m for m in maildev.emails()}
+    assert {m["subject"] for m in messages} == {"Quarterly report", "Lunch?"}, messages
+    for message in messages:
+        email_id = message["link"].rsplit("/", 1)[-1]
+        assert api[email_id]["subject"] == message["subject"], (message, api)
+        assert message["read"] is False and api[email_id]["read"] is False
+        assert "bob@example.com" in message["to"], message
+
+    out = await tabwire.call_ok("maildev_open_message", {"subject": "Quarterly report"})
+    report = next(m for m in maildev.emails() if m["subject"] == "Quarterly report")
+    assert out.structured["body"] == maildev.email(report["id"])["text"].strip(), out
+    assert "alice@example.com" in out.structured["from"] and "Alice" in out.structured["from"], out
+    assert report["read"] is True, "opening the message should mark it read in MailDev"
+    messages = (await tabwire.call_ok("maildev_list_inbox")).structured["messages"]
+    assert {m["subject"]: m["read"] for m in messages} == {"Quarterly report": True, "Lunch?": False}
+
+    out = await tabwire.call_ok("maildev_delete_message", {"subject": "Lunch?"})
+    assert out.structured == {"deleted": "Lunch?"}, out
+    await wait_for(
+        lambda: [m["subject"] for m in maildev.emails()] == ["Quarterly report"],
+        timeout=10,
+        what="MailDev to have deleted 'Lunch?'",
+    )
+
+    out = await tabwire.call("maildev_open_message", {"subject": "Lunch?"})
+    assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out
+    assert "steps[1] (within)" in out.text and "Lunch?" in out.text, out

@@ -1,0 +1,86 @@
+"""End to end: a tool whose `navigate` step loads another page carries on there. The injector answers the
+first part of the call with a continuation, the service worker holds it across the page load and sends the
+remaining steps (with the variables read so far) to the new page's runtime; the MCP client sees one call.
+The argument in the URL is percent-encoded: the new page must show it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, _register_log
+from harness.static_server import StaticServer
+
+pytestmark = pytest.mark.anyio
+
+ADAPTER = {
+    "name": "pages",
+    "match": ["http://127.0.0.1/plain/navigate/*"],
+    "tools": [
+        {
+            "name": "search",
+            "description": "Go from the start page to the results for q.",
+            "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+            "steps": [
+                {"step": "read", "selector": "h1", "into": "start"},
+                {"step": "navigate", "url": "results.html?q={{q}}"},
+                {"step": "wait", "selector": "#q", "until": "attached", "timeout_ms": 5000},
+                {"step": "read", "selector": "#q", "into": "shown"},
+                {"step": "read", "selector": "h1", "into": "landed"},
+                {"step": "return", "value": {"start": "{{start}}", "landed": "{{landed}}", "shown": "{{shown}}"}},
+            ],
+        },
+        {
+            "name": "go_nowhere",
+            "description": "Navigate to a page no adapter serves.",
+            "steps": [{"step": "navigate", "url": "/elsewhere/"}, {"step": "read", "selector": "h1", "into": "x"}],
+        },
+    ],
+}
+
+
+@pytest.fixture
+def site(request: pytest.FixtureRequest, tmp_path: Path):
+    log = tmp_path / "fixtures-server.log"
+    _register_log(request, "fixtures server", log)
+    server = StaticServer(REPO / "tests" / "fixtures", log)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def tabwire_command(tabwire_command, site, tmp_path: Path):
+    adapters = tmp_path / "adapters"
+    adapters.mkdir()
+    (adapters / "pages.json").write_text(json.dumps(ADAPTER))
+    args = tabwire_command.args
+    args[args.index("todomvc=http://127.0.0.1/*")] = f"pages={site.origin}/plain/navigate/*"
+    # Short, so the call that cannot continue fails soon (with TIMEOUT) instead of after 30 s.
+    args += ["--adapters", str(adapters), "--call-timeout-ms", "4000"]
+    return tabwire_command
+
+
+async def test_a_call_continues_after_navigating(tabwire, site, launch_chromium, extension_dir):
+    url = site.url("plain", "navigate/index.html")
+    browser = await launch_chromium(extension_dir=extension_dir, url=url)
+    await tabwire.wait_for_tools("pages_search")
+
+    query = 'tea & "cakes"/?#'
+    out = await tabwire.call_ok("pages_search", {"q": query})
+    assert out.structured == {"start": "Start page", "landed": "Results page", "shown": query}, out
+    page = await browser.cdp.wait_for_page(site.url("plain", "navigate/results.html?q="))
+    assert await browser.cdp.evaluate(page, "new URLSearchParams(location.search).get('q')") == query
+
+    # The tab's tools work again on the new page, and a second trip works too.
+    out = await tabwire.call_ok("pages_search", {"q": "again"})
+    assert out.structured["shown"] == "again", out
+
+    # Navigating somewhere no adapter serves cannot continue: the call fails (NAVIGATED, or TIMEOUT when
+    # no runtime ever starts there), it does not hang past the call's deadline.
+    out = await tabwire.call("pages_go_nowhere")
+    assert out.is_error and out.text.split(":")[0] in {"NAVIGATED", "TIMEOUT"}, out

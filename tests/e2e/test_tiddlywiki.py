@@ -1,0 +1,77 @@
+"""End to end: the tiddlywiki adapter creates, searches and opens tiddlers in a real TiddlyWiki 5.4.1 server,
+checked through TiddlyWiki's own HTTP API (`/recipes/default/tiddlers.json`, `/recipes/default/tiddlers/<title>`).
+The body editor lives in an `<iframe>` (the `frame` step); titles with quotes and brackets exercise the safe
+interpolation of arguments into selectors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import CACHE, free_port, _register_log
+from harness.apps import TiddlyWiki
+from harness.waiting import wait_for
+
+pytestmark = pytest.mark.anyio
+
+TIDDLYWIKI_BIN = CACHE / "apps" / "node_modules" / ".bin" / "tiddlywiki"
+TOOLS = ("tiddlywiki_create_tiddler", "tiddlywiki_search_tiddlers", "tiddlywiki_open_tiddler")
+
+
+@pytest.fixture
+def tiddlywiki(request: pytest.FixtureRequest, tmp_path: Path):
+    if not TIDDLYWIKI_BIN.exists():
+        pytest.fail(f"{TIDDLYWIKI_BIN} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
+    log = tmp_path / "tiddlywiki.log"
+    _register_log(request, "tiddlywiki", log)
+    wiki = TiddlyWiki(TIDDLYWIKI_BIN, tmp_path / "wiki", free_port(), log)
+    try:
+        wiki.wait_ready()
+        yield wiki
+    finally:
+        wiki.stop()
+
+
+@pytest.fixture
+def tabwire_command(tabwire_command, tiddlywiki):
+    """Serve the tiddlywiki adapter (only) on this test's wiki port."""
+    args = tabwire_command.args
+    args[args.index("todomvc=http://127.0.0.1/*")] = f"tiddlywiki={tiddlywiki.base}/*"
+    return tabwire_command
+
+
+async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chromium, extension_dir):
+    await launch_chromium(extension_dir=extension_dir, url=tiddlywiki.base + "/")
+    await tabwire.wait_for_tools(*TOOLS)
+    assert not {n for n in await tabwire.tool_names() if n.startswith("todomvc_")}
+
+    title = 'Meeting "notes" [draft]'
+    out = await tabwire.call_ok(
+        "tiddlywiki_create_tiddler", {"title": title, "text": "Discuss the roadmap", "tag": "work items"}
+    )
+    assert out.structured == {"created": title}, out
+
+    saved = await wait_for(lambda: tiddlywiki.tiddler(title), timeout=10, what=f"TiddlyWiki to store {title!r}")
+    assert saved["text"] == "Discuss the roadmap", saved
+    assert saved["tags"] == "[[work items]]", saved
+
+    out = await tabwire.call_ok("tiddlywiki_create_tiddler", {"title": "Shopping", "text": "Milk and roadmap paper"})
+    shopping = await wait_for(lambda: tiddlywiki.tiddler("Shopping"), timeout=10, what="the Shopping tiddler")
+    assert shopping["text"] == "Milk and roadmap paper" and not shopping.get("tags"), shopping
+    titles = {t["title"] for t in tiddlywiki.tiddlers()}
+    assert {title, "Shopping"} <= titles, titles
+
+    out = await tabwire.call_ok("tiddlywiki_search_tiddlers", {"query": "roadmap"})
+    found = {t["title"] for t in out.structured["tiddlers"]}
+    assert found == {title, "Shopping"}, out
+
+    out = await tabwire.call_ok("tiddlywiki_open_tiddler", {"title": title})
+    assert out.structured["title"] == title
+    assert out.structured["text"] == saved["text"], out
+    assert [t["tag"] for t in out.structured["tags"]] == ["work items"], out
+
+    out = await tabwire.call("tiddlywiki_open_tiddler", {"title": "No such tiddler"})
+    assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out
+    assert "steps[2] (within)" in out.text, out
