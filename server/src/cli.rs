@@ -23,7 +23,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Serve MCP over stdio, and the Tabwire extension on ws://127.0.0.1:PORT.
+    /// Serve MCP over stdio (or Streamable HTTP with --http), and the Tabwire extension on
+    /// ws://127.0.0.1:PORT.
+    #[command(alias = "serve")]
     Mcp(McpArgs),
     /// Create the pairing secret if needed and write the extension's pairing file.
     Pair(PairArgs),
@@ -72,6 +74,24 @@ pub struct McpArgs {
     /// How long a tool call may take before it fails with TIMEOUT, in milliseconds.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub call_timeout_ms: u64,
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio (loopback only,
+    /// e.g. 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR", value_parser = parse_loopback)]
+    pub http: Option<std::net::SocketAddr>,
+}
+
+/// `--http ADDR`: a socket address on a loopback interface.
+fn parse_loopback(value: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = value
+        .parse()
+        .map_err(|_| format!("{value:?} is not an address like 127.0.0.1:8765"))?;
+    if addr.ip().is_loopback() {
+        Ok(addr)
+    } else {
+        Err(format!(
+            "{addr} is not a loopback address: tabwire serves HTTP on 127.0.0.1 or [::1] only"
+        ))
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -172,6 +192,8 @@ mod tests {
             &["tabwire", "mcp", "--adapter-match", "todomvc=not a pattern"],
             &["tabwire", "mcp", "--extension-id", "abc"],
             &["tabwire", "mcp", "--port", "0"],
+            &["tabwire", "mcp", "--http", "0.0.0.0:8765"],
+            &["tabwire", "mcp", "--http", "localhost"],
             &["tabwire", "pair"],
             &["tabwire", "adapters"],
         ] {

@@ -5,9 +5,11 @@
 //! Every request is correlated by a UUID, bounded by a timeout (then cancelled on the page) and
 //! never lost silently: a closed tab, a closed socket or a bad frame fails it at once.
 //! Any change to the exported tool set bumps a `watch` generation counter that the MCP side
-//! turns into `tools/list_changed`.
+//! turns into `tools/list_changed`. Each tab's last `state_update` is cached here (the
+//! "hybrid" state design) and every change to it is broadcast for resource subscribers.
+//! A request's timeout restarts whenever its page reports progress, up to a hard ceiling.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -15,8 +17,15 @@ use bridge::adapter::Adapter;
 use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, ToServer, WireError};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
+
+/// A call's timeout restarts on progress, but the call never runs longer than this many
+/// timeouts in all.
+const PROGRESS_CEILING_FACTOR: u32 = 4;
+
+/// How many closed tab ids are remembered, so that a call naming one fails with TAB_CLOSED.
+const CLOSED_TABS_REMEMBERED: usize = 256;
 
 /// Identifies one extension connection (one socket) for the life of the process.
 pub type ConnId = u64;
@@ -56,6 +65,34 @@ pub struct TabInfo {
     pub runtime: Option<RuntimeKind>,
 }
 
+/// A page's report on a long request (`progress` frame).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageProgress {
+    pub message: Option<String>,
+    pub progress: Option<f64>,
+    pub total: Option<f64>,
+}
+
+/// Where a state answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateSource {
+    /// Pushed by the page (`state_update`) after a state-changing call or on load.
+    Push,
+    /// Asked of the page (`request_state`).
+    Page,
+}
+
+/// A tab's last known adapter state.
+#[derive(Debug, Clone)]
+pub struct CachedState {
+    pub state: Value,
+    /// The page's own timestamp (ms since the epoch) for `state_update`s, 0 for answers.
+    pub page_ts: u64,
+    pub received: Instant,
+    pub source: StateSource,
+}
+
 /// How waiting for a tab's tools ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolsWait {
@@ -73,6 +110,8 @@ pub struct Hub {
     tools_generation: watch::Sender<u64>,
     /// Bumped on every change to connections or tabs (what waiters re-check).
     tabs_generation: watch::Sender<u64>,
+    /// The tab whose cached state changed (set, replaced or dropped).
+    state_changes: broadcast::Sender<TabId>,
 }
 
 #[derive(Default)]
@@ -87,6 +126,10 @@ struct State {
     clock: u64,
     /// The tools offered to MCP clients, one per name (from the highest-ranked tab offering it).
     exported: BTreeMap<String, Arc<ToolSpec>>,
+    /// Each tab's last state, with the connection that reported it.
+    states: HashMap<TabId, (ConnId, CachedState)>,
+    /// Recently closed tabs, oldest first.
+    closed_tabs: VecDeque<TabId>,
 }
 
 struct Connection {
@@ -124,6 +167,7 @@ impl Tab {
 enum RequestKind {
     CallTool,
     OpenTab,
+    State,
 }
 
 struct Pending {
@@ -131,6 +175,15 @@ struct Pending {
     tab: Option<TabId>,
     kind: RequestKind,
     reply: oneshot::Sender<Result<Value, WireError>>,
+    /// Where the page's `progress` frames for this request go.
+    progress: mpsc::UnboundedSender<PageProgress>,
+}
+
+/// What a started request waits on.
+struct Started {
+    id: RequestId,
+    answer: oneshot::Receiver<Result<Value, WireError>>,
+    progress: mpsc::UnboundedReceiver<PageProgress>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -148,6 +201,7 @@ impl Hub {
             state: Mutex::default(),
             tools_generation: watch::Sender::new(0),
             tabs_generation: watch::Sender::new(0),
+            state_changes: broadcast::Sender::new(256),
         }
     }
 
@@ -187,6 +241,16 @@ impl Hub {
         self.tools_generation.subscribe()
     }
 
+    /// Watches the tabs: the value changes whenever a tab or connection does.
+    pub fn subscribe_tabs(&self) -> watch::Receiver<u64> {
+        self.tabs_generation.subscribe()
+    }
+
+    /// Receives the id of each tab whose cached state changes.
+    pub fn subscribe_states(&self) -> broadcast::Receiver<TabId> {
+        self.state_changes.subscribe()
+    }
+
     // ----- the socket side ------------------------------------------------------------------
 
     /// Registers a new extension socket whose writer task drains `outbox`.
@@ -214,9 +278,11 @@ impl Hub {
             return;
         }
         st.tabs.retain(|_, tab| tab.conn != conn);
+        let dropped_states = drop_states(&mut st, |c, _| c == conn);
         let failed = take_pending(&mut st, |p| p.conn == conn);
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
+        self.announce_states(dropped_states);
         for pending in failed {
             let _ = pending.reply.send(Err(WireError::new(
                 ErrorCode::NotConnected,
@@ -319,12 +385,29 @@ impl Hub {
             } => tracing::warn!(conn, %error, "the extension reported an error"),
             ToServer::Ping { nonce } => self.send_to(conn, ToExtension::Pong { nonce }),
             ToServer::Pong { .. } => {}
-            // State requests and progress come with later features; nothing waits for them yet.
-            ToServer::StateResponse { id, .. } | ToServer::StateError { id, .. } => {
-                tracing::debug!(conn, %id, "state answer for a request never made; dropped")
+            ToServer::StateResponse { id, state } => {
+                self.resolve(conn, &id, Some(RequestKind::State), Ok(state))
             }
-            ToServer::StateUpdate { tab, .. } => tracing::trace!(conn, tab, "state update"),
-            ToServer::Progress { id, .. } => tracing::trace!(conn, %id, "progress"),
+            ToServer::StateError { id, error } => {
+                self.resolve(conn, &id, Some(RequestKind::State), Err(error))
+            }
+            ToServer::StateUpdate { tab, state, ts } => {
+                self.store_state(conn, tab, state, ts, StateSource::Push)
+            }
+            ToServer::Progress {
+                id,
+                message,
+                progress,
+                total,
+            } => self.progress(
+                conn,
+                &id,
+                PageProgress {
+                    message,
+                    progress,
+                    total,
+                },
+            ),
         }
     }
 
@@ -367,10 +450,16 @@ impl Hub {
         let mut st = lock(&self.state);
         if st.tabs.get(&tab).is_some_and(|t| t.conn == conn) {
             st.tabs.remove(&tab);
+            st.closed_tabs.push_back(tab);
+            if st.closed_tabs.len() > CLOSED_TABS_REMEMBERED {
+                st.closed_tabs.pop_front();
+            }
         }
+        let dropped_states = drop_states(&mut st, |c, t| c == conn && t == tab);
         let failed = take_pending(&mut st, |p| p.conn == conn && p.tab == Some(tab));
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
+        self.announce_states(dropped_states);
         for pending in failed {
             let _ = pending.reply.send(Err(WireError::new(
                 ErrorCode::TabClosed,
@@ -395,9 +484,54 @@ impl Hub {
                 .any(|a| a.name == tool.adapter && a.matches_url(&url))
         });
         t.url = url;
+        // The state described the page the tab showed before; the new page pushes its own.
+        let dropped_states = drop_states(&mut st, |c, t| c == conn && t == tab);
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
+        self.announce_states(dropped_states);
         self.bump(tools_changed);
+    }
+
+    /// Caches `tab`'s state and tells subscribers.
+    fn store_state(
+        &self,
+        conn: ConnId,
+        tab: TabId,
+        state: Value,
+        page_ts: u64,
+        source: StateSource,
+    ) {
+        let mut st = lock(&self.state);
+        if !st.connections.contains_key(&conn) {
+            return;
+        }
+        let cached = CachedState {
+            state,
+            page_ts,
+            received: Instant::now(),
+            source,
+        };
+        st.states.insert(tab, (conn, cached));
+        drop(st);
+        tracing::trace!(conn, tab, ?source, "tab state cached");
+        let _ = self.state_changes.send(tab);
+    }
+
+    fn announce_states(&self, tabs: Vec<TabId>) {
+        for tab in tabs {
+            let _ = self.state_changes.send(tab);
+        }
+    }
+
+    /// Passes a page's progress report to whoever waits for request `id`.
+    fn progress(&self, conn: ConnId, id: &str, report: PageProgress) {
+        let st = lock(&self.state);
+        match st.pending.get(id) {
+            Some(pending) if pending.conn == conn => {
+                let _ = pending.progress.send(report);
+            }
+            _ => tracing::debug!(conn, %id, "progress for an unknown or finished request; dropped"),
+        }
     }
 
     fn focus_tab(&self, conn: ConnId, tab: TabId) {
@@ -526,6 +660,53 @@ impl Hub {
             .collect()
     }
 
+    /// `tab`'s cached state, if the page reported one.
+    pub fn cached_state(&self, tab: TabId) -> Option<CachedState> {
+        lock(&self.state).states.get(&tab).map(|(_, s)| s.clone())
+    }
+
+    /// The tabs that have a cached state, by id.
+    pub fn tabs_with_state(&self) -> Vec<TabId> {
+        let mut tabs: Vec<TabId> = lock(&self.state).states.keys().copied().collect();
+        tabs.sort_unstable();
+        tabs
+    }
+
+    /// The tab state queries go to without an explicit tab: the most recently focused tab
+    /// that has site tools or a cached state.
+    pub fn default_state_tab(&self) -> Option<TabId> {
+        let st = lock(&self.state);
+        st.tabs
+            .iter()
+            .filter(|(id, t)| !t.tools.is_empty() || st.states.contains_key(id))
+            .max_by_key(|(id, t)| (t.rank(), **id))
+            .map(|(id, _)| *id)
+    }
+
+    /// Asks `tab`'s page for its current state; a fresh answer also refreshes the cache.
+    pub async fn request_state(&self, tab: TabId) -> Result<Value, WireError> {
+        let (started, conn) = {
+            let mut st = lock(&self.state);
+            self.check_connected(&st)?;
+            let conn = match st.tabs.get(&tab) {
+                Some(t) => t.conn,
+                None => match st.states.get(&tab) {
+                    Some((conn, _)) => *conn,
+                    None => return Err(unknown_tab(&st, tab)),
+                },
+            };
+            let started = start(&mut st, conn, Some(tab), RequestKind::State, |id| {
+                ToExtension::RequestState { id, tab }
+            })?;
+            (started, conn)
+        };
+        let state = self
+            .finish(started, None, || format!("the state of tab {tab}"))
+            .await?;
+        self.store_state(conn, tab, state.clone(), 0, StateSource::Page);
+        Ok(state)
+    }
+
     /// A logical time: registrations after it are newer (see [`Hub::wait_for_tools`]).
     pub fn now(&self) -> u64 {
         lock(&self.state).clock
@@ -602,18 +783,30 @@ impl Hub {
     }
 
     /// Calls `tool` with `args` in `tab` (or the best tab offering it) and waits for the answer.
+    #[cfg_attr(not(test), allow(dead_code))] // For callers that want no progress reports.
     pub async fn call_tool(
         &self,
         tool: &str,
         args: Value,
         tab: Option<TabId>,
     ) -> Result<Value, WireError> {
+        self.call_tool_reporting(tool, args, tab, None).await
+    }
+
+    /// [`Hub::call_tool`], passing the page's progress reports to `progress`.
+    pub async fn call_tool_reporting(
+        &self,
+        tool: &str,
+        args: Value,
+        tab: Option<TabId>,
+        progress: Option<mpsc::UnboundedSender<PageProgress>>,
+    ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
-        let (id, answer, tab) = {
+        let (started, tab) = {
             let mut st = lock(&self.state);
             self.check_connected(&st)?;
             let (tab, conn) = select_tab(&st, tool, tab)?;
-            let (id, answer) = start(&mut st, conn, Some(tab), RequestKind::CallTool, |id| {
+            let started = start(&mut st, conn, Some(tab), RequestKind::CallTool, |id| {
                 ToExtension::CallTool {
                     id,
                     tab,
@@ -622,15 +815,15 @@ impl Hub {
                     timeout_ms,
                 }
             })?;
-            (id, answer, tab)
+            (started, tab)
         };
-        self.finish(id, answer, || format!("{tool} in tab {tab}"))
+        self.finish(started, progress, || format!("{tool} in tab {tab}"))
             .await
     }
 
     /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id.
     pub async fn open_tab(&self, url: &str, tab: Option<TabId>) -> Result<TabId, WireError> {
-        let (id, answer) = {
+        let started = {
             let mut st = lock(&self.state);
             self.check_connected(&st)?;
             let conn = match tab.and_then(|t| st.tabs.get(&t)) {
@@ -653,7 +846,9 @@ impl Hub {
                 }
             })?
         };
-        let opened = self.finish(id, answer, || format!("opening {url}")).await?;
+        let opened = self
+            .finish(started, None, || format!("opening {url}"))
+            .await?;
         opened
             .as_u64()
             .ok_or_else(|| WireError::new(ErrorCode::Protocol, "open_tab_result carried no tab id"))
@@ -670,29 +865,59 @@ impl Hub {
         total - (total / 10).min(1000)
     }
 
+    /// Waits for a started request's answer. The timeout restarts on every progress report
+    /// (each also passed on to `report`), but never runs past the hard ceiling.
     async fn finish(
         &self,
-        id: RequestId,
-        answer: oneshot::Receiver<Result<Value, WireError>>,
+        started: Started,
+        report: Option<mpsc::UnboundedSender<PageProgress>>,
         what: impl FnOnce() -> String,
     ) -> Result<Value, WireError> {
+        let Started {
+            id,
+            mut answer,
+            mut progress,
+        } = started;
         // Whatever ends this wait (an answer, the timeout, or the caller giving up and dropping
         // this future), the guard makes sure nothing stays pending and the page is told to stop.
         let _guard = AbandonOnDrop { hub: self, id };
-        match tokio::time::timeout(self.config.call_timeout, answer).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => Err(WireError::new(
-                ErrorCode::Internal,
-                "the request was dropped without an answer",
-            )),
-            Err(_) => Err(WireError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "{} did not answer within {} ms; the call was cancelled",
-                    what(),
-                    self.timeout_ms()
-                ),
-            )),
+        let timeout = self.config.call_timeout;
+        let ceiling = Instant::now() + timeout * PROGRESS_CEILING_FACTOR;
+        let mut deadline = Instant::now() + timeout;
+        let mut progressed = false;
+        loop {
+            tokio::select! {
+                outcome = &mut answer => {
+                    return outcome.unwrap_or_else(|_| Err(WireError::new(
+                        ErrorCode::Internal,
+                        "the request was dropped without an answer",
+                    )));
+                }
+                Some(step) = progress.recv() => {
+                    progressed = true;
+                    deadline = (Instant::now() + timeout).min(ceiling);
+                    if let Some(report) = &report {
+                        let _ = report.send(step);
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let message = if progressed && deadline >= ceiling {
+                        format!(
+                            "{} was still reporting progress after {} ms, the most any call may \
+                             take; the call was cancelled",
+                            what(),
+                            self.timeout_ms() * u64::from(PROGRESS_CEILING_FACTOR)
+                        )
+                    } else {
+                        format!(
+                            "{} did not answer within {} ms; the call was cancelled",
+                            what(),
+                            self.timeout_ms()
+                        )
+                    };
+                    return Err(WireError::new(ErrorCode::Timeout, message));
+                }
+            }
         }
     }
 
@@ -795,12 +1020,7 @@ fn select_tab(
     explicit: Option<TabId>,
 ) -> Result<(TabId, ConnId), WireError> {
     if let Some(id) = explicit {
-        let tab = st.tabs.get(&id).ok_or_else(|| {
-            WireError::new(
-                ErrorCode::NoSuchTab,
-                format!("there is no tab {id} with site tools; browser_tabs lists the tabs"),
-            )
-        })?;
+        let tab = st.tabs.get(&id).ok_or_else(|| unknown_tab(st, id))?;
         if !tab.offers(tool) {
             return Err(WireError::new(
                 ErrorCode::NoSuchTool,
@@ -822,6 +1042,32 @@ fn select_tab(
         })
 }
 
+/// The error for a call naming a tab we do not know: TAB_CLOSED if it closed lately.
+fn unknown_tab(st: &State, id: TabId) -> WireError {
+    if st.closed_tabs.contains(&id) {
+        WireError::new(ErrorCode::TabClosed, format!("tab {id} was closed"))
+    } else {
+        WireError::new(
+            ErrorCode::NoSuchTab,
+            format!("there is no tab {id} with site tools; browser_tabs lists the tabs"),
+        )
+    }
+}
+
+/// Removes the cached states `which(conn, tab)` selects; returns their tabs.
+fn drop_states(st: &mut State, which: impl Fn(ConnId, TabId) -> bool) -> Vec<TabId> {
+    let tabs: Vec<TabId> = st
+        .states
+        .iter()
+        .filter(|(tab, (conn, _))| which(*conn, **tab))
+        .map(|(tab, _)| *tab)
+        .collect();
+    for tab in &tabs {
+        st.states.remove(tab);
+    }
+    tabs
+}
+
 /// Registers a pending request and sends its frame; the receiver gets the answer.
 fn start(
     st: &mut State,
@@ -829,7 +1075,7 @@ fn start(
     tab: Option<TabId>,
     kind: RequestKind,
     frame: impl FnOnce(RequestId) -> ToExtension,
-) -> Result<(RequestId, oneshot::Receiver<Result<Value, WireError>>), WireError> {
+) -> Result<Started, WireError> {
     let id = uuid::Uuid::new_v4().to_string();
     let encoded = frame(id.clone()).encode();
     let sent = st
@@ -843,6 +1089,7 @@ fn start(
         ));
     }
     let (reply, answer) = oneshot::channel();
+    let (progress_tx, progress) = mpsc::unbounded_channel();
     st.pending.insert(
         id.clone(),
         Pending {
@@ -850,9 +1097,14 @@ fn start(
             tab,
             kind,
             reply,
+            progress: progress_tx,
         },
     );
-    Ok((id, answer))
+    Ok(Started {
+        id,
+        answer,
+        progress,
+    })
 }
 
 fn take_pending(st: &mut State, which: impl Fn(&Pending) -> bool) -> Vec<Pending> {

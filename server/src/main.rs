@@ -1,13 +1,16 @@
 //! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
-//! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server plus the browser
-//! WebSocket), `pair` (write the extension's pairing file) or `adapters check`.
+//! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server on stdio or, with
+//! `--http`, Streamable HTTP, plus the browser WebSocket), `pair` (write the extension's pairing
+//! file) or `adapters check`.
 
 mod adapters;
 mod auth;
 mod cli;
+mod http;
 mod hub;
 mod mcp;
 mod pairing;
+mod site_state;
 mod ws;
 
 use std::process::ExitCode;
@@ -125,9 +128,16 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
                 seen,
             ));
         }
-        mcp::serve_stdio(hub, browser_expected).await
+        match args.http {
+            Some(addr) => http::serve_http(hub, addr, browser_expected)
+                .await
+                .map_err(anyhow::Error::from),
+            None => mcp::serve_stdio(hub, browser_expected)
+                .await
+                .map_err(anyhow::Error::from),
+        }
     });
     // Do not wait for straggling tasks (an open browser socket) once stdin is closed.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    Ok(served?)
+    served
 }

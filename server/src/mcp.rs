@@ -1,8 +1,10 @@
-//! The MCP face of tabwire, and the only module that knows rmcp: the meta-tools (`browser_tabs`,
-//! `browser_open`, `site_call`), the per-site tools the hub exports, tool results and errors,
-//! and `tools/list_changed` through both of rmcp's delivery paths (the legacy notification and
-//! the 2026-07-28 `subscriptions/listen` stream), fed by the hub's generation counter.
+//! The MCP face of tabwire, and (with the HTTP transport in `http`) the only module that knows rmcp: the meta-tools (`browser_tabs`,
+//! `browser_open`, `site_call`, `site_state`), the per-site tools the hub exports, tool results
+//! and errors, the tab and state resources, cancellation and progress of calls, and
+//! `tools/list_changed` / `resources/updated` through both of rmcp's delivery paths (the legacy
+//! notifications and the 2026-07-28 `subscriptions/listen` stream), fed by the hub.
 
+use std::collections::HashSet;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,17 +16,21 @@ use bridge::protocol::ToolSpec;
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool, ToolAnnotations,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::service::{QuitReason, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, mpsc, watch};
 
-use crate::hub::{Hub, ToolsWait};
+use crate::hub::{Hub, PageProgress, ToolsWait};
+use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
 
 /// A burst of tool changes (a snapshot of many tabs) is announced once, this long after its
 /// first change.
@@ -39,7 +45,8 @@ const OPEN_WAIT: Duration = Duration::from_secs(10);
 const INSTRUCTIONS: &str = "Tabwire drives websites in the user's own browser. Site tools are \
 named <site>_<tool> and act on the most recently focused tab offering them (pass tab_id to \
 choose another). browser_tabs lists tabs and their tools, browser_open opens a page and waits \
-for its tools, site_call calls any site tool by name.";
+for its tools, site_call calls any site tool by name, site_state reads a tab's state. \
+Resources: tabwire://tabs and tabwire://tabs/{tab_id}/state.";
 
 const TAB_ID_DESCRIPTION: &str =
     "The tab to use (default: the most recently focused tab offering this tool)";
@@ -119,10 +126,12 @@ pub struct TabwireMcp {
     meta_tools: Vec<Tool>,
     /// The last `tools/list` answer and the tool generation it was built from.
     listed: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
+    /// Resource URIs this session subscribed to with the legacy `resources/subscribe`.
+    subscribed: Arc<Mutex<HashSet<String>>>,
 }
 
 impl TabwireMcp {
-    fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
+    pub fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
         TabwireMcp {
             hub,
             closing,
@@ -130,6 +139,7 @@ impl TabwireMcp {
             first_list_done: AtomicBool::new(false),
             meta_tools: meta_tools(),
             listed: Mutex::new(None),
+            subscribed: Arc::default(),
         }
     }
 
@@ -165,7 +175,11 @@ impl TabwireMcp {
         })
     }
 
-    async fn browser_open(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+    async fn browser_open(
+        &self,
+        mut args: JsonObject,
+        report: Option<&mpsc::UnboundedSender<PageProgress>>,
+    ) -> Result<CallToolResult, ErrorData> {
         let tab = take_tab_id(&mut args)?;
         let url = match args.get("url") {
             Some(Value::String(url)) => url.clone(),
@@ -188,6 +202,13 @@ impl TabwireMcp {
             .filter(|a| a.matches_url(&url))
             .map(|a| a.name.as_str())
             .collect();
+        if let Some(report) = report {
+            let _ = report.send(PageProgress {
+                message: Some(format!("tab {tab} is loading {url}")),
+                progress: None,
+                total: None,
+            });
+        }
         if adapters.is_empty() {
             return Ok(success(json!({
                 "tab_id": tab, "url": url, "tools": [],
@@ -216,7 +237,11 @@ impl TabwireMcp {
         )
     }
 
-    async fn site_call(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+    async fn site_call(
+        &self,
+        mut args: JsonObject,
+        report: Option<mpsc::UnboundedSender<PageProgress>>,
+    ) -> Result<CallToolResult, ErrorData> {
         let tab = take_tab_id(&mut args)?;
         let tool = match args.remove("tool") {
             Some(Value::String(tool)) => tool,
@@ -244,7 +269,7 @@ impl TabwireMcp {
         }
         Ok(outcome(
             self.hub
-                .call_tool(&tool, Value::Object(tool_args), tab)
+                .call_tool_reporting(&tool, Value::Object(tool_args), tab, report)
                 .await,
         ))
     }
@@ -253,14 +278,100 @@ impl TabwireMcp {
         &self,
         name: &str,
         mut args: JsonObject,
+        report: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallToolResult, ErrorData> {
         let tab = take_tab_id(&mut args)?;
         self.check_site_arguments(name, &args)
             .ok_or_else(|| invalid_params(format!("unknown tool {name:?}")))?
             .map_err(invalid_params)?;
         Ok(outcome(
-            self.hub.call_tool(name, Value::Object(args), tab).await,
+            self.hub
+                .call_tool_reporting(name, Value::Object(args), tab, report)
+                .await,
         ))
+    }
+
+    async fn site_state(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let tab = take_tab_id(&mut args)?;
+        let force_refresh = match args.get("force_refresh") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(force)) => *force,
+            Some(_) => return Err(invalid_params("`force_refresh` must be a boolean")),
+        };
+        let Some(tab) = tab.or_else(|| self.hub.default_state_tab()) else {
+            return Ok(tool_error(&WireError::new(
+                ErrorCode::NoSuchTab,
+                "no tab has site tools or state; open a site with browser_open",
+            )));
+        };
+        Ok(outcome(
+            site_state::site_state(&self.hub, tab, force_refresh).await,
+        ))
+    }
+
+    /// Runs one tools/call; progress reports go to `report`.
+    async fn dispatch(
+        &self,
+        name: &str,
+        args: JsonObject,
+        report: Option<mpsc::UnboundedSender<PageProgress>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match name {
+            "browser_tabs" => Ok(success(json!({"tabs": self.hub.tabs()}))),
+            "browser_open" => self.browser_open(args, report.as_ref()).await,
+            "site_call" => self.site_call(args, report).await,
+            "site_state" => self.site_state(args).await,
+            name => self.call_site_tool(name, args, report).await,
+        }
+    }
+
+    /// The resources clients can list: the tab list and the state of each tab with tools
+    /// or a cached state.
+    fn resources(&self) -> Vec<Resource> {
+        let mut tabs: Vec<TabId> = self
+            .hub
+            .tabs()
+            .into_iter()
+            .filter(|t| !t.tools.is_empty())
+            .map(|t| t.id)
+            .collect();
+        tabs.extend(self.hub.tabs_with_state());
+        tabs.sort_unstable();
+        tabs.dedup();
+        let mut resources = vec![
+            Resource::new(TABS_URI, "tabs")
+                .with_title("Browser tabs")
+                .with_description("The tabs Tabwire sees, with their site tools")
+                .with_mime_type("application/json"),
+        ];
+        resources.extend(tabs.into_iter().map(|tab| {
+            Resource::new(site_state::state_uri(tab), format!("tab {tab} state"))
+                .with_description("The site state of the tab, as its adapter reports it")
+                .with_mime_type("application/json")
+        }));
+        resources
+    }
+
+    /// Sends the legacy `notifications/resources/updated` for subscribed resources.
+    fn spawn_resource_notifier(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut changes = ResourceChanges::new(&self.hub);
+        let subscribed = self.subscribed.clone();
+        tokio::spawn(async move {
+            while let Some(uri) = changes.next().await {
+                let wanted = subscribed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .contains(&uri);
+                if !wanted {
+                    continue;
+                }
+                let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                if let Err(e) = peer.notify_resource_updated(param).await {
+                    tracing::debug!(error = %e, "client gone; no more resource notifications");
+                    break;
+                }
+            }
+        });
     }
 
     /// Sends the legacy `notifications/tools/list_changed` after every (coalesced) change.
@@ -275,6 +386,67 @@ impl TabwireMcp {
             }
         });
     }
+}
+
+/// The resources whose content changes, one URI at a time.
+struct ResourceChanges {
+    states: broadcast::Receiver<TabId>,
+    tabs: watch::Receiver<u64>,
+}
+
+impl ResourceChanges {
+    fn new(hub: &Hub) -> ResourceChanges {
+        ResourceChanges {
+            states: hub.subscribe_states(),
+            tabs: hub.subscribe_tabs(),
+        }
+    }
+
+    /// The next changed resource's URI; `None` once the hub is gone. (Both waits are
+    /// cancel-safe, so this can sit in a `select!`.)
+    async fn next(&mut self) -> Option<String> {
+        tokio::select! {
+            changed = self.states.recv() => match changed {
+                Ok(tab) => Some(site_state::state_uri(tab)),
+                // Missed some: the tab list at least is worth re-reading.
+                Err(broadcast::error::RecvError::Lagged(_)) => Some(TABS_URI.to_owned()),
+                Err(broadcast::error::RecvError::Closed) => None,
+            },
+            changed = self.tabs.changed() => {
+                changed.ok()?;
+                // A burst of tab changes is announced once.
+                tokio::time::sleep(COALESCE).await;
+                self.tabs.mark_unchanged();
+                Some(TABS_URI.to_owned())
+            }
+        }
+    }
+}
+
+/// Forwards a call's progress to the client as `notifications/progress` under `token`, with
+/// a value that always grows (the page's own, when it gives one that does).
+fn spawn_progress_forwarder(
+    peer: rmcp::Peer<RoleServer>,
+    token: ProgressToken,
+) -> mpsc::UnboundedSender<PageProgress> {
+    let (report, mut reports) = mpsc::unbounded_channel::<PageProgress>();
+    tokio::spawn(async move {
+        let mut last = 0.0_f64;
+        while let Some(step) = reports.recv().await {
+            last = match step.progress {
+                Some(p) if p > last => p,
+                _ => last + 1.0,
+            };
+            let mut param = ProgressNotificationParam::new(token.clone(), last);
+            param.total = step.total.filter(|total| *total >= last);
+            param.message = step.message;
+            if let Err(e) = peer.notify_progress(param).await {
+                tracing::debug!(error = %e, "client gone; no more progress");
+                break;
+            }
+        }
+    });
+    report
 }
 
 /// Waits for the next tool-set change and lets its burst settle; false when the hub is gone.
@@ -293,6 +465,8 @@ impl ServerHandler for TabwireMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
@@ -329,20 +503,22 @@ impl ServerHandler for TabwireMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        let call = async {
-            match request.name.as_ref() {
-                "browser_tabs" => Ok(success(json!({"tabs": self.hub.tabs()}))),
-                "browser_open" => self.browser_open(args).await,
-                "site_call" => self.site_call(args).await,
-                name => self.call_site_tool(name, args).await,
-            }
-        };
-        // Nobody can read the answer once stdin is closed; dropping the call cancels it on the page.
+        let report = context
+            .meta
+            .get_progress_token()
+            .map(|token| spawn_progress_forwarder(context.peer.clone(), token));
+        let call = self.dispatch(request.name.as_ref(), args, report);
+        // Dropping the call (the client cancelled it, or nobody can read the answer once stdin
+        // is closed) frees its pending entry and cancels it on the page.
         tokio::select! {
             result = call => result.map(Into::into),
+            () = context.ct.cancelled() => {
+                tracing::debug!(id = %context.id, "the client cancelled the call");
+                Err(ErrorData::internal_error("the client cancelled the call", None))
+            }
             () = stdin_closed(self.closing.clone()) => {
                 Err(ErrorData::internal_error("tabwire is shutting down", None))
             }
@@ -352,6 +528,77 @@ impl ServerHandler for TabwireMcp {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         tracing::info!("MCP client initialized");
         self.spawn_legacy_notifier(context.peer.clone());
+        self.spawn_resource_notifier(context.peer.clone());
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(self.resources()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(STATE_URI_TEMPLATE, "tab state")
+                .with_description("The site state of a tab, as its adapter reports it")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let value = match ResourceUri::parse(&uri) {
+            Some(ResourceUri::Tabs) => json!({"tabs": self.hub.tabs()}),
+            Some(ResourceUri::State(tab)) => site_state::site_state(&self.hub, tab, false)
+                .await
+                .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?,
+            None => return Err(unknown_resource(&uri)),
+        };
+        let mut text = value.to_string();
+        if let Some((_, short)) = site_state::cap(&value, &text) {
+            text = short;
+        }
+        let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)] // Legacy clients (before 2026-07-28) still subscribe this way.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if ResourceUri::parse(&request.uri).is_none() {
+            return Err(unknown_resource(&request.uri));
+        }
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.uri);
+        Ok(())
     }
 
     fn accepted_subscription_filter(
@@ -362,23 +609,35 @@ impl ServerHandler for TabwireMcp {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed != Some(true) {
-            tokio::select! {
-                () = context.cancelled() => {}
-                () = stdin_closed(self.closing.clone()) => {}
-            }
-            return Ok(());
-        }
+        let tools = context.accepted().tools_list_changed == Some(true);
+        let resources: HashSet<String> = context
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
         let mut generation = self.hub.subscribe_tools();
+        let mut changes = ResourceChanges::new(&self.hub);
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 () = stdin_closed(self.closing.clone()) => return Ok(()),
-                changed = next_change(&mut generation) => {
+                changed = next_change(&mut generation), if tools => {
                     if !changed {
                         return Ok(());
                     }
                     if let Err(e) = context.sink().notify_tool_list_changed().await {
+                        tracing::debug!(error = %e, "subscription closed");
+                        return Ok(());
+                    }
+                }
+                changed = changes.next(), if !resources.is_empty() => {
+                    let Some(uri) = changed else { return Ok(()) };
+                    if !resources.contains(&uri) {
+                        continue;
+                    }
+                    if let Err(e) = context.sink().notify_resource_updated(uri).await {
                         tracing::debug!(error = %e, "subscription closed");
                         return Ok(());
                     }
@@ -390,6 +649,13 @@ impl ServerHandler for TabwireMcp {
 
 fn invalid_params(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
+}
+
+fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("no resource {uri:?}; tabwire serves {TABS_URI} and {STATE_URI_TEMPLATE}"),
+        None,
+    )
 }
 
 /// Removes and checks the optional `tab_id` argument.
@@ -407,6 +673,11 @@ fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, ErrorData> {
 /// `{"result": value}`; the text is the result's compact JSON.
 fn success(value: Value) -> CallToolResult {
     let text = value.to_string();
+    if let Some((structured, short)) = site_state::cap(&value, &text) {
+        let mut result = CallToolResult::structured(structured);
+        result.content = vec![ContentBlock::text(short)];
+        return result;
+    }
     let structured = match value {
         Value::Object(_) => value,
         other => json!({ "result": other }),
@@ -452,7 +723,7 @@ fn meta_tools() -> Vec<Tool> {
             object(json!({"type": "object", "properties": {}})),
         )
         .with_title("Browser tabs")
-        .with_annotations(read_only.idempotent(true)),
+        .with_annotations(read_only.clone().idempotent(true)),
         Tool::new(
             "browser_open",
             "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
@@ -490,6 +761,20 @@ fn meta_tools() -> Vec<Tool> {
         )
         .with_title("Call a site tool")
         .with_annotations(ToolAnnotations::new().open_world(true)),
+        Tool::new(
+            "site_state",
+            "Read a tab's site state: cached (with its age) by default, fresh from the page \
+             with force_refresh.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "tab_id": tab_id_property(),
+                    "force_refresh": {"type": "boolean", "description": "Ask the page now"},
+                },
+            })),
+        )
+        .with_title("Site state")
+        .with_annotations(read_only.idempotent(true)),
     ]
 }
 

@@ -16,7 +16,7 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
     let before = client.list_all_tools().await.unwrap();
     assert_eq!(
         names(&before),
-        ["browser_tabs", "browser_open", "site_call"]
+        ["browser_tabs", "browser_open", "site_call", "site_state"]
     );
 
     // Without a browser, site tools of loaded adapters answer NOT_CONNECTED.
@@ -256,7 +256,7 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     let holder = std::net::TcpListener::bind(("127.0.0.1", setup.port)).unwrap();
     let (client, _) = setup.start(&[]).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 3);
+    assert_eq!(tools.len(), 4);
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(
         "NOT_CONNECTED: port {} on 127.0.0.1 is in use by another program; start tabwire with --port N",

@@ -144,3 +144,26 @@ async def open_tabwire_session(
             )
             init = await session.initialize()
             yield TabwireSession(session, notifications, init)
+
+
+@asynccontextmanager
+async def open_tabwire_http_session(url: str, *, request_timeout: float = 30) -> AsyncIterator[TabwireSession]:
+    """Connect the official Python SDK to a `tabwire mcp --http` server over Streamable HTTP and initialize."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    notifications: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):
+            notifications.append(f"exception: {message!r}")
+            return
+        notifications.append(getattr(message, "method", type(message).__name__))
+
+    async with AsyncExitStack() as stack:
+        streams = await stack.enter_async_context(streamable_http_client(url))
+        read, write = streams[0], streams[1]
+        session = await stack.enter_async_context(
+            ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
+        )
+        init = await session.initialize()
+        yield TabwireSession(session, notifications, init)

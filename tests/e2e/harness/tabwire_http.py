@@ -1,0 +1,46 @@
+"""`tabwire mcp --http 127.0.0.1:PORT` as a process for the tests that speak MCP over Streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from .waiting import wait_for_sync
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def tabwire_http(command: Any) -> Iterator[int]:
+    """Start `tabwire mcp --http 127.0.0.1:PORT` and yield PORT once it accepts connections; stop it after."""
+    port = _free_port()
+    with open(command.stderr_path, "a", encoding="utf-8") as errlog:
+        process = subprocess.Popen(
+            [str(command.binary), *command.args, "--http", f"127.0.0.1:{port}"],
+            env=command.env,
+            cwd=command.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+        )
+    try:
+
+        def accepting() -> bool:
+            assert process.poll() is None, f"tabwire exited with {process.returncode}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+
+        wait_for_sync(accepting, timeout=10, what=f"tabwire to listen for HTTP on port {port}")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
