@@ -51,6 +51,7 @@ wasm_crate() {
 }
 wasm_crate worker   extension/worker   extension/dist/worker
 wasm_crate injector extension/injector extension/dist/injector extension/dist/injector-js
+scripts/bundle-code-adapters.sh adapters/code extension/dist/code-adapters.js
 
 # ---- 4. pairing -----------------------------------------------------------------------------------------
 TABWIRE="$HOST_TARGET/release/tabwire"

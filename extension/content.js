@@ -7,6 +7,8 @@
   globalThis.__tabwireRuntime = "loading";
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
   (async () => {
+    // The code adapters' handlers (adapters/code, bundled at build time) before the runtime starts.
+    await import(url("code-adapters.js"));
     let runtime = "wasm";
     let module;
     try {

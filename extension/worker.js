@@ -2,6 +2,7 @@
 // Chrome listener is registered synchronously here (listeners added later are missed after a
 // wake-up), events are buffered until the Rust module (crate `worker`) is ready, then forwarded.
 import init, { start, on_event } from "./dist/worker/worker.js";
+import "./dist/code-adapters.js"; // the code adapters' declarations (globalThis.__tabwireCodeAdapters)
 
 let ready = false;
 const early = []; // [name, args, resolve] of events that arrived before Rust was ready
@@ -33,7 +34,22 @@ chrome.tabs.onUpdated.addListener((tabId, change) => {
   }
 });
 
+// WebMCP capture (see webmcp.js): the API in the page's world before its scripts run, and a
+// loader that brings in the runtime when a page registers a tool. Registered once, persistently.
+const WEBMCP_SCRIPTS = [
+  { id: "tabwire-webmcp-api", js: ["extension/webmcp.js"], world: "MAIN" },
+  { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
+].map((s) => ({ ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start", allFrames: false }));
+const webmcpRegistered = chrome.scripting
+  .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })
+  .then((have) => {
+    const missing = WEBMCP_SCRIPTS.filter((s) => !have.some((h) => h.id === s.id));
+    return missing.length ? chrome.scripting.registerContentScripts(missing) : undefined;
+  })
+  .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
+
 init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
+  .then(() => webmcpRegistered) // so that once connected, newly loaded pages get the WebMCP API
   .then(start)
   .then(() => {
     ready = true;

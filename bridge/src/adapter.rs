@@ -16,6 +16,9 @@ use crate::template;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Adapter {
+    /// Where editors find the JSON Schema of this format (`adapters/schema/adapter.schema.json`).
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     /// `[a-z][a-z0-9_]*`; the prefix of every tool's public name.
     pub name: String,
     #[serde(default)]
@@ -23,7 +26,42 @@ pub struct Adapter {
     /// Chrome match patterns of the pages this adapter serves.
     #[serde(rename = "match")]
     pub matches: Vec<String>,
+    /// A DOM predicate: when set, the adapter serves a page its URL patterns match only while the
+    /// page has an element matching this CSS selector (e.g. `.todoapp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_selector: Option<String>,
     pub tools: Vec<ToolDef>,
+    /// Reads the page's state; run after every tool not annotated `read_only` (its result is
+    /// pushed as `state_update`) and when the server asks for fresh state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateExtractor>,
+}
+
+/// An adapter's state extractor: steps like a tool's (without arguments). The state is the
+/// value of the final `return` step.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StateExtractor {
+    #[serde(default)]
+    pub description: String,
+    pub steps: Vec<Step>,
+}
+
+impl StateExtractor {
+    /// The extractor as a read-only tool, so the step runner executes it like any other.
+    pub fn as_tool(&self) -> ToolDef {
+        ToolDef {
+            name: "state".to_owned(),
+            description: self.description.clone(),
+            input_schema: empty_object_schema(),
+            annotations: ToolAnnotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+            },
+            steps: self.steps.clone(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -687,6 +725,12 @@ impl Adapter {
                 ),
             );
         }
+        if self.name == crate::webmcp::ADAPTER {
+            v.problem(
+                root.key("name"),
+                "the adapter name \"webmcp\" is reserved for tools pages register themselves",
+            );
+        }
         if self.matches.is_empty() {
             v.problem(root.key("match"), "expected at least one match pattern");
         }
@@ -697,6 +741,17 @@ impl Adapter {
         }
         if self.tools.is_empty() {
             v.problem(root.key("tools"), "expected at least one tool");
+        }
+        if let Some(selector) = &self.match_selector
+            && selector.trim().is_empty()
+        {
+            v.problem(
+                root.key("match_selector"),
+                "expected a CSS selector such as \".todoapp\"",
+            );
+        }
+        if let Some(state) = &self.state {
+            v.state(state, &root.key("state"));
         }
         let mut seen = BTreeSet::new();
         for (i, tool) in self.tools.iter().enumerate() {
@@ -795,6 +850,17 @@ impl Validator {
         }
         let mut known = tool.argument_names();
         self.steps(&tool.steps, &path.key("steps"), &mut known);
+    }
+
+    fn state(&mut self, state: &StateExtractor, path: &JsonPath) {
+        let steps_path = path.key("steps");
+        if !matches!(state.steps.last(), Some(Step::Return { .. })) {
+            self.problem(
+                steps_path.clone(),
+                "expected the state's steps to end with a \"return\" step (its value is the state)",
+            );
+        }
+        self.steps(&state.steps, &steps_path, &mut BTreeSet::new());
     }
 
     fn steps(&mut self, steps: &[Step], path: &JsonPath, known: &mut BTreeSet<String>) {
@@ -1212,6 +1278,52 @@ mod tests {
         assert_eq!(problems.len(), 2, "{text:#?}");
         assert!(text.iter().any(|p| p.contains("must be the last step")));
         assert!(text.iter().any(|p| p.contains("{{x}} is neither")));
+    }
+
+    #[test]
+    fn state_extractors_and_dom_predicates_are_validated() {
+        let mut doc: Value = serde_json::from_str(GOOD).unwrap();
+        doc["$schema"] = json!("./schema/adapter.schema.json");
+        doc["match_selector"] = json!(".todoapp");
+        doc["state"] = json!({"steps": [
+            {"step": "extract", "selector": "li", "fields": {"t": {}}, "into": "items"},
+            {"step": "return", "value": {"items": "{{items}}"}}
+        ]});
+        let adapter = parse_adapter(&doc.to_string()).unwrap();
+        assert_eq!(adapter.match_selector.as_deref(), Some(".todoapp"));
+        let state = adapter.state.as_ref().unwrap().as_tool();
+        assert!(state.annotations.read_only);
+        assert_eq!(state.steps.len(), 2);
+        let sent = serde_json::to_value(&adapter).unwrap();
+        assert!(
+            sent.get("$schema").is_none(),
+            "the schema hint is not sent on"
+        );
+        assert_eq!(sent["match_selector"], ".todoapp");
+
+        doc["match_selector"] = json!(" ");
+        doc["state"] = json!({"steps": [
+            {"step": "read", "selector": "h1", "into": "h"},
+            {"step": "click", "selector": "{{title}}"}
+        ]});
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let problems = parse_adapter(&text).unwrap_err();
+        let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 3, "{rendered:#?}");
+        assert!(
+            rendered[0].contains("match_selector: expected a CSS selector"),
+            "{rendered:#?}"
+        );
+        assert!(
+            rendered[1]
+                .contains("state.steps: expected the state's steps to end with a \"return\""),
+            "{rendered:#?}"
+        );
+        assert!(
+            rendered[2].contains("state.steps[1].selector: {{title}} is neither"),
+            "{rendered:#?}"
+        );
+        assert!(problems.iter().all(|p| p.line.is_some()), "{rendered:#?}");
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
+pub mod code_adapter;
 pub mod names;
 pub mod page;
 pub mod pattern;
 pub mod protocol;
 pub mod template;
+pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 

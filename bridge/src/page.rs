@@ -49,9 +49,19 @@ pub enum FromPage {
         /// What is left of the call's time.
         timeout_ms: u64,
     },
+    /// The page's state, pushed after every call of a tool not annotated `read_only`.
     StateUpdate {
         state: Value,
         ts: u64,
+    },
+    /// The answer to [`ToPage::RequestState`], given through the message's response callback.
+    StateResponse {
+        id: RequestId,
+        state: Value,
+    },
+    StateError {
+        id: RequestId,
+        error: WireError,
     },
 }
 
@@ -72,6 +82,11 @@ pub enum ToPage {
         timeout_ms: u64,
     },
     Cancel {
+        id: RequestId,
+    },
+    /// Run the state extractors now; answered with [`FromPage::StateResponse`] or
+    /// [`FromPage::StateError`].
+    RequestState {
         id: RequestId,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered

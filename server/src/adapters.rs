@@ -1,10 +1,14 @@
 //! The adapters tabwire serves: the built-in ones compiled into the binary, then every `*.json`
 //! of each `--adapters DIR` (a user adapter replaces a built-in of the same name), then the extra
 //! `--adapter-match` patterns. A bad file is reported, each problem as `file:line:column: message`,
-//! and skipped; the others still load.
+//! and skipped; the others still load. Also `tabwire adapters check` ([`check`]) and live reload
+//! ([`watch`]: a broken edit keeps the file's last good version).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use bridge::adapter::{Adapter, Problem, parse_adapter};
 
@@ -46,6 +50,7 @@ pub struct LoadedAdapters {
 }
 
 /// Built-ins, then `dirs` in order, then `extra_matches`.
+#[cfg(test)]
 pub fn load(
     dirs: &[PathBuf],
     extra_matches: &[AdapterMatch],
@@ -53,12 +58,35 @@ pub fn load(
     load_from(BUILTIN_ADAPTERS, dirs, extra_matches)
 }
 
+/// [`load`], remembering each file's adapter for [`watch`].
+pub fn load_watched(
+    dirs: &[PathBuf],
+    extra_matches: &[AdapterMatch],
+    last_good: &mut LastGood,
+) -> Result<LoadedAdapters, AdapterError> {
+    load_keeping(BUILTIN_ADAPTERS, dirs, extra_matches, last_good)
+}
+
+#[cfg(test)]
 fn load_from(
     builtins: &[(&str, &str)],
     dirs: &[PathBuf],
     extra_matches: &[AdapterMatch],
 ) -> Result<LoadedAdapters, AdapterError> {
+    load_keeping(builtins, dirs, extra_matches, &mut LastGood::new())
+}
+
+/// Each file's last valid adapter: what a reload keeps when the file's new text is broken.
+pub type LastGood = HashMap<PathBuf, Adapter>;
+
+fn load_keeping(
+    builtins: &[(&str, &str)],
+    dirs: &[PathBuf],
+    extra_matches: &[AdapterMatch],
+    last_good: &mut LastGood,
+) -> Result<LoadedAdapters, AdapterError> {
     let mut loaded = LoadedAdapters::default();
+    let mut seen = Vec::new();
     for (file, text) in builtins {
         if let Some(adapter) = parse_file(&format!("(built-in) {file}"), text, &mut loaded.problems)
         {
@@ -75,11 +103,23 @@ fn load_from(
                     continue;
                 }
             };
+            seen.push(path.clone());
             if let Some(adapter) = parse_file(&shown, &text, &mut loaded.problems) {
+                last_good.insert(path, adapter.clone());
                 add(&mut loaded.adapters, adapter, &shown);
+            } else if let Some(previous) = last_good.get(&path) {
+                loaded.problems.push(file_problem(
+                    &shown,
+                    format!(
+                        "keeping the last good version of adapter {:?} until this file is fixed",
+                        previous.name
+                    ),
+                ));
+                add(&mut loaded.adapters, previous.clone(), &shown);
             }
         }
     }
+    last_good.retain(|path, _| seen.contains(path));
     for extra in extra_matches {
         add_match(&mut loaded.adapters, extra)?;
     }
@@ -131,6 +171,104 @@ fn add_match(adapters: &mut [Adapter], extra: &AdapterMatch) -> Result<(), Adapt
         adapter.matches.push(extra.pattern.clone());
     }
     Ok(())
+}
+
+/// What `tabwire adapters check` found.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    pub files: usize,
+    pub problems: Vec<FileProblem>,
+}
+
+/// Validates adapter files: each path a file or a directory (its `*.json`); no paths: the
+/// built-in adapters.
+pub fn check(paths: &[PathBuf]) -> CheckReport {
+    let mut report = CheckReport::default();
+    if paths.is_empty() {
+        for (file, text) in BUILTIN_ADAPTERS {
+            report.files += 1;
+            parse_file(&format!("(built-in) {file}"), text, &mut report.problems);
+        }
+        return report;
+    }
+    for path in paths {
+        let files = if path.is_dir() {
+            json_files(path, &mut report.problems)
+        } else {
+            vec![path.clone()]
+        };
+        for file in files {
+            report.files += 1;
+            let shown = file.display().to_string();
+            match std::fs::read_to_string(&file) {
+                Ok(text) => {
+                    parse_file(&shown, &text, &mut report.problems);
+                }
+                Err(e) => report.problems.push(file_problem(&shown, e.to_string())),
+            }
+        }
+    }
+    report
+}
+
+/// How often [`watch`] looks at the adapter directories: edits show up well within a second.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Live reload: polls `dirs` (cheap: one directory listing and a `stat` per file) and, when a
+/// file appears, changes or goes, reloads and hands the new set to the hub. Problems go to the
+/// log; a broken file keeps its last good version.
+/// `seen`: the directories' [`fingerprint`] taken before the first load, so that an edit made
+/// while loading is not missed.
+pub async fn watch(
+    hub: Arc<crate::hub::Hub>,
+    dirs: Vec<PathBuf>,
+    extra_matches: Vec<AdapterMatch>,
+    mut last_good: LastGood,
+    mut seen: Fingerprint,
+) {
+    let mut ticker = tokio::time::interval(WATCH_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let now = fingerprint(&dirs);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let loaded = match load_keeping(BUILTIN_ADAPTERS, &dirs, &extra_matches, &mut last_good) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                tracing::error!("adapter reload: {e}; keeping the adapters loaded before");
+                continue;
+            }
+        };
+        for problem in &loaded.problems {
+            tracing::error!("{problem}");
+        }
+        if *hub.adapters() != loaded.adapters {
+            tracing::info!(
+                adapters = ?loaded.adapters.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+                "adapters reloaded"
+            );
+            hub.set_adapters(loaded.adapters);
+        }
+    }
+}
+
+pub type Fingerprint = Vec<(PathBuf, Option<SystemTime>, u64)>;
+
+/// What [`watch`] compares: each adapter file's path, modification time and size.
+pub fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {
+    let mut ignored = Vec::new();
+    dirs.iter()
+        .flat_map(|dir| json_files(dir, &mut ignored))
+        .map(|path| {
+            let meta = std::fs::metadata(&path).ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok());
+            let len = meta.map_or(0, |m| m.len());
+            (path, modified, len)
+        })
+        .collect()
 }
 
 /// The `*.json` files directly in `dir`, sorted so the load order is stable.
@@ -253,6 +391,64 @@ mod tests {
         let loaded = load_from(&[("mini.json", &builtin)], &[dir.path().to_owned()], &[]).unwrap();
         assert_eq!(loaded.adapters.len(), 1);
         assert_eq!(loaded.adapters[0].matches, ["https://mini.example/*"]);
+    }
+
+    #[test]
+    fn a_broken_edit_keeps_the_last_good_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mini.json");
+        std::fs::write(&file, MINI).unwrap();
+        let dirs = [dir.path().to_owned()];
+        let mut last_good = LastGood::new();
+        let first = load_keeping(&[], &dirs, &[], &mut last_good).unwrap();
+        assert_eq!(first.adapters.len(), 1);
+
+        std::fs::write(&file, MINI.replace("\"Read.\"", "\"Read.\",,")).unwrap();
+        let broken = load_keeping(&[], &dirs, &[], &mut last_good).unwrap();
+        assert_eq!(broken.adapters, first.adapters);
+        let reports: Vec<String> = broken.problems.iter().map(ToString::to_string).collect();
+        assert!(
+            reports[0].starts_with(&format!("{}:4:", file.display())),
+            "{reports:?}"
+        );
+        assert!(
+            reports[1].contains("keeping the last good version"),
+            "{reports:?}"
+        );
+
+        std::fs::remove_file(&file).unwrap();
+        let gone = load_keeping(&[], &dirs, &[], &mut last_good).unwrap();
+        assert!(gone.adapters.is_empty() && last_good.is_empty());
+    }
+
+    #[test]
+    fn check_reports_files_and_every_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("good.json"), MINI).unwrap();
+        let bad = dir.path().join("bad.json");
+        std::fs::write(
+            &bad,
+            MINI.replace("\"mini\"", "\"Mini\"").replace("https://", ""),
+        )
+        .unwrap();
+        let report = check(&[dir.path().to_owned()]);
+        assert_eq!(report.files, 2);
+        let reports: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+        assert_eq!(reports.len(), 2, "{reports:?}");
+        assert!(
+            reports[0].starts_with(&format!("{}:2:11: name:", bad.display())),
+            "{reports:?}"
+        );
+        assert!(
+            reports[1].starts_with(&format!("{}:3:13: match[0]:", bad.display())),
+            "{reports:?}"
+        );
+        let builtins = check(&[]);
+        assert!(
+            builtins.files >= 1 && builtins.problems.is_empty(),
+            "{:?}",
+            builtins.problems
+        );
     }
 
     #[test]

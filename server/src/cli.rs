@@ -1,5 +1,5 @@
-//! The command line: `tabwire mcp ...` (the MCP server) and `tabwire pair ...` (write the
-//! extension's pairing file), parsed with clap; values are checked here so later code can trust them.
+//! The command line: `tabwire mcp ...` (the MCP server), `tabwire pair ...` (write the
+//! extension's pairing file) and `tabwire adapters check ...` (validate adapter files), parsed with clap; values are checked here so later code can trust them.
 
 use std::path::PathBuf;
 
@@ -29,6 +29,19 @@ pub enum Command {
     Mcp(McpArgs),
     /// Create the pairing secret if needed and write the extension's pairing file.
     Pair(PairArgs),
+    /// Work with adapter files.
+    #[command(subcommand)]
+    Adapters(AdaptersCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdaptersCommand {
+    /// Validate adapter files; print every problem as FILE:LINE:COLUMN: message; exit 1 if any.
+    Check {
+        /// Adapter files or directories (every *.json in them). Default: the built-in adapters.
+        #[arg(value_name = "DIR|FILE")]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -52,7 +65,7 @@ pub struct McpArgs {
           value_parser = parse_extension_id)]
     pub extension_id: String,
     /// A directory of adapter files (every *.json in it); repeatable. A file whose adapter has a
-    /// built-in adapter's name replaces it.
+    /// built-in adapter's name replaces it. Watched: edits reach open tabs within a second.
     #[arg(long = "adapters", value_name = "DIR")]
     pub adapter_dirs: Vec<PathBuf>,
     /// Add a match pattern to an adapter, e.g. `todomvc=http://127.0.0.1/*`; repeatable.
@@ -164,6 +177,15 @@ mod tests {
     }
 
     #[test]
+    fn adapters_check_takes_paths() {
+        let cli = Cli::try_parse_from(["tabwire", "adapters", "check", "a", "b.json"]).unwrap();
+        let Command::Adapters(AdaptersCommand::Check { paths }) = cli.command else {
+            panic!("expected adapters check")
+        };
+        assert_eq!(paths, [PathBuf::from("a"), PathBuf::from("b.json")]);
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         for bad in [
             &["tabwire", "mcp", "--adapter-match", "todomvc"][..],
@@ -173,6 +195,7 @@ mod tests {
             &["tabwire", "mcp", "--http", "0.0.0.0:8765"],
             &["tabwire", "mcp", "--http", "localhost"],
             &["tabwire", "pair"],
+            &["tabwire", "adapters"],
         ] {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?} should fail");
         }

@@ -103,8 +103,8 @@ pub enum ToolsWait {
 
 pub struct Hub {
     config: HubConfig,
-    /// `welcome` never changes during a process: encoded once.
-    welcome_frame: String,
+    /// The adapters served now (live reload replaces them) and `welcome` encoded with them.
+    adapters: Mutex<(Arc<Vec<Adapter>>, String)>,
     state: Mutex<State>,
     /// Bumped when the exported tool set changes.
     tools_generation: watch::Sender<u64>,
@@ -194,16 +194,10 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
-        let welcome_frame = ToExtension::Welcome {
-            protocol: PROTOCOL_VERSION,
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
-            instance_id: config.instance_id.clone(),
-            adapters: config.adapters.clone(),
-        }
-        .encode();
+        let adapters = Mutex::new(welcome(&config, config.adapters.clone()));
         Hub {
             config,
-            welcome_frame,
+            adapters,
             state: Mutex::default(),
             tools_generation: watch::Sender::new(0),
             tabs_generation: watch::Sender::new(0),
@@ -211,8 +205,26 @@ impl Hub {
         }
     }
 
-    pub fn adapters(&self) -> &[Adapter] {
-        &self.config.adapters
+    pub fn adapters(&self) -> Arc<Vec<Adapter>> {
+        self.adapters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Live reload: serve `adapters` from now on and push them to every connected extension,
+    /// whose tabs then announce their tools again (which moves the tool generation).
+    pub fn set_adapters(&self, adapters: Vec<Adapter>) {
+        let frame = ToExtension::AdaptersUpdated {
+            adapters: adapters.clone(),
+        }
+        .encode();
+        *self.adapters.lock().unwrap_or_else(PoisonError::into_inner) =
+            welcome(&self.config, adapters);
+        for c in lock(&self.state).connections.values() {
+            let _ = c.outbox.send(frame.clone());
+        }
     }
 
     pub fn set_link(&self, link: Link) {
@@ -332,10 +344,16 @@ impl Hub {
                         "protocol versions differ"
                     );
                 }
+                let welcome_frame = self
+                    .adapters
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .1
+                    .clone();
                 let mut st = lock(&self.state);
                 if let Some(c) = st.connections.get_mut(&conn) {
                     c.browser = Some(browser);
-                    let _ = c.outbox.send(self.welcome_frame.clone());
+                    let _ = c.outbox.send(welcome_frame);
                 }
             }
             ToServer::ToolsSnapshot { tabs } => self.snapshot(conn, tabs),
@@ -470,7 +488,7 @@ impl Hub {
         let Some(t) = st.tabs.get_mut(&tab).filter(|t| t.conn == conn) else {
             return;
         };
-        let adapters = &self.config.adapters;
+        let adapters = self.adapters();
         t.tools.retain(|tool| {
             adapters
                 .iter()
@@ -1040,6 +1058,18 @@ fn vet_tools(adapters: &[Adapter], mut tab: TabTools) -> TabTools {
 }
 
 /// Records `tab`'s tools as registered now.
+/// The adapters and the `welcome` frame that carries them.
+fn welcome(config: &HubConfig, adapters: Vec<Adapter>) -> (Arc<Vec<Adapter>>, String) {
+    let frame = ToExtension::Welcome {
+        protocol: PROTOCOL_VERSION,
+        server_version: env!("CARGO_PKG_VERSION").to_owned(),
+        instance_id: config.instance_id.clone(),
+        adapters: adapters.clone(),
+    }
+    .encode();
+    (Arc::new(adapters), frame)
+}
+
 fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
     st.clock += 1;
     let registered_at = st.clock;
@@ -1295,6 +1325,32 @@ mod tests {
         }
         ext.say(&hub, json!({"type": "ping", "nonce": 7}));
         assert_eq!(ext.next().await, ToExtension::Pong { nonce: 7 });
+    }
+
+    #[tokio::test]
+    async fn new_adapters_are_pushed_to_every_extension_and_greet_later_ones() {
+        let hub = hub();
+        let mut first = FakeExtension::connect(&hub);
+        let mut second = FakeExtension::connect(&hub);
+        let mut renamed = hub.adapters()[0].clone();
+        renamed.name = "renamed".into();
+        hub.set_adapters(vec![renamed]);
+        for ext in [&mut first, &mut second] {
+            match ext.next().await {
+                ToExtension::AdaptersUpdated { adapters } => {
+                    assert_eq!(adapters.len(), 1);
+                    assert_eq!(adapters[0].name, "renamed");
+                }
+                other => panic!("expected adapters_updated, got {other:?}"),
+            }
+        }
+        assert_eq!(hub.adapters()[0].name, "renamed");
+        let mut late = FakeExtension::connect(&hub);
+        late.say(&hub, json!({"type": "hello", "protocol": 1}));
+        match late.next().await {
+            ToExtension::Welcome { adapters, .. } => assert_eq!(adapters[0].name, "renamed"),
+            other => panic!("expected welcome, got {other:?}"),
+        }
     }
 
     #[tokio::test]

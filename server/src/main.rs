@@ -1,6 +1,7 @@
 //! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
 //! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server on stdio or, with
-//! `--http`, Streamable HTTP, plus the browser WebSocket) or `pair` (write the extension's pairing file).
+//! `--http`, Streamable HTTP, plus the browser WebSocket), `pair` (write the extension's pairing
+//! file) or `adapters check`.
 
 mod adapters;
 mod auth;
@@ -20,7 +21,7 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{Cli, Command, ConnectionArgs, McpArgs, PairArgs};
+use crate::cli::{AdaptersCommand, Cli, Command, ConnectionArgs, McpArgs, PairArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Mcp(args) => run_mcp(args),
         Command::Pair(args) => run_pair(args),
+        Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -64,10 +66,28 @@ fn run_pair(args: PairArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Problems go to stdout (they are the command's output), one per line, then a summary.
+fn run_check(paths: &[std::path::PathBuf]) -> ExitCode {
+    let report = adapters::check(paths);
+    for problem in &report.problems {
+        println!("{problem}");
+    }
+    let files = report.files;
+    let problems = report.problems.len();
+    eprintln!("checked {files} adapter file(s): {problems} problem(s)");
+    if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
-    let loaded = adapters::load(&args.adapter_dirs, &args.adapter_matches)?;
+    let mut last_good = adapters::LastGood::new();
+    let seen = adapters::fingerprint(&args.adapter_dirs);
+    let loaded = adapters::load_watched(&args.adapter_dirs, &args.adapter_matches, &mut last_good)?;
     for problem in &loaded.problems {
         tracing::error!("{problem}");
     }
@@ -99,6 +119,15 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     let served = runtime.block_on(async {
         tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
+        if !args.adapter_dirs.is_empty() {
+            tokio::spawn(adapters::watch(
+                hub.clone(),
+                args.adapter_dirs.clone(),
+                args.adapter_matches.clone(),
+                last_good,
+                seen,
+            ));
+        }
         match args.http {
             Some(addr) => http::serve_http(hub, addr, browser_expected)
                 .await

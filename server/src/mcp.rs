@@ -196,9 +196,8 @@ impl TabwireMcp {
             Ok(tab) => tab,
             Err(e) => return Ok(tool_error(&e)),
         };
-        let adapters: Vec<&str> = self
-            .hub
-            .adapters()
+        let loaded = self.hub.adapters();
+        let adapters: Vec<&str> = loaded
             .iter()
             .filter(|a| a.matches_url(&url))
             .map(|a| a.name.as_str())

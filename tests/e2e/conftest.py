@@ -31,6 +31,7 @@ CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwir
 TABWIRE_BIN = Path(os.environ.get("TABWIRE_BIN") or REPO / "target" / "release" / "tabwire")
 TODOMVC_ROOT = CACHE / "apps" / "node_modules" / "todomvc"
 TODOMVC_PAGE = "examples/vanillajs/index.html"
+FIXTURES = REPO / "tests" / "fixtures"
 TAIL_LINES = 80
 
 
@@ -115,6 +116,18 @@ def static_server(request: pytest.FixtureRequest, todomvc_root: Path, tmp_path: 
     log = tmp_path / "static-server.log"
     _register_log(request, "static server", log)
     server = StaticServer(todomvc_root, log)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fixture_server(request: pytest.FixtureRequest, tmp_path: Path):
+    """The project's own fixture pages (tests/fixtures) on 127.0.0.1, under the same variants as TodoMVC."""
+    log = tmp_path / "fixture-server.log"
+    _register_log(request, "fixture server", log)
+    server = StaticServer(FIXTURES, log)
     try:
         yield server
     finally:

@@ -8,6 +8,7 @@ pub mod dom;
 mod fake_dom;
 pub mod keys;
 pub mod runtime;
+pub mod state;
 pub mod steps;
 pub mod tools;
 pub mod web_dom;

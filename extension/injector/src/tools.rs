@@ -18,6 +18,10 @@ impl Catalog {
         Catalog { adapters }
     }
 
+    pub fn adapters(&self) -> &[Adapter] {
+        &self.adapters
+    }
+
     /// Every tool, as announced to the worker.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.adapters
@@ -35,6 +39,11 @@ impl Catalog {
     }
 
     pub fn find(&self, public_name: &str) -> Result<&ToolDef, WireError> {
+        self.find_with_adapter(public_name).map(|(_, t)| t)
+    }
+
+    /// The tool and the name of the adapter it belongs to.
+    pub fn find_with_adapter(&self, public_name: &str) -> Result<(&str, &ToolDef), WireError> {
         self.adapters
             .iter()
             .flat_map(|a| a.tools.iter().map(move |t| (a, t)))
@@ -44,7 +53,7 @@ impl Catalog {
                     && public_name.ends_with(t.name.as_str())
                     && public_name.as_bytes()[a.name.len()] == b'_'
             })
-            .map(|(_, t)| t)
+            .map(|(a, t)| (a.name.as_str(), t))
             .ok_or_else(|| {
                 let offered: Vec<String> = self.specs().into_iter().map(|s| s.name).collect();
                 WireError::new(

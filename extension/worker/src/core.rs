@@ -23,6 +23,8 @@ pub const MAX_RESULT_BYTES: usize = bridge::MAX_MESSAGE_BYTES - 4096;
 pub enum OnReply {
     /// It answers `call_tool` request `id`.
     CallTool(RequestId),
+    /// It answers `request_state` request `id`.
+    State(RequestId),
     /// Nothing, but if the tab has no runtime yet, inject it (its URL matches an adapter).
     InjectIfMissing,
     Nothing,
@@ -78,7 +80,10 @@ pub struct Status {
 
 pub struct Core {
     extension_id: String,
+    /// The server's adapters merged with the code adapters (which win on a name clash).
     adapters: Vec<Adapter>,
+    /// Code adapters bundled into the extension (`adapters/code`), validated.
+    code_adapters: Vec<Adapter>,
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
@@ -98,6 +103,7 @@ impl Core {
         Core {
             extension_id: extension_id.into(),
             adapters: Vec::new(),
+            code_adapters: Vec::new(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             continuations: HashMap::new(),
@@ -331,13 +337,20 @@ impl Core {
                 }
             }
             ToExtension::RequestState { id, tab } => {
-                let error = WireError::new(
-                    ErrorCode::AdapterError,
-                    format!(
-                        "tab {tab}: no adapter state extractor is implemented in this extension yet"
-                    ),
-                );
-                self.send(ToServer::StateError { id, error }, &mut actions);
+                if self.tabs.contains(tab) {
+                    actions.push(Action::ToTab {
+                        tab,
+                        message: serde_json::to_string(&ToPage::RequestState { id: id.clone() })
+                            .expect("page messages serialize"),
+                        on_reply: OnReply::State(id),
+                    });
+                } else {
+                    let error = WireError::new(
+                        ErrorCode::NoSuchTab,
+                        format!("tab {tab} has no Tabwire runtime (no adapter serves its page)"),
+                    );
+                    self.send(ToServer::StateError { id, error }, &mut actions);
+                }
             }
             ToExtension::OpenTab { id, url, tab } => actions.push(Action::OpenTab { id, url, tab }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
@@ -351,8 +364,35 @@ impl Core {
         actions
     }
 
+    /// The code adapters' declarations (JSON, from the bundle); invalid ones are logged and skipped.
+    pub fn set_code_adapters(&mut self, declarations: &[String]) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.code_adapters.clear();
+        for declaration in declarations {
+            match bridge::code_adapter::parse(declaration) {
+                Ok(adapter) => self.code_adapters.push(adapter),
+                Err(problems) => {
+                    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                    actions.push(Action::Log(format!(
+                        "code adapter skipped: {}",
+                        problems.join("; ")
+                    )));
+                }
+            }
+        }
+        let current = std::mem::take(&mut self.adapters);
+        self.set_adapters(current, &mut actions);
+        actions
+    }
+
     fn set_adapters(&mut self, adapters: Vec<Adapter>, actions: &mut Vec<Action>) {
-        self.adapters = adapters;
+        let code = &self.code_adapters;
+        let mut merged: Vec<Adapter> = adapters
+            .into_iter()
+            .filter(|a| !code.iter().any(|c| c.name == a.name))
+            .collect();
+        merged.extend(code.iter().cloned());
+        self.adapters = merged;
         actions.push(Action::SyncContentScripts(self.match_patterns()));
         actions.push(Action::PersistAdapters);
     }
@@ -444,6 +484,45 @@ impl Core {
             Err(why) => ToServer::CallToolError {
                 id: id.to_owned(),
                 error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+            },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    /// The page answered `request_state` `id`, or `chrome.tabs.sendMessage` to `tab` failed.
+    pub fn on_state_reply(
+        &mut self,
+        id: &str,
+        tab: TabId,
+        reply: Result<Option<String>, String>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let id = id.to_owned();
+        let msg = match reply.map(|text| text.map(|t| serde_json::from_str::<FromPage>(&t))) {
+            Ok(Some(Ok(FromPage::StateResponse { id: got, state }))) if got == id => {
+                ToServer::StateResponse { id, state }
+            }
+            Ok(Some(Ok(FromPage::StateError { id: got, error }))) if got == id => {
+                ToServer::StateError { id, error }
+            }
+            Ok(None) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::NoSuchTab,
+                    format!("tab {tab} has no Tabwire runtime to answer"),
+                ),
+            },
+            Ok(_) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::Internal,
+                    format!("tab {tab} answered the state request with something else"),
+                ),
+            },
+            Err(why) => ToServer::StateError {
+                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+                id,
             },
         };
         self.send(msg, &mut actions);
@@ -552,6 +631,8 @@ impl Core {
             }
             FromPage::CallToolResult { .. }
             | FromPage::CallToolError { .. }
+            | FromPage::StateResponse { .. }
+            | FromPage::StateError { .. }
             | FromPage::CallToolContinue { .. } => {
                 actions.push(Action::Log(format!(
                     "tab {tab} sent a call answer outside its response channel: ignored"
@@ -1065,6 +1146,84 @@ mod tests {
             frames(&core.on_tab_activated(3))[0],
             json!({"type":"tab_focused","tab":3})
         );
+    }
+
+    #[test]
+    fn state_requests_go_to_the_tab_and_state_updates_to_the_server() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let actions = core.on_server_frame(r#"{"type":"request_state","id":"s1","tab":3}"#);
+        let [
+            Action::ToTab {
+                tab: 3,
+                message,
+                on_reply: OnReply::State(id),
+            },
+        ] = &actions[..]
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(id, "s1");
+        assert_eq!(
+            serde_json::from_str::<Value>(message).unwrap(),
+            json!({"type":"request_state","id":"s1"})
+        );
+        let answer = r#"{"type":"state_response","id":"s1","state":{"todomvc":{"n":2}}}"#;
+        assert_eq!(
+            frames(&core.on_state_reply("s1", 3, Ok(Some(answer.into())))),
+            vec![json!({"type":"state_response","id":"s1","state":{"todomvc":{"n":2}}})]
+        );
+        let failed =
+            r#"{"type":"state_error","id":"s2","error":{"code":"ADAPTER_ERROR","message":"m"}}"#;
+        let sent = frames(&core.on_state_reply("s2", 3, Ok(Some(failed.into()))));
+        assert_eq!(sent[0]["type"], "state_error");
+        assert_eq!(sent[0]["error"]["code"], "ADAPTER_ERROR");
+        let sent = frames(&core.on_state_reply("s3", 3, Ok(Some(answer.into()))));
+        assert_eq!(
+            sent[0]["error"]["code"], "INTERNAL",
+            "an answer to another request"
+        );
+        let sent = frames(&core.on_state_reply("s4", 3, Ok(None)));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TAB");
+
+        let update = r#"{"type":"state_update","state":{"todomvc":{"n":3}},"ts":42}"#;
+        let (_, actions) = core.on_page_message(&sender(3), Some(update));
+        assert_eq!(
+            frames(&actions),
+            vec![json!({"type":"state_update","tab":3,"state":{"todomvc":{"n":3}},"ts":42})]
+        );
+    }
+
+    #[test]
+    fn code_adapters_join_the_servers_and_survive_updates() {
+        let mut core = connected();
+        let declaration = r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
+            "tools": [{"name": "sum", "description": "Add."}]}"#;
+        let actions = core.set_code_adapters(&[declaration.into(), r#"{"name": "Bad"}"#.into()]);
+        assert!(matches!(&actions[0], Action::Log(m) if m.contains("code adapter skipped")));
+        let names = |core: &Core| -> Vec<String> {
+            serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
+                .unwrap()
+                .into_iter()
+                .map(|a| a.name)
+                .collect()
+        };
+        assert_eq!(names(&core), ["todomvc", "calc"]);
+        core.on_server_frame(
+            &json!({"type": "adapters_updated", "adapters": [adapter_json()]}).to_string(),
+        );
+        assert_eq!(names(&core), ["todomvc", "calc"]);
+        let url = "http://127.0.0.1:8000/x";
+        let offered = vec![ToolSpec {
+            name: "calc_sum".into(),
+            adapter: "calc".into(),
+            description: "forged".into(),
+            input_schema: json!({}),
+            annotations: Default::default(),
+        }];
+        let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);
+        assert_eq!((accepted.len(), refused), (1, 0));
+        assert_eq!(accepted[0].description, "Add.");
     }
 
     #[test]

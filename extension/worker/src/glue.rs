@@ -80,12 +80,28 @@ pub async fn start() {
     };
     let (tabs, adapters) = (field("tabs"), field("adapters"));
     with_core(|core| core.restore(tabs.as_deref(), adapters.as_deref(), &live));
+    run(with_core(|core| {
+        core.set_code_adapters(&code_adapter_declarations())
+    }));
 
     let _ = chrome::alarms_create(WAKE_ALARM, &from_json(r#"{"periodInMinutes":0.5}"#));
     let keepalive = Closure::<dyn FnMut()>::new(keepalive_tick).into_js_value();
     chrome::set_interval(keepalive.unchecked_ref(), KEEPALIVE_MS);
     persist_status();
     spawn_local(connect());
+}
+
+/// The declarations `extension/dist/code-adapters.js` (imported by `worker.js`) collected.
+fn code_adapter_declarations() -> Vec<String> {
+    let bundle = get(&js_sys::global(), "__tabwireCodeAdapters");
+    let declarations = get(&bundle, "declarations");
+    if !Array::is_array(&declarations) {
+        return Vec::new();
+    }
+    Array::from(&declarations)
+        .iter()
+        .filter_map(|d| d.as_string())
+        .collect()
 }
 
 /// One Chrome event, forwarded by `worker.js`. For `message`, returns the response to give.
@@ -401,6 +417,10 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
                 other => other,
             };
             run(with_core(|core| core.on_call_reply(&id, reply)));
+        }
+        OnReply::State(id) => {
+            let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            run(with_core(|core| core.on_state_reply(&id, tab, reply)));
         }
         OnReply::InjectIfMissing => {
             if reply.is_err() {

@@ -152,7 +152,8 @@ pub fn adapters_for<'a>(adapters: &'a [Adapter], url: &str) -> Vec<&'a Adapter> 
 /// The tools of `offered` the page at `page_url` may really offer: each must name an adapter that
 /// matches the page and one of its tools. The canonical spec (from the server's adapter, not the
 /// page's copy) is kept; duplicates and anything past [`MAX_TOOLS_PER_TAB`] are dropped.
-/// Returns the accepted tools and how many were refused.
+/// Tools the page registered itself (WebMCP, adapter `webmcp`) are re-sanitized and capped
+/// instead ([`bridge::webmcp::recheck`]). Returns the accepted tools and how many were refused.
 pub fn accept_tools(
     adapters: &[Adapter],
     page_url: &str,
@@ -161,7 +162,21 @@ pub fn accept_tools(
     let matching = adapters_for(adapters, page_url);
     let mut accepted: Vec<ToolSpec> = Vec::new();
     let mut refused = 0;
+    let mut page_tools = 0;
     for spec in offered.iter().take(MAX_TOOLS_PER_TAB) {
+        if spec.adapter == bridge::webmcp::ADAPTER {
+            match bridge::webmcp::recheck(spec) {
+                Some(spec)
+                    if page_tools < bridge::webmcp::MAX_TOOLS
+                        && !accepted.iter().any(|s| s.name == spec.name) =>
+                {
+                    page_tools += 1;
+                    accepted.push(spec);
+                }
+                _ => refused += 1,
+            }
+            continue;
+        }
         let name = sanitize(&spec.name, MAX_TOOL_NAME).unwrap_or_default();
         let canonical = matching
             .iter()
@@ -260,6 +275,36 @@ mod tests {
         );
         assert!(tools.is_empty());
         assert_eq!(refused, 1);
+    }
+
+    #[test]
+    fn page_registered_tools_are_rechecked_and_capped() {
+        let page_tool = |name: &str| ToolSpec {
+            input_schema: serde_json::json!({"type": "object"}),
+            ..offered("webmcp", name, "Find things.")
+        };
+        let (tools, refused) = accept_tools(
+            &[todomvc()],
+            "https://shop.example/",
+            &[
+                page_tool("webmcp_search"),
+                page_tool("webmcp_Search"),
+                page_tool("todomvc_add_todo"),
+                ToolSpec {
+                    input_schema: serde_json::json!({"type": "string"}),
+                    ..page_tool("webmcp_bad_schema")
+                },
+            ],
+        );
+        let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["webmcp_search"]);
+        assert_eq!(refused, 3);
+        let many: Vec<ToolSpec> = (0..bridge::webmcp::MAX_TOOLS + 5)
+            .map(|i| page_tool(&format!("webmcp_t{i}")))
+            .collect();
+        let (tools, refused) = accept_tools(&[], "https://shop.example/", &many);
+        assert_eq!(tools.len(), bridge::webmcp::MAX_TOOLS);
+        assert_eq!(refused, 5);
     }
 
     #[test]
