@@ -413,6 +413,9 @@ impl Hub {
     }
 
     fn snapshot(&self, conn: ConnId, tabs: Vec<TabTools>) {
+        // The adapters served now (live reload may have replaced the startup ones), taken before
+        // the state lock so the two locks are never held in the other order.
+        let adapters = self.adapters();
         let mut st = lock(&self.state);
         let Some(c) = st.connections.get_mut(&conn) else {
             return;
@@ -428,12 +431,7 @@ impl Hub {
         st.tabs.retain(|_, t| t.conn != conn);
         for tab in tabs {
             let focused_at = focus.get(&tab.tab).copied().unwrap_or(0);
-            register(
-                &mut st,
-                conn,
-                vet_tools(&self.config.adapters, tab),
-                focused_at,
-            );
+            register(&mut st, conn, vet_tools(&adapters, tab), focused_at);
         }
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
@@ -441,17 +439,13 @@ impl Hub {
     }
 
     fn update_tab(&self, conn: ConnId, tab: TabTools) {
+        let adapters = self.adapters();
         let mut st = lock(&self.state);
         if !st.connections.contains_key(&conn) {
             return;
         }
         let focused_at = st.tabs.get(&tab.tab).map_or(0, |t| t.focused_at);
-        register(
-            &mut st,
-            conn,
-            vet_tools(&self.config.adapters, tab),
-            focused_at,
-        );
+        register(&mut st, conn, vet_tools(&adapters, tab), focused_at);
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
         self.bump(tools_changed);

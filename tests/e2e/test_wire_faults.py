@@ -19,7 +19,7 @@ import pytest
 
 from harness.fake_extension import FakeExtension, fake_extension, tool_spec
 from harness.fixture_pages import with_fault_adapter
-from harness.mcp_client import TabwireSession, ToolOutcome, error_codes_in
+from harness.mcp_client import META_TOOLS, TabwireSession, ToolOutcome, error_codes_in
 
 pytestmark = pytest.mark.anyio
 
@@ -170,7 +170,7 @@ async def test_peer_tools_cannot_shadow_meta_tools_or_escape_the_adapters(tabwir
         result = await tabwire.session.list_tools()
         names = [t.name for t in result.tools]
         assert len(names) == len(set(names)), f"duplicate tool names listed: {sorted(names)}"
-        site_tools = {n for n in names if n not in ("browser_tabs", "browser_open", "site_call")}
+        site_tools = {n for n in names if n not in META_TOOLS}
         assert site_tools == {"faults_echo", "evil_steal"}, f"unexpected tools exported: {sorted(names)}"
         steal = next(t for t in result.tools if t.name == "evil_steal")
         assert len(steal.description or "") <= 1024, f"a page's description is not capped: {len(steal.description)}"

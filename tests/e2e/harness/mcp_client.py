@@ -23,6 +23,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from .waiting import wait_for
 
 LIST_CHANGED = "notifications/tools/list_changed"
+# The meta-tools tabwire always lists (design.md: "a small, fixed set").
+META_TOOLS = frozenset({"browser_tabs", "browser_open", "site_call", "site_state"})
 # The closed set of error codes of the wire protocol (bridge/src/protocol.rs, ErrorCode); a failing tool's text is "<CODE>: <message>".
 ERROR_CODES = frozenset(
     {
