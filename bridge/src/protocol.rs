@@ -549,6 +549,15 @@ mod tests {
         }
     }
 
+    /// Found by fuzzing: without serde_json's exact float parsing, a huge integer in a page's result
+    /// changed value on every hop (decode → encode → decode).
+    #[test]
+    fn numbers_pass_through_unchanged() {
+        let frame = r#"{"type":"call_tool_result","id":"a","result":[1222222222222222222222222222222222222222222222222222222222222,2.5e-308,0.1]}"#;
+        let once = ToServer::decode(frame).unwrap();
+        assert_eq!(ToServer::decode(&once.encode()).unwrap(), once);
+    }
+
     #[test]
     fn unknown_fields_are_ignored() {
         let msg = ToServer::decode(r#"{"type":"tab_closed","tab":4,"extra":{"x":1}}"#).unwrap();
