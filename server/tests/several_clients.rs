@@ -209,3 +209,51 @@ async fn a_peer_relays_a_page_error_and_the_wrong_secret_is_no_peer() {
     hub_client.cancel().await.unwrap();
     page.abort();
 }
+
+#[tokio::test]
+async fn of_two_peers_one_takes_over_and_the_other_joins_it() {
+    let setup = Setup::new();
+    let (hub_client, hub_counter, hub_pid) = start(&setup).await;
+    let page = attach_extension(&setup).await;
+    wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
+    let (first, first_counter, first_pid) = start(&setup).await;
+    let (second, second_counter, second_pid) = start(&setup).await;
+    wait_for_tool(&first, &first_counter, "todomvc_add_todo").await;
+    wait_for_tool(&second, &second_counter, "todomvc_add_todo").await;
+
+    std::process::Command::new("kill")
+        .args(["-KILL", &hub_pid.to_string()])
+        .status()
+        .unwrap();
+    tokio::time::timeout(DEADLINE, page).await.unwrap().unwrap();
+    let page = attach_extension(&setup).await;
+    for (client, counter, name) in [
+        (&first, &first_counter, "first"),
+        (&second, &second_counter, "second"),
+    ] {
+        wait_for_tool(client, counter, "todomvc_add_todo").await;
+        let (title, out) = add(client, format!("{name} after the takeover")).await;
+        assert_added(&title, &out);
+    }
+    let shown = status(&setup).await;
+    let printed = String::from_utf8_lossy(&shown.stdout);
+    let (new_hub, still_peer) = if printed.contains(&format!("hub: pid {first_pid},")) {
+        (first_pid, second_pid)
+    } else {
+        (second_pid, first_pid)
+    };
+    assert!(
+        printed.contains(&format!("hub: pid {new_hub},")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!("peer: pid {still_peer},")),
+        "{printed}"
+    );
+    assert!(printed.contains("peers: 1"), "{printed}");
+
+    drop(hub_client);
+    first.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+    page.abort();
+}
