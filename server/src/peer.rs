@@ -38,12 +38,18 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// silent is not one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// A peer's first frame.
+/// A tabwire process: who a peer says it is in its first frame, and who the hub is.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename = "peer_hello")]
 pub struct PeerHello {
     pub pid: u32,
     pub version: String,
+}
+
+/// What a peer sends before bridge frames: `{"type":"peer_hello","pid":..,"version":..}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PeerFrame {
+    PeerHello(PeerHello),
 }
 
 /// The peers connected to this hub, for `tabwire status`.
@@ -129,14 +135,14 @@ where
 {
     let (mut sink, mut frames) = socket.split();
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, frames.next()).await {
-        Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<PeerHello>(text.as_str()),
+        Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<PeerFrame>(text.as_str()),
         _ => {
             tracing::debug!("a peer closed or stayed silent before peer_hello");
             return;
         }
     };
     let hello = match hello {
-        Ok(hello) => hello,
+        Ok(PeerFrame::PeerHello(hello)) => hello,
         Err(e) => {
             tracing::warn!(error = %e, "a peer's first frame was not peer_hello");
             return;
@@ -268,8 +274,17 @@ async fn run_call(
     });
 }
 
-/// Pushes `hello`, then the hub's tabs whenever they change, and each tab's new state.
+/// Once a browser has told the hub its tabs, pushes `hello`, then the hub's tabs whenever they
+/// change, and each tab's new state. (Until then the peer has no browser either, so its
+/// calls fail with NOT_CONNECTED and its first `tools/list` waits for the browser, as the
+/// hub's do.)
 async fn mirror_tabs(hub: Arc<Hub>, outbox: mpsc::UnboundedSender<ToServer>) {
+    let mut tabs_changed = hub.subscribe_tabs();
+    while !hub.browser_ready() {
+        if tabs_changed.changed().await.is_err() {
+            return;
+        }
+    }
     let browser = hub
         .browsers()
         .into_iter()
@@ -282,7 +297,6 @@ async fn mirror_tabs(hub: Arc<Hub>, outbox: mpsc::UnboundedSender<ToServer>) {
         instance_id: format!("hub-{}", std::process::id()),
         browser,
     });
-    let mut tabs_changed = hub.subscribe_tabs();
     let mut states = hub.subscribe_states();
     let mut last_sent = None;
     for tab in hub.tabs_with_state() {
@@ -376,7 +390,7 @@ pub async fn connect(
 /// hub is one more browser connection. Returns when the hub's socket closes.
 pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
     let (mut sink, mut frames) = socket.split();
-    let hello = serde_json::to_string(&this_process()).unwrap_or_default();
+    let hello = serde_json::to_string(&PeerFrame::PeerHello(this_process())).unwrap_or_default();
     if sink
         .send(Message::Text(Utf8Bytes::from(hello)))
         .await
@@ -385,7 +399,8 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
         return;
     }
     let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
-    let conn = hub.connect(outbox);
+    // The hub's browser becomes ours with the hub's first frame (its `hello`).
+    let mut conn = None;
     let writer = tokio::spawn(async move {
         while let Some(frame) = queue.recv().await {
             if sink
@@ -400,12 +415,17 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
     });
     while let Some(frame) = frames.next().await {
         match frame {
-            Ok(Message::Text(text)) => hub.handle_frame(conn, text.as_str()),
+            Ok(Message::Text(text)) => {
+                let conn = *conn.get_or_insert_with(|| hub.connect(outbox.clone()));
+                hub.handle_frame(conn, text.as_str());
+            }
             Ok(Message::Close(_)) | Err(_) => break,
             Ok(_) => {}
         }
     }
-    hub.disconnect(conn);
+    if let Some(conn) = conn {
+        hub.disconnect(conn);
+    }
     writer.abort();
 }
 
@@ -471,4 +491,68 @@ pub fn render_status(status: &Status) -> String {
     }
     let _ = writeln!(out, "tools: {}", status.tools.join(", "));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_hello_has_a_fixed_wire_shape() {
+        let frame = PeerFrame::PeerHello(PeerHello {
+            pid: 42,
+            version: "0.1.0".into(),
+        });
+        let text = serde_json::to_string(&frame).unwrap();
+        assert_eq!(text, r#"{"type":"peer_hello","pid":42,"version":"0.1.0"}"#);
+        assert_eq!(serde_json::from_str::<PeerFrame>(&text).unwrap(), frame);
+        // Anything else as a first frame is not a peer's hello.
+        for other in [
+            r#"{"type":"hello","pid":1,"version":""}"#,
+            r#"{"type":"peer_hello"}"#,
+            r#"{"pid":1,"version":""}"#,
+        ] {
+            assert!(serde_json::from_str::<PeerFrame>(other).is_err(), "{other}");
+        }
+    }
+
+    #[test]
+    fn status_lists_hub_peers_browsers_tabs_and_tools() {
+        let status = Status {
+            hub: PeerHello {
+                pid: 10,
+                version: "0.1.0".into(),
+            },
+            port: 17373,
+            peers: vec![PeerHello {
+                pid: 11,
+                version: "0.1.0".into(),
+            }],
+            browsers: vec![
+                Some(BrowserInfo {
+                    name: "Chrome".into(),
+                    version: "140".into(),
+                    user_agent: String::new(),
+                }),
+                None,
+            ],
+            tabs: vec![TabInfo {
+                id: 7,
+                url: "http://127.0.0.1/".into(),
+                title: "TodoMVC".into(),
+                tools: vec!["todomvc_add_todo".into()],
+                focused: true,
+                runtime: None,
+            }],
+            tools: vec!["todomvc_add_todo".into()],
+        };
+        assert_eq!(
+            render_status(&status),
+            "hub: pid 10, tabwire 0.1.0, ws://127.0.0.1:17373/\n\
+             peers: 1\n  peer: pid 11, tabwire 0.1.0\n\
+             browsers: 2\n  browser: Chrome 140\n  browser: (not introduced yet)\n\
+             tabs: 1\n  tab 7 (focused): http://127.0.0.1/ \"TodoMVC\" tools: todomvc_add_todo\n\
+             tools: todomvc_add_todo\n"
+        );
+    }
 }

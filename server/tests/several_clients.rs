@@ -162,12 +162,24 @@ async fn status_without_a_hub_fails_clearly() {
 }
 
 #[tokio::test]
-async fn a_peer_relays_a_page_error_and_the_wrong_secret_is_no_peer() {
+async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_wrong_secret_is_no_peer()
+ {
     let setup = Setup::new();
     let (hub_client, hub_counter, _) = start(&setup).await;
+    let (peer_client, peer_counter, peer_pid) = start(&setup).await;
+    // Joined, but with no browser behind the hub yet: the peer says so, as a hub would.
+    let deadline = Instant::now() + DEADLINE;
+    while !String::from_utf8_lossy(&status(&setup).await.stdout)
+        .contains(&format!("peer: pid {peer_pid},"))
+    {
+        assert!(Instant::now() < deadline, "the peer never joined the hub");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let out = call(&peer_client, "todomvc_list_todos", json!({})).await;
+    assert!(text(&out).starts_with("NOT_CONNECTED: "), "{}", text(&out));
+
     let page = attach_extension(&setup).await;
     wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
-    let (peer_client, peer_counter, _) = start(&setup).await;
     wait_for_tool(&peer_client, &peer_counter, "todomvc_toggle_todo").await;
     let out = call(
         &peer_client,
