@@ -269,3 +269,58 @@ async fn of_two_peers_one_takes_over_and_the_other_joins_it() {
     second.cancel().await.unwrap();
     page.abort();
 }
+
+/// The next frame of type `kind` from the hub to the fake extension (others are skipped).
+async fn expect_frame(socket: &mut Socket, kind: &str) -> Value {
+    loop {
+        let frame = receive(socket).await;
+        if frame["type"] == kind {
+            return frame;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_peers_client_cancels_is_cancelled_in_the_page() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+
+    let setup = Setup::new();
+    let (hub_client, hub_counter, _) = start(&setup).await;
+    let mut socket = setup.extension().await;
+    let welcome = hello(&mut socket).await;
+    send(
+        &mut socket,
+        json!({"type": "tools_snapshot", "tabs": [
+            {"tab": 7, "url": "http://127.0.0.1/todomvc/", "title": "TodoMVC",
+             "tools": todomvc_tools(&welcome)}]}),
+    )
+    .await;
+    wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
+    let (peer_client, peer_counter, _) = start(&setup).await;
+    wait_for_tool(&peer_client, &peer_counter, "todomvc_add_todo").await;
+
+    let args: JsonObject = serde_json::from_value(json!({"title": "slow"})).unwrap();
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("todomvc_add_todo").with_arguments(args),
+    ));
+    let handle = peer_client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let call = expect_frame(&mut socket, "call_tool").await;
+    assert_eq!(call["args"]["title"], "slow");
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    let cancel = expect_frame(&mut socket, "cancel").await;
+    assert_eq!(cancel["id"], call["id"]);
+
+    // The peer's next call still works, through a fresh id.
+    let page = tokio::spawn(play_page(socket));
+    let (title, out) = add(&peer_client, "next".to_owned()).await;
+    assert_added(&title, &out);
+
+    peer_client.cancel().await.unwrap();
+    hub_client.cancel().await.unwrap();
+    page.abort();
+}
