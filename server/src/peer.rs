@@ -98,6 +98,24 @@ fn this_process() -> PeerHello {
 
 type Socket<S> = WebSocketStream<S>;
 
+/// The hub's frame telling a peer that the hub's browser left: the peer drops the hub as a
+/// browser connection (so its calls say NOT_CONNECTED) until the next `hello`.
+const BROWSER_GONE: &str = r#"{"type":"peer_browser_gone"}"#;
+
+/// Frames from the hub to one peer.
+#[derive(Clone)]
+struct PeerOutbox(mpsc::UnboundedSender<String>);
+
+impl PeerOutbox {
+    fn send(&self, message: ToServer) -> Result<(), mpsc::error::SendError<String>> {
+        self.0.send(message.encode())
+    }
+
+    fn browser_gone(&self) {
+        let _ = self.0.send(BROWSER_GONE.to_owned());
+    }
+}
+
 fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
@@ -152,10 +170,11 @@ where
     let pid = hello.pid;
     let peer_id = peers.add(hello);
 
-    let (outbox, mut queue) = mpsc::unbounded_channel::<ToServer>();
+    let (frames_out, mut queue) = mpsc::unbounded_channel::<String>();
+    let outbox = PeerOutbox(frames_out);
     let writer = tokio::spawn(async move {
-        while let Some(message) = queue.recv().await {
-            let frame = Message::Text(Utf8Bytes::from(message.encode()));
+        while let Some(frame) = queue.recv().await {
+            let frame = Message::Text(Utf8Bytes::from(frame));
             if sink.send(frame).await.is_err() {
                 break;
             }
@@ -246,7 +265,7 @@ where
 
 async fn run_call(
     hub: Arc<Hub>,
-    outbox: mpsc::UnboundedSender<ToServer>,
+    outbox: PeerOutbox,
     id: RequestId,
     tab: bridge::TabId,
     tool: String,
@@ -278,57 +297,63 @@ async fn run_call(
 /// change, and each tab's new state. (Until then the peer has no browser either, so its
 /// calls fail with NOT_CONNECTED and its first `tools/list` waits for the browser, as the
 /// hub's do.)
-async fn mirror_tabs(hub: Arc<Hub>, outbox: mpsc::UnboundedSender<ToServer>) {
+async fn mirror_tabs(hub: Arc<Hub>, outbox: PeerOutbox) {
     let mut tabs_changed = hub.subscribe_tabs();
-    while !hub.browser_ready() {
-        if tabs_changed.changed().await.is_err() {
-            return;
-        }
-    }
-    let browser = hub
-        .browsers()
-        .into_iter()
-        .flatten()
-        .next()
-        .unwrap_or_default();
-    let _ = outbox.send(ToServer::Hello {
-        protocol: PROTOCOL_VERSION,
-        extension_version: format!("tabwire hub {}", env!("CARGO_PKG_VERSION")),
-        instance_id: format!("hub-{}", std::process::id()),
-        browser,
-    });
     let mut states = hub.subscribe_states();
-    let mut last_sent = None;
-    for tab in hub.tabs_with_state() {
-        send_state(&hub, &outbox, tab);
-    }
     loop {
-        tabs_changed.mark_unchanged();
-        let current = hub.tab_tools();
-        if last_sent.as_ref() != Some(&current) {
-            let (tabs, focused) = current.clone();
-            let _ = outbox.send(ToServer::ToolsSnapshot { tabs });
-            if let Some(tab) = focused {
-                let _ = outbox.send(ToServer::TabFocused { tab });
+        while !hub.browser_ready() {
+            if tabs_changed.changed().await.is_err() {
+                return;
             }
-            last_sent = Some(current);
         }
-        tokio::select! {
-            changed = tabs_changed.changed() => if changed.is_err() { return },
-            tab = states.recv() => match tab {
-                Ok(tab) => send_state(&hub, &outbox, tab),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    for tab in hub.tabs_with_state() {
-                        send_state(&hub, &outbox, tab);
-                    }
+        let browser = hub
+            .browsers()
+            .into_iter()
+            .flatten()
+            .next()
+            .unwrap_or_default();
+        let _ = outbox.send(ToServer::Hello {
+            protocol: PROTOCOL_VERSION,
+            extension_version: format!("tabwire hub {}", env!("CARGO_PKG_VERSION")),
+            instance_id: format!("hub-{}", std::process::id()),
+            browser,
+        });
+        for tab in hub.tabs_with_state() {
+            send_state(&hub, &outbox, tab);
+        }
+        let mut last_sent = None;
+        loop {
+            tabs_changed.mark_unchanged();
+            if !hub.browser_ready() {
+                break;
+            }
+            let current = hub.tab_tools();
+            if last_sent.as_ref() != Some(&current) {
+                let (tabs, focused) = current.clone();
+                let _ = outbox.send(ToServer::ToolsSnapshot { tabs });
+                if let Some(tab) = focused {
+                    let _ = outbox.send(ToServer::TabFocused { tab });
                 }
-                Err(_) => return,
-            },
+                last_sent = Some(current);
+            }
+            tokio::select! {
+                changed = tabs_changed.changed() => if changed.is_err() { return },
+                tab = states.recv() => match tab {
+                    Ok(tab) => send_state(&hub, &outbox, tab),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        for tab in hub.tabs_with_state() {
+                            send_state(&hub, &outbox, tab);
+                        }
+                    }
+                    Err(_) => return,
+                },
+            }
         }
+        outbox.browser_gone();
     }
 }
 
-fn send_state(hub: &Hub, outbox: &mpsc::UnboundedSender<ToServer>, tab: bridge::TabId) {
+fn send_state(hub: &Hub, outbox: &PeerOutbox, tab: bridge::TabId) {
     if let Some(cached) = hub.cached_state(tab) {
         let _ = outbox.send(ToServer::StateUpdate {
             tab,
@@ -415,6 +440,11 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
     });
     while let Some(frame) = frames.next().await {
         match frame {
+            Ok(Message::Text(text)) if text.as_str() == BROWSER_GONE => {
+                if let Some(conn) = conn.take() {
+                    hub.disconnect(conn);
+                }
+            }
             Ok(Message::Text(text)) => {
                 let conn = *conn.get_or_insert_with(|| hub.connect(outbox.clone()));
                 hub.handle_frame(conn, text.as_str());

@@ -32,6 +32,18 @@ async fn wait_for_tool(client: &Client, counter: &Counter, tool: &str) {
     }
 }
 
+/// Waits until `client` no longer lists `tool`.
+async fn wait_without_tool(client: &Client, counter: &Counter, tool: &str) {
+    loop {
+        let seen = counter.count();
+        let tools = client.list_all_tools().await.unwrap();
+        if !tools.iter().any(|t| t.name == tool) {
+            return;
+        }
+        counter.wait_above(seen).await;
+    }
+}
+
 /// Connects a fake extension offering TodoMVC's tools in tab 7 and plays the page.
 async fn attach_extension(setup: &Setup) -> tokio::task::JoinHandle<()> {
     let mut socket = setup.extension().await;
@@ -193,6 +205,16 @@ async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_
         "{}",
         text(&out)
     );
+
+    // The browser goes away: the peer says NOT_CONNECTED again, as the hub does.
+    page.abort();
+    wait_without_tool(&peer_client, &peer_counter, "todomvc_list_todos").await;
+    let out = call(&peer_client, "todomvc_list_todos", json!({})).await;
+    assert!(text(&out).starts_with("NOT_CONNECTED: "), "{}", text(&out));
+    let page = attach_extension(&setup).await;
+    wait_for_tool(&peer_client, &peer_counter, "todomvc_add_todo").await;
+    let (title, out) = add(&peer_client, "with the browser back".to_owned()).await;
+    assert_added(&title, &out);
 
     // A process with another secret is refused as a peer: its tools say the port is taken.
     let other = Setup::new();
