@@ -4,7 +4,9 @@
 //! looks like one more browser extension (it pushes `hello`, `tools_snapshot`, `tab_focused` and
 //! `state_update` frames mirroring its own tabs), and the peer's `call_tool`, `open_tab`,
 //! `request_state` and `cancel` frames become calls on the hub, which gives them fresh request
-//! ids toward the browser. So the MCP layer is the same in hub and peer.
+//! ids toward the browser. So the MCP layer is the same in hub and peer. The hub mirrors its
+//! browser only while it has one (`peer_browser_gone` when it leaves), so a peer's calls fail
+//! with NOT_CONNECTED exactly when the hub's would.
 //!
 //! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v1`) and its answer.
 
@@ -257,8 +259,8 @@ where
         task.abort();
     }
     mirror.abort();
-    drop(outbox);
-    let _ = writer.await;
+    // The peer is gone: nothing queued for it matters any more.
+    writer.abort();
     peers.remove(peer_id);
     tracing::info!(pid, "a tabwire peer left");
 }

@@ -1,6 +1,7 @@
 //! The browser WebSocket on 127.0.0.1: binding the port (a port held by another program is
-//! reported, never fought over), the authenticated handshake, and one reader loop plus one
-//! writer task per socket, which feed the [`Hub`].
+//! reported, never fought over; one held by another tabwire is joined as a peer and taken over
+//! when that process exits), the authenticated handshake, and one reader loop plus one
+//! writer task per socket, which feed the [`Hub`] (peer and status sockets go to [`peer`]).
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
