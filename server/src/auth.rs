@@ -4,6 +4,10 @@
 //! is exactly `chrome-extension://<our id>` and its `Sec-WebSocket-Protocol` list offers
 //! `tabwire.v1` and `tabwire.secret.<secret>` (compared in constant time). The URL is never
 //! looked at: a secret there would end up in logs and histories.
+//!
+//! Another `tabwire` process (a peer, or `tabwire status`) offers `tabwire.peer.v1` or
+//! `tabwire.status.v1` plus the same secret, with no `Origin` or `Origin: tabwire-peer`: a
+//! browser page or extension can never pass as one.
 
 use subtle::ConstantTimeEq;
 use tokio_tungstenite::tungstenite::http::{HeaderMap, header};
@@ -13,7 +17,35 @@ use crate::pairing::Secret;
 /// The subprotocol both sides speak; the server answers with it.
 pub const PROTOCOL: &str = "tabwire.v1";
 
+/// The subprotocol of another tabwire process relaying its MCP client's calls to this hub.
+pub const PEER_PROTOCOL: &str = "tabwire.peer.v1";
+
+/// The subprotocol of `tabwire status`: one status frame, then close.
+pub const STATUS_PROTOCOL: &str = "tabwire.status.v1";
+
+/// The `Origin` a peer may send (it needs none).
+pub const PEER_ORIGIN: &str = "tabwire-peer";
+
 const SECRET_PREFIX: &str = "tabwire.secret.";
+
+/// Who an accepted handshake came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Browser,
+    Peer,
+    Status,
+}
+
+impl Client {
+    /// The subprotocol the server answers with.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Client::Browser => PROTOCOL,
+            Client::Peer => PEER_PROTOCOL,
+            Client::Status => STATUS_PROTOCOL,
+        }
+    }
+}
 
 /// What a handshake must present.
 #[derive(Debug, Clone)]
@@ -28,6 +60,10 @@ impl HandshakePolicy {
             expected_origin: format!("chrome-extension://{extension_id}"),
             secret,
         }
+    }
+
+    pub fn secret(&self) -> &Secret {
+        &self.secret
     }
 }
 
@@ -44,14 +80,7 @@ pub enum Refusal {
 }
 
 /// Accepts the handshake whose headers are `headers`, or says why not.
-pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<(), Refusal> {
-    let origin = headers
-        .get(header::ORIGIN)
-        .ok_or(Refusal::OriginNotAllowed)?;
-    // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
-    if origin.as_bytes() != policy.expected_origin.as_bytes() {
-        return Err(Refusal::OriginNotAllowed);
-    }
+pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Client, Refusal> {
     let offered = || {
         headers
             .get_all(header::SEC_WEBSOCKET_PROTOCOL)
@@ -60,13 +89,40 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<(), Re
             .flat_map(|v| v.split(','))
             .map(str::trim)
     };
+    let origin = headers.get(header::ORIGIN);
+    let tool_client = if offered().any(|p| p == PEER_PROTOCOL) {
+        Some(Client::Peer)
+    } else if offered().any(|p| p == STATUS_PROTOCOL) {
+        Some(Client::Status)
+    } else {
+        None
+    };
+    if let Some(client) = tool_client {
+        // Browsers always send an Origin, and never this one: no page or extension is a peer.
+        if origin.is_some_and(|o| o.as_bytes() != PEER_ORIGIN.as_bytes()) {
+            return Err(Refusal::OriginNotAllowed);
+        }
+        return check_secret(policy, offered()).map(|()| client);
+    }
+    let origin = origin.ok_or(Refusal::OriginNotAllowed)?;
+    // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
+    if origin.as_bytes() != policy.expected_origin.as_bytes() {
+        return Err(Refusal::OriginNotAllowed);
+    }
     if !offered().any(|p| p == PROTOCOL) {
         return Err(Refusal::ProtocolNotOffered);
     }
+    check_secret(policy, offered()).map(|()| Client::Browser)
+}
+
+fn check_secret<'a>(
+    policy: &HandshakePolicy,
+    offered: impl Iterator<Item = &'a str>,
+) -> Result<(), Refusal> {
     let expected = policy.secret.expose().as_bytes();
     // Fold over every offered secret without stopping early, so timing says nothing about
     // which entry (if any) matched.
-    let matched = offered()
+    let matched = offered
         .filter_map(|p| p.strip_prefix(SECRET_PREFIX))
         .fold(subtle::Choice::from(0), |acc, candidate| {
             acc | candidate.as_bytes().ct_eq(expected)
@@ -104,7 +160,7 @@ mod tests {
         builder.body(()).unwrap()
     }
 
-    fn decide(uri: &str, origin: Option<&str>, protocols: Option<&str>) -> Result<(), Refusal> {
+    fn decide(uri: &str, origin: Option<&str>, protocols: Option<&str>) -> Result<Client, Refusal> {
         authorize(&policy(), request(uri, origin, protocols).headers())
     }
 
@@ -115,10 +171,16 @@ mod tests {
     #[test]
     fn our_extension_with_the_secret_is_accepted() {
         let origin = format!("chrome-extension://{ID}");
-        assert_eq!(decide("/", Some(&origin), Some(&good_protocols())), Ok(()));
+        assert_eq!(
+            decide("/", Some(&origin), Some(&good_protocols())),
+            Ok(Client::Browser)
+        );
         // Order and spacing of the list do not matter.
         let reversed = format!("tabwire.secret.{},tabwire.v1", secret().expose());
-        assert_eq!(decide("/", Some(&origin), Some(&reversed)), Ok(()));
+        assert_eq!(
+            decide("/", Some(&origin), Some(&reversed)),
+            Ok(Client::Browser)
+        );
     }
 
     #[test]
@@ -132,7 +194,7 @@ mod tests {
             )
             .body(())
             .unwrap();
-        assert_eq!(authorize(&policy(), req.headers()), Ok(()));
+        assert_eq!(authorize(&policy(), req.headers()), Ok(Client::Browser));
     }
 
     #[test]
@@ -211,6 +273,57 @@ mod tests {
             Refusal::BadSecret,
         ] {
             assert!(!refusal.to_string().contains(secret().expose()));
+        }
+    }
+
+    #[test]
+    fn a_peer_with_the_secret_is_accepted_without_origin_or_with_the_peer_origin() {
+        for (wanted, protocol) in [
+            (Client::Peer, PEER_PROTOCOL),
+            (Client::Status, STATUS_PROTOCOL),
+        ] {
+            let protocols = format!("{protocol}, tabwire.secret.{}", secret().expose());
+            assert_eq!(decide("/", None, Some(&protocols)), Ok(wanted));
+            assert_eq!(decide("/", Some(PEER_ORIGIN), Some(&protocols)), Ok(wanted));
+            assert_eq!(wanted.protocol(), protocol);
+        }
+    }
+
+    #[test]
+    fn a_peer_must_present_the_secret() {
+        for protocols in [
+            PEER_PROTOCOL.to_owned(),
+            format!("{PEER_PROTOCOL}, tabwire.secret.{}", "0".repeat(64)),
+            format!("{STATUS_PROTOCOL}, tabwire.secret."),
+        ] {
+            assert_eq!(
+                decide("/", None, Some(&protocols)),
+                Err(Refusal::BadSecret),
+                "{protocols}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_browser_origin_is_never_accepted_as_a_peer() {
+        for protocol in [PEER_PROTOCOL, STATUS_PROTOCOL] {
+            let protocols = format!(
+                "{protocol}, tabwire.v1, tabwire.secret.{}",
+                secret().expose()
+            );
+            for origin in [
+                format!("chrome-extension://{ID}"),
+                "http://127.0.0.1:17373".to_owned(),
+                "https://evil.example".to_owned(),
+                "null".to_owned(),
+                format!("{PEER_ORIGIN}.evil"),
+            ] {
+                assert_eq!(
+                    decide("/", Some(&origin), Some(&protocols)),
+                    Err(Refusal::OriginNotAllowed),
+                    "{origin}"
+                );
+            }
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The command line: `tabwire mcp ...` (the MCP server), `tabwire pair ...` (write the
-//! extension's pairing file) and `tabwire adapters check ...` (validate adapter files), parsed with clap; values are checked here so later code can trust them.
+//! extension's pairing file), `tabwire adapters check ...` (validate adapter files) and
+//! `tabwire status` (who shares the port), parsed with clap; values are checked here so later code
+//! can trust them.
 
 use std::path::PathBuf;
 
@@ -29,9 +31,18 @@ pub enum Command {
     Mcp(McpArgs),
     /// Create the pairing secret if needed and write the extension's pairing file.
     Pair(PairArgs),
+    /// Show the tabwire process that owns the port (the hub), the other tabwire processes
+    /// sharing it (peers), the connected browsers, their tabs and tools.
+    Status(StatusArgs),
     /// Work with adapter files.
     #[command(subcommand)]
     Adapters(AdaptersCommand),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
 #[derive(Subcommand, Debug)]

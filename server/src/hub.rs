@@ -52,7 +52,7 @@ pub struct HubConfig {
 }
 
 /// A tab as `browser_tabs` shows it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TabInfo {
     pub id: TabId,
     pub url: String,
@@ -663,6 +663,37 @@ impl Hub {
                 runtime: t.runtime,
             })
             .collect()
+    }
+
+    /// Every known tab with its full tool specs (for peers), and the most recently focused one.
+    pub fn tab_tools(&self) -> (Vec<TabTools>, Option<TabId>) {
+        let st = lock(&self.state);
+        let mut tabs: Vec<(&TabId, &Tab)> = st.tabs.iter().collect();
+        tabs.sort_by_key(|(id, _)| **id);
+        let focused = tabs
+            .iter()
+            .filter(|(_, t)| t.focused_at > 0)
+            .max_by_key(|(_, t)| t.rank())
+            .map(|(id, _)| **id);
+        let tabs = tabs
+            .into_iter()
+            .map(|(id, t)| TabTools {
+                tab: *id,
+                url: t.url.clone(),
+                title: t.title.clone(),
+                tools: t.tools.iter().map(|tool| ToolSpec::clone(tool)).collect(),
+                runtime: t.runtime,
+            })
+            .collect();
+        (tabs, focused)
+    }
+
+    /// What each connected extension said about its browser (`None` before its `hello`).
+    pub fn browsers(&self) -> Vec<Option<BrowserInfo>> {
+        let st = lock(&self.state);
+        let mut conns: Vec<_> = st.connections.iter().collect();
+        conns.sort_by_key(|(id, _)| **id);
+        conns.into_iter().map(|(_, c)| c.browser.clone()).collect()
     }
 
     /// `tab`'s cached state, if the page reported one.

@@ -1,7 +1,8 @@
 //! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
 //! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server on stdio or, with
-//! `--http`, Streamable HTTP, plus the browser WebSocket), `pair` (write the extension's pairing
-//! file) or `adapters check`.
+//! `--http`, Streamable HTTP, plus the browser WebSocket, or a peer of the tabwire that has it),
+//! `pair` (write the extension's pairing file), `adapters check`, or `status` (ask the hub who is
+//! connected).
 
 mod adapters;
 mod auth;
@@ -10,6 +11,7 @@ mod http;
 mod hub;
 mod mcp;
 mod pairing;
+mod peer;
 mod site_state;
 mod ws;
 
@@ -21,7 +23,7 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{AdaptersCommand, Cli, Command, ConnectionArgs, McpArgs, PairArgs};
+use crate::cli::{AdaptersCommand, Cli, Command, ConnectionArgs, McpArgs, PairArgs, StatusArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => run_mcp(args),
         Command::Pair(args) => run_pair(args),
         Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
+        Command::Status(args) => run_status(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,6 +83,25 @@ fn run_check(paths: &[std::path::PathBuf]) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+fn run_status(args: StatusArgs) -> anyhow::Result<()> {
+    let secret_path = secret_path(&args.connection)?;
+    let text = std::fs::read_to_string(&secret_path)
+        .with_context(|| format!("reading the pairing secret {}", secret_path.display()))?;
+    let secret = pairing::Secret::parse(text.trim()).with_context(|| {
+        format!(
+            "{} does not hold a pairing secret (64 hex characters)",
+            secret_path.display()
+        )
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let status = runtime.block_on(peer::fetch_status(args.connection.port, &secret))?;
+    print!("{}", peer::render_status(&status));
+    Ok(())
 }
 
 fn run_mcp(args: McpArgs) -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
 //! The browser WebSocket on 127.0.0.1: binding the port (a port held by another program is
-//! reported, never fought over), the authenticated handshake, and one reader loop plus one
-//! writer task per socket, which feed the [`Hub`].
+//! reported, never fought over; one held by another tabwire is joined as a peer and taken over
+//! when that process exits), the authenticated handshake, and one reader loop plus one
+//! writer task per socket, which feed the [`Hub`] (peer and status sockets go to [`peer`]).
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -11,13 +12,15 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use crate::auth::{self, HandshakePolicy};
+use crate::auth::{self, Client, HandshakePolicy};
 use crate::hub::{ConnId, Hub, Link};
+use crate::peer::{self, Peers};
 
 /// A client that connects but does not finish its handshake is dropped after this long.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,36 +43,76 @@ pub async fn bind(port: u16) -> Result<TcpListener, BindError> {
         })
 }
 
-/// Binds the port and serves extensions on it until the process ends. When the port cannot be
-/// had, the hub learns why (its browser tools answer NOT_CONNECTED saying so) and MCP goes on.
+/// How many times in a row a peer finds the port taken but nobody answering on it before it
+/// gives up (each try waits a jittered 20-150 ms): a few seconds in all.
+const TAKEOVER_TRIES: u32 = 40;
+
+/// Binds the port and serves extensions on it until the process ends. When another tabwire
+/// holds the port, joins it as a peer, and tries to take the port over when that hub exits.
+/// When another program holds it, the hub learns why (its browser tools answer NOT_CONNECTED
+/// saying so) and MCP goes on. No process ever ends another.
 pub async fn run(
     port: u16,
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
     seen_marker: Option<PathBuf>,
 ) {
-    let listener = match bind(port).await {
-        Ok(listener) => listener,
-        Err(e) => {
-            match &e {
-                BindError::InUse(_) => {
-                    tracing::error!(
-                        "{e}; browser tools will answer NOT_CONNECTED. Start tabwire \
-                        with --port N (and set the same port in the extension) to use another port"
-                    );
-                    hub.set_link(Link::PortInUse);
-                }
-                BindError::Other { .. } => {
-                    tracing::error!("{e}; browser tools will answer NOT_CONNECTED");
-                    hub.set_link(Link::Failed(e.to_string()));
-                }
+    let mut vacant_tries = 0;
+    loop {
+        let error = match bind(port).await {
+            Ok(listener) => {
+                hub.set_link(Link::Listening);
+                tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/");
+                serve(listener, hub, policy, seen_marker).await;
+                return;
             }
-            return;
+            Err(e) => e,
+        };
+        if let BindError::InUse(_) = error {
+            match peer::connect(port, policy.secret(), auth::PEER_PROTOCOL).await {
+                Ok(socket) => {
+                    vacant_tries = 0;
+                    hub.set_link(Link::Listening);
+                    tracing::info!(%port, "another tabwire owns port {port}: joined it as a peer");
+                    peer::relay(socket, &hub).await;
+                    tracing::info!(%port, "the hub went away; trying to take over port {port}");
+                    jitter().await;
+                    continue;
+                }
+                Err(peer::ConnectError::NoHub(_)) if vacant_tries < TAKEOVER_TRIES => {
+                    // The hub is exiting and the port not free yet, or another peer is
+                    // binding it right now: look again shortly.
+                    vacant_tries += 1;
+                    jitter().await;
+                    continue;
+                }
+                Err(_) => {}
+            }
         }
-    };
-    hub.set_link(Link::Listening);
-    tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/");
-    serve(listener, hub, policy, seen_marker).await;
+        match &error {
+            BindError::InUse(_) => {
+                tracing::error!(
+                    "{error}; browser tools will answer NOT_CONNECTED. Start tabwire \
+                    with --port N (and set the same port in the extension) to use another port"
+                );
+                hub.set_link(Link::PortInUse);
+            }
+            BindError::Other { .. } => {
+                tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
+                hub.set_link(Link::Failed(error.to_string()));
+            }
+        }
+        return;
+    }
+}
+
+/// Waits 20-150 ms, differently in each process, so that peers racing for a freed port
+/// spread out.
+async fn jitter() {
+    let mut bytes = [0u8; 1];
+    let random = getrandom::fill(&mut bytes).map_or(std::process::id() as u8, |()| bytes[0]);
+    let millis = 20 + u64::from(random) * 130 / 255;
+    tokio::time::sleep(Duration::from_millis(millis)).await;
 }
 
 /// Accepts sockets on `listener` forever.
@@ -80,11 +123,23 @@ pub async fn serve(
     seen_marker: Option<PathBuf>,
 ) {
     let seen_marker: Option<Arc<Path>> = seen_marker.map(Arc::from);
+    let peers = Arc::new(Peers::default());
+    let port = listener.local_addr().map_or(0, |a| a.port());
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => {
                 let (hub, policy, seen_marker) = (hub.clone(), policy.clone(), seen_marker.clone());
-                tokio::spawn(handle(stream, peer, hub, policy, seen_marker));
+                let peers = peers.clone();
+                tokio::spawn(async move {
+                    let Some((socket, client)) = accept(stream, peer, &policy).await else {
+                        return;
+                    };
+                    match client {
+                        Client::Browser => serve_browser(socket, peer, hub, seen_marker).await,
+                        Client::Peer => peer::serve_peer(socket, hub, peers).await,
+                        Client::Status => peer::serve_status(socket, &hub, &peers, port).await,
+                    }
+                });
             }
             Err(e) => {
                 // Out of file descriptors and the like: wait a little rather than spin.
@@ -107,10 +162,10 @@ fn answer_handshake(
     mut response: Response,
 ) -> Result<Response, ErrorResponse> {
     match auth::authorize(policy, request.headers()) {
-        Ok(()) => {
+        Ok(client) => {
             response.headers_mut().insert(
                 header::SEC_WEBSOCKET_PROTOCOL,
-                HeaderValue::from_static(auth::PROTOCOL),
+                HeaderValue::from_static(client.protocol()),
             );
             Ok(response)
         }
@@ -125,23 +180,27 @@ fn answer_handshake(
     }
 }
 
-async fn handle(
+/// Runs the authenticated handshake; says who connected.
+async fn accept(
     stream: TcpStream,
     peer: SocketAddr,
-    hub: Arc<Hub>,
-    policy: Arc<HandshakePolicy>,
-    seen_marker: Option<Arc<Path>>,
-) {
+    policy: &HandshakePolicy,
+) -> Option<(WebSocketStream<TcpStream>, Client)> {
     // Calls are small request/response frames: send each at once.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
+    let mut client = Client::Browser;
     #[allow(
         clippy::result_large_err,
         reason = "tungstenite's handshake callback fixes these types"
     )]
-    let check =
-        |request: &Request, response: Response| answer_handshake(&policy, peer, request, response);
+    let check = |request: &Request, response: Response| {
+        if let Ok(who) = auth::authorize(policy, request.headers()) {
+            client = who;
+        }
+        answer_handshake(policy, peer, request, response)
+    };
     let config = WebSocketConfig::default()
         .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
         .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES));
@@ -150,13 +209,22 @@ async fn handle(
         Ok(Ok(socket)) => socket,
         Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "WebSocket handshake failed");
-            return;
+            return None;
         }
         Err(_) => {
             tracing::debug!(%peer, "WebSocket handshake timed out");
-            return;
+            return None;
         }
     };
+    Some((socket, client))
+}
+
+async fn serve_browser(
+    socket: WebSocketStream<TcpStream>,
+    peer: SocketAddr,
+    hub: Arc<Hub>,
+    seen_marker: Option<Arc<Path>>,
+) {
     if let Some(marker) = seen_marker {
         remember_browser(&marker);
     }

@@ -1,0 +1,590 @@
+//! Several MCP clients, one browser. The first `tabwire` process owns the loopback port (the
+//! hub); a later one connects to it as a peer over the same WebSocket (subprotocol
+//! `tabwire.peer.v1` plus the secret) and relays at the bridge level: to its own [`Hub`] the hub
+//! looks like one more browser extension (it pushes `hello`, `tools_snapshot`, `tab_focused` and
+//! `state_update` frames mirroring its own tabs), and the peer's `call_tool`, `open_tab`,
+//! `request_state` and `cancel` frames become calls on the hub, which gives them fresh request
+//! ids toward the browser. So the MCP layer is the same in hub and peer. The hub mirrors its
+//! browser only while it has one (`peer_browser_gone` when it leaves), so a peer's calls fail
+//! with NOT_CONNECTED exactly when the hub's would.
+//!
+//! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v1`) and its answer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bridge::protocol::{BrowserInfo, RequestId};
+use bridge::{PROTOCOL_VERSION, ToExtension, ToServer};
+use futures_util::{SinkExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderValue, header};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+
+use crate::auth;
+use crate::hub::{Hub, PageProgress, TabInfo};
+use crate::pairing::Secret;
+
+/// A peer that connects but does not introduce itself is dropped after this long.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A tabwire hub answers a handshake on loopback at once; a program that accepts and stays
+/// silent is not one.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A tabwire process: who a peer says it is in its first frame, and who the hub is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PeerHello {
+    pub pid: u32,
+    pub version: String,
+}
+
+/// What a peer sends before bridge frames: `{"type":"peer_hello","pid":..,"version":..}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PeerFrame {
+    PeerHello(PeerHello),
+}
+
+/// The peers connected to this hub, for `tabwire status`.
+#[derive(Default)]
+pub struct Peers {
+    next: AtomicU64,
+    connected: Mutex<BTreeMap<u64, PeerHello>>,
+}
+
+impl Peers {
+    fn add(&self, hello: PeerHello) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.list().insert(id, hello);
+        id
+    }
+
+    fn remove(&self, id: u64) {
+        self.list().remove(&id);
+    }
+
+    fn list(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, PeerHello>> {
+        self.connected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The hub's answer to `tabwire status` (never holding the secret).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub hub: PeerHello,
+    pub port: u16,
+    pub peers: Vec<PeerHello>,
+    /// One per extension connection; `None` before its `hello`.
+    pub browsers: Vec<Option<BrowserInfo>>,
+    pub tabs: Vec<TabInfo>,
+    pub tools: Vec<String>,
+}
+
+fn this_process() -> PeerHello {
+    PeerHello {
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    }
+}
+
+type Socket<S> = WebSocketStream<S>;
+
+/// The hub's frame telling a peer that the hub's browser left: the peer drops the hub as a
+/// browser connection (so its calls say NOT_CONNECTED) until the next `hello`.
+const BROWSER_GONE: &str = r#"{"type":"peer_browser_gone"}"#;
+
+/// Frames from the hub to one peer.
+#[derive(Clone)]
+struct PeerOutbox(mpsc::UnboundedSender<String>);
+
+impl PeerOutbox {
+    fn send(&self, message: ToServer) -> Result<(), mpsc::error::SendError<String>> {
+        self.0.send(message.encode())
+    }
+
+    fn browser_gone(&self) {
+        let _ = self.0.send(BROWSER_GONE.to_owned());
+    }
+}
+
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES))
+}
+
+// ----- the hub side ---------------------------------------------------------------------------
+
+/// Answers `tabwire status` with one frame, then closes.
+pub async fn serve_status<S>(mut socket: Socket<S>, hub: &Hub, peers: &Peers, port: u16)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let status = Status {
+        hub: this_process(),
+        port,
+        peers: peers.list().values().cloned().collect(),
+        browsers: hub.browsers(),
+        tabs: hub.tabs(),
+        tools: hub
+            .exported_tools()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect(),
+    };
+    let frame = serde_json::to_string(&status).unwrap_or_default();
+    let _ = socket.send(Message::Text(Utf8Bytes::from(frame))).await;
+    let _ = socket.close(None).await;
+}
+
+/// Serves one peer until its socket closes: mirrors the hub's tabs to it and runs its calls.
+pub async fn serve_peer<S>(socket: Socket<S>, hub: Arc<Hub>, peers: Arc<Peers>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sink, mut frames) = socket.split();
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, frames.next()).await {
+        Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<PeerFrame>(text.as_str()),
+        _ => {
+            tracing::debug!("a peer closed or stayed silent before peer_hello");
+            return;
+        }
+    };
+    let hello = match hello {
+        Ok(PeerFrame::PeerHello(hello)) => hello,
+        Err(e) => {
+            tracing::warn!(error = %e, "a peer's first frame was not peer_hello");
+            return;
+        }
+    };
+    tracing::info!(pid = hello.pid, version = %hello.version, "a tabwire peer joined");
+    let pid = hello.pid;
+    let peer_id = peers.add(hello);
+
+    let (frames_out, mut queue) = mpsc::unbounded_channel::<String>();
+    let outbox = PeerOutbox(frames_out);
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = queue.recv().await {
+            let frame = Message::Text(Utf8Bytes::from(frame));
+            if sink.send(frame).await.is_err() {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    let mirror = tokio::spawn(mirror_tabs(hub.clone(), outbox.clone()));
+    let mut running: HashMap<RequestId, AbortHandle> = HashMap::new();
+
+    while let Some(frame) = frames.next().await {
+        let text = match frame {
+            Ok(Message::Text(text)) => text,
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        let message = match ToExtension::decode(text.as_str()) {
+            Ok(message) => message,
+            Err(bad) => {
+                tracing::warn!(pid, error = %bad.error, "undecodable frame from a peer");
+                continue;
+            }
+        };
+        running.retain(|_, task| !task.is_finished());
+        match message {
+            ToExtension::CallTool {
+                id,
+                tab,
+                tool,
+                args,
+                ..
+            } => {
+                let task = tokio::spawn(run_call(
+                    hub.clone(),
+                    outbox.clone(),
+                    id.clone(),
+                    tab,
+                    tool,
+                    args,
+                ));
+                running.insert(id, task.abort_handle());
+            }
+            ToExtension::OpenTab { id, url, tab } => {
+                let (hub, outbox, open_id) = (hub.clone(), outbox.clone(), id.clone());
+                let task = tokio::spawn(async move {
+                    let answer = match hub.open_tab(&url, tab).await {
+                        Ok(tab) => ToServer::OpenTabResult { id, tab },
+                        Err(error) => ToServer::OpenTabError { id, error },
+                    };
+                    let _ = outbox.send(answer);
+                });
+                running.insert(open_id, task.abort_handle());
+            }
+            ToExtension::RequestState { id, tab } => {
+                let (hub, outbox, state_id) = (hub.clone(), outbox.clone(), id.clone());
+                let task = tokio::spawn(async move {
+                    let answer = match hub.request_state(tab).await {
+                        Ok(state) => ToServer::StateResponse { id, state },
+                        Err(error) => ToServer::StateError { id, error },
+                    };
+                    let _ = outbox.send(answer);
+                });
+                running.insert(state_id, task.abort_handle());
+            }
+            // Dropping the hub's call future cancels it on the page.
+            ToExtension::Cancel { id } => {
+                if let Some(task) = running.remove(&id) {
+                    task.abort();
+                }
+            }
+            ToExtension::Ping { nonce } => {
+                let _ = outbox.send(ToServer::Pong { nonce });
+            }
+            ToExtension::Welcome { .. }
+            | ToExtension::AdaptersUpdated { .. }
+            | ToExtension::Pong { .. }
+            | ToExtension::Error { .. } => {}
+        }
+    }
+    for task in running.values() {
+        task.abort();
+    }
+    mirror.abort();
+    // The peer is gone: nothing queued for it matters any more.
+    writer.abort();
+    peers.remove(peer_id);
+    tracing::info!(pid, "a tabwire peer left");
+}
+
+async fn run_call(
+    hub: Arc<Hub>,
+    outbox: PeerOutbox,
+    id: RequestId,
+    tab: bridge::TabId,
+    tool: String,
+    args: serde_json::Value,
+) {
+    let (progress, mut reports) = mpsc::unbounded_channel::<PageProgress>();
+    let forward = {
+        let (outbox, id) = (outbox.clone(), id.clone());
+        async move {
+            while let Some(report) = reports.recv().await {
+                let _ = outbox.send(ToServer::Progress {
+                    id: id.clone(),
+                    message: report.message,
+                    progress: report.progress,
+                    total: report.total,
+                });
+            }
+        }
+    };
+    let call = hub.call_tool_reporting(&tool, args, Some(tab), Some(progress));
+    let (answer, ()) = tokio::join!(call, forward);
+    let _ = outbox.send(match answer {
+        Ok(result) => ToServer::CallToolResult { id, result },
+        Err(error) => ToServer::CallToolError { id, error },
+    });
+}
+
+/// Once a browser has told the hub its tabs, pushes `hello`, then the hub's tabs whenever they
+/// change, and each tab's new state. (Until then the peer has no browser either, so its
+/// calls fail with NOT_CONNECTED and its first `tools/list` waits for the browser, as the
+/// hub's do.)
+async fn mirror_tabs(hub: Arc<Hub>, outbox: PeerOutbox) {
+    let mut tabs_changed = hub.subscribe_tabs();
+    let mut states = hub.subscribe_states();
+    loop {
+        while !hub.browser_ready() {
+            if tabs_changed.changed().await.is_err() {
+                return;
+            }
+        }
+        let browser = hub
+            .browsers()
+            .into_iter()
+            .flatten()
+            .next()
+            .unwrap_or_default();
+        let _ = outbox.send(ToServer::Hello {
+            protocol: PROTOCOL_VERSION,
+            extension_version: format!("tabwire hub {}", env!("CARGO_PKG_VERSION")),
+            instance_id: format!("hub-{}", std::process::id()),
+            browser,
+        });
+        for tab in hub.tabs_with_state() {
+            send_state(&hub, &outbox, tab);
+        }
+        let mut last_sent = None;
+        loop {
+            tabs_changed.mark_unchanged();
+            if !hub.browser_ready() {
+                break;
+            }
+            let current = hub.tab_tools();
+            if last_sent.as_ref() != Some(&current) {
+                let (tabs, focused) = current.clone();
+                let _ = outbox.send(ToServer::ToolsSnapshot { tabs });
+                if let Some(tab) = focused {
+                    let _ = outbox.send(ToServer::TabFocused { tab });
+                }
+                last_sent = Some(current);
+            }
+            tokio::select! {
+                changed = tabs_changed.changed() => if changed.is_err() { return },
+                tab = states.recv() => match tab {
+                    Ok(tab) => send_state(&hub, &outbox, tab),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        for tab in hub.tabs_with_state() {
+                            send_state(&hub, &outbox, tab);
+                        }
+                    }
+                    Err(_) => return,
+                },
+            }
+        }
+        outbox.browser_gone();
+    }
+}
+
+fn send_state(hub: &Hub, outbox: &PeerOutbox, tab: bridge::TabId) {
+    if let Some(cached) = hub.cached_state(tab) {
+        let _ = outbox.send(ToServer::StateUpdate {
+            tab,
+            state: cached.state,
+            ts: cached.page_ts,
+        });
+    }
+}
+
+// ----- the peer side --------------------------------------------------------------------------
+
+/// Why another tabwire process could not be reached on the port.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// Nothing listens there (any more).
+    #[error("no tabwire hub is running on 127.0.0.1:{0}")]
+    NoHub(u16),
+    /// Something listens but refused us: another program, or a hub with another secret.
+    #[error(
+        "port {0} on 127.0.0.1 is held by a program that refused tabwire's handshake \
+         (another program, or a tabwire with another pairing secret)"
+    )]
+    Refused(u16),
+}
+
+/// Opens a WebSocket to the hub on `port` speaking `protocol` (peer or status).
+pub async fn connect(
+    port: u16,
+    secret: &Secret,
+    protocol: &str,
+) -> Result<Socket<TcpStream>, ConnectError> {
+    let stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|_| ConnectError::NoHub(port))?;
+    let _ = stream.set_nodelay(true);
+    let mut request = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .map_err(|_| ConnectError::Refused(port))?;
+    let offered = format!("{protocol}, tabwire.secret.{}", secret.expose());
+    let offered = HeaderValue::from_str(&offered).map_err(|_| ConnectError::Refused(port))?;
+    request
+        .headers_mut()
+        .insert(header::SEC_WEBSOCKET_PROTOCOL, offered);
+    request
+        .headers_mut()
+        .insert(header::ORIGIN, HeaderValue::from_static(auth::PEER_ORIGIN));
+    let handshake = tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config()));
+    match tokio::time::timeout(CONNECT_TIMEOUT, handshake).await {
+        Ok(Ok((socket, _))) => Ok(socket),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "peer handshake failed");
+            Err(ConnectError::Refused(port))
+        }
+        Err(_) => Err(ConnectError::Refused(port)),
+    }
+}
+
+/// Relays between the hub behind `socket` and this process's own `hub`, to which the remote
+/// hub is one more browser connection. Returns when the hub's socket closes.
+pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
+    let (mut sink, mut frames) = socket.split();
+    let hello = serde_json::to_string(&PeerFrame::PeerHello(this_process())).unwrap_or_default();
+    if sink
+        .send(Message::Text(Utf8Bytes::from(hello)))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+    // The hub's browser becomes ours with the hub's first frame (its `hello`).
+    let mut conn = None;
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = queue.recv().await {
+            if sink
+                .send(Message::Text(Utf8Bytes::from(frame)))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    while let Some(frame) = frames.next().await {
+        match frame {
+            Ok(Message::Text(text)) if text.as_str() == BROWSER_GONE => {
+                if let Some(conn) = conn.take() {
+                    hub.disconnect(conn);
+                }
+            }
+            Ok(Message::Text(text)) => {
+                let conn = *conn.get_or_insert_with(|| hub.connect(outbox.clone()));
+                hub.handle_frame(conn, text.as_str());
+            }
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    if let Some(conn) = conn {
+        hub.disconnect(conn);
+    }
+    writer.abort();
+}
+
+/// Asks the hub on `port` for its status.
+pub async fn fetch_status(port: u16, secret: &Secret) -> Result<Status, StatusError> {
+    let mut socket = connect(port, secret, auth::STATUS_PROTOCOL).await?;
+    let frame = tokio::time::timeout(HELLO_TIMEOUT, socket.next())
+        .await
+        .map_err(|_| StatusError::NoAnswer)?;
+    match frame {
+        Some(Ok(Message::Text(text))) => {
+            serde_json::from_str(text.as_str()).map_err(|e| StatusError::Bad(e.to_string()))
+        }
+        _ => Err(StatusError::NoAnswer),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("the hub did not answer the status request")]
+    NoAnswer,
+    #[error("the hub's status answer is malformed: {0}")]
+    Bad(String),
+}
+
+/// The status as `tabwire status` prints it.
+pub fn render_status(status: &Status) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "hub: pid {}, tabwire {}, ws://127.0.0.1:{}/",
+        status.hub.pid, status.hub.version, status.port
+    );
+    let _ = writeln!(out, "peers: {}", status.peers.len());
+    for peer in &status.peers {
+        let _ = writeln!(out, "  peer: pid {}, tabwire {}", peer.pid, peer.version);
+    }
+    let _ = writeln!(out, "browsers: {}", status.browsers.len());
+    for browser in &status.browsers {
+        match browser {
+            Some(b) => {
+                let _ = writeln!(out, "  browser: {} {}", b.name, b.version);
+            }
+            None => {
+                let _ = writeln!(out, "  browser: (not introduced yet)");
+            }
+        }
+    }
+    let _ = writeln!(out, "tabs: {}", status.tabs.len());
+    for tab in &status.tabs {
+        let _ = writeln!(
+            out,
+            "  tab {}{}: {} {:?} tools: {}",
+            tab.id,
+            if tab.focused { " (focused)" } else { "" },
+            tab.url,
+            tab.title,
+            tab.tools.join(", ")
+        );
+    }
+    let _ = writeln!(out, "tools: {}", status.tools.join(", "));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_hello_has_a_fixed_wire_shape() {
+        let frame = PeerFrame::PeerHello(PeerHello {
+            pid: 42,
+            version: "0.1.0".into(),
+        });
+        let text = serde_json::to_string(&frame).unwrap();
+        assert_eq!(text, r#"{"type":"peer_hello","pid":42,"version":"0.1.0"}"#);
+        assert_eq!(serde_json::from_str::<PeerFrame>(&text).unwrap(), frame);
+        // Anything else as a first frame is not a peer's hello.
+        for other in [
+            r#"{"type":"hello","pid":1,"version":""}"#,
+            r#"{"type":"peer_hello"}"#,
+            r#"{"pid":1,"version":""}"#,
+        ] {
+            assert!(serde_json::from_str::<PeerFrame>(other).is_err(), "{other}");
+        }
+    }
+
+    #[test]
+    fn status_lists_hub_peers_browsers_tabs_and_tools() {
+        let status = Status {
+            hub: PeerHello {
+                pid: 10,
+                version: "0.1.0".into(),
+            },
+            port: 17373,
+            peers: vec![PeerHello {
+                pid: 11,
+                version: "0.1.0".into(),
+            }],
+            browsers: vec![
+                Some(BrowserInfo {
+                    name: "Chrome".into(),
+                    version: "140".into(),
+                    user_agent: String::new(),
+                }),
+                None,
+            ],
+            tabs: vec![TabInfo {
+                id: 7,
+                url: "http://127.0.0.1/".into(),
+                title: "TodoMVC".into(),
+                tools: vec!["todomvc_add_todo".into()],
+                focused: true,
+                runtime: None,
+            }],
+            tools: vec!["todomvc_add_todo".into()],
+        };
+        assert_eq!(
+            render_status(&status),
+            "hub: pid 10, tabwire 0.1.0, ws://127.0.0.1:17373/\n\
+             peers: 1\n  peer: pid 11, tabwire 0.1.0\n\
+             browsers: 2\n  browser: Chrome 140\n  browser: (not introduced yet)\n\
+             tabs: 1\n  tab 7 (focused): http://127.0.0.1/ \"TodoMVC\" tools: todomvc_add_todo\n\
+             tools: todomvc_add_todo\n"
+        );
+    }
+}
