@@ -40,26 +40,30 @@ fetch(%(url)s, {method: "POST", body: %(body)s, headers: {"content-type": %(type
 
 async def statuses_seen_by_the_browser(cdp: Cdp, page: Target, js: str, endpoint: str) -> tuple[str, list[int]]:
     """Evaluate `js` in the page with DevTools' Network domain on; return its value and the HTTP statuses
-    of every response from `endpoint` that the browser received meanwhile."""
-    statuses: list[int] = []
+    the browser received from `endpoint` meanwhile (from the raw response headers, which DevTools reports
+    even when CORS then hides the response from the page)."""
+    urls: dict[str, str] = {}
+    statuses: dict[str, int] = {}
+    ended: set[str] = set()
     async with connect(page.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
         await ws.send(json.dumps({"id": 1, "method": "Network.enable", "params": {}}))
-        await ws.send(
-            json.dumps(
-                {"id": 2, "method": "Runtime.evaluate", "params": {"expression": js, "awaitPromise": True, "returnByValue": True}}
-            )
-        )
+        params = {"expression": js, "awaitPromise": True, "returnByValue": True}
+        await ws.send(json.dumps({"id": 2, "method": "Runtime.evaluate", "params": params}))
         value = None
         with anyio.fail_after(20):
-            while value is None:
+            # Until the script is done and every request to the endpoint has finished or failed.
+            while value is None or any(rid not in ended for rid in urls):
                 frame = json.loads(await ws.recv())
-                if frame.get("method") == "Network.responseReceived":
-                    response = frame["params"]["response"]
-                    if response["url"].startswith(endpoint):
-                        statuses.append(response["status"])
+                method, event = frame.get("method"), frame.get("params", {})
+                if method == "Network.requestWillBeSent" and event["request"]["url"].startswith(endpoint):
+                    urls[event["requestId"]] = event["request"]["url"]
+                elif method == "Network.responseReceivedExtraInfo":
+                    statuses[event["requestId"]] = event["statusCode"]
+                elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+                    ended.add(event["requestId"])
                 elif frame.get("id") == 2:
                     value = frame["result"]["result"].get("value", "")
-    return value, statuses
+    return value, [statuses[rid] for rid in urls if rid in statuses]
 
 
 def post_without_a_page(endpoint: str, headers: dict[str, str]) -> int:
