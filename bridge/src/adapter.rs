@@ -54,6 +54,7 @@ impl StateExtractor {
             name: "state".to_owned(),
             description: self.description.clone(),
             input_schema: empty_object_schema(),
+            output_schema: None,
             annotations: ToolAnnotations {
                 read_only: true,
                 destructive: false,
@@ -72,6 +73,10 @@ pub struct ToolDef {
     /// A JSON Schema for the arguments (`{"type": "object", ...}`).
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
+    /// A JSON Schema (`{"type": "object", ...}`) for the call's `structuredContent`: the page's
+    /// result when it is an object, else `{"result": <value>}`. MCP clients validate against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     #[serde(default)]
     pub annotations: ToolAnnotations,
     pub steps: Vec<Step>,
@@ -845,6 +850,15 @@ impl Validator {
         {
             self.problem(schema_path.key("properties"), "expected an object");
         }
+        if let Some(output) = &tool.output_schema
+            && output.get("type").and_then(Value::as_str) != Some("object")
+        {
+            self.problem(
+                path.key("output_schema"),
+                "expected a JSON Schema with \"type\": \"object\" (it describes structuredContent, \
+                 where a result that is not an object is {\"result\": <value>})",
+            );
+        }
         if tool.steps.is_empty() {
             self.problem(path.key("steps"), "expected at least one step");
         }
@@ -1278,6 +1292,39 @@ mod tests {
         assert_eq!(problems.len(), 2, "{text:#?}");
         assert!(text.iter().any(|p| p.contains("must be the last step")));
         assert!(text.iter().any(|p| p.contains("{{x}} is neither")));
+    }
+
+    #[test]
+    fn an_output_schema_must_describe_an_object() {
+        let with_output = |schema: &str| {
+            GOOD.replace(
+                r#""input_schema":"#,
+                &format!(r#""output_schema": {schema}, "input_schema":"#),
+            )
+        };
+        let good =
+            with_output(r#"{"type": "object", "properties": {"result": {"type": "array"}}}"#);
+        let adapter = parse_adapter(&good).unwrap();
+        assert_eq!(
+            adapter.tools[0].output_schema.as_ref().unwrap()["properties"]["result"]["type"],
+            "array"
+        );
+        let round_trip: Adapter =
+            serde_json::from_value(serde_json::to_value(&adapter).unwrap()).unwrap();
+        assert_eq!(round_trip, adapter);
+
+        for bad in [r#"{"type": "array"}"#, r#""object""#, "{}"] {
+            let problems = parse_adapter(&with_output(bad)).unwrap_err();
+            assert_eq!(problems.len(), 1, "{bad}: {problems:?}");
+            let text = problems[0].to_string();
+            assert!(
+                text.contains(
+                    "tools[0].output_schema: expected a JSON Schema with \"type\": \"object\""
+                ),
+                "{text}"
+            );
+            assert!(problems[0].line.is_some(), "{text}");
+        }
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub fn parse(declaration: &str) -> Result<Adapter, Vec<Problem>> {
                 input_schema: t
                     .input_schema
                     .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                output_schema: None,
                 annotations: t.annotations,
                 steps: vec![Step::Return {
                     value: json!({"code_adapter": "the handler runs instead"}),

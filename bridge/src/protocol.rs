@@ -105,6 +105,9 @@ pub struct ToolSpec {
     pub adapter: String,
     pub description: String,
     pub input_schema: Value,
+    /// The adapter's schema for the call's `structuredContent`, when it declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     #[serde(default)]
     pub annotations: ToolAnnotations,
 }
@@ -425,6 +428,7 @@ mod tests {
                     adapter: "todomvc".into(),
                     description: "Add".into(),
                     input_schema: json!({"type":"object"}),
+                    output_schema: None,
                     annotations: ToolAnnotations::default(),
                 }],
                 runtime: Some(RuntimeKind::Js),
@@ -434,6 +438,31 @@ mod tests {
                              "input_schema":{"type":"object"},
                              "annotations":{"read_only":false,"destructive":false,"idempotent":false}}],
                    "runtime":"js"}),
+        );
+    }
+
+    #[test]
+    fn a_tools_output_schema_is_carried_when_declared() {
+        golden_to_server(
+            ToServer::ToolsUpdated(TabTools {
+                tab: 7,
+                url: String::new(),
+                title: String::new(),
+                tools: vec![ToolSpec {
+                    name: "todomvc_list_todos".into(),
+                    adapter: "todomvc".into(),
+                    description: "List".into(),
+                    input_schema: json!({"type":"object"}),
+                    output_schema: Some(json!({"type":"object","required":["result"]})),
+                    annotations: ToolAnnotations::default(),
+                }],
+                runtime: None,
+            }),
+            json!({"type":"tools_updated","tab":7,"url":"","title":"",
+                   "tools":[{"name":"todomvc_list_todos","adapter":"todomvc","description":"List",
+                             "input_schema":{"type":"object"},
+                             "output_schema":{"type":"object","required":["result"]},
+                             "annotations":{"read_only":false,"destructive":false,"idempotent":false}}]}),
         );
     }
 

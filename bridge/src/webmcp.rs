@@ -88,6 +88,7 @@ fn spec_for(page_name: &str, raw: &Value) -> Option<ToolSpec> {
         adapter: ADAPTER.to_owned(),
         description,
         input_schema,
+        output_schema: None,
         annotations: ToolAnnotations {
             read_only: hint("readOnlyHint"),
             destructive: hint("destructiveHint"),

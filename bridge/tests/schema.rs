@@ -75,3 +75,18 @@ fn the_schema_knows_exactly_the_top_level_fields_of_the_model() {
         .collect();
     assert_eq!(listed, model);
 }
+
+#[test]
+fn the_schema_knows_exactly_the_tool_fields_of_the_model() {
+    let error = serde_json::from_str::<bridge::adapter::ToolDef>(r#"{"no_such_field": 1}"#)
+        .unwrap_err()
+        .to_string();
+    let model = expected_names(&error);
+    let listed: BTreeSet<String> = schema()["definitions"]["tool"]["properties"]
+        .as_object()
+        .expect("definitions.tool.properties")
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(listed, model);
+}

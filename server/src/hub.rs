@@ -1039,6 +1039,7 @@ fn vet_tools(adapters: &[Adapter], mut tab: TabTools) -> TabTools {
                     adapter: adapter.name.clone(),
                     description: t.description.clone(),
                     input_schema: t.input_schema.clone(),
+                    output_schema: t.output_schema.clone(),
                     annotations: t.annotations,
                 }),
             None => {
@@ -1057,6 +1058,9 @@ fn vet_tools(adapters: &[Adapter], mut tab: TabTools) -> TabTools {
                     {
                         spec.description.truncate(cut);
                     }
+                    // MCP clients check results against an output schema: only an adapter's own
+                    // is trusted (the worker drops a page's, too).
+                    spec.output_schema = None;
                     spec
                 })
             }
@@ -1733,6 +1737,7 @@ mod tests {
             adapter: adapter.into(),
             description: description.into(),
             input_schema: json!({"type": "object"}),
+            output_schema: None,
             annotations: Default::default(),
         };
         let tab = TabTools {
@@ -1746,17 +1751,36 @@ mod tests {
                 spec("browser_tabs", "browser", "shadows a meta-tool"),
                 spec("todomvc_list_todos", "evil", "another adapter's name"),
                 spec("Evil Tool!", "evil", "unclean name"),
-                spec("evil_page_tool", "evil", &"x".repeat(5000)),
+                ToolSpec {
+                    output_schema: Some(json!({"type": "object", "properties": {}})),
+                    ..spec("evil_page_tool", "evil", &"x".repeat(5000))
+                },
+                ToolSpec {
+                    output_schema: Some(json!({"type": "object", "required": ["forged"]})),
+                    ..spec("todomvc_list_todos", "todomvc", "forged schema")
+                },
             ],
             runtime: None,
         };
         let vetted = vet_tools(&adapters, tab);
         let names: Vec<&str> = vetted.tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["todomvc_add_todo", "evil_page_tool"]);
+        assert_eq!(
+            names,
+            ["todomvc_add_todo", "evil_page_tool", "todomvc_list_todos"]
+        );
         assert_eq!(
             vetted.tools[0].description,
             "Add a todo with the given title."
         );
         assert_eq!(vetted.tools[1].description.len(), MAX_PEER_DESCRIPTION);
+        assert_eq!(vetted.tools[1].output_schema, None);
+        let todomvc = adapters.iter().find(|a| a.name == "todomvc").unwrap();
+        let list = todomvc
+            .tools
+            .iter()
+            .find(|t| t.name == "list_todos")
+            .unwrap();
+        assert!(list.output_schema.is_some());
+        assert_eq!(vetted.tools[2].output_schema, list.output_schema);
     }
 }

@@ -797,7 +797,7 @@ fn site_tool(spec: &ToolSpec) -> Tool {
         .strip_prefix(&format!("{}_", spec.adapter))
         .unwrap_or(&spec.name)
         .replace('_', " ");
-    Tool::new(
+    let tool = Tool::new(
         spec.name.clone(),
         spec.description.clone(),
         Arc::new(schema),
@@ -809,7 +809,15 @@ fn site_tool(spec: &ToolSpec) -> Tool {
             .destructive(spec.annotations.destructive)
             .idempotent(spec.annotations.idempotent)
             .open_world(true),
-    )
+    );
+    // Adapter validation guarantees an object schema; anything else is left out rather than
+    // offered to clients that would check every result against it.
+    match &spec.output_schema {
+        Some(Value::Object(output)) if output.get("type") == Some(&json!("object")) => {
+            tool.with_raw_output_schema(Arc::new(output.clone()))
+        }
+        _ => tool,
+    }
 }
 
 /// A light check of `args` against the top level of a JSON schema: required properties are
@@ -916,6 +924,7 @@ mod tests {
             description: "Add".into(),
             input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}},
                                  "required": ["title"]}),
+            output_schema: None,
             annotations: bridge::adapter::ToolAnnotations {
                 read_only: false,
                 destructive: true,
@@ -923,6 +932,7 @@ mod tests {
             },
         };
         let tool = site_tool(&spec);
+        assert_eq!(tool.output_schema, None);
         assert_eq!(tool.input_schema["properties"]["tab_id"]["type"], "integer");
         assert_eq!(tool.input_schema["required"], json!(["title"]));
         assert_eq!(tool.title.as_deref(), Some("todomvc: add todo"));
@@ -938,6 +948,27 @@ mod tests {
         let tool = site_tool(&odd);
         assert_eq!(tool.input_schema["type"], "object");
         assert!(tool.input_schema["properties"]["tab_id"].is_object());
+    }
+
+    #[test]
+    fn site_tools_carry_the_adapters_output_schema() {
+        let output = json!({"type": "object", "properties": {"result": {"type": "array"}},
+                            "required": ["result"]});
+        let spec = ToolSpec {
+            name: "todomvc_list_todos".into(),
+            adapter: "todomvc".into(),
+            description: "List".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: Some(output.clone()),
+            annotations: Default::default(),
+        };
+        let tool = site_tool(&spec);
+        assert_eq!(serde_json::to_value(&tool).unwrap()["outputSchema"], output);
+        let not_an_object = ToolSpec {
+            output_schema: Some(json!({"type": "array"})),
+            ..spec
+        };
+        assert_eq!(site_tool(&not_an_object).output_schema, None);
     }
 
     #[test]

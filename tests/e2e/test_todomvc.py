@@ -17,6 +17,24 @@ from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
+# The output schema adapters/todomvc.json declares for list_todos: it describes structuredContent,
+# where a list result is wrapped as {"result": [...]}. The SDK client checks every list_todos result
+# against it, so each successful list_todos call below also proves the result matches.
+LIST_TODOS_OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "result": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "completed": {"type": "boolean"}},
+                "required": ["title", "completed"],
+            },
+        }
+    },
+    "required": ["result"],
+}
+
 
 async def open_with_browser_open(tabwire: TabwireSession, url: str) -> ToolOutcome:
     """Call `browser_open`, retrying only while the extension has not connected yet (NOT_CONNECTED)."""
@@ -61,6 +79,9 @@ async def test_todo_flow(variant, opened_by, tabwire, launch_chromium, extension
     # The client is told the tool list changed, and finds the todomvc tools.
     await tabwire.wait_for_list_changed(list_changed_before)
     await tabwire.wait_for_tools(*TODO_TOOLS)
+    listed = await tabwire.tools()
+    assert listed["todomvc_list_todos"].output_schema == LIST_TODOS_OUTPUT_SCHEMA, listed["todomvc_list_todos"]
+    assert listed["todomvc_add_todo"].output_schema is None
 
     # The page is the real app, and its CSP is what the variant says (so a failure is attributable).
     page = await browser.cdp.wait_for_page(url)

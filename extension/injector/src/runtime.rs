@@ -168,6 +168,7 @@ async fn call_page_tool(
         name: tool.spec.name.clone(),
         description: String::new(),
         input_schema: tool.spec.input_schema.clone(),
+        output_schema: None,
         annotations: tool.spec.annotations,
         steps: Vec::new(),
     };

@@ -32,6 +32,7 @@ impl Catalog {
                     adapter: a.name.clone(),
                     description: t.description.clone(),
                     input_schema: t.input_schema.clone(),
+                    output_schema: t.output_schema.clone(),
                     annotations: t.annotations,
                 })
             })

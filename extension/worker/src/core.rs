@@ -842,6 +842,7 @@ mod tests {
             adapter: "todomvc".into(),
             description: "x".into(),
             input_schema: json!({}),
+            output_schema: None,
             annotations: Default::default(),
         }];
         let msg = FromPage::ToolsUpdated {
@@ -1219,6 +1220,7 @@ mod tests {
             adapter: "calc".into(),
             description: "forged".into(),
             input_schema: json!({}),
+            output_schema: None,
             annotations: Default::default(),
         }];
         let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);

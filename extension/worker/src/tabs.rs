@@ -140,6 +140,7 @@ pub fn tool_spec(adapter: &Adapter, tool: &ToolDef) -> ToolSpec {
         adapter: adapter.name.clone(),
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
+        output_schema: tool.output_schema.clone(),
         annotations: tool.annotations,
     }
 }
@@ -241,6 +242,7 @@ mod tests {
             adapter: adapter.into(),
             description: description.into(),
             input_schema: json!({"type": "object"}),
+            output_schema: None,
             annotations: Default::default(),
         }
     }
