@@ -139,21 +139,9 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
 
 #[tokio::test]
 async fn a_2026_07_28_client_hears_of_new_tools_through_its_subscription() {
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
     let setup = Setup::new();
-    let (transport, _stderr) = TokioChildProcess::builder(setup.command(&[]))
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let client = Counter::default()
-        .serve_with_lifecycle(
-            transport,
-            rmcp::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .unwrap();
+    let client = setup.start_2026_07_28().await;
     let mut subscription = client
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
         .await

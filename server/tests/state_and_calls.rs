@@ -413,21 +413,9 @@ async fn progress_reaches_the_client_and_restarts_the_timeout_up_to_a_ceiling() 
 
 #[tokio::test]
 async fn a_2026_07_28_client_hears_of_state_changes_through_its_subscription() {
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
     let setup = Setup::new();
-    let (transport, _stderr) = TokioChildProcess::builder(setup.command(&[]))
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let client = Counter::default()
-        .serve_with_lifecycle(
-            transport,
-            rmcp::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .unwrap();
+    let client = setup.start_2026_07_28().await;
     let filter = SubscriptionFilter::builder()
         .resource_subscription("tabwire://tabs/7/state")
         .build();

@@ -76,6 +76,24 @@ impl Setup {
         (client, counter)
     }
 
+    /// rmcp's client speaking 2026-07-28: discovery instead of `initialize`, notifications only
+    /// through `subscriptions/listen`.
+    pub async fn start_2026_07_28(&self) -> RunningService<RoleClient, Counter> {
+        let (transport, _stderr) = TokioChildProcess::builder(self.command(&[]))
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        Counter::default()
+            .serve_with_lifecycle(
+                transport,
+                rmcp::ClientLifecycleMode::Discover {
+                    preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .unwrap()
+    }
+
     pub fn origin(&self) -> String {
         format!("chrome-extension://{EXTENSION_ID}")
     }
