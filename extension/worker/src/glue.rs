@@ -400,6 +400,26 @@ fn persist_status() {
     let _ = chrome::session_set(&from_json(&format!(r#"{{"status":{status}}}"#)));
 }
 
+/// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within a short
+/// bound. Closing a tab tears its page down (failing the message) a moment before Chrome stops
+/// listing it, so one look is not enough to tell a closed tab from a navigating one.
+async fn tab_gone(tab: TabId) -> Option<String> {
+    const LOOKS: u32 = 10;
+    const EVERY_MS: f64 = 30.0;
+    for look in 0..LOOKS {
+        if let Err(gone) = JsFuture::from(chrome::tabs_get(tab as f64)).await {
+            return Some(error_text(&gone));
+        }
+        if look + 1 < LOOKS {
+            let tick = js_sys::Promise::new(&mut |resolve, _| {
+                chrome::set_timeout(&resolve, EVERY_MS);
+            });
+            let _ = JsFuture::from(tick).await;
+        }
+    }
+    None
+}
+
 async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
     let reply = JsFuture::from(sent).await;
@@ -408,13 +428,16 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
             let reply = match reply.map(|v| v.as_string()).map_err(|e| error_text(&e)) {
                 // Closing a tab closes its message channel before tabs.onRemoved fires: ask
                 // Chrome whether the tab is gone, so the caller hears TAB_CLOSED, not NAVIGATED.
-                Err(why) if crate::core::channel_closed(&why) => {
-                    match JsFuture::from(chrome::tabs_get(tab as f64)).await {
-                        Err(gone) => Err(error_text(&gone)),
-                        Ok(_) => Err(why),
-                    }
-                }
-                other => other,
+                Err(why) => match tab_gone(tab).await {
+                    Some(gone) => Err(gone),
+                    None => Err(why),
+                },
+                // A page torn down mid-call can also resolve the message with no answer at all.
+                Ok(None) => match tab_gone(tab).await {
+                    Some(gone) => Err(gone),
+                    None => Ok(None),
+                },
+                answer => answer,
             };
             run(with_core(|core| core.on_call_reply(&id, reply)));
         }
