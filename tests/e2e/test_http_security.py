@@ -47,6 +47,10 @@ async def statuses_seen_by_the_browser(cdp: Cdp, page: Target, js: str, endpoint
     ended: set[str] = set()
     async with connect(page.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
         await ws.send(json.dumps({"id": 1, "method": "Network.enable", "params": {}}))
+        with anyio.fail_after(20):
+            # Network events flow only once enabling is acknowledged: the fetch must not start earlier.
+            while json.loads(await ws.recv()).get("id") != 1:
+                pass
         params = {"expression": js, "awaitPromise": True, "returnByValue": True}
         await ws.send(json.dumps({"id": 2, "method": "Runtime.evaluate", "params": params}))
         value = None
