@@ -191,6 +191,13 @@ class TabwireCommand:
     cwd: Path
     stderr_path: Path
 
+    def serving_page_tools_only(self, call_timeout_ms: int) -> "TabwireCommand":
+        """No adapter for 127.0.0.1 (only tools the page brings itself) and a short call timeout."""
+        i = self.args.index("--adapter-match")
+        del self.args[i : i + 2]
+        self.args += ["--call-timeout-ms", str(call_timeout_ms)]
+        return self
+
     def stdio_parameters(self) -> StdioServerParameters:
         return StdioServerParameters(command=str(self.binary), args=self.args, env=self.env, cwd=self.cwd)
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, _register_log
+from conftest import REPO
 from harness.cdp import CdpError
-from harness.static_server import StaticServer
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -30,23 +29,12 @@ def tutorial_adapter() -> dict:
 
 
 @pytest.fixture
-def site(request: pytest.FixtureRequest, tmp_path: Path):
-    log = tmp_path / "fixtures-server.log"
-    _register_log(request, "fixtures server", log)
-    server = StaticServer(REPO / "tests" / "fixtures", log)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def tabwire_command(tabwire_command, site, tmp_path: Path):
+def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
     """The tutorial adapter from a directory, plus a match for this test's server port."""
     adapters = tmp_path / "my-adapters"
     adapters.mkdir()
     (adapters / "reading_list.json").write_text(json.dumps(tutorial_adapter(), indent=2))
-    page = site.url("plain", "reading-list/index.html")
+    page = fixture_server.url("plain", "reading-list/index.html")
     origin = page.split("/plain/")[0]
     args = tabwire_command.args
     args[args.index("todomvc=http://127.0.0.1/*")] = f"reading_list={origin}/*"
@@ -54,8 +42,8 @@ def tabwire_command(tabwire_command, site, tmp_path: Path):
     return tabwire_command
 
 
-async def test_tutorial_adapter_from_the_docs(tabwire, site, launch_chromium, extension_dir):
-    url = site.url("plain", "reading-list/index.html")
+async def test_tutorial_adapter_from_the_docs(tabwire, fixture_server, launch_chromium, extension_dir):
+    url = fixture_server.url("plain", "reading-list/index.html")
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
     await tabwire.wait_for_tools(*TOOLS)
     page = await browser.cdp.wait_for_page(url)

@@ -33,11 +33,7 @@ def extension_dir(extension_dir):
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--call-timeout-ms", "2000"]
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=2000)  # 2 s: the hanging tool
 
 
 async def test_code_adapter_tools_are_routed_to_their_handlers(tabwire, launch_chromium, extension_dir, fixture_server):

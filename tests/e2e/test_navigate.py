@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, _register_log
-from harness.static_server import StaticServer
 
 pytestmark = pytest.mark.anyio
 
@@ -43,37 +41,26 @@ ADAPTER = {
 
 
 @pytest.fixture
-def site(request: pytest.FixtureRequest, tmp_path: Path):
-    log = tmp_path / "fixtures-server.log"
-    _register_log(request, "fixtures server", log)
-    server = StaticServer(REPO / "tests" / "fixtures", log)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def tabwire_command(tabwire_command, site, tmp_path: Path):
+def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
     adapters = tmp_path / "adapters"
     adapters.mkdir()
     (adapters / "pages.json").write_text(json.dumps(ADAPTER))
     args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"pages={site.origin}/plain/navigate/*"
+    args[args.index("todomvc=http://127.0.0.1/*")] = f"pages={fixture_server.origin}/plain/navigate/*"
     # Short, so the call that cannot continue fails soon (with TIMEOUT) instead of after 30 s.
     args += ["--adapters", str(adapters), "--call-timeout-ms", "4000"]
     return tabwire_command
 
 
-async def test_a_call_continues_after_navigating(tabwire, site, launch_chromium, extension_dir):
-    url = site.url("plain", "navigate/index.html")
+async def test_a_call_continues_after_navigating(tabwire, fixture_server, launch_chromium, extension_dir):
+    url = fixture_server.url("plain", "navigate/index.html")
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
     await tabwire.wait_for_tools("pages_search")
 
     query = 'tea & "cakes"/?#'
     out = await tabwire.call_ok("pages_search", {"q": query})
     assert out.structured == {"start": "Start page", "landed": "Results page", "shown": query}, out
-    page = await browser.cdp.wait_for_page(site.url("plain", "navigate/results.html?q="))
+    page = await browser.cdp.wait_for_page(fixture_server.url("plain", "navigate/results.html?q="))
     assert await browser.cdp.evaluate(page, "new URLSearchParams(location.search).get('q')") == query
 
     # The tab's tools work again on the new page, and a second trip works too.

@@ -21,12 +21,7 @@ PAGE_TOOLS = ("webmcp_add_note", "webmcp_browser_tabs", "webmcp_explode", "webmc
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    """Short call timeout (the hanging tool), and no adapter for 127.0.0.1: only the page's own tools."""
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--call-timeout-ms", "2000"]
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=2000)  # 2 s: the hanging tool
 
 
 async def test_page_registered_tools_are_captured_and_callable(tabwire, launch_chromium, extension_dir, fixture_server):
