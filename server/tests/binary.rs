@@ -25,16 +25,9 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
     assert!(text(&out).starts_with("NOT_CONNECTED: "), "{}", text(&out));
 
     let mut socket = setup.extension().await;
-    let welcome = hello(&mut socket).await;
-    assert_eq!(welcome["protocol"], 1);
     let seen = counter.count();
-    send(
-        &mut socket,
-        json!({"type": "tools_snapshot", "tabs": [
-            {"tab": 7, "url": "http://todomvc.com/examples/vanillajs/", "title": "TodoMVC",
-             "tools": todomvc_tools(&welcome)}]}),
-    )
-    .await;
+    let welcome = offer_todomvc_tab(&mut socket, "http://todomvc.com/examples/vanillajs/").await;
+    assert_eq!(welcome["protocol"], 1);
     counter.wait_above(seen).await;
     let page = tokio::spawn(play_page(socket));
 

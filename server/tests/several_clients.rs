@@ -20,41 +20,30 @@ async fn start(setup: &Setup) -> (Client, Counter, u32) {
     (client, counter, pid)
 }
 
-/// Waits until `client` lists `tool`, re-listing after each tools/list_changed.
-async fn wait_for_tool(client: &Client, counter: &Counter, tool: &str) {
+/// Waits until whether `client` lists `tool` is `listed`, re-listing after each tools/list_changed.
+async fn wait_for_listing(client: &Client, counter: &Counter, tool: &str, listed: bool) {
     loop {
         let seen = counter.count();
         let tools = client.list_all_tools().await.unwrap();
-        if tools.iter().any(|t| t.name == tool) {
+        if tools.iter().any(|t| t.name == tool) == listed {
             return;
         }
         counter.wait_above(seen).await;
     }
 }
 
-/// Waits until `client` no longer lists `tool`.
+async fn wait_for_tool(client: &Client, counter: &Counter, tool: &str) {
+    wait_for_listing(client, counter, tool, true).await
+}
+
 async fn wait_without_tool(client: &Client, counter: &Counter, tool: &str) {
-    loop {
-        let seen = counter.count();
-        let tools = client.list_all_tools().await.unwrap();
-        if !tools.iter().any(|t| t.name == tool) {
-            return;
-        }
-        counter.wait_above(seen).await;
-    }
+    wait_for_listing(client, counter, tool, false).await
 }
 
 /// Connects a fake extension offering TodoMVC's tools in tab 7 and plays the page.
 async fn attach_extension(setup: &Setup) -> tokio::task::JoinHandle<()> {
     let mut socket = setup.extension().await;
-    let welcome = hello(&mut socket).await;
-    send(
-        &mut socket,
-        json!({"type": "tools_snapshot", "tabs": [
-            {"tab": 7, "url": "http://127.0.0.1/todomvc/", "title": "TodoMVC",
-             "tools": todomvc_tools(&welcome)}]}),
-    )
-    .await;
+    offer_todomvc_tab(&mut socket, "http://127.0.0.1/todomvc/").await;
     tokio::spawn(play_page(socket))
 }
 
@@ -310,14 +299,7 @@ async fn a_call_the_peers_client_cancels_is_cancelled_in_the_page() {
     let setup = Setup::new();
     let (hub_client, hub_counter, _) = start(&setup).await;
     let mut socket = setup.extension().await;
-    let welcome = hello(&mut socket).await;
-    send(
-        &mut socket,
-        json!({"type": "tools_snapshot", "tabs": [
-            {"tab": 7, "url": "http://127.0.0.1/todomvc/", "title": "TodoMVC",
-             "tools": todomvc_tools(&welcome)}]}),
-    )
-    .await;
+    offer_todomvc_tab(&mut socket, "http://127.0.0.1/todomvc/").await;
     wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
     let (peer_client, peer_counter, _) = start(&setup).await;
     wait_for_tool(&peer_client, &peer_counter, "todomvc_add_todo").await;

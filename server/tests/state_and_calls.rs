@@ -64,14 +64,7 @@ impl Session {
             .await
             .unwrap();
         let mut socket = setup.extension().await;
-        let welcome = hello(&mut socket).await;
-        send(
-            &mut socket,
-            json!({"type": "tools_snapshot", "tabs": [
-                {"tab": 7, "url": "http://todomvc.com/examples/vanillajs/", "title": "TodoMVC",
-                 "tools": todomvc_tools(&welcome)}]}),
-        )
-        .await;
+        offer_todomvc_tab(&mut socket, "http://todomvc.com/examples/vanillajs/").await;
         let session = Session {
             client,
             events,

@@ -212,6 +212,19 @@ pub async fn hello(socket: &mut Socket) -> Value {
     welcome
 }
 
+/// Says hello and reports one TodoMVC tab (tab 7 at `url`) with the todomvc adapter's tools, as
+/// the extension's first snapshot; returns the welcome.
+pub async fn offer_todomvc_tab(socket: &mut Socket, url: &str) -> Value {
+    let welcome = hello(socket).await;
+    send(
+        socket,
+        json!({"type": "tools_snapshot", "tabs": [
+            {"tab": 7, "url": url, "title": "TodoMVC", "tools": todomvc_tools(&welcome)}]}),
+    )
+    .await;
+    welcome
+}
+
 /// The todomvc tools as a page registers them, built from the adapter in `welcome`.
 pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
     let adapter = welcome["adapters"]
