@@ -118,6 +118,23 @@ class TabwireSession:
         return out
 
 
+async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, request_timeout: float) -> TabwireSession:
+    """A ClientSession on `read`/`write` that records every notification's method, initialized."""
+    notifications: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):
+            notifications.append(f"exception: {message!r}")
+            return
+        notifications.append(getattr(message, "method", type(message).__name__))
+
+    session = await stack.enter_async_context(
+        ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
+    )
+    init = await session.initialize()
+    return TabwireSession(session, notifications, init)
+
+
 @asynccontextmanager
 async def open_tabwire_session(
     binary: Path,
@@ -129,23 +146,11 @@ async def open_tabwire_session(
     request_timeout: float = 30,
 ) -> AsyncIterator[TabwireSession]:
     """Start `binary args...` over stdio, initialize, and yield the session; stop the process on exit."""
-    notifications: list[str] = []
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, Exception):
-            notifications.append(f"exception: {message!r}")
-            return
-        notifications.append(getattr(message, "method", type(message).__name__))
-
     params = StdioServerParameters(command=str(binary), args=args, env=env, cwd=cwd)
     with open(stderr_path, "a", encoding="utf-8") as errlog:
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            session = await stack.enter_async_context(
-                ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
-            )
-            init = await session.initialize()
-            yield TabwireSession(session, notifications, init)
+            yield await _initialized_session(stack, read, write, request_timeout)
 
 
 @asynccontextmanager
@@ -153,19 +158,7 @@ async def open_tabwire_http_session(url: str, *, request_timeout: float = 30) ->
     """Connect the official Python SDK to a `tabwire mcp --http` server over Streamable HTTP and initialize."""
     from mcp.client.streamable_http import streamable_http_client
 
-    notifications: list[str] = []
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, Exception):
-            notifications.append(f"exception: {message!r}")
-            return
-        notifications.append(getattr(message, "method", type(message).__name__))
-
     async with AsyncExitStack() as stack:
         streams = await stack.enter_async_context(streamable_http_client(url))
         read, write = streams[0], streams[1]
-        session = await stack.enter_async_context(
-            ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
-        )
-        init = await session.initialize()
-        yield TabwireSession(session, notifications, init)
+        yield await _initialized_session(stack, read, write, request_timeout)

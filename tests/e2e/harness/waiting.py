@@ -19,10 +19,31 @@ class WaitTimeout(AssertionError):
     """A condition did not become true before its deadline."""
 
 
-def _describe(last: Any, last_exc: BaseException | None) -> str:
-    if last_exc is not None:
-        return f"last error: {type(last_exc).__name__}: {last_exc}"
-    return f"last value: {last!r}"[:2000]
+class _Deadline:
+    """One wait's deadline and the last thing its condition gave, to say on timeout."""
+
+    def __init__(self, timeout: float, what: str) -> None:
+        self.timeout, self.what = timeout, what
+        self.end = time.monotonic() + timeout
+        self.last: Any = None
+        self.last_exc: BaseException | None = None
+
+    def saw(self, value: Any) -> Any:
+        self.last, self.last_exc = value, None
+        return value
+
+    def failed(self, exc: BaseException) -> None:
+        self.last_exc = exc
+
+    def check(self) -> None:
+        """Raise WaitTimeout once the deadline has passed."""
+        if time.monotonic() < self.end:
+            return
+        if self.last_exc is not None:
+            seen = f"last error: {type(self.last_exc).__name__}: {self.last_exc}"
+        else:
+            seen = f"last value: {self.last!r}"[:2000]
+        raise WaitTimeout(f"timed out after {self.timeout:.1f}s waiting for {self.what} ({seen})")
 
 
 async def wait_for(
@@ -37,21 +58,17 @@ async def wait_for(
 
     Exceptions listed in `ignore` count as "not yet" (and are reported if the deadline passes).
     """
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    last_exc: BaseException | None = None
+    deadline = _Deadline(timeout, what)
     while True:
         try:
             value = condition()
             if inspect.isawaitable(value):
                 value = await value
-            last, last_exc = value, None
-            if value:
+            if deadline.saw(value):
                 return value
         except ignore as exc:  # noqa: PERF203 - polling loop
-            last_exc = exc
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for {what} ({_describe(last, last_exc)})")
+            deadline.failed(exc)
+        deadline.check()
         await anyio.sleep(interval)
 
 
@@ -64,17 +81,12 @@ def wait_for_sync(
     ignore: tuple[type[BaseException], ...] = (),
 ) -> Any:
     """Blocking twin of `wait_for`, for fixtures that run outside the event loop."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    last_exc: BaseException | None = None
+    deadline = _Deadline(timeout, what)
     while True:
         try:
-            value = condition()
-            last, last_exc = value, None
-            if value:
+            if deadline.saw(value := condition()):
                 return value
         except ignore as exc:  # noqa: PERF203 - polling loop
-            last_exc = exc
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for {what} ({_describe(last, last_exc)})")
+            deadline.failed(exc)
+        deadline.check()
         time.sleep(interval)
