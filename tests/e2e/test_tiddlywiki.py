@@ -64,9 +64,10 @@ async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chrom
     assert "[[work items]]" in saved["tags"], saved
     assert sorted(tag_list(saved["tags"])) == sorted(tags), saved
 
-    out = await tabwire.call("tiddlywiki_create_tiddler", {"title": "Bad", "text": "x", "tags": "work items"})
+    # The server checks the top-level type; the page checks the array's items before any step runs.
+    out = await tabwire.call("tiddlywiki_create_tiddler", {"title": "Bad", "text": "x", "tags": ["ok", 7]})
     assert out.is_error and out.text.startswith("INVALID_ARGS"), out
-    assert '"tags"' in out.text and "array" in out.text, out
+    assert '"tags" must hold items of type string, got 7 at index 1' in out.text, out
 
     out = await tabwire.call_ok("tiddlywiki_create_tiddler", {"title": "Shopping", "text": "Milk and roadmap paper"})
     shopping = await wait_for(lambda: tiddlywiki.tiddler("Shopping"), timeout=10, what="the Shopping tiddler")
