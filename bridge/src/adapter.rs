@@ -265,14 +265,14 @@ struct RawStep {
     text_equals: Option<String>,
     text_contains: Option<String>,
     steps: Option<Vec<Step>>,
+    items: Option<String>,
+    #[serde(rename = "as")]
+    item_var: Option<String>,
     then: Option<Vec<Step>>,
     #[serde(rename = "else")]
     otherwise: Option<Vec<Step>>,
     var: Option<String>,
     url: Option<String>,
-    items: Option<String>,
-    #[serde(rename = "as")]
-    item_var: Option<String>,
 }
 
 /// The `step` field: an enum, so an unknown kind is reported where it is written.
@@ -327,12 +327,12 @@ impl RawStep {
             ("text_equals", self.text_equals.is_some()),
             ("text_contains", self.text_contains.is_some()),
             ("steps", self.steps.is_some()),
+            ("items", self.items.is_some()),
+            ("as", self.item_var.is_some()),
             ("then", self.then.is_some()),
             ("else", self.otherwise.is_some()),
             ("var", self.var.is_some()),
             ("url", self.url.is_some()),
-            ("items", self.items.is_some()),
-            ("as", self.item_var.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
