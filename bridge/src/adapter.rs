@@ -206,10 +206,17 @@ pub enum Step {
         timeout_ms: Option<u64>,
         steps: Vec<Step>,
     },
-    /// Run `steps` once per element matching `selector`, scoped to it. With `into`: a list with
-    /// one object per element holding the variables its steps read.
+    /// Run `steps` once per element matching `selector`, scoped to it; or, with `items` (one
+    /// variable, `"{{tags}}"`) and `as` instead of `selector`, once per element of that array,
+    /// bound to the variable `as` inside `steps` (`null` runs them zero times). With `into`: a
+    /// list with one object per element holding the variables its steps read (and the item).
     ForEach {
-        selector: String,
+        #[serde(default)]
+        selector: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        items: Option<String>,
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        item_var: Option<String>,
         steps: Vec<Step>,
         #[serde(default)]
         into: Option<String>,
@@ -258,6 +265,9 @@ struct RawStep {
     text_equals: Option<String>,
     text_contains: Option<String>,
     steps: Option<Vec<Step>>,
+    items: Option<String>,
+    #[serde(rename = "as")]
+    item_var: Option<String>,
     then: Option<Vec<Step>>,
     #[serde(rename = "else")]
     otherwise: Option<Vec<Step>>,
@@ -317,6 +327,8 @@ impl RawStep {
             ("text_equals", self.text_equals.is_some()),
             ("text_contains", self.text_contains.is_some()),
             ("steps", self.steps.is_some()),
+            ("items", self.items.is_some()),
+            ("as", self.item_var.is_some()),
             ("then", self.then.is_some()),
             ("else", self.otherwise.is_some()),
             ("var", self.var.is_some()),
@@ -349,7 +361,7 @@ impl RawStep {
                 "timeout_ms",
                 "steps",
             ],
-            "for_each" => &["selector", "steps", "into"],
+            "for_each" => &["selector", "items", "as", "steps", "into"],
             "if" => &["selector", "var", "then", "else"],
             "frame" => &["selector", "steps"],
             "navigate" => &["url"],
@@ -422,7 +434,9 @@ impl RawStep {
                 steps: self.steps.ok_or_else(|| missing("steps"))?,
             },
             "for_each" => Step::ForEach {
-                selector: required(selector, "selector")?,
+                selector,
+                items: self.items,
+                item_var: self.item_var,
                 steps: self.steps.ok_or_else(|| missing("steps"))?,
                 into: self.into,
             },
@@ -801,6 +815,8 @@ struct Validator {
     problems: Vec<Problem>,
     /// How deep in nested steps (`within`, `for_each`, `if`, `frame`) the step checked sits.
     depth: usize,
+    /// The `input_schema.properties` of the tool checked (`null` for a state extractor).
+    arguments: Value,
 }
 
 impl Validator {
@@ -863,6 +879,7 @@ impl Validator {
             self.problem(path.key("steps"), "expected at least one step");
         }
         let mut known = tool.argument_names();
+        self.arguments = schema.get("properties").cloned().unwrap_or_default();
         self.steps(&tool.steps, &path.key("steps"), &mut known);
     }
 
@@ -874,6 +891,7 @@ impl Validator {
                 "expected the state's steps to end with a \"return\" step (its value is the state)",
             );
         }
+        self.arguments = Value::Null;
         self.steps(&state.steps, &steps_path, &mut BTreeSet::new());
     }
 
@@ -987,11 +1005,33 @@ impl Validator {
             }
             Step::ForEach {
                 selector,
+                items,
+                item_var,
                 steps,
                 into,
             } => {
-                self.selector(selector, &path.key("selector"), known);
-                self.body(steps, &path.key("steps"), known);
+                match (selector, items) {
+                    (Some(selector), None) => {
+                        self.selector(selector, &path.key("selector"), known);
+                        if item_var.is_some() {
+                            self.problem(
+                                path.key("as"),
+                                "\"as\" names the item of a for_each over \"items\"; over \"selector\" the steps are scoped to each element instead",
+                            );
+                        }
+                        self.body(steps, &path.key("steps"), known);
+                    }
+                    (None, Some(items)) => {
+                        self.item_loop(items, item_var.as_deref(), steps, path, known)
+                    }
+                    _ => {
+                        self.problem(
+                            path.key("step"),
+                            "\"for_each\" needs exactly one of \"selector\" (each matching element) and \"items\" (each element of an array, with \"as\")",
+                        );
+                        self.body(steps, &path.key("steps"), known);
+                    }
+                }
                 if let Some(into) = into {
                     self.into(into, &path.key("into"), known);
                 }
@@ -1083,6 +1123,70 @@ impl Validator {
             );
         }
         known.insert(into.to_owned());
+    }
+
+    /// A `for_each` over `items`: exactly one variable holding an array (an argument must declare
+    /// `"type": "array"`, so callers get INVALID_ARGS for anything else), bound item by item to
+    /// `as`, which only the body knows. What the body reads stays known after the loop.
+    fn item_loop(
+        &mut self,
+        items: &str,
+        item_var: Option<&str>,
+        steps: &[Step],
+        path: &JsonPath,
+        known: &mut BTreeSet<String>,
+    ) {
+        let items_path = path.key("items");
+        match template::sole_variable(items) {
+            Some(name) => {
+                let root = name.split('.').next().unwrap_or(name);
+                self.known_names(&[root], &items_path, known);
+                let declared = self.arguments.get(name).map(|p| p.get("type"));
+                if let Some(declared) = declared
+                    && declared.and_then(Value::as_str) != Some("array")
+                {
+                    self.problem(
+                        items_path.clone(),
+                        format!(
+                            "the argument {name:?} is iterated over, so input_schema.properties.{name} needs \"type\": \"array\" (it has {})",
+                            declared.map_or("no type".to_owned(), Value::to_string)
+                        ),
+                    );
+                }
+            }
+            None => self.problem(
+                items_path.clone(),
+                format!(
+                    "expected exactly one variable holding an array, such as \"{{{{tags}}}}\", got {items:?}"
+                ),
+            ),
+        }
+        let mut inner = known.clone();
+        match item_var {
+            None => self.problem(
+                items_path,
+                "a for_each over \"items\" needs \"as\": the variable each item is bound to",
+            ),
+            Some(name) if !is_identifier(name, 64) => self.problem(
+                path.key("as"),
+                format!("variable name {name:?} is not valid: expected [a-z][a-z0-9_]*"),
+            ),
+            Some(name) if known.contains(name) => self.problem(
+                path.key("as"),
+                format!(
+                    "{name:?} is already an argument or a variable read earlier: name the item differently"
+                ),
+            ),
+            Some(name) => {
+                inner.insert(name.to_owned());
+            }
+        }
+        self.body(steps, &path.key("steps"), &mut inner);
+        known.extend(
+            inner
+                .into_iter()
+                .filter(|name| Some(name.as_str()) != item_var),
+        );
     }
 }
 
@@ -1408,6 +1512,112 @@ mod tests {
             ["name", "rows"],
             "variables a for_each body reads stay known after it"
         );
+    }
+
+    #[test]
+    fn for_each_over_items_is_validated_with_located_errors() {
+        let tool = |steps: &str| {
+            format!(
+                r#"{{
+  "name": "a", "match": ["<all_urls>"],
+  "tools": [{{"name": "t", "description": "d",
+    "input_schema": {{"type": "object", "properties": {{
+      "title": {{"type": "string"}},
+      "tags": {{"type": "array", "items": {{"type": "string"}}}}}}}},
+    "steps": [
+{steps}
+    ]}}]
+}}"#
+            )
+        };
+        let good = tool(
+            r##"      {"step": "for_each", "items": "{{tags}}", "as": "tag", "into": "rows", "steps": [
+        {"step": "fill", "selector": "#t", "value": "{{tag}}"},
+        {"step": "read", "selector": "[data-tag='{{tag}}']", "read": "exists", "into": "seen"}]},
+      {"step": "return", "value": {"rows": "{{rows}}", "seen": "{{seen}}"}}"##,
+        );
+        let adapter = parse_adapter(&good).unwrap();
+        let step = &adapter.tools[0].steps[0];
+        assert!(matches!(
+            step,
+            Step::ForEach { selector: None, items: Some(items), item_var: Some(tag), .. }
+                if items == "{{tags}}" && tag == "tag"
+        ));
+        let sent = serde_json::to_value(step).unwrap();
+        assert_eq!(sent["as"], "tag");
+        assert_eq!(serde_json::from_value::<Step>(sent).unwrap(), *step);
+        assert_eq!(assigned_names(&adapter.tools[0].steps), ["seen", "rows"]);
+
+        let bad = tool(
+            r##"      {"step": "for_each", "selector": "li", "items": "{{tags}}", "as": "t", "steps": [{"step": "click"}]},
+      {"step": "for_each", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "{{tags}}", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "tags: {{tags}}", "as": "t", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "{{title}}", "as": "t", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "{{tags}}", "as": "title", "steps": [{"step": "click"}]},
+      {"step": "for_each", "selector": "li", "as": "x", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "{{ghost}}", "as": "g", "steps": [{"step": "click"}]},
+      {"step": "for_each", "items": "{{tags}}", "as": "tag", "steps": [{"step": "click", "selector": "#{{tag}}"}]},
+      {"step": "return", "value": "{{tag}}"}"##,
+        );
+        let problems = parse_adapter(&bad).unwrap_err();
+        let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        // Where `needle` starts on the line of `steps[n]` (the steps are one a line).
+        let at = |n: usize, needle: &str| {
+            let (i, line) = bad
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.trim_start().starts_with("{\"step\""))
+                .nth(n)
+                .unwrap();
+            format!(
+                "{}:{}: tools[0].steps[{n}]",
+                i + 1,
+                line.find(needle).unwrap() + 1
+            )
+        };
+        let expected = [
+            format!(
+                "{}.step: \"for_each\" needs exactly one of \"selector\" (each matching element) and \"items\" (each element of an array, with \"as\")",
+                at(0, "\"for_each\"")
+            ),
+            format!(
+                "{}.step: \"for_each\" needs exactly one of",
+                at(1, "\"for_each\"")
+            ),
+            format!(
+                "{}.items: a for_each over \"items\" needs \"as\": the variable each item is bound to",
+                at(2, "\"{{tags}}\"")
+            ),
+            format!(
+                "{}.items: expected exactly one variable holding an array, such as \"{{{{tags}}}}\", got \"tags: {{{{tags}}}}\"",
+                at(3, "\"tags: ")
+            ),
+            format!(
+                "{}.items: the argument \"title\" is iterated over, so input_schema.properties.title needs \"type\": \"array\" (it has \"string\")",
+                at(4, "\"{{title}}\"")
+            ),
+            format!(
+                "{}.as: \"title\" is already an argument or a variable read earlier: name the item differently",
+                at(5, "\"title\"")
+            ),
+            format!(
+                "{}.as: \"as\" names the item of a for_each over \"items\"",
+                at(6, "\"x\"")
+            ),
+            format!(
+                "{}.items: {{{{ghost}}}} is neither an argument",
+                at(7, "\"{{ghost}}\"")
+            ),
+            format!(
+                "{}.value: {{{{tag}}}} is neither an argument in input_schema.properties nor read by an earlier step (known: tags, title)",
+                at(9, "\"{{tag}}\"")
+            ),
+        ];
+        assert_eq!(problems.len(), expected.len(), "{rendered:#?}");
+        for (got, want) in rendered.iter().zip(&expected) {
+            assert!(got.starts_with(want.as_str()), "{got}\n  expected: {want}");
+        }
     }
 
     #[test]

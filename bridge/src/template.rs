@@ -72,6 +72,14 @@ pub fn references(template: &str) -> Result<Vec<&str>, TemplateError> {
         .collect())
 }
 
+/// The variable a template consists of alone (`"{{tags}}"` gives `tags`), else `None`.
+pub fn sole_variable(template: &str) -> Option<&str> {
+    match pieces(template).ok()?.as_slice() {
+        [Piece::Var(name)] => Some(name),
+        _ => None,
+    }
+}
+
 /// Every variable a JSON template refers to, in all its strings.
 pub fn value_references(template: &Value) -> Result<Vec<&str>, TemplateError> {
     let mut out = Vec::new();
@@ -239,6 +247,22 @@ mod tests {
             render_text("{{a b}}", &v),
             Err(TemplateError::BadName { .. })
         ));
+    }
+
+    #[test]
+    fn a_sole_variable_is_a_template_of_one_variable_only() {
+        assert_eq!(sole_variable("{{tags}}"), Some("tags"));
+        assert_eq!(sole_variable("{{ todo.tags }}"), Some("todo.tags"));
+        for not_sole in [
+            "tags",
+            "x{{tags}}",
+            "{{a}}{{b}}",
+            "{{tags}} ",
+            "{{bad name}}",
+            "",
+        ] {
+            assert_eq!(sole_variable(not_sole), None, "{not_sole:?}");
+        }
     }
 
     #[test]

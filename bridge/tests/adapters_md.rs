@@ -41,6 +41,39 @@ fn referenced_names(step: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// What the `for_each` steps over `items` in an example bind (`as`: not arguments) and iterate
+/// over (arguments declared as arrays).
+#[derive(Default)]
+struct ItemLoops {
+    bound: BTreeSet<String>,
+    arrays: BTreeSet<String>,
+}
+
+fn item_loops(value: &Value) -> ItemLoops {
+    fn walk(value: &Value, out: &mut ItemLoops) {
+        match value {
+            Value::Object(map) => {
+                if let Some(name) = map.get("as").and_then(Value::as_str) {
+                    out.bound.insert(name.to_owned());
+                }
+                if let Some(name) = map
+                    .get("items")
+                    .and_then(Value::as_str)
+                    .and_then(template::sole_variable)
+                {
+                    out.arrays.insert(name.to_owned());
+                }
+                map.values().for_each(|v| walk(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = ItemLoops::default();
+    walk(value, &mut out);
+    out
+}
+
 fn kinds(steps: &[Step], out: &mut BTreeSet<&'static str>) {
     for step in steps {
         out.insert(step.kind());
@@ -74,9 +107,18 @@ fn every_example_validates_and_every_step_has_one() {
             value.get("step").is_some(),
             "ADAPTERS.md:{line}: a JSON example is an adapter or a step"
         );
+        let loops = item_loops(&value);
         let properties: serde_json::Map<String, Value> = referenced_names(&value)
             .into_iter()
-            .map(|name| (name, json!({})))
+            .filter(|name| !loops.bound.contains(name))
+            .map(|name| {
+                let schema = if loops.arrays.contains(&name) {
+                    json!({"type": "array"})
+                } else {
+                    json!({})
+                };
+                (name, schema)
+            })
             .collect();
         let adapter = json!({
             "name": "example", "match": ["<all_urls>"],

@@ -56,6 +56,11 @@ BROKEN = {
     "no_tools": broken(lambda d: d.update(tools=[])),
     "missing_description": broken(lambda d: d["tools"][0].pop("description")),
     "step_missing_selector": broken(lambda d: d["tools"][0]["steps"][0].pop("selector")),
+    "for_each_over_selector_and_items": broken(
+        lambda d: d["tools"][0]["steps"].insert(
+            0, {"step": "for_each", "selector": "li", "items": "{{text}}", "as": "t", "steps": [{"step": "click"}]}
+        )
+    ),
     "bad_read_kind": broken(lambda d: d["state"]["steps"][0].update(read="html")),
     "unknown_annotation": broken(lambda d: d["tools"][0]["annotations"].update(dangerous=True)),
     "empty_match_selector": broken(lambda d: d.update(match_selector="")),

@@ -1,7 +1,8 @@
 """End to end: the tiddlywiki adapter creates, searches and opens tiddlers in a real TiddlyWiki 5.4.1 server,
 checked through TiddlyWiki's own HTTP API (`/recipes/default/tiddlers.json`, `/recipes/default/tiddlers/<title>`).
-The body editor lives in an `<iframe>` (the `frame` step); titles with quotes and brackets exercise the safe
-interpolation of arguments into selectors.
+The body editor lives in an `<iframe>` (the `frame` step); titles with quotes and brackets, and tags with
+spaces and quotes (added one by one through TiddlyWiki's tag picker by a `for_each` over `items`), exercise
+the safe interpolation of arguments into selectors.
 """
 
 from __future__ import annotations
@@ -48,14 +49,19 @@ async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chrom
     assert not {n for n in await tabwire.tool_names() if n.startswith("todomvc_")}
 
     title = 'Meeting "notes" [draft]'
-    out = await tabwire.call_ok(
-        "tiddlywiki_create_tiddler", {"title": title, "text": "Discuss the roadmap", "tag": "work items"}
-    )
+    tags = ["work items", "urgent", "Bob's 'q3'"]
+    out = await tabwire.call_ok("tiddlywiki_create_tiddler", {"title": title, "text": "Discuss the roadmap", "tags": tags})
     assert out.structured == {"created": title}, out
 
     saved = await wait_for(lambda: tiddlywiki.tiddler(title), timeout=10, what=f"TiddlyWiki to store {title!r}")
     assert saved["text"] == "Discuss the roadmap", saved
-    assert saved["tags"] == "[[work items]]", saved
+    # TiddlyWiki's list syntax, in the order the tags were added: [[...]] around those with spaces.
+    assert saved["tags"] == "[[work items]] urgent [[Bob's 'q3']]", saved
+
+    # The server checks the top-level type; the page checks the array's items before any step runs.
+    out = await tabwire.call("tiddlywiki_create_tiddler", {"title": "Bad", "text": "x", "tags": ["ok", 7]})
+    assert out.is_error and out.text.startswith("INVALID_ARGS"), out
+    assert '"tags" must hold items of type string, got 7 at index 1' in out.text, out
 
     out = await tabwire.call_ok("tiddlywiki_create_tiddler", {"title": "Shopping", "text": "Milk and roadmap paper"})
     shopping = await wait_for(lambda: tiddlywiki.tiddler("Shopping"), timeout=10, what="the Shopping tiddler")
@@ -70,7 +76,7 @@ async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chrom
     out = await tabwire.call_ok("tiddlywiki_open_tiddler", {"title": title})
     assert out.structured["title"] == title
     assert out.structured["text"] == saved["text"], out
-    assert [t["tag"] for t in out.structured["tags"]] == ["work items"], out
+    assert sorted(t["tag"] for t in out.structured["tags"]) == sorted(tags), out
 
     out = await tabwire.call("tiddlywiki_open_tiddler", {"title": "No such tiddler"})
     assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out

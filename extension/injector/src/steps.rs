@@ -187,17 +187,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 label: by_label,
             } => {
                 let node = self.element(scope, Some(selector), label)?;
-                let (wanted, by_text) = match (value, by_label) {
-                    (Some(v), _) => (v, false),
-                    (None, Some(l)) => (l, true),
-                    (None, None) => {
-                        return Err(fail(
-                            ErrorCode::AdapterError,
-                            label,
-                            "needs a value or a label",
-                        ));
-                    }
-                };
+                let (wanted, by_text) = either(value, by_label, label, "needs a value or a label")?;
                 let wanted = template::render_text(wanted, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let options = self.dom.options(&node).ok_or_else(|| {
@@ -329,17 +319,12 @@ impl<'d, D: Dom> Run<'d, D> {
                     Some(ts) => Some(self.selector(ts, label)?),
                     None => None,
                 };
-                let (wanted, contains) = match (text_equals, text_contains) {
-                    (Some(t), _) => (t, false),
-                    (None, Some(t)) => (t, true),
-                    (None, None) => {
-                        return Err(fail(
-                            ErrorCode::AdapterError,
-                            label,
-                            "needs text_equals or text_contains",
-                        ));
-                    }
-                };
+                let (wanted, contains) = either(
+                    text_equals,
+                    text_contains,
+                    label,
+                    "needs text_equals or text_contains",
+                )?;
                 let wanted = template::render_text(wanted, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let start = self.dom.now_ms();
@@ -396,43 +381,75 @@ impl<'d, D: Dom> Run<'d, D> {
             }
             Step::ForEach {
                 selector,
+                items,
+                item_var,
                 steps,
                 into,
             } => {
-                let selector = self.selector(selector, label)?;
-                let items = self
-                    .dom
-                    .query_all(scope, &selector)
-                    .map_err(|why| bad_selector(label, &selector, &why))?;
+                let (source, over_items) =
+                    either(selector, items, label, "needs a selector or items")?;
+                // Each round: the scope its steps run in, and (over `items`) the item bound to `as`.
+                let rounds: Vec<(Option<D::Node>, Option<Value>)> = if over_items {
+                    self.items(source, label)?
+                        .into_iter()
+                        .map(|item| (scope.cloned(), Some(item)))
+                        .collect()
+                } else {
+                    let selector = self.selector(source, label)?;
+                    self.dom
+                        .query_all(scope, &selector)
+                        .map_err(|why| bad_selector(label, &selector, &why))?
+                        .into_iter()
+                        .map(|element| (Some(element), None))
+                        .collect()
+                };
+                let item_var = match (over_items, item_var) {
+                    (true, None) => {
+                        return Err(fail(
+                            ErrorCode::AdapterError,
+                            label,
+                            "needs `as` with items",
+                        ));
+                    }
+                    (true, Some(name)) => Some(name.as_str()),
+                    (false, _) => None,
+                };
                 let names = assigned_names(steps);
                 self.clear(&names);
                 let mut records = Vec::new();
-                let total = items.len();
-                for (n, item) in items.into_iter().enumerate() {
+                let total = rounds.len();
+                let round_name = if over_items { "item" } else { "match" };
+                for (n, (round_scope, item)) in rounds.into_iter().enumerate() {
+                    let mut record = Map::new();
+                    if let (Some(name), Some(item)) = (item_var, item) {
+                        record.insert(name.to_owned(), item.clone());
+                        self.vars.insert(name.to_owned(), item);
+                    }
                     let prefix = format!("{path}.steps");
                     let outcome =
-                        self.steps(steps, Some(item), prefix, 0)
+                        self.steps(steps, round_scope, prefix, 0)
                             .await
                             .map_err(|mut e| {
                                 e.message
-                                    .push_str(&format!(" (in match {} of {total})", n + 1));
+                                    .push_str(&format!(" (in {round_name} {} of {total})", n + 1));
                                 e
                             })?;
                     if let Some(value) = outcome {
                         return Ok(Some(value));
                     }
                     if into.is_some() {
-                        let record: Map<String, Value> = names
-                            .iter()
-                            .map(|name| {
-                                (
-                                    name.to_string(),
-                                    self.vars.get(*name).cloned().unwrap_or(Value::Null),
-                                )
-                            })
-                            .collect();
+                        record.extend(names.iter().map(|name| {
+                            (
+                                name.to_string(),
+                                self.vars.get(*name).cloned().unwrap_or(Value::Null),
+                            )
+                        }));
                         records.push(Value::Object(record));
                     }
+                }
+                if let Some(name) = item_var {
+                    // The item is the loop's own: validation keeps it unknown after the loop.
+                    self.vars.remove(name);
                 }
                 if let Some(into) = into {
                     self.vars.insert(into.clone(), Value::Array(records));
@@ -655,6 +672,27 @@ impl<'d, D: Dom> Run<'d, D> {
         }
     }
 
+    /// The array a `for_each` over `items` (one variable, validated) runs through; `null`, an
+    /// optional argument left out, is none. Arguments are arrays already (`check_args`), so
+    /// anything else is the adapter's mistake.
+    fn items(&self, items: &str, label: &str) -> Result<Vec<Value>, WireError> {
+        let value = template::render_value(&Value::String(items.to_owned()), &self.vars)
+            .map_err(|e| template_error(label, e))?;
+        let kind = match value {
+            Value::Array(items) => return Ok(items),
+            Value::Null => return Ok(Vec::new()),
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Object(_) => "an object",
+        };
+        Err(fail(
+            ErrorCode::AdapterError,
+            label,
+            format!("`items` {items} is {kind}, expected an array"),
+        ))
+    }
+
     fn field(&self, item: &D::Node, field: &Field, label: &str) -> Result<Value, WireError> {
         let node = match &field.selector {
             Some(selector) => {
@@ -667,6 +705,21 @@ impl<'d, D: Dom> Run<'d, D> {
             (None, Read::HasClass(_)) => Value::Bool(false),
             _ => self.read(node.as_ref(), &field.read),
         })
+    }
+}
+
+/// The set one of an either-or pair of options (validation allows exactly one; the first wins),
+/// and whether it is the second.
+fn either<'a>(
+    first: &'a Option<String>,
+    second: &'a Option<String>,
+    label: &str,
+    needs: &str,
+) -> Result<(&'a String, bool), WireError> {
+    match (first, second) {
+        (Some(v), _) => Ok((v, false)),
+        (None, Some(v)) => Ok((v, true)),
+        (None, None) => Err(fail(ErrorCode::AdapterError, label, needs)),
     }
 }
 
@@ -1255,6 +1308,146 @@ mod tests {
         assert_eq!(
             err.message,
             "steps[0].steps[0] (read): no element matches `label` (in match 2 of 2)"
+        );
+    }
+
+    /// A tool with an optional `tags` argument (an array of strings) and these steps.
+    fn tagging_tool(steps: Value) -> ToolDef {
+        serde_json::from_value(json!({
+            "name": "t", "description": "d", "steps": steps,
+            "input_schema": {"type": "object", "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}}}}
+        }))
+        .unwrap()
+    }
+
+    fn run_with(dom: &FakeDom, tool: &ToolDef, args: Value) -> Result<Value, WireError> {
+        let args = check_args(tool, args)?;
+        block_on(run_value(dom, tool, args, 1000, &Cell::new(false)))
+    }
+
+    #[test]
+    fn for_each_over_items_binds_each_item_and_escapes_it_in_selectors() {
+        let dom = todomvc(&[]);
+        // Only the CSS-escaped form of "two words" matches: a raw value would be another selector.
+        let marked = dom.add(FakeNode {
+            selectors: vec![r"[data-tag='two\ words']"],
+            ..Default::default()
+        });
+        let tool = tagging_tool(json!([
+            {"step": "for_each", "items": "{{tags}}", "as": "tag", "into": "added", "steps": [
+                {"step": "fill", "selector": INPUT, "value": "{{tag}}"},
+                {"step": "press", "selector": INPUT, "key": "Enter"},
+                {"step": "read", "selector": "[data-tag='{{tag}}']", "read": "exists", "into": "marked"}
+            ]},
+            {"step": "return", "value": {"added": "{{added}}", "last": "{{marked}}"}}
+        ]));
+        let out = run_with(&dom, &tool, json!({"tags": ["one", "two words"]})).unwrap();
+        assert_eq!(
+            out,
+            json!({
+                "added": [{"tag": "one", "marked": false}, {"tag": "two words", "marked": true}],
+                "last": true
+            })
+        );
+        let inputs: Vec<String> = dom
+            .events
+            .borrow()
+            .iter()
+            .filter(|e| e.starts_with("input") || e.starts_with("change"))
+            .cloned()
+            .collect();
+        assert_eq!(
+            inputs,
+            ["input 1 one", "change 1", "input 1 two words", "change 1"]
+        );
+        assert_eq!(marked, 3);
+
+        // An empty array and a left-out optional argument run the body zero times; what the
+        // body reads is defined (null) after the loop.
+        for args in [json!({"tags": []}), json!({})] {
+            let dom = todomvc(&[]);
+            let out = run_with(&dom, &tool, args.clone()).unwrap();
+            assert_eq!(out, json!({"added": [], "last": null}), "{args}");
+            assert!(dom.events.borrow().is_empty(), "{args}");
+        }
+    }
+
+    #[test]
+    fn for_each_over_items_runs_in_the_enclosing_scope_and_reaches_into_objects() {
+        let dom = todomvc(&[("a", false), ("b", false), ("c", false)]);
+        // Toggle the items named in a list of records, each found by its label inside the list.
+        let steps = json!([
+            {"step": "read", "selector": LIST, "read": "exists", "into": "has_list"},
+            {"step": "within", "selector": LIST, "text_contains": "", "steps": [
+                {"step": "for_each", "items": "{{todos}}", "as": "todo", "steps": [
+                    {"step": "within", "selector": ITEMS, "text_selector": "label",
+                     "text_equals": "{{todo.title}}", "steps": [{"step": "click", "selector": ".toggle"}]}
+                ]}
+            ]}
+        ]);
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d", "steps": steps,
+            "input_schema": {"type": "object", "properties": {"todos": {"type": "array"}}}
+        }))
+        .unwrap();
+        run_with(
+            &dom,
+            &tool,
+            json!({"todos": [{"title": "c"}, {"title": "a"}]}),
+        )
+        .unwrap();
+        assert_eq!(*dom.events.borrow(), ["click 10", "click 4"]);
+    }
+
+    #[test]
+    fn for_each_over_items_names_the_item_a_step_failed_on_and_rejects_non_arrays() {
+        let dom = todomvc(&[("a", false)]);
+        let tool = tagging_tool(json!([
+            {"step": "for_each", "items": "{{tags}}", "as": "tag", "steps": [
+                {"step": "within", "selector": ITEMS, "text_selector": "label",
+                 "text_equals": "{{tag}}", "steps": [{"step": "click"}]}
+            ]}
+        ]));
+        let err = run_with(&dom, &tool, json!({"tags": ["a", "zzz"]})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ElementNotFound);
+        assert_eq!(
+            err.message,
+            format!(
+                "steps[0].steps[0] (within): no `{ITEMS}` whose `label` text equals \"zzz\" (1 candidates) (in item 2 of 2)"
+            )
+        );
+        // A caller's non-array never reaches the steps: INVALID_ARGS names the argument.
+        let err = run_with(&dom, &tool, json!({"tags": "a"})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgs);
+        // A variable the adapter read that is not an array is the adapter's error, named.
+        let err = run_adhoc(
+            &dom,
+            json!([
+                {"step": "read", "selector": "label", "into": "title"},
+                {"step": "for_each", "items": "{{title}}", "as": "x", "steps": [{"step": "click"}]}
+            ]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(
+            err.message,
+            "steps[1] (for_each): `items` {{title}} is a string, expected an array"
+        );
+        // A step the validator would refuse (neither selector nor items) still fails cleanly.
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "for_each", "steps": [{"step": "click"}]}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(
+            err.message,
+            "steps[0] (for_each): needs a selector or items"
         );
     }
 

@@ -105,23 +105,43 @@ pub fn check_args(tool: &ToolDef, args: Value) -> Result<Vars, WireError> {
             else {
                 continue;
             };
-            let ok = match expected {
-                "string" => value.is_string(),
-                "number" => value.is_number(),
-                "integer" => value.is_i64() || value.is_u64(),
-                "boolean" => value.is_boolean(),
-                "array" => value.is_array(),
-                "object" => value.is_object(),
-                _ => true,
-            };
-            if !ok && !value.is_null() {
+            if !has_type(value, expected) && !value.is_null() {
                 return Err(invalid(format!(
                     "argument {name:?} must be of type {expected}, got {value}"
+                )));
+            }
+            // An array's items, when the schema gives their type (a for_each over them would
+            // otherwise type whatever they are).
+            let item_type = properties[name]
+                .get("items")
+                .and_then(|items| items.get("type"))
+                .and_then(Value::as_str);
+            if let (Value::Array(items), Some(item_type)) = (value, item_type)
+                && let Some((i, item)) = items
+                    .iter()
+                    .enumerate()
+                    .find(|(_, item)| !has_type(item, item_type))
+            {
+                return Err(invalid(format!(
+                    "argument {name:?} must hold items of type {item_type}, got {item} at index {i}"
                 )));
             }
         }
     }
     Ok(args)
+}
+
+/// Whether `value` is of the JSON Schema type `expected` (an unknown type accepts anything).
+fn has_type(value: &Value, expected: &str) -> bool {
+    match expected {
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -178,5 +198,30 @@ mod tests {
         );
         let list = catalog.find("todomvc_list_todos").unwrap();
         assert!(check_args(list, Value::Null).unwrap().is_empty());
+    }
+
+    #[test]
+    fn array_items_are_checked_against_their_declared_type() {
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d", "steps": [{"step": "click"}],
+            "input_schema": {"type": "object", "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "any": {"type": "array"}
+            }}
+        }))
+        .unwrap();
+        let args = check_args(&tool, json!({"tags": ["a", "b c"], "any": [1, "x"]})).unwrap();
+        assert_eq!(args["tags"], json!(["a", "b c"]));
+        let err = check_args(&tool, json!({"tags": ["a", 2]})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgs);
+        assert_eq!(
+            err.message,
+            "argument \"tags\" must hold items of type string, got 2 at index 1"
+        );
+        let err = check_args(&tool, json!({"tags": "a"})).unwrap_err();
+        assert_eq!(
+            err.message,
+            "argument \"tags\" must be of type array, got \"a\""
+        );
     }
 }
