@@ -81,10 +81,20 @@ async def echo(tabwire: TabwireSession, tab: int, n: int) -> dict:
     return out.structured
 
 
-async def failing_call(tabwire: TabwireSession, name: str, args: dict, fault, *, within: float = PROMPT) -> ToolOutcome:
-    """Start a call, inject `fault` once it is under way, and return the outcome (which must come in `within` s)."""
+async def failing_call(
+    tabwire: TabwireSession, cdp: Cdp, page: Target, args: dict, fault, *, within: float = PROMPT
+) -> ToolOutcome:
+    """Start faults_wait_forever in `page`, inject `fault` once the call has reached the page (it marks the
+    page as waiting), and return the outcome (which must come in `within` s)."""
     started = time.monotonic()
-    task = asyncio.create_task(tabwire.call(name, args))
+    task = asyncio.create_task(tabwire.call("faults_wait_forever", args))
+
+    async def under_way() -> bool:
+        if task.done():  # failed before reaching the page: let the assertions say how
+            return True
+        return await cdp.evaluate(page, "document.body.dataset.waiting === 'yes'")
+
+    await wait_for(under_way, timeout=PROMPT, what="the call to reach the page")
     await fault()
     with anyio.fail_after(within):
         out = await task
@@ -106,7 +116,7 @@ async def test_tab_closed_mid_call_is_tab_closed_at_once(tabwire, launch_chromiu
     async def close_tab() -> None:
         await browser.cdp.send(page_a, "Page.close")
 
-    out = await failing_call(tabwire, "faults_wait_forever", {"tab_id": tab_a}, close_tab)
+    out = await failing_call(tabwire, browser.cdp, page_a, {"tab_id": tab_a}, close_tab)
     assert out.is_error and error_codes_in(out.text)[:1] == ["TAB_CLOSED"], out
 
     # No zombie: the closed tab's tools are gone; the other tab still serves.
@@ -128,7 +138,7 @@ async def test_tab_navigating_mid_call_is_navigated_at_once(tabwire, launch_chro
     async def navigate() -> None:
         await browser.cdp.send(page_a, "Page.navigate", {"url": elsewhere})
 
-    out = await failing_call(tabwire, "faults_wait_forever", {"tab_id": tab_a}, navigate)
+    out = await failing_call(tabwire, browser.cdp, page_a, {"tab_id": tab_a}, navigate)
     assert out.is_error and error_codes_in(out.text)[:1] == ["NAVIGATED"], out
 
     # The new page registers again and serves.
@@ -192,6 +202,7 @@ async def worker_targets(cdp: Cdp, extension_id: str):
 async def test_service_worker_stopped_mid_call(tabwire, launch_chromium, extension_dir, fault_pages, extension_id):
     browser = await launch_chromium(extension_dir=extension_dir)
     tab = await open_tab(tabwire, page_url(fault_pages, "sw"))
+    page = await page_target(browser.cdp, page_url(fault_pages, "sw"))
     assert await echo(tabwire, tab, 1) == {"n": 1, "marker": "sw"}
     workers = await wait_for(
         lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
@@ -202,7 +213,7 @@ async def test_service_worker_stopped_mid_call(tabwire, launch_chromium, extensi
         for w in workers:
             await browser.cdp.send(root, "Target.closeTarget", {"targetId": w.id})
 
-    out = await failing_call(tabwire, "faults_wait_forever", {"tab_id": tab}, stop_worker)
+    out = await failing_call(tabwire, browser.cdp, page, {"tab_id": tab}, stop_worker)
     assert out.is_error and error_codes_in(out.text)[:1] == ["NOT_CONNECTED"], out
 
     # The worker comes back, reconnects and re-announces the tab's tools; the next call works.
