@@ -1,6 +1,6 @@
-"""End to end: the maildev adapter lists the inbox, opens a message and deletes one in a real MailDev 2.2.1,
-with mail delivered to it over SMTP (smtplib) and every effect checked through MailDev's REST API
-(`GET /email`, `GET /email/:id`).
+"""End to end: the maildev adapter lists the inbox (through its `fetch` step on MailDev's own JSON API),
+opens a message and deletes one in a real MailDev 2.2.1, with mail delivered to it over SMTP (smtplib) from
+distinct senders and every effect checked through MailDev's REST API (`GET /email`, `GET /email/:id`).
 """
 
 from __future__ import annotations
@@ -44,24 +44,28 @@ def tabwire_command(tabwire_command, maildev):
 async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, extension_dir):
     maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.\nSee you Monday.")
     maildev.send("Carol <carol@example.com>", "Lunch?", "Noon at the usual place")
-    await wait_for(lambda: len(maildev.emails()) == 2, timeout=10, what="MailDev to receive both messages")
+    maildev.send("dave@example.com", "No display name", "Just an address")
+    await wait_for(lambda: len(maildev.emails()) == 3, timeout=10, what="MailDev to receive the messages")
 
     await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
     await tabwire.wait_for_tools(*TOOLS)
 
-    async def inbox() -> list[dict] | None:
-        out = await tabwire.call_ok("maildev_list_inbox")
-        messages = out.structured["messages"]
-        return messages if len(messages) == 2 else None
-
-    messages = await wait_for(inbox, timeout=10, what="the inbox to show both messages")
+    messages = (await tabwire.call_ok("maildev_list_inbox")).structured["messages"]
     api = {m["id"]: m for m in maildev.emails()}
-    assert {m["subject"] for m in messages} == {"Quarterly report", "Lunch?"}, messages
+    assert sorted(m["id"] for m in messages) == sorted(api), (messages, api)
     for message in messages:
-        email_id = message["link"].rsplit("/", 1)[-1]
-        assert api[email_id]["subject"] == message["subject"], (message, api)
-        assert message["read"] is False and api[email_id]["read"] is False
-        assert "bob@example.com" in message["to"], message
+        email = api[message["id"]]
+        assert message["subject"] == email["subject"], (message, email)
+        assert (message["from"], message["from_name"]) == (email["from"][0]["address"], email["from"][0]["name"])
+        assert message["date"] == email["time"], (message, email)
+        assert message["read"] is False and email["read"] is False, (message, email)
+        assert [t["address"] for t in message["to"]] == ["bob@example.com"], message
+    assert {m["subject"]: (m["from"], m["from_name"]) for m in messages} == {
+        "Quarterly report": ("alice@example.com", "Alice"),
+        "Lunch?": ("carol@example.com", "Carol"),
+        "No display name": ("dave@example.com", ""),
+    }, messages
+    assert not any(m["read"] for m in maildev.emails()), "listing the inbox must not mark anything read"
 
     out = await tabwire.call_ok("maildev_open_message", {"subject": "Quarterly report"})
     report = next(m for m in maildev.emails() if m["subject"] == "Quarterly report")
@@ -69,12 +73,15 @@ async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, 
     assert "alice@example.com" in out.structured["from"] and "Alice" in out.structured["from"], out
     assert report["read"] is True, "opening the message should mark it read in MailDev"
     messages = (await tabwire.call_ok("maildev_list_inbox")).structured["messages"]
-    assert {m["subject"]: m["read"] for m in messages} == {"Quarterly report": True, "Lunch?": False}
+    assert {m["id"]: m["read"] for m in messages} == {m["id"]: m["read"] for m in maildev.emails()}
+    assert {m["subject"]: m["read"] for m in messages} == {
+        "Quarterly report": True, "Lunch?": False, "No display name": False
+    }, messages
 
     out = await tabwire.call_ok("maildev_delete_message", {"subject": "Lunch?"})
     assert out.structured == {"deleted": "Lunch?"}, out
     await wait_for(
-        lambda: [m["subject"] for m in maildev.emails()] == ["Quarterly report"],
+        lambda: [m["subject"] for m in maildev.emails()] == ["Quarterly report", "No display name"],
         timeout=10,
         what="MailDev to have deleted 'Lunch?'",
     )
