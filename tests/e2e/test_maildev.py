@@ -5,6 +5,7 @@ distinct senders and every effect checked through MailDev's REST API (`GET /emai
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,39 @@ def maildev(request: pytest.FixtureRequest, tmp_path: Path):
 
 
 @pytest.fixture
-def tabwire_command(tabwire_command, maildev):
-    """Serve the maildev adapter (only) on this test's MailDev web port."""
+def tabwire_command(tabwire_command, maildev, tmp_path: Path):
+    """Serve the maildev adapter on this test's MailDev web port, and a probe adapter whose `fetch` steps
+    put arguments into MailDev's API paths."""
     args = tabwire_command.args
     args[args.index("todomvc=http://127.0.0.1/*")] = f"maildev={maildev.base}/*"
+    probe_dir = tmp_path / "adapters"
+    probe_dir.mkdir()
+    (probe_dir / "probe.json").write_text(json.dumps(fetch_probe(maildev.base)))
+    args += ["--adapters", str(probe_dir)]
     return tabwire_command
+
+
+def fetch_probe(base: str) -> dict:
+    return {
+        "name": "probe",
+        "match": [f"{base}/*"],
+        "tools": [
+            {
+                "name": "get_email",
+                "description": "One message through GET /email/<id> (MailDev marks it read).",
+                "input_schema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+                "steps": [
+                    {"step": "fetch", "url": "/email/{{id}}", "into": "email"},
+                    {"step": "return", "value": {"id": "{{email.id}}", "subject": "{{email.subject}}"}},
+                ],
+            },
+            {
+                "name": "home_as_json",
+                "description": "MailDev's HTML page, wrongly read as JSON.",
+                "steps": [{"step": "fetch", "url": "/", "into": "home"}],
+            },
+        ],
+    }
 
 
 async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, extension_dir):
@@ -89,3 +118,32 @@ async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, 
     out = await tabwire.call("maildev_open_message", {"subject": "Lunch?"})
     assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out
     assert "steps[1] (within)" in out.text and "Lunch?" in out.text, out
+
+
+async def test_fetch_arguments_stay_inside_their_path_segment(tabwire, maildev, launch_chromium, extension_dir):
+    """In the real browser against MailDev's real routes: an argument that tries `../`, `?` or a whole `..`
+    segment cannot reach another endpoint; a normal one reaches exactly its message."""
+    maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.")
+    maildev.send("Carol <carol@example.com>", "Lunch?", "Noon")
+    await wait_for(lambda: len(maildev.emails()) == 2, timeout=10, what="MailDev to receive the messages")
+    await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
+    await tabwire.wait_for_tools("probe_get_email", "probe_home_as_json", *TOOLS)
+
+    # Unencoded, "../email" would climb to GET /email (the list, JSON: a success); encoded, MailDev's
+    # /email/:id route gets the id "../email" and has no such message.
+    for id_, path in [("../email", "/email/..%2Femail"), ("x?skip=1", "/email/x%3Fskip%3D1"),
+                      ("x#y", "/email/x%23y"), ("%2Femail", "/email/%252Femail")]:
+        out = await tabwire.call("probe_get_email", {"id": id_})
+        assert out.is_error and out.text.startswith("ADAPTER_ERROR: steps[0] (fetch): "), out
+        assert f"GET {path} answered HTTP 404" in out.text, out
+    out = await tabwire.call("probe_get_email", {"id": ".."})
+    assert out.is_error and out.text.startswith("INVALID_ARGS: steps[0] (fetch): "), out
+    assert not any(m["read"] for m in maildev.emails()), "no request may have reached a message"
+
+    out = await tabwire.call("probe_home_as_json")
+    assert out.is_error and "ADAPTER_ERROR: steps[0] (fetch): GET / answered no JSON (text/html" in out.text, out
+
+    lunch = next(m for m in maildev.emails() if m["subject"] == "Lunch?")
+    out = await tabwire.call_ok("probe_get_email", {"id": lunch["id"]})
+    assert out.structured == {"id": lunch["id"], "subject": "Lunch?"}, out
+    assert {m["subject"]: m["read"] for m in maildev.emails()} == {"Quarterly report": False, "Lunch?": True}
