@@ -10,40 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, free_port, _register_log
-from harness.apps import MailDev
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
-MAILDEV_BIN = CACHE / "apps" / "node_modules" / ".bin" / "maildev"
 TOOLS = ("maildev_list_inbox", "maildev_open_message", "maildev_delete_message")
-
-
-@pytest.fixture
-def maildev(request: pytest.FixtureRequest, tmp_path: Path):
-    if not MAILDEV_BIN.exists():
-        pytest.fail(f"{MAILDEV_BIN} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
-    log = tmp_path / "maildev.log"
-    _register_log(request, "maildev", log)
-    app = MailDev(MAILDEV_BIN, free_port(), free_port(), tmp_path / "mail", log)
-    try:
-        app.wait_ready()
-        yield app
-    finally:
-        app.stop()
 
 
 @pytest.fixture
 def tabwire_command(tabwire_command, maildev, tmp_path: Path):
     """Serve the maildev adapter on this test's MailDev web port, and a probe adapter whose `fetch` steps
     put arguments into MailDev's API paths."""
-    args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"maildev={maildev.base}/*"
+    tabwire_command.serving("maildev", maildev.base)
     probe_dir = tmp_path / "adapters"
     probe_dir.mkdir()
     (probe_dir / "probe.json").write_text(json.dumps(fetch_probe(maildev.base)))
-    args += ["--adapters", str(probe_dir)]
+    tabwire_command.args += ["--adapters", str(probe_dir)]
     return tabwire_command
 
 
