@@ -12,8 +12,6 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES, REPO
-from harness.mcp_client import error_codes_in
-from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -39,12 +37,7 @@ def tabwire_command(tabwire_command):
 async def test_code_adapter_tools_are_routed_to_their_handlers(tabwire, launch_chromium, extension_dir, fixture_server):
     url = fixture_server.url("plain", PAGE)
     browser = await launch_chromium(extension_dir=extension_dir)
-
-    async def opened():
-        out = await tabwire.call("browser_open", {"url": url})
-        return None if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text) else out
-
-    out = await wait_for(opened, timeout=20, what="browser_open to work")
+    out = await tabwire.browser_open(url)
     # The server knows the code adapter's match patterns (from the extension's hello), so browser_open
     # waited for its tools.
     code_tools = {"listcode_stats", "listcode_sum", "listcode_explode", "listcode_hang"}
@@ -74,12 +67,7 @@ async def test_the_dom_predicate_applies_to_code_adapters(tabwire, launch_chromi
     """The webmcp fixture page has no #items: the code adapter must not serve it."""
     url = fixture_server.url("plain", "webmcp/index.html")
     await launch_chromium(extension_dir=extension_dir)
-
-    async def opened():
-        out = await tabwire.call("browser_open", {"url": url})
-        return None if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text) else out
-
-    out = await wait_for(opened, timeout=20, what="browser_open to work")
+    out = await tabwire.browser_open(url)
     # The code adapter's URL pattern matches but its predicate does not: browser_open returns with the
     # tools the page registered itself.
     assert not out.is_error and "webmcp_add_note" in out.structured["tools"], out
