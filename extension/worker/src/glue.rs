@@ -493,17 +493,18 @@ async fn open_tab(id: String, url: String, tab: Option<TabId>, wait_loaded_ms: O
 }
 
 /// Waits until `tab`'s page has finished loading (looking every 50 ms, at most `wait_ms`), then
-/// asks the page whether Tabwire's runtime runs or is starting there (`None`: still loading).
+/// asks the page whether Tabwire's runtime runs or is starting there, injecting it into a page an
+/// adapter matches where it is missing (`None`: still loading).
 async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
     const EVERY_MS: f64 = 50.0;
     let deadline = js_sys::Date::now() + wait_ms;
-    loop {
+    let loaded = loop {
         let info = JsFuture::from(chrome::tabs_get(tab as f64)).await.ok()?;
         // Right after tabs.update the old page may still look complete: pendingUrl says not yet.
         if get(&info, "status").as_string().as_deref() == Some("complete")
             && get(&info, "pendingUrl").is_undefined()
         {
-            break;
+            break info;
         }
         if js_sys::Date::now() + EVERY_MS > deadline {
             return None;
@@ -512,7 +513,7 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
             chrome::set_timeout(&resolve, EVERY_MS);
         });
         let _ = JsFuture::from(tick).await;
-    }
+    };
     // worker.js's probe runs in the content scripts' world, where content.js and the WebMCP
     // loader leave their marks (a page Chrome does not let us script has no runtime either).
     let injection = from_json(&json!({"target": {"tabId": tab, "frameIds": [0]}}).to_string());
@@ -527,6 +528,17 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
             .unwrap_or(false),
         Err(_) => false,
     };
+    // A tab opened while the content script's registration was still under way can miss it:
+    // an adapter page must not stay without its runtime.
+    let url = get(&loaded, "url").as_string().unwrap_or_default();
+    if !runtime && with_core(|core| core.any_adapter_matches(&url)) {
+        let injection =
+            json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+        let injected = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
+            .await
+            .is_ok();
+        return Some(LoadedPage { runtime: injected });
+    }
     Some(LoadedPage { runtime })
 }
 
