@@ -4,6 +4,7 @@
 document.addEventListener(
   "tabwire:webmcp-tools",
   () => {
+    globalThis.__tabwireWebmcp = true; // for the worker's probe while the runtime loads
     if (!globalThis.__tabwireRuntime) {
       import(chrome.runtime.getURL("extension/content.js")).catch((e) =>
         console.error("tabwire: loading the runtime for WebMCP tools failed", e));

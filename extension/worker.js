@@ -48,6 +48,10 @@ const webmcpRegistered = chrome.scripting
   })
   .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
 
+// Run in a page by open_tab once it has loaded (chrome.scripting, the content scripts' world):
+// whether Tabwire's runtime runs there or was asked for by a WebMCP registration.
+globalThis.__tabwireRuntimeProbe = () => Boolean(globalThis.__tabwireRuntime || globalThis.__tabwireWebmcp);
+
 init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
   .then(() => webmcpRegistered) // so that once connected, newly loaded pages get the WebMCP API
   .then(start)

@@ -240,6 +240,34 @@ pub enum Step {
     Navigate { url: String },
     /// End the call with this value (a JSON template).
     Return { value: Value },
+    /// GET `url`, a path on the page's own origin (arguments in it are percent-encoded), with the
+    /// page's cookies, and store the response (JSON, or with `response: text` the text) in `into`.
+    /// With `fields` (name → JSON pointer): a list of records, one per item of the array at the
+    /// pointer `records` (default: the whole body), as `extract` makes them from elements.
+    Fetch {
+        url: String,
+        into: String,
+        #[serde(default)]
+        response: ResponseKind,
+        /// Defaults to the rest of the call's time.
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        #[serde(default)]
+        records: Option<String>,
+        #[serde(default)]
+        fields: Option<BTreeMap<String, String>>,
+    },
+}
+
+/// How a `fetch` step reads the response body.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseKind {
+    /// Parsed as JSON (anything else fails the step).
+    #[default]
+    Json,
+    /// The body as a string.
+    Text,
 }
 
 /// Every field any step has, flat: deserializing one plain struct and building the variant by
@@ -260,7 +288,10 @@ struct RawStep {
     read: Option<Read>,
     into: Option<String>,
     optional: Option<bool>,
-    fields: Option<BTreeMap<String, Field>>,
+    /// Objects (`extract`: selector and read) or strings (`fetch`: JSON pointers). As values:
+    /// telling the two apart in the parser itself would instantiate serde_json's
+    /// `deserialize_any` once more per input type (tens of KB of wasm).
+    fields: Option<BTreeMap<String, Value>>,
     text_selector: Option<String>,
     text_equals: Option<String>,
     text_contains: Option<String>,
@@ -273,6 +304,8 @@ struct RawStep {
     otherwise: Option<Vec<Step>>,
     var: Option<String>,
     url: Option<String>,
+    response: Option<ResponseKind>,
+    records: Option<String>,
 }
 
 /// The `step` field: an enum, so an unknown kind is reported where it is written.
@@ -298,6 +331,7 @@ enum StepKind {
     Frame,
     Navigate,
     Return,
+    Fetch,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
@@ -333,6 +367,8 @@ impl RawStep {
             ("else", self.otherwise.is_some()),
             ("var", self.var.is_some()),
             ("url", self.url.is_some()),
+            ("response", self.response.is_some()),
+            ("records", self.records.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -366,6 +402,7 @@ impl RawStep {
             "frame" => &["selector", "steps"],
             "navigate" => &["url"],
             "return" => &["value"],
+            "fetch" => &["url", "into", "response", "timeout_ms", "records", "fields"],
             other => {
                 return Err(format!(
                     "unknown step {other:?}, expected one of {}",
@@ -421,7 +458,19 @@ impl RawStep {
             },
             "extract" => Step::Extract {
                 selector: required(selector, "selector")?,
-                fields: self.fields.ok_or_else(|| missing("fields"))?,
+                fields: self
+                    .fields
+                    .ok_or_else(|| missing("fields"))?
+                    .into_iter()
+                    .map(|(name, field)| match field {
+                        Value::Object(_) => serde_json::from_value(field)
+                            .map(|field| (name.clone(), field))
+                            .map_err(|e| format!("field `{name}` of an \"extract\" step: {e}")),
+                        _ => Err(format!(
+                            "field `{name}` of an \"extract\" step must be an object such as {{\"selector\": \".name\"}} (JSON pointers are for \"fetch\")"
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
                 into: required(self.into, "into")?,
             },
             "within" => Step::Within {
@@ -453,6 +502,27 @@ impl RawStep {
             "navigate" => Step::Navigate {
                 url: required(self.url, "url")?,
             },
+            "fetch" => Step::Fetch {
+                url: required(self.url, "url")?,
+                into: required(self.into, "into")?,
+                response: self.response.unwrap_or_default(),
+                timeout_ms: self.timeout_ms,
+                records: self.records,
+                fields: match self.fields {
+                    None => None,
+                    Some(fields) => Some(
+                        fields
+                            .into_iter()
+                            .map(|(name, field)| match field {
+                                Value::String(pointer) => Ok((name, pointer)),
+                                _ => Err(format!(
+                                    "field `{name}` of a \"fetch\" step must be a JSON pointer string such as \"/subject\""
+                                )),
+                            })
+                            .collect::<Result<_, _>>()?,
+                    ),
+                },
+            },
             _ => Step::Return {
                 value: self.value.ok_or_else(|| missing("value"))?,
             },
@@ -481,6 +551,7 @@ pub const STEP_KINDS: &[&str] = &[
     "frame",
     "navigate",
     "return",
+    "fetch",
 ];
 
 impl<'de> Deserialize<'de> for Step {
@@ -513,6 +584,7 @@ impl Step {
             Step::Frame { .. } => "frame",
             Step::Navigate { .. } => "navigate",
             Step::Return { .. } => "return",
+            Step::Fetch { .. } => "fetch",
         }
     }
 
@@ -536,7 +608,9 @@ pub fn assigned_names(steps: &[Step]) -> Vec<&str> {
     fn collect<'a>(steps: &'a [Step], out: &mut Vec<&'a str>) {
         for step in steps {
             let own = match step {
-                Step::Read { into, .. } | Step::Extract { into, .. } => Some(into.as_str()),
+                Step::Read { into, .. } | Step::Extract { into, .. } | Step::Fetch { into, .. } => {
+                    Some(into.as_str())
+                }
                 Step::ForEach { into, .. } => into.as_deref(),
                 _ => None,
             };
@@ -1073,7 +1147,60 @@ impl Validator {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
                 Err(e) => self.problem(path.key("value"), e.to_string()),
             },
+            Step::Fetch {
+                url,
+                into,
+                response,
+                records,
+                fields,
+                ..
+            } => self.fetch(url, into, *response, records, fields, path, known),
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fetch(
+        &mut self,
+        url: &str,
+        into: &str,
+        response: ResponseKind,
+        records: &Option<String>,
+        fields: &Option<BTreeMap<String, String>>,
+        path: &JsonPath,
+        known: &mut BTreeSet<String>,
+    ) {
+        match crate::fetch::check_url_template(url) {
+            Ok(()) => self.template(url, &path.key("url"), known),
+            Err(why) => self.problem(path.key("url"), why),
+        }
+        if response == ResponseKind::Text && (records.is_some() || fields.is_some()) {
+            self.problem(
+                path.key("response"),
+                "\"records\" and \"fields\" pick values out of JSON: they need \"response\": \"json\"",
+            );
+        }
+        if let Some(records) = records {
+            if fields.is_none() {
+                self.problem(
+                    path.key("records"),
+                    "\"records\" says where the list is for \"fields\": add \"fields\" or drop it",
+                );
+            }
+            if let Err(why) = crate::fetch::check_pointer(records) {
+                self.problem(path.key("records"), why);
+            }
+        }
+        if let Some(fields) = fields {
+            if fields.is_empty() {
+                self.problem(path.key("fields"), "expected at least one field");
+            }
+            for (name, pointer) in fields {
+                if let Err(why) = crate::fetch::check_pointer(pointer) {
+                    self.problem(path.key("fields").key(name), why);
+                }
+            }
+        }
+        self.into(into, &path.key("into"), known);
     }
 
     fn body(&mut self, steps: &[Step], path: &JsonPath, known: &mut BTreeSet<String>) {
@@ -1652,6 +1779,10 @@ mod tests {
                 }
                 "navigate" => json!({"step": "navigate", "url": "/x"}),
                 "return" => json!({"step": "return", "value": null}),
+                "fetch" => {
+                    json!({"step": "fetch", "url": "/x", "into": "x", "timeout_ms": 5,
+                           "records": "/items", "fields": {"a": "/a"}})
+                }
                 other => json!({"step": other, "selector": "b"}),
             };
             let parsed: Step = serde_json::from_value(step).unwrap();
@@ -1674,6 +1805,91 @@ mod tests {
         );
         assert!(error(json!({"step": "fly"})).contains("unknown variant `fly`"));
         assert!(error(json!({"step": "click", "colour": 1})).contains("colour"));
+    }
+
+    #[test]
+    fn fetch_steps_are_validated_with_their_place() {
+        let with_fetch = |step: &str| {
+            GOOD.replace(
+                r##"{"step": "wait", "selector": "#new"},"##,
+                &format!("{step},"),
+            )
+        };
+        let good = with_fetch(
+            r#"{"step": "fetch", "url": "/api/items?title={{title}}", "into": "found",
+               "fields": {"id": "/id", "from": "/from/0/address"}}"#,
+        );
+        let adapter = parse_adapter(&good).unwrap();
+        assert!(matches!(
+            &adapter.tools[0].steps[0],
+            Step::Fetch { fields: Some(f), response: ResponseKind::Json, records: None, .. }
+                if f["from"] == "/from/0/address"
+        ));
+        assert_eq!(assigned_names(&adapter.tools[0].steps)[0], "found");
+        let text = with_fetch(
+            r#"{"step": "fetch", "url": "/robots.txt", "response": "text", "into": "t"}"#,
+        );
+        parse_adapter(&text).unwrap();
+
+        for (step, expected) in [
+            (
+                r#"{"step": "fetch", "url": "https://evil.example/steal", "into": "x"}"#,
+                "10:34: tools[0].steps[0].url: the URL \"https://evil.example/steal\" must be a path on the page's own origin",
+            ),
+            (
+                r#"{"step": "fetch", "url": "//evil.example/x", "into": "x"}"#,
+                "10:34: tools[0].steps[0].url: the URL \"//evil.example/x\" must not start with \"//\"",
+            ),
+            (
+                r#"{"step": "fetch", "url": "{{title}}", "into": "x"}"#,
+                "tools[0].steps[0].url: the URL \"{{title}}\" must be a path",
+            ),
+            (
+                r#"{"step": "fetch", "url": "/a/{{nope}}", "into": "x"}"#,
+                "tools[0].steps[0].url: {{nope}} is neither",
+            ),
+            (
+                r#"{"step": "fetch", "url": "/a", "into": "x", "fields": {"id": "id"}}"#,
+                "tools[0].steps[0].fields.id: \"id\" is not a JSON pointer",
+            ),
+            (
+                r#"{"step": "fetch", "url": "/a", "into": "x", "records": "/items"}"#,
+                "tools[0].steps[0].records: \"records\" says where the list is for \"fields\"",
+            ),
+            (
+                r#"{"step": "fetch", "url": "/a", "into": "x", "response": "text", "fields": {"a": "/a"}}"#,
+                "tools[0].steps[0].response: \"records\" and \"fields\" pick values out of JSON",
+            ),
+            (
+                r#"{"step": "fetch", "url": "/a", "into": "x", "fields": {}}"#,
+                "tools[0].steps[0].fields: expected at least one field",
+            ),
+        ] {
+            let problems = parse_adapter(&with_fetch(step)).unwrap_err();
+            let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            assert_eq!(problems.len(), 1, "{step}: {rendered:#?}");
+            assert!(rendered[0].contains(expected), "{step}: {rendered:#?}");
+            assert!(problems[0].line.is_some(), "{step}: {rendered:#?}");
+        }
+
+        let error = |v: Value| serde_json::from_value::<Step>(v).unwrap_err().to_string();
+        assert!(error(json!({"step": "fetch", "into": "x"})).contains("missing field `url`"));
+        assert!(
+            error(json!({"step": "fetch", "url": "/a", "into": "x", "selector": "a"}))
+                .contains("unknown field `selector` in a \"fetch\" step")
+        );
+        assert!(
+            error(json!({"step": "fetch", "url": "/a", "into": "x", "fields": {"a": {"selector": "b"}}}))
+                .contains("must be a JSON pointer string")
+        );
+        assert!(
+            error(json!({"step": "extract", "selector": "li", "into": "x", "fields": {"a": "/a"}}))
+                .contains("must be an object")
+        );
+        assert!(
+            error(json!({"step": "fetch", "url": "/a", "into": "x", "response": "xml"}))
+                .contains("unknown variant `xml`")
+        );
     }
 
     #[test]

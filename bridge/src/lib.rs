@@ -7,6 +7,7 @@
 
 pub mod adapter;
 pub mod code_adapter;
+pub mod fetch;
 pub mod names;
 pub mod page;
 pub mod pattern;

@@ -136,6 +136,25 @@ pub struct TabTools {
     pub runtime: Option<RuntimeKind>,
 }
 
+/// A code adapter bundled into the extension, as `hello` names it: the server matches the URL
+/// `browser_open` opens against it, to know the page will announce tools.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct AdapterMatch {
+    pub name: String,
+    #[serde(rename = "match", default)]
+    pub matches: Vec<String>,
+}
+
+/// What the extension saw of a page it opened for `open_tab` with `wait_loaded_ms`, once the
+/// page had finished loading.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct LoadedPage {
+    /// Tabwire's runtime runs, or is starting, in the page (an adapter matched, or the page
+    /// registered WebMCP tools while loading): it will announce the page's tools.
+    #[serde(default)]
+    pub runtime: bool,
+}
+
 /// Messages the extension sends to the server.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -149,6 +168,9 @@ pub enum ToServer {
         instance_id: String,
         #[serde(default)]
         browser: BrowserInfo,
+        /// The code adapters the extension bundles (older extensions name none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        code_adapters: Vec<AdapterMatch>,
     },
     /// The tools of one tab changed (an empty list: the tab has none any more).
     ToolsUpdated(TabTools),
@@ -189,6 +211,9 @@ pub enum ToServer {
     OpenTabResult {
         id: RequestId,
         tab: TabId,
+        /// Present when the page finished loading within `open_tab`'s `wait_loaded_ms`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded: Option<LoadedPage>,
     },
     OpenTabError {
         id: RequestId,
@@ -252,6 +277,9 @@ pub enum ToExtension {
         url: String,
         #[serde(default)]
         tab: Option<TabId>,
+        /// Answer once the page has finished loading (at most this long), saying so in `loaded`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_loaded_ms: Option<u64>,
     },
     Ping {
         #[serde(default)]
@@ -410,9 +438,43 @@ mod tests {
                     version: "156".into(),
                     user_agent: "UA".into(),
                 },
+                code_adapters: vec![],
             },
             json!({"type":"hello","protocol":1,"extension_version":"0.1.0","instance_id":"i1",
                    "browser":{"name":"Chromium","version":"156","user_agent":"UA"}}),
+        );
+        // Code adapters and page loads travel as optional fields an older peer ignores.
+        golden_to_server(
+            ToServer::Hello {
+                protocol: 1,
+                extension_version: String::new(),
+                instance_id: String::new(),
+                browser: BrowserInfo::default(),
+                code_adapters: vec![AdapterMatch {
+                    name: "listcode".into(),
+                    matches: vec!["http://127.0.0.1/*".into()],
+                }],
+            },
+            json!({"type":"hello","protocol":1,"extension_version":"","instance_id":"",
+                   "browser":{"name":"","version":"","user_agent":""},
+                   "code_adapters":[{"name":"listcode","match":["http://127.0.0.1/*"]}]}),
+        );
+        golden_to_server(
+            ToServer::OpenTabResult {
+                id: "o".into(),
+                tab: 3,
+                loaded: Some(LoadedPage { runtime: true }),
+            },
+            json!({"type":"open_tab_result","id":"o","tab":3,"loaded":{"runtime":true}}),
+        );
+        golden_to_extension(
+            ToExtension::OpenTab {
+                id: "o".into(),
+                url: "http://x/".into(),
+                tab: None,
+                wait_loaded_ms: Some(900),
+            },
+            json!({"type":"open_tab","id":"o","url":"http://x/","tab":null,"wait_loaded_ms":900}),
         );
     }
 
@@ -520,6 +582,7 @@ mod tests {
             ToServer::OpenTabResult {
                 id: "a".into(),
                 tab: 2,
+                loaded: None,
             },
             ToServer::OpenTabError {
                 id: "a".into(),
@@ -560,6 +623,7 @@ mod tests {
                 id: "a".into(),
                 url: "u".into(),
                 tab: None,
+                wait_loaded_ms: None,
             },
             ToExtension::Ping { nonce: 1 },
             ToExtension::Pong { nonce: 1 },

@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
-use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
+use bridge::protocol::{
+    AdapterMatch, BrowserInfo, LoadedPage, RequestId, RuntimeKind, TabTools, ToolSpec,
+};
 use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, ToServer, WireError};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -93,6 +95,14 @@ pub struct CachedState {
     pub source: StateSource,
 }
 
+/// A tab `open_tab` opened, and what the extension saw of its page once it had loaded (`None`:
+/// not loaded within the wait, or an extension that does not tell).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenedTab {
+    pub tab: TabId,
+    pub loaded: Option<LoadedPage>,
+}
+
 /// How waiting for a tab's tools ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolsWait {
@@ -137,6 +147,8 @@ struct Connection {
     browser: Option<BrowserInfo>,
     /// It sent `tools_snapshot`, so its tabs are known.
     snapshot_seen: bool,
+    /// The code adapters its `hello` named.
+    code_adapters: Vec<AdapterMatch>,
 }
 
 struct Tab {
@@ -264,6 +276,7 @@ impl Hub {
                 outbox,
                 browser: None,
                 snapshot_seen: false,
+                code_adapters: Vec::new(),
             },
         );
         drop(st);
@@ -333,6 +346,7 @@ impl Hub {
                 extension_version,
                 instance_id,
                 browser,
+                code_adapters,
             } => {
                 tracing::info!(conn, protocol, %extension_version, %instance_id,
                     browser = %browser.name, version = %browser.version, "extension said hello");
@@ -353,6 +367,7 @@ impl Hub {
                 let mut st = lock(&self.state);
                 if let Some(c) = st.connections.get_mut(&conn) {
                     c.browser = Some(browser);
+                    c.code_adapters = code_adapters;
                     let _ = c.outbox.send(welcome_frame);
                 }
             }
@@ -367,9 +382,12 @@ impl Hub {
             ToServer::CallToolError { id, error } => {
                 self.resolve(conn, &id, Some(RequestKind::CallTool), Err(error))
             }
-            ToServer::OpenTabResult { id, tab } => {
-                self.resolve(conn, &id, Some(RequestKind::OpenTab), Ok(Value::from(tab)))
-            }
+            ToServer::OpenTabResult { id, tab, loaded } => self.resolve(
+                conn,
+                &id,
+                Some(RequestKind::OpenTab),
+                Ok(serde_json::json!({"tab": tab, "loaded": loaded})),
+            ),
             ToServer::OpenTabError { id, error } => {
                 self.resolve(conn, &id, Some(RequestKind::OpenTab), Err(error))
             }
@@ -689,6 +707,31 @@ impl Hub {
     }
 
     /// What each connected extension said about its browser (`None` before its `hello`).
+    /// The code adapters the connected extensions bundle (from their `hello`), by connection.
+    pub fn code_adapters(&self) -> Vec<AdapterMatch> {
+        let st = lock(&self.state);
+        let mut conns: Vec<_> = st.connections.iter().collect();
+        conns.sort_by_key(|(id, _)| **id);
+        conns
+            .into_iter()
+            .flat_map(|(_, c)| c.code_adapters.iter().cloned())
+            .collect()
+    }
+
+    /// The names of the code adapters whose match patterns cover `url`.
+    pub fn code_adapters_matching(&self, url: &str) -> Vec<String> {
+        self.code_adapters()
+            .into_iter()
+            .filter(|a| {
+                a.matches.iter().any(|p| {
+                    bridge::pattern::MatchPattern::parse(p)
+                        .is_ok_and(|pattern| pattern.matches(url))
+                })
+            })
+            .map(|a| a.name)
+            .collect()
+    }
+
     pub fn browsers(&self) -> Vec<Option<BrowserInfo>> {
         let st = lock(&self.state);
         let mut conns: Vec<_> = st.connections.iter().collect();
@@ -769,7 +812,8 @@ impl Hub {
             .is_some()
     }
 
-    /// Waits until `tab` registers, after logical time `since`, tools of one of `adapters`.
+    /// Waits until `tab` registers, after logical time `since`, tools of one of `adapters` (of
+    /// any adapter when `adapters` is empty).
     pub async fn wait_for_tools(
         &self,
         tab: TabId,
@@ -788,9 +832,9 @@ impl Hub {
                 };
                 seen = true;
                 let fresh = t.registered_at > since
-                    && t.tools
-                        .iter()
-                        .any(|tool| adapters.contains(&tool.adapter.as_str()));
+                    && t.tools.iter().any(|tool| {
+                        adapters.is_empty() || adapters.contains(&tool.adapter.as_str())
+                    });
                 fresh.then(|| {
                     ToolsWait::Registered(t.tools.iter().map(|tool| tool.name.clone()).collect())
                 })
@@ -857,8 +901,14 @@ impl Hub {
             .await
     }
 
-    /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id.
-    pub async fn open_tab(&self, url: &str, tab: Option<TabId>) -> Result<TabId, WireError> {
+    /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,
+    /// the extension answers once the page has loaded (at most that long) and says what it saw.
+    pub async fn open_tab(
+        &self,
+        url: &str,
+        tab: Option<TabId>,
+        wait_loaded: Option<Duration>,
+    ) -> Result<OpenedTab, WireError> {
         let started = {
             let mut st = lock(&self.state);
             self.check_connected(&st)?;
@@ -879,15 +929,24 @@ impl Hub {
                     id,
                     url: url.to_owned(),
                     tab,
+                    // Within the call's own deadline, so the answer always comes first.
+                    wait_loaded_ms: wait_loaded.map(|wait| {
+                        u64::try_from(wait.as_millis())
+                            .unwrap_or(u64::MAX)
+                            .min(self.page_budget_ms())
+                    }),
                 }
             })?
         };
         let opened = self
             .finish(started, None, || format!("opening {url}"))
             .await?;
-        opened
-            .as_u64()
-            .ok_or_else(|| WireError::new(ErrorCode::Protocol, "open_tab_result carried no tab id"))
+        Ok(OpenedTab {
+            tab: opened["tab"].as_u64().ok_or_else(|| {
+                WireError::new(ErrorCode::Protocol, "open_tab_result carried no tab id")
+            })?,
+            loaded: serde_json::from_value(opened["loaded"].clone()).unwrap_or(None),
+        })
     }
 
     fn timeout_ms(&self) -> u64 {
@@ -1699,17 +1758,31 @@ mod tests {
         let since = hub.now();
         let opener = {
             let hub = hub.clone();
-            tokio::spawn(async move { hub.open_tab("http://todomvc.com/examples/x", None).await })
+            tokio::spawn(async move {
+                hub.open_tab("http://todomvc.com/examples/x", None, None)
+                    .await
+            })
         };
         let id = match ext.next().await {
-            ToExtension::OpenTab { id, url, tab: None } => {
+            ToExtension::OpenTab {
+                id,
+                url,
+                tab: None,
+                wait_loaded_ms: None,
+            } => {
                 assert_eq!(url, "http://todomvc.com/examples/x");
                 id
             }
             other => panic!("expected open_tab, got {other:?}"),
         };
         ext.say(&hub, json!({"type": "open_tab_result", "id": id, "tab": 5}));
-        assert_eq!(opener.await.unwrap(), Ok(5));
+        assert_eq!(
+            opener.await.unwrap(),
+            Ok(OpenedTab {
+                tab: 5,
+                loaded: None
+            })
+        );
 
         let waiter = {
             let hub = hub.clone();
@@ -1726,6 +1799,75 @@ mod tests {
         assert_eq!(
             waiter.await.unwrap(),
             ToolsWait::Registered(vec!["todomvc_a".into()])
+        );
+    }
+
+    #[tokio::test]
+    async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() {
+        let hub = hub();
+        let mut ext = FakeExtension::connect(&hub);
+        ext.say(
+            &hub,
+            json!({"type": "hello", "protocol": 1, "code_adapters": [
+                {"name": "listcode", "match": ["http://127.0.0.1/*", "not a pattern"]},
+                {"name": "other", "match": ["https://example.com/*"]}
+            ]}),
+        );
+        ext.say(&hub, json!({"type": "tools_snapshot", "tabs": []}));
+        assert!(hub.wait_for_browser(Duration::from_secs(1)).await);
+        assert_eq!(
+            hub.code_adapters_matching("http://127.0.0.1:8000/live/"),
+            ["listcode"]
+        );
+        assert!(hub.code_adapters_matching("http://localhost/").is_empty());
+
+        let since = hub.now();
+        let opener = {
+            let hub = hub.clone();
+            tokio::spawn(async move {
+                hub.open_tab("http://127.0.0.1/x", None, Some(Duration::from_millis(700)))
+                    .await
+            })
+        };
+        let id = loop {
+            match ext.next().await {
+                ToExtension::OpenTab {
+                    id, wait_loaded_ms, ..
+                } => {
+                    assert_eq!(wait_loaded_ms, Some(700));
+                    break id;
+                }
+                ToExtension::Welcome { .. } => continue,
+                other => panic!("expected open_tab, got {other:?}"),
+            }
+        };
+        ext.say(
+            &hub,
+            json!({"type": "open_tab_result", "id": id, "tab": 6, "loaded": {"runtime": true}}),
+        );
+        assert_eq!(
+            opener.await.unwrap(),
+            Ok(OpenedTab {
+                tab: 6,
+                loaded: Some(LoadedPage { runtime: true })
+            })
+        );
+        // Waiting for any adapter's tools: a WebMCP page's.
+        let waiter = {
+            let hub = hub.clone();
+            tokio::spawn(async move {
+                hub.wait_for_tools(6, &[], since, Duration::from_secs(5))
+                    .await
+            })
+        };
+        ext.say(
+            &hub,
+            json!({"type": "tools_updated", "tab": 6, "url": "http://127.0.0.1/x",
+                             "title": "X", "tools": [tool("webmcp_note")]}),
+        );
+        assert_eq!(
+            waiter.await.unwrap(),
+            ToolsWait::Registered(vec!["webmcp_note".into()])
         );
     }
 

@@ -42,6 +42,10 @@ const FIRST_LIST_WAIT: Duration = Duration::from_millis(1500);
 /// How long `browser_open` waits for the page to register its site tools.
 const OPEN_WAIT: Duration = Duration::from_secs(10);
 
+/// How long `browser_open` waits, on a page no adapter matches, for the tools the page registered
+/// itself (WebMCP) while loading to arrive once it has loaded.
+const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
+
 const INSTRUCTIONS: &str = "Tabwire drives websites in the user's own browser. Site tools are \
 named <site>_<tool> and act on the most recently focused tab offering them (pass tab_id to \
 choose another). browser_tabs lists tabs and their tools, browser_open opens a page and waits \
@@ -192,15 +196,18 @@ impl TabwireMcp {
             )));
         }
         let since = self.hub.now();
-        let tab = match self.hub.open_tab(&url, tab).await {
-            Ok(tab) => tab,
+        let opened = match self.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await {
+            Ok(opened) => opened,
             Err(e) => return Ok(tool_error(&e)),
         };
+        let tab = opened.tab;
         let loaded = self.hub.adapters();
-        let adapters: Vec<&str> = loaded
+        let code_adapters = self.hub.code_adapters_matching(&url);
+        let mut adapters: Vec<&str> = loaded
             .iter()
             .filter(|a| a.matches_url(&url))
             .map(|a| a.name.as_str())
+            .chain(code_adapters.iter().map(String::as_str))
             .collect();
         if let Some(report) = report {
             let _ = report.send(PageProgress {
@@ -210,11 +217,44 @@ impl TabwireMcp {
             });
         }
         if adapters.is_empty() {
-            return Ok(success(json!({
-                "tab_id": tab, "url": url, "tools": [],
-                "note": "no adapter matches this URL, so the page has no site tools",
-            })));
+            // No adapter: only tools the page registers itself (WebMCP), which the extension saw
+            // being asked for while the page loaded.
+            let note = match opened.loaded {
+                None => {
+                    return Ok(success(json!({
+                        "tab_id": tab, "url": url, "tools": [],
+                        "note": "no adapter matches this URL, so the page has no site tools",
+                    })));
+                }
+                Some(page) if !page.runtime => {
+                    "no adapter matches this URL and the page registered no tools while loading"
+                        .to_owned()
+                }
+                Some(_) => format!(
+                    "the page did not register its tools within {} s of loading; browser_tabs \
+                     shows them once it does",
+                    PAGE_TOOLS_WAIT.as_secs()
+                ),
+            };
+            let wait = match opened.loaded {
+                Some(page) if page.runtime => PAGE_TOOLS_WAIT,
+                _ => Duration::ZERO,
+            };
+            return Ok(match self.hub.wait_for_tools(tab, &[], since, wait).await {
+                ToolsWait::Registered(tools) => {
+                    success(json!({"tab_id": tab, "url": url, "tools": tools}))
+                }
+                ToolsWait::TabClosed => tool_error(&WireError::new(
+                    ErrorCode::TabClosed,
+                    format!("tab {tab} was closed while its page loaded"),
+                )),
+                ToolsWait::TimedOut => {
+                    success(json!({"tab_id": tab, "url": url, "tools": [], "note": note}))
+                }
+            });
         }
+        // A page an adapter serves may also register its own tools (WebMCP).
+        adapters.push(bridge::webmcp::ADAPTER);
         Ok(
             match self
                 .hub

@@ -218,11 +218,21 @@ where
                 ));
                 running.insert(id, task.abort_handle());
             }
-            ToExtension::OpenTab { id, url, tab } => {
+            ToExtension::OpenTab {
+                id,
+                url,
+                tab,
+                wait_loaded_ms,
+            } => {
                 let (hub, outbox, open_id) = (hub.clone(), outbox.clone(), id.clone());
+                let wait_loaded = wait_loaded_ms.map(Duration::from_millis);
                 let task = tokio::spawn(async move {
-                    let answer = match hub.open_tab(&url, tab).await {
-                        Ok(tab) => ToServer::OpenTabResult { id, tab },
+                    let answer = match hub.open_tab(&url, tab, wait_loaded).await {
+                        Ok(opened) => ToServer::OpenTabResult {
+                            id,
+                            tab: opened.tab,
+                            loaded: opened.loaded,
+                        },
                         Err(error) => ToServer::OpenTabError { id, error },
                     };
                     let _ = outbox.send(answer);
@@ -319,6 +329,7 @@ async fn mirror_tabs(hub: Arc<Hub>, outbox: PeerOutbox) {
             extension_version: format!("tabwire hub {}", env!("CARGO_PKG_VERSION")),
             instance_id: format!("hub-{}", std::process::id()),
             browser,
+            code_adapters: hub.code_adapters(),
         });
         for tab in hub.tabs_with_state() {
             send_state(&hub, &outbox, tab);

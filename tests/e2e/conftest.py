@@ -1,5 +1,5 @@
 """Fixtures for Tabwire's end-to-end tests: the real `tabwire mcp` over stdio, headless Chromium with the
-real extension and DevTools, and TodoMVC served on 127.0.0.1.
+real extension and DevTools, TodoMVC served on 127.0.0.1, and the test apps (MailDev, TiddlyWiki).
 
 Everything a test starts is stopped when it ends, pass or fail. Each process's output goes to a file in
 the test's tmp dir; when a test fails, the tail of each file is attached to its report.
@@ -17,11 +17,12 @@ import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable
+from typing import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+from harness.apps import App, MailDev, TiddlyWiki
 from harness.chromium import CHROMIUM, Chromium
 from harness.mcp_client import TabwireSession, open_tabwire_session
 from harness.static_server import StaticServer
@@ -31,6 +32,7 @@ CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwir
 TABWIRE_BIN = Path(os.environ.get("TABWIRE_BIN") or REPO / "target" / "release" / "tabwire")
 TODOMVC_ROOT = CACHE / "apps" / "node_modules" / "todomvc"
 TODOMVC_PAGE = "examples/vanillajs/index.html"
+APP_BINS = CACHE / "apps" / "node_modules" / ".bin"
 FIXTURES = REPO / "tests" / "fixtures"
 TAIL_LINES = 80
 
@@ -134,6 +136,38 @@ def fixture_server(request: pytest.FixtureRequest, tmp_path: Path):
         server.stop()
 
 
+def _run_app(request: pytest.FixtureRequest, tmp_path: Path, name: str, start: Callable[[Path, Path], App]) -> Iterator[App]:
+    """An app installed under the cache by scripts/test-env.sh (`.bin/<name>`), started by `start(binary,
+    log)` with its output in the test's log, yielded once its HTTP API answers, stopped at the end."""
+    binary = APP_BINS / name
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
+    log = tmp_path / f"{name}.log"
+    _register_log(request, name, log)
+    app = start(binary, log)
+    try:
+        app.wait_ready()
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def maildev(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MailDev]:
+    """MailDev 2.2.1 with SMTP and web on free ports (see harness.apps)."""
+    yield from _run_app(
+        request, tmp_path, "maildev", lambda binary, log: MailDev(binary, free_port(), free_port(), tmp_path / "mail", log)
+    )
+
+
+@pytest.fixture
+def tiddlywiki(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TiddlyWiki]:
+    """A fresh TiddlyWiki 5 Node.js server on a free port (see harness.apps)."""
+    yield from _run_app(
+        request, tmp_path, "tiddlywiki", lambda binary, log: TiddlyWiki(binary, tmp_path / "wiki", free_port(), log)
+    )
+
+
 @pytest.fixture
 def todomvc_url(static_server: StaticServer) -> Callable[[str], str]:
     """The vanillajs TodoMVC page's URL for a variant: 'plain', 'csp-header' or 'csp-meta'."""
@@ -196,6 +230,11 @@ class TabwireCommand:
         i = self.args.index("--adapter-match")
         del self.args[i : i + 2]
         self.args += ["--call-timeout-ms", str(call_timeout_ms)]
+        return self
+
+    def serving(self, adapter: str, base: str) -> "TabwireCommand":
+        """Serve `adapter` (instead of todomvc) on the app at `base` (`http://127.0.0.1:PORT`)."""
+        self.args[self.args.index("todomvc=http://127.0.0.1/*")] = f"{adapter}={base}/*"
         return self
 
     def stdio_parameters(self) -> StdioServerParameters:

@@ -64,6 +64,14 @@ BROKEN = {
     "bad_read_kind": broken(lambda d: d["state"]["steps"][0].update(read="html")),
     "unknown_annotation": broken(lambda d: d["tools"][0]["annotations"].update(dangerous=True)),
     "empty_match_selector": broken(lambda d: d.update(match_selector="")),
+    "fetch_another_host": broken(
+        lambda d: d["tools"][0]["steps"].insert(0, {"step": "fetch", "url": "//evil.example/x", "into": "x"})
+    ),
+    "fetch_field_not_a_pointer": broken(
+        lambda d: d["tools"][0]["steps"].insert(
+            0, {"step": "fetch", "url": "/api/notes", "into": "x", "fields": {"id": "id"}}
+        )
+    ),
 }
 
 

@@ -9,13 +9,12 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from conftest import CACHE
-from harness.tabwire_http import tabwire_http
+from harness.tabwire_http import client_config
 from harness.todomvc import stored_todos, todos_from, wait_until_app_ready
 
 pytestmark = pytest.mark.anyio
@@ -42,12 +41,7 @@ async def test_python_sdk_1x_drives_todomvc(transport, tabwire_command, launch_c
     browser = await launch_chromium(extension_dir=extension_dir)
     url = todomvc_url("plain")
     title = f"From mcp 1.x over {transport}"
-    c = tabwire_command
-    with (tabwire_http(c) if transport == "http" else nullcontext()) as port:
-        if transport == "http":
-            config = {"http": f"http://127.0.0.1:{port}/mcp"}
-        else:
-            config = {"stdio": {"command": str(c.binary), "args": c.args, "env": c.env, "cwd": str(c.cwd)}}
+    with client_config(tabwire_command, transport) as config:
         config.update(url=url, title=title)
         run = subprocess.run(
             [str(python), str(CLIENT), json.dumps(config)], capture_output=True, text=True, timeout=60

@@ -10,13 +10,12 @@ import json
 import os
 import shutil
 import subprocess
-from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from conftest import CACHE
-from harness.tabwire_http import tabwire_http
+from harness.tabwire_http import client_config
 from harness.todomvc import stored_todos, wait_until_app_ready
 
 pytestmark = pytest.mark.anyio
@@ -44,12 +43,7 @@ async def test_typescript_sdk_refreshes_tools_on_list_changed(
     scripts = client_dir(tmp_path)
     url = todomvc_url("plain")
     title = f"From the TypeScript SDK over {transport}"
-    c = tabwire_command
-    with (tabwire_http(c) if transport == "http" else nullcontext()) as port:
-        if transport == "http":
-            config = {"http": f"http://127.0.0.1:{port}/mcp"}
-        else:
-            config = {"stdio": {"command": str(c.binary), "args": c.args, "env": c.env, "cwd": str(c.cwd)}}
+    with client_config(tabwire_command, transport) as config:
         config["title"] = title
         client = subprocess.Popen(
             [str(NODE), str(scripts / CLIENT.name), json.dumps(config)],

@@ -262,3 +262,25 @@ async def test_server_killed_and_restarted(tabwire_command, launch_chromium, ext
         assert tab_keep in ids and tab_close not in ids, f"zombie or missing tab after restart: {tabs}"
         assert await echo(second, tab_keep, 5) == {"n": 5, "marker": "keep"}
         print(f"server restarted: tools back {reappeared:.3f}s after the new server started")
+
+
+async def test_browser_open_injects_the_runtime_a_page_missed(
+    tabwire, launch_chromium, extension_dir, fault_pages, extension_id
+):
+    """A tab opened while the content script's registration is not in force (a race right after connecting;
+    here made certain by unregistering it through DevTools) still gets its runtime: browser_open's worker
+    side injects it once the page has loaded, and the page's tools are in browser_open's result."""
+    browser = await launch_chromium(extension_dir=extension_dir)
+    await open_tab(tabwire, page_url(fault_pages, "first"))
+    workers = await wait_for(
+        lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
+    )
+    registered = "chrome.scripting.getRegisteredContentScripts({ids: ['tabwire-injector']}).then((s) => s.length)"
+    assert await browser.cdp.evaluate(workers[0], registered, await_promise=True) == 1
+    await browser.cdp.evaluate(
+        workers[0], "chrome.scripting.unregisterContentScripts({ids: ['tabwire-injector']}).then(() => 0)",
+        await_promise=True,
+    )
+    assert await browser.cdp.evaluate(workers[0], registered, await_promise=True) == 0
+    tab = await open_tab(tabwire, page_url(fault_pages, "missed"))
+    assert await echo(tabwire, tab, 3) == {"n": 3, "marker": "missed"}

@@ -1,67 +1,82 @@
-"""End to end: the maildev adapter lists the inbox, opens a message and deletes one in a real MailDev 2.2.1,
-with mail delivered to it over SMTP (smtplib) and every effect checked through MailDev's REST API
-(`GET /email`, `GET /email/:id`).
+"""End to end: the maildev adapter lists the inbox (through its `fetch` step on MailDev's own JSON API),
+opens a message and deletes one in a real MailDev 2.2.1, with mail delivered to it over SMTP (smtplib) from
+distinct senders and every effect checked through MailDev's REST API (`GET /email`, `GET /email/:id`).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, free_port, _register_log
-from harness.apps import MailDev
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
-MAILDEV_BIN = CACHE / "apps" / "node_modules" / ".bin" / "maildev"
 TOOLS = ("maildev_list_inbox", "maildev_open_message", "maildev_delete_message")
 
 
 @pytest.fixture
-def maildev(request: pytest.FixtureRequest, tmp_path: Path):
-    if not MAILDEV_BIN.exists():
-        pytest.fail(f"{MAILDEV_BIN} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
-    log = tmp_path / "maildev.log"
-    _register_log(request, "maildev", log)
-    app = MailDev(MAILDEV_BIN, free_port(), free_port(), tmp_path / "mail", log)
-    try:
-        app.wait_ready()
-        yield app
-    finally:
-        app.stop()
-
-
-@pytest.fixture
-def tabwire_command(tabwire_command, maildev):
-    """Serve the maildev adapter (only) on this test's MailDev web port."""
-    args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"maildev={maildev.base}/*"
+def tabwire_command(tabwire_command, maildev, tmp_path: Path):
+    """Serve the maildev adapter on this test's MailDev web port, and a probe adapter whose `fetch` steps
+    put arguments into MailDev's API paths."""
+    tabwire_command.serving("maildev", maildev.base)
+    probe_dir = tmp_path / "adapters"
+    probe_dir.mkdir()
+    (probe_dir / "probe.json").write_text(json.dumps(fetch_probe(maildev.base)))
+    tabwire_command.args += ["--adapters", str(probe_dir)]
     return tabwire_command
+
+
+def fetch_probe(base: str) -> dict:
+    return {
+        "name": "probe",
+        "match": [f"{base}/*"],
+        "tools": [
+            {
+                "name": "get_email",
+                "description": "One message through GET /email/<id> (MailDev marks it read).",
+                "input_schema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+                "steps": [
+                    {"step": "fetch", "url": "/email/{{id}}", "into": "email"},
+                    {"step": "return", "value": {"id": "{{email.id}}", "subject": "{{email.subject}}"}},
+                ],
+            },
+            {
+                "name": "home_as_json",
+                "description": "MailDev's HTML page, wrongly read as JSON.",
+                "steps": [{"step": "fetch", "url": "/", "into": "home"}],
+            },
+        ],
+    }
 
 
 async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, extension_dir):
     maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.\nSee you Monday.")
     maildev.send("Carol <carol@example.com>", "Lunch?", "Noon at the usual place")
-    await wait_for(lambda: len(maildev.emails()) == 2, timeout=10, what="MailDev to receive both messages")
+    maildev.send("dave@example.com", "No display name", "Just an address")
+    await wait_for(lambda: len(maildev.emails()) == 3, timeout=10, what="MailDev to receive the messages")
 
     await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
     await tabwire.wait_for_tools(*TOOLS)
 
-    async def inbox() -> list[dict] | None:
-        out = await tabwire.call_ok("maildev_list_inbox")
-        messages = out.structured["messages"]
-        return messages if len(messages) == 2 else None
-
-    messages = await wait_for(inbox, timeout=10, what="the inbox to show both messages")
+    messages = (await tabwire.call_ok("maildev_list_inbox")).structured["messages"]
     api = {m["id"]: m for m in maildev.emails()}
-    assert {m["subject"] for m in messages} == {"Quarterly report", "Lunch?"}, messages
+    assert sorted(m["id"] for m in messages) == sorted(api), (messages, api)
     for message in messages:
-        email_id = message["link"].rsplit("/", 1)[-1]
-        assert api[email_id]["subject"] == message["subject"], (message, api)
-        assert message["read"] is False and api[email_id]["read"] is False
-        assert "bob@example.com" in message["to"], message
+        email = api[message["id"]]
+        assert message["subject"] == email["subject"], (message, email)
+        assert (message["from"], message["from_name"]) == (email["from"][0]["address"], email["from"][0]["name"])
+        assert message["date"] == email["time"], (message, email)
+        assert message["read"] is False and email["read"] is False, (message, email)
+        assert [t["address"] for t in message["to"]] == ["bob@example.com"], message
+    assert {m["subject"]: (m["from"], m["from_name"]) for m in messages} == {
+        "Quarterly report": ("alice@example.com", "Alice"),
+        "Lunch?": ("carol@example.com", "Carol"),
+        "No display name": ("dave@example.com", ""),
+    }, messages
+    assert not any(m["read"] for m in maildev.emails()), "listing the inbox must not mark anything read"
 
     out = await tabwire.call_ok("maildev_open_message", {"subject": "Quarterly report"})
     report = next(m for m in maildev.emails() if m["subject"] == "Quarterly report")
@@ -69,12 +84,15 @@ async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, 
     assert "alice@example.com" in out.structured["from"] and "Alice" in out.structured["from"], out
     assert report["read"] is True, "opening the message should mark it read in MailDev"
     messages = (await tabwire.call_ok("maildev_list_inbox")).structured["messages"]
-    assert {m["subject"]: m["read"] for m in messages} == {"Quarterly report": True, "Lunch?": False}
+    assert {m["id"]: m["read"] for m in messages} == {m["id"]: m["read"] for m in maildev.emails()}
+    assert {m["subject"]: m["read"] for m in messages} == {
+        "Quarterly report": True, "Lunch?": False, "No display name": False
+    }, messages
 
     out = await tabwire.call_ok("maildev_delete_message", {"subject": "Lunch?"})
     assert out.structured == {"deleted": "Lunch?"}, out
     await wait_for(
-        lambda: [m["subject"] for m in maildev.emails()] == ["Quarterly report"],
+        lambda: [m["subject"] for m in maildev.emails()] == ["Quarterly report", "No display name"],
         timeout=10,
         what="MailDev to have deleted 'Lunch?'",
     )
@@ -82,3 +100,32 @@ async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, 
     out = await tabwire.call("maildev_open_message", {"subject": "Lunch?"})
     assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out
     assert "steps[1] (within)" in out.text and "Lunch?" in out.text, out
+
+
+async def test_fetch_arguments_stay_inside_their_path_segment(tabwire, maildev, launch_chromium, extension_dir):
+    """In the real browser against MailDev's real routes: an argument that tries `../`, `?` or a whole `..`
+    segment cannot reach another endpoint; a normal one reaches exactly its message."""
+    maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.")
+    maildev.send("Carol <carol@example.com>", "Lunch?", "Noon")
+    await wait_for(lambda: len(maildev.emails()) == 2, timeout=10, what="MailDev to receive the messages")
+    await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
+    await tabwire.wait_for_tools("probe_get_email", "probe_home_as_json", *TOOLS)
+
+    # Unencoded, "../email" would climb to GET /email (the list, JSON: a success); encoded, MailDev's
+    # /email/:id route gets the id "../email" and has no such message.
+    for id_, path in [("../email", "/email/..%2Femail"), ("x?skip=1", "/email/x%3Fskip%3D1"),
+                      ("x#y", "/email/x%23y"), ("%2Femail", "/email/%252Femail")]:
+        out = await tabwire.call("probe_get_email", {"id": id_})
+        assert out.is_error and out.text.startswith("ADAPTER_ERROR: steps[0] (fetch): "), out
+        assert f"GET {path} answered HTTP 404" in out.text, out
+    out = await tabwire.call("probe_get_email", {"id": ".."})
+    assert out.is_error and out.text.startswith("INVALID_ARGS: steps[0] (fetch): "), out
+    assert not any(m["read"] for m in maildev.emails()), "no request may have reached a message"
+
+    out = await tabwire.call("probe_home_as_json")
+    assert out.is_error and "ADAPTER_ERROR: steps[0] (fetch): GET / answered no JSON (text/html" in out.text, out
+
+    lunch = next(m for m in maildev.emails() if m["subject"] == "Lunch?")
+    out = await tabwire.call_ok("probe_get_email", {"id": lunch["id"]})
+    assert out.structured == {"id": lunch["id"], "subject": "Lunch?"}, out
+    assert {m["subject"]: m["read"] for m in maildev.emails()} == {"Quarterly report": False, "Lunch?": True}

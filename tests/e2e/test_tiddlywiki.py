@@ -7,40 +7,19 @@ the safe interpolation of arguments into selectors.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conftest import CACHE, free_port, _register_log
-from harness.apps import TiddlyWiki
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
-TIDDLYWIKI_BIN = CACHE / "apps" / "node_modules" / ".bin" / "tiddlywiki"
 TOOLS = ("tiddlywiki_create_tiddler", "tiddlywiki_search_tiddlers", "tiddlywiki_open_tiddler")
-
-
-@pytest.fixture
-def tiddlywiki(request: pytest.FixtureRequest, tmp_path: Path):
-    if not TIDDLYWIKI_BIN.exists():
-        pytest.fail(f"{TIDDLYWIKI_BIN} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
-    log = tmp_path / "tiddlywiki.log"
-    _register_log(request, "tiddlywiki", log)
-    wiki = TiddlyWiki(TIDDLYWIKI_BIN, tmp_path / "wiki", free_port(), log)
-    try:
-        wiki.wait_ready()
-        yield wiki
-    finally:
-        wiki.stop()
 
 
 @pytest.fixture
 def tabwire_command(tabwire_command, tiddlywiki):
     """Serve the tiddlywiki adapter (only) on this test's wiki port."""
-    args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"tiddlywiki={tiddlywiki.base}/*"
-    return tabwire_command
+    return tabwire_command.serving("tiddlywiki", tiddlywiki.base)
 
 
 async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chromium, extension_dir):

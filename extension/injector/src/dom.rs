@@ -14,6 +14,24 @@ pub enum KeyPhase {
     Up,
 }
 
+/// What a `fetch` got back (any status: the interpreter judges it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub status_text: String,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// Why a `fetch` got no response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchFailure {
+    /// The browser's reason (network error, refused redirect, CORS, ...).
+    Network(String),
+    /// The body is longer than the cap (known from `Content-Length` or while reading).
+    TooLarge,
+}
+
 pub trait Dom {
     type Node: Clone;
 
@@ -69,6 +87,16 @@ pub trait Dom {
     fn dispatch_change(&self, node: &Self::Node);
     /// Dispatches one keyboard event; returns `false` when a listener cancelled it.
     fn dispatch_key(&self, node: &Self::Node, phase: KeyPhase, key: &KeyInfo) -> bool;
+
+    /// A same-origin GET of `path` (starting with `/`, checked), with the page's cookies and
+    /// `Accept: accept`, reading at most `max_bytes` of the body. Dropping the future aborts
+    /// the request (the interpreter does so on timeout and cancellation).
+    fn fetch(
+        &self,
+        path: &str,
+        accept: &str,
+        max_bytes: usize,
+    ) -> impl Future<Output = Result<HttpResponse, FetchFailure>>;
 
     fn now_ms(&self) -> f64;
     /// Resolves on the next DOM change or after `max_ms`, whichever comes first.

@@ -3,13 +3,13 @@
 //! the interpreter fires is recorded.
 
 use std::cell::{Cell, RefCell};
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
 
-use crate::dom::{Dom, KeyPhase};
+use crate::dom::{Dom, FetchFailure, HttpResponse, KeyPhase};
 use crate::keys::KeyInfo;
 
 #[derive(Clone, Debug, Default)]
@@ -36,6 +36,9 @@ pub struct FakeNode {
 /// A test's reaction to the interpreter waiting.
 pub type SettleHook = Box<dyn FnMut(&FakeDom)>;
 
+/// A test's server: the answer to a GET of a path, or `None` for one that never comes.
+pub type FetchHook = Box<dyn Fn(&str) -> Option<Result<HttpResponse, FetchFailure>>>;
+
 #[derive(Default)]
 pub struct FakeDom {
     pub nodes: RefCell<Vec<FakeNode>>,
@@ -45,6 +48,8 @@ pub struct FakeDom {
     pub on_settle: RefCell<Option<SettleHook>>,
     pub cancel_keydown: Cell<bool>,
     pub active: Cell<Option<usize>>,
+    /// Answers `fetch` (absent: every request fails as a network error).
+    pub on_fetch: RefCell<Option<FetchHook>>,
 }
 
 impl FakeDom {
@@ -231,6 +236,32 @@ impl Dom for FakeDom {
     fn dispatch_key(&self, node: &usize, phase: KeyPhase, key: &KeyInfo) -> bool {
         self.log(format!("{phase:?} {node} {} {}", key.key, key.key_code));
         !(phase == KeyPhase::Down && self.cancel_keydown.get())
+    }
+
+    fn fetch(
+        &self,
+        path: &str,
+        accept: &str,
+        max_bytes: usize,
+    ) -> impl Future<Output = Result<HttpResponse, FetchFailure>> {
+        self.log(format!("fetch {path} {accept}"));
+        let mut answer = match self.on_fetch.borrow().as_ref() {
+            Some(server) => server(path),
+            None => Some(Err(FetchFailure::Network("Failed to fetch".into()))),
+        }
+        .map(|answer| {
+            answer.and_then(|response| {
+                if response.body.len() > max_bytes {
+                    Err(FetchFailure::TooLarge)
+                } else {
+                    Ok(response)
+                }
+            })
+        });
+        poll_fn(move |_| match answer.take() {
+            Some(answer) => Poll::Ready(answer),
+            None => Poll::Pending,
+        })
     }
 
     fn now_ms(&self) -> f64 {

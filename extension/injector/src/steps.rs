@@ -3,15 +3,18 @@
 //! its selector and the reason in every error.
 
 use std::cell::Cell;
-use std::future::Future;
-use std::pin::Pin;
+use std::collections::BTreeMap;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::task::Poll;
 
-use bridge::adapter::{Field, Read, Step, ToolDef, WaitUntil, assigned_names};
+use bridge::adapter::{Field, Read, ResponseKind, Step, ToolDef, WaitUntil, assigned_names};
+use bridge::fetch::{self, MAX_RESPONSE_BYTES};
 use bridge::template::{self, TemplateError, Vars};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
-use crate::dom::{Dom, KeyPhase};
+use crate::dom::{Dom, FetchFailure, KeyPhase};
 use crate::keys::key_info;
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
@@ -510,8 +513,134 @@ impl<'d, D: Dom> Run<'d, D> {
                     .map(Some)
                     .map_err(|e| template_error(label, e));
             }
+            Step::Fetch {
+                url,
+                into,
+                response,
+                timeout_ms,
+                records,
+                fields,
+            } => {
+                let value = self
+                    .fetch(url, *response, *timeout_ms, records, fields, label)
+                    .await?;
+                self.vars.insert(into.clone(), value);
+            }
         }
         Ok(None)
+    }
+
+    /// A `fetch` step: GET the rendered path, within its deadline and until cancelled, and
+    /// turn a good answer into the step's value. Every failure names the request.
+    async fn fetch(
+        &self,
+        url: &str,
+        response: ResponseKind,
+        timeout_ms: Option<u64>,
+        records: &Option<String>,
+        fields: &Option<BTreeMap<String, String>>,
+        label: &str,
+    ) -> Result<Value, WireError> {
+        let path = template::render_url(url, &self.vars).map_err(|e| template_error(label, e))?;
+        fetch::check_rendered_path(&path)
+            .map_err(|why| fail(ErrorCode::InvalidArgs, label, format!("GET {why}")))?;
+        let request = format!("GET {path}");
+        let accept = match response {
+            ResponseKind::Json => "application/json",
+            ResponseKind::Text => "text/plain, */*;q=0.5",
+        };
+        let start = self.dom.now_ms();
+        let deadline = timeout_ms.map_or(self.deadline, |t| (start + t as f64).min(self.deadline));
+        let answer = {
+            // Dropping the request (timeout, cancellation) aborts it.
+            let mut pending = pin!(self.dom.fetch(&path, accept, MAX_RESPONSE_BYTES));
+            loop {
+                let now = self.dom.now_ms();
+                if now >= deadline {
+                    return Err(fail(
+                        ErrorCode::Timeout,
+                        label,
+                        format!(
+                            "{request} did not answer within {} ms",
+                            (now - start).round()
+                        ),
+                    ));
+                }
+                if self.cancelled.get() {
+                    return Err(fail(
+                        ErrorCode::Cancelled,
+                        label,
+                        format!("the call was cancelled while waiting for {request}"),
+                    ));
+                }
+                let mut tick = pin!(self.dom.settle((deadline - now).min(POLL_MS)));
+                let done = poll_fn(|cx| match pending.as_mut().poll(cx) {
+                    Poll::Ready(answer) => Poll::Ready(Some(answer)),
+                    Poll::Pending => tick.as_mut().poll(cx).map(|()| None),
+                })
+                .await;
+                if let Some(answer) = done {
+                    break answer;
+                }
+            }
+        };
+        let answer = answer.map_err(|failure| match failure {
+            FetchFailure::Network(why) => fail(
+                ErrorCode::AdapterError,
+                label,
+                format!("{request} failed: {why}"),
+            ),
+            FetchFailure::TooLarge => fail(
+                ErrorCode::TooLarge,
+                label,
+                format!(
+                    "{request}: the response is larger than {} MiB",
+                    MAX_RESPONSE_BYTES / (1024 * 1024)
+                ),
+            ),
+        })?;
+        if !(200..300).contains(&answer.status) {
+            let body = String::from_utf8_lossy(&answer.body);
+            let excerpt: String = body.trim().chars().take(200).collect();
+            return Err(fail(
+                ErrorCode::AdapterError,
+                label,
+                format!(
+                    "{request} answered HTTP {} {}{}",
+                    answer.status,
+                    answer.status_text,
+                    if excerpt.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {excerpt}")
+                    }
+                ),
+            ));
+        }
+        let body = match response {
+            ResponseKind::Text => {
+                return Ok(Value::String(
+                    String::from_utf8_lossy(&answer.body).into_owned(),
+                ));
+            }
+            ResponseKind::Json => serde_json::from_slice::<Value>(&answer.body).map_err(|e| {
+                let content_type = if answer.content_type.is_empty() {
+                    "no Content-Type"
+                } else {
+                    answer.content_type.as_str()
+                };
+                fail(
+                    ErrorCode::AdapterError,
+                    label,
+                    format!("{request} answered no JSON ({content_type}): {e}"),
+                )
+            })?,
+        };
+        match fields {
+            Some(fields) => fetch::project(&body, records.as_deref().unwrap_or(""), fields)
+                .map_err(|why| fail(ErrorCode::AdapterError, label, format!("{request}: {why}"))),
+            None => Ok(body),
+        }
     }
 
     /// The element `selector` (a template) finds in `scope` now, or ELEMENT_NOT_FOUND.
@@ -1548,5 +1677,224 @@ mod tests {
                 "steps[0] (within): no `{ITEMS}` whose `label` text equals \"b\" (1 candidates) after 500 ms"
             )
         );
+    }
+
+    /// A fake server for `fetch`: `(path, status, content type, body)`; other paths hang.
+    fn serve(dom: &FakeDom, routes: Vec<(&'static str, u16, &'static str, String)>) {
+        use crate::dom::HttpResponse;
+        *dom.on_fetch.borrow_mut() = Some(Box::new(move |path: &str| {
+            let (_, status, content_type, body) = routes.iter().find(|r| r.0 == path)?;
+            Some(Ok(HttpResponse {
+                status: *status,
+                status_text: if *status == 200 { "OK" } else { "Not Found" }.into(),
+                content_type: (*content_type).into(),
+                body: body.clone().into_bytes(),
+            }))
+        }));
+    }
+
+    fn fetches(dom: &FakeDom) -> Vec<String> {
+        dom.events
+            .borrow()
+            .iter()
+            .filter_map(|e| e.strip_prefix("fetch ").map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn fetch_reads_json_and_projects_records() {
+        let dom = FakeDom::default();
+        dom.add(FakeNode::default());
+        let inbox = json!([
+            {"id": "a1", "subject": "Hi", "from": [{"address": "al@x.org", "name": "Al"}], "read": false},
+            {"id": "b2", "subject": "Yo", "from": [{"address": "bo@x.org"}], "read": true}
+        ]);
+        serve(
+            &dom,
+            vec![
+                ("/email", 200, "application/json", inbox.to_string()),
+                (
+                    "/wrapped",
+                    200,
+                    "application/json",
+                    json!({"items": inbox}).to_string(),
+                ),
+                ("/robots.txt", 200, "text/plain", "User-agent: *".into()),
+            ],
+        );
+        let out = run_adhoc(
+            &dom,
+            json!([
+                {"step": "fetch", "url": "/email", "into": "all"},
+                {"step": "fetch", "url": "/email", "into": "messages",
+                 "fields": {"id": "/id", "from": "/from/0/address", "from_name": "/from/0/name", "read": "/read"}},
+                {"step": "fetch", "url": "/wrapped", "records": "/items", "into": "wrapped",
+                 "fields": {"subject": "/subject"}},
+                {"step": "fetch", "url": "/robots.txt", "response": "text", "into": "robots"},
+                {"step": "return", "value": {"all": "{{all}}", "messages": "{{messages}}",
+                                             "wrapped": "{{wrapped}}", "robots": "{{robots}}"}}
+            ]),
+            json!({}),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(out["all"], inbox);
+        assert_eq!(
+            out["messages"],
+            json!([
+                {"id": "a1", "from": "al@x.org", "from_name": "Al", "read": false},
+                {"id": "b2", "from": "bo@x.org", "from_name": null, "read": true}
+            ])
+        );
+        assert_eq!(
+            out["wrapped"],
+            json!([{"subject": "Hi"}, {"subject": "Yo"}])
+        );
+        assert_eq!(out["robots"], "User-agent: *");
+        assert_eq!(
+            fetches(&dom),
+            [
+                "/email application/json",
+                "/email application/json",
+                "/wrapped application/json",
+                "/robots.txt text/plain, */*;q=0.5"
+            ]
+        );
+    }
+
+    #[test]
+    fn fetch_arguments_stay_inside_their_segment_or_query_value() {
+        let dom = FakeDom::default();
+        dom.add(FakeNode::default());
+        serve(&dom, vec![]);
+        let steps = json!([{"step": "fetch", "url": "/notes/{{id}}?q={{q}}", "into": "x", "timeout_ms": 10}]);
+        for (id, q, path) in [
+            ("../admin", "a&b=c", "/notes/..%2Fadmin?q=a%26b%3Dc"),
+            ("a?b=c", "#frag", "/notes/a%3Fb%3Dc?q=%23frag"),
+            ("x#frag", "%2F", "/notes/x%23frag?q=%252F"),
+            ("%2F..%2F", "..", "/notes/%252F..%252F?q=.."),
+            ("//evil.example", "/", "/notes/%2F%2Fevil.example?q=%2F"),
+            ("%2e%2e", "", "/notes/%252e%252e?q="),
+        ] {
+            dom.events.borrow_mut().clear();
+            let err = run_adhoc(&dom, steps.clone(), json!({"id": id, "q": q}), 1000).unwrap_err();
+            assert_eq!(err.code, ErrorCode::Timeout, "{id}: {err}");
+            assert_eq!(fetches(&dom), [format!("{path} application/json")], "{id}");
+        }
+        // A whole `.` or `..` segment would climb out, even percent-encoded: refused, not sent.
+        for id in ["..", "."] {
+            dom.events.borrow_mut().clear();
+            let err = run_adhoc(&dom, steps.clone(), json!({"id": id, "q": ""}), 1000).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgs, "{id}: {err}");
+            assert!(
+                err.message.starts_with("steps[0] (fetch): GET \"/notes/"),
+                "{err}"
+            );
+            assert!(err.message.contains("segment"), "{err}");
+            assert!(fetches(&dom).is_empty(), "{id}");
+        }
+    }
+
+    #[test]
+    fn fetch_failures_name_the_step_and_the_request() {
+        let dom = FakeDom::default();
+        dom.add(FakeNode::default());
+        serve(
+            &dom,
+            vec![
+                ("/missing", 404, "text/plain", "  no such thing\n".into()),
+                ("/page", 200, "text/html", "<!doctype html><p>hi".into()),
+                ("/object", 200, "application/json", r#"{"a": 1}"#.into()),
+                (
+                    "/big",
+                    200,
+                    "application/json",
+                    "1".repeat(MAX_RESPONSE_BYTES + 1),
+                ),
+            ],
+        );
+        let run = |step: Value, timeout_ms: u64| {
+            run_adhoc(&dom, json!([step]), json!({}), timeout_ms).unwrap_err()
+        };
+        let err = run(
+            json!({"step": "fetch", "url": "/missing", "into": "x"}),
+            1000,
+        );
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(
+            err.message,
+            "steps[0] (fetch): GET /missing answered HTTP 404 Not Found: no such thing"
+        );
+        let err = run(json!({"step": "fetch", "url": "/page", "into": "x"}), 1000);
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert!(
+            err.message
+                .starts_with("steps[0] (fetch): GET /page answered no JSON (text/html): "),
+            "{err}"
+        );
+        let err = run(
+            json!({"step": "fetch", "url": "/object", "into": "x", "fields": {"a": "/a"}}),
+            1000,
+        );
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert!(
+            err.message.starts_with(
+                "steps[0] (fetch): GET /object: the response's value at \"\" is not an array"
+            ),
+            "{err}"
+        );
+        let err = run(json!({"step": "fetch", "url": "/big", "into": "x"}), 1000);
+        assert_eq!(err.code, ErrorCode::TooLarge);
+        assert_eq!(
+            err.message,
+            "steps[0] (fetch): GET /big: the response is larger than 4 MiB"
+        );
+
+        // A server that never answers: the step's own timeout, else the call's deadline.
+        let err = run(
+            json!({"step": "fetch", "url": "/slow", "into": "x", "timeout_ms": 300}),
+            5000,
+        );
+        assert_eq!(err.code, ErrorCode::Timeout);
+        assert_eq!(
+            err.message,
+            "steps[0] (fetch): GET /slow did not answer within 300 ms"
+        );
+        let before = dom.now.get();
+        let err = run(json!({"step": "fetch", "url": "/slow", "into": "x"}), 120);
+        assert_eq!(err.code, ErrorCode::Timeout);
+        assert_eq!(dom.now.get() - before, 120.0);
+
+        // A network failure (the fake's default without a server).
+        *dom.on_fetch.borrow_mut() = None;
+        let err = run(json!({"step": "fetch", "url": "/x", "into": "x"}), 1000);
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(
+            err.message,
+            "steps[0] (fetch): GET /x failed: Failed to fetch"
+        );
+    }
+
+    #[test]
+    fn cancellation_stops_a_pending_fetch() {
+        let dom = FakeDom::default();
+        dom.add(FakeNode::default());
+        serve(&dom, vec![]);
+        let cancelled = std::rc::Rc::new(Cell::new(false));
+        let flag = cancelled.clone();
+        // The call is cancelled while the request is out (after 100 ms).
+        *dom.on_settle.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
+            if dom.now.get() >= 100.0 {
+                flag.set(true);
+            }
+        }));
+        let tool = adhoc(json!([{"step": "fetch", "url": "/slow", "into": "x"}]));
+        let err = block_on(run_value(&dom, &tool, Vars::new(), 5000, &cancelled)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Cancelled);
+        assert_eq!(
+            err.message,
+            "steps[0] (fetch): the call was cancelled while waiting for GET /slow"
+        );
+        assert_eq!(dom.now.get(), 100.0);
     }
 }

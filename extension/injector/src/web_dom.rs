@@ -1,6 +1,7 @@
 //! [`Dom`] over the real page through web-sys. Values are set through the native prototype
 //! setters and events carry what frameworks check (bubbling `input` with `insertText`, keyboard
-//! events with `key`, `code` and the legacy `keyCode`/`which`/`charCode`).
+//! events with `key`, `code` and the legacy `keyCode`/`which`/`charCode`). `fetch` is the page's
+//! own `fetch` (same origin, its cookies), aborted when dropped and read with a size cap.
 
 use std::future::Future;
 
@@ -9,11 +10,13 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    Document, Element, Event, EventInit, InputEvent, InputEventInit, KeyboardEvent,
-    KeyboardEventInit, MouseEvent, MouseEventInit, MutationObserver, MutationObserverInit,
+    AbortController, Document, Element, Event, EventInit, Headers, InputEvent, InputEventInit,
+    KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit, MutationObserver,
+    MutationObserverInit, ReadableStream, ReadableStreamDefaultReader, RequestCache,
+    RequestCredentials, RequestInit, RequestMode, Response,
 };
 
-use crate::dom::{Dom, KeyPhase};
+use crate::dom::{Dom, FetchFailure, HttpResponse, KeyPhase};
 use crate::keys::KeyInfo;
 
 /// Input types whose value Enter commits with `change` (text-entry types).
@@ -71,6 +74,65 @@ fn native_set_value(constructor: &str, node: &Element, value: &str) -> Result<()
     let descriptor = Reflect::get_own_property_descriptor(&prototype.into(), &"value".into())?;
     let setter: Function = Reflect::get(&descriptor, &"set".into())?.dyn_into()?;
     setter.call1(node, &value.into()).map(drop)
+}
+
+fn network(error: JsValue) -> FetchFailure {
+    FetchFailure::Network(reason(error))
+}
+
+/// Aborts its request when the `fetch` future is dropped before the body was read.
+struct AbortOnDrop(AbortController);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sends a same-origin GET of `path` (which starts with one `/`) from this page: `mode:
+/// same-origin` also refuses a redirect to another origin, `credentials: same-origin` sends the
+/// page's cookies as its own requests do.
+fn start_fetch(path: &str, accept: &str) -> Result<(Promise, AbortOnDrop), FetchFailure> {
+    let window = web_sys::window().ok_or_else(|| FetchFailure::Network("no window".into()))?;
+    let origin = window.location().origin().map_err(network)?;
+    let controller = AbortController::new().map_err(network)?;
+    let headers = Headers::new().map_err(network)?;
+    headers.set("Accept", accept).map_err(network)?;
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_mode(RequestMode::SameOrigin);
+    init.set_credentials(RequestCredentials::SameOrigin);
+    init.set_cache(RequestCache::NoStore);
+    init.set_headers(&headers);
+    init.set_signal(Some(&controller.signal()));
+    let promise = window.fetch_with_str_and_init(&format!("{origin}{path}"), &init);
+    Ok((promise, AbortOnDrop(controller)))
+}
+
+/// The body, chunk by chunk, failing as soon as it grows past `max_bytes`.
+async fn read_capped(stream: ReadableStream, max_bytes: usize) -> Result<Vec<u8>, FetchFailure> {
+    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+    let mut body = Vec::new();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
+        if Reflect::get(&chunk, &"done".into())
+            .map_err(network)?
+            .as_bool()
+            .unwrap_or(true)
+        {
+            return Ok(body);
+        }
+        let bytes: js_sys::Uint8Array = Reflect::get(&chunk, &"value".into())
+            .map_err(network)?
+            .unchecked_into();
+        let start = body.len();
+        let length = bytes.length() as usize;
+        if start + length > max_bytes {
+            return Err(FetchFailure::TooLarge);
+        }
+        body.resize(start + length, 0);
+        bytes.copy_to(&mut body[start..]);
+    }
 }
 
 impl Dom for WebDom {
@@ -304,6 +366,41 @@ impl Dom for WebDom {
         match KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init) {
             Ok(event) => node.dispatch_event(&event).unwrap_or(true),
             Err(_) => true,
+        }
+    }
+
+    fn fetch(
+        &self,
+        path: &str,
+        accept: &str,
+        max_bytes: usize,
+    ) -> impl Future<Output = Result<HttpResponse, FetchFailure>> {
+        let started = start_fetch(path, accept);
+        async move {
+            let (promise, _abort_if_dropped) = started?;
+            let response: Response = JsFuture::from(promise)
+                .await
+                .map_err(network)?
+                .unchecked_into();
+            let headers = response.headers();
+            let header = |name: &str| headers.get(name).ok().flatten().unwrap_or_default();
+            if header("content-length")
+                .trim()
+                .parse::<usize>()
+                .is_ok_and(|length| length > max_bytes)
+            {
+                return Err(FetchFailure::TooLarge);
+            }
+            let body = match response.body() {
+                Some(stream) => read_capped(stream, max_bytes).await?,
+                None => Vec::new(),
+            };
+            Ok(HttpResponse {
+                status: response.status(),
+                status_text: response.status_text(),
+                content_type: header("content-type"),
+                body,
+            })
         }
     }
 

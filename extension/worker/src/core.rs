@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use bridge::adapter::Adapter;
 use bridge::page::{FromPage, ToPage};
-use bridge::protocol::{BrowserInfo, RequestId, TabId, TabTools};
+use bridge::protocol::{AdapterMatch, BrowserInfo, LoadedPage, RequestId, TabId, TabTools};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 
@@ -45,6 +45,8 @@ pub enum Action {
         id: RequestId,
         url: String,
         tab: Option<TabId>,
+        /// Answer once the page has loaded (at most this long), saying whether it runs the runtime.
+        wait_loaded_ms: Option<u64>,
     },
     /// Make the dynamic content script cover exactly these match patterns (none: unregister).
     SyncContentScripts(Vec<String>),
@@ -203,6 +205,14 @@ impl Core {
             extension_version: extension_version.to_owned(),
             instance_id: instance_id.to_owned(),
             browser,
+            code_adapters: self
+                .code_adapters
+                .iter()
+                .map(|a| AdapterMatch {
+                    name: a.name.clone(),
+                    matches: a.matches.clone(),
+                })
+                .collect(),
         }
         .encode()
     }
@@ -352,7 +362,17 @@ impl Core {
                     self.send(ToServer::StateError { id, error }, &mut actions);
                 }
             }
-            ToExtension::OpenTab { id, url, tab } => actions.push(Action::OpenTab { id, url, tab }),
+            ToExtension::OpenTab {
+                id,
+                url,
+                tab,
+                wait_loaded_ms,
+            } => actions.push(Action::OpenTab {
+                id,
+                url,
+                tab,
+                wait_loaded_ms,
+            }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
             ToExtension::Pong { .. } => {}
             ToExtension::Error { in_reply_to, error } => {
@@ -529,12 +549,20 @@ impl Core {
         actions
     }
 
-    pub fn on_open_tab_reply(&mut self, id: &str, reply: Result<TabId, String>) -> Vec<Action> {
+    /// The tab `open_tab` `id` opened (with what was seen once its page loaded, when asked to
+    /// wait for that), or why it could not.
+    pub fn on_open_tab_reply(
+        &mut self,
+        id: &str,
+        reply: Result<TabId, String>,
+        loaded: Option<LoadedPage>,
+    ) -> Vec<Action> {
         let mut actions = Vec::new();
         let msg = match reply {
             Ok(tab) => ToServer::OpenTabResult {
                 id: id.to_owned(),
                 tab,
+                loaded,
             },
             Err(why) => {
                 let code = if why.contains("No tab with id") {
@@ -858,7 +886,7 @@ mod tests {
     fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
         let mut core = Core::new(ME);
         announce(&mut core, 5); // queued: the link is down
-        core.on_open_tab_reply("o1", Ok(9)); // queued
+        core.on_open_tab_reply("o1", Ok(9), None); // queued
         core.socket_opened("0.1.0", "inst", BrowserInfo::default());
         let actions = core.on_server_frame(&welcome());
         assert!(actions.contains(&Action::SyncContentScripts(vec![
@@ -1192,6 +1220,39 @@ mod tests {
         assert_eq!(
             frames(&actions),
             vec![json!({"type":"state_update","tab":3,"state":{"todomvc":{"n":3}},"ts":42})]
+        );
+    }
+
+    #[test]
+    fn hello_names_the_code_adapters_and_open_tab_reports_the_loaded_page() {
+        let mut core = Core::new(ME);
+        core.set_code_adapters(&[r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
+            "tools": [{"name": "sum", "description": "Add."}]}"#
+            .into()]);
+        let hello: Value =
+            serde_json::from_str(&core.socket_opened("0.1.0", "i", BrowserInfo::default()))
+                .unwrap();
+        assert_eq!(
+            hello["code_adapters"],
+            json!([{"name": "calc", "match": ["http://127.0.0.1/*"]}])
+        );
+        core.on_server_frame(&welcome());
+        let actions = core.on_server_frame(
+            r#"{"type":"open_tab","id":"o","url":"http://a/","wait_loaded_ms":800}"#,
+        );
+        assert!(
+            actions.contains(&Action::OpenTab {
+                id: "o".into(),
+                url: "http://a/".into(),
+                tab: None,
+                wait_loaded_ms: Some(800),
+            }),
+            "{actions:?}"
+        );
+        let sent = frames(&core.on_open_tab_reply("o", Ok(4), Some(LoadedPage { runtime: true })));
+        assert_eq!(
+            sent,
+            [json!({"type": "open_tab_result", "id": "o", "tab": 4, "loaded": {"runtime": true}})]
         );
     }
 

@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use bridge::protocol::TabId;
+use bridge::protocol::{LoadedPage, TabId};
 use js_sys::Array;
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -372,7 +372,12 @@ fn run(actions: Vec<Action>) {
                 message,
                 on_reply,
             } => spawn_local(to_tab(tab, message, on_reply)),
-            Action::OpenTab { id, url, tab } => spawn_local(open_tab(id, url, tab)),
+            Action::OpenTab {
+                id,
+                url,
+                tab,
+                wait_loaded_ms,
+            } => spawn_local(open_tab(id, url, tab, wait_loaded_ms)),
             Action::SyncContentScripts(patterns) => {
                 SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
                 spawn_local(sync_content_scripts());
@@ -463,7 +468,7 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     }
 }
 
-async fn open_tab(id: String, url: String, tab: Option<TabId>) {
+async fn open_tab(id: String, url: String, tab: Option<TabId>, wait_loaded_ms: Option<u64>) {
     let promise = match tab {
         Some(tab) => chrome::tabs_update(
             tab as f64,
@@ -480,7 +485,61 @@ async fn open_tab(id: String, url: String, tab: Option<TabId>) {
                 .map(|t| t as TabId)
                 .ok_or_else(|| "Chrome returned no tab".to_owned())
         });
-    run(with_core(|core| core.on_open_tab_reply(&id, reply)));
+    let loaded = match (&reply, wait_loaded_ms) {
+        (Ok(tab), Some(wait_ms)) => page_loaded(*tab, wait_ms as f64).await,
+        _ => None,
+    };
+    run(with_core(|core| core.on_open_tab_reply(&id, reply, loaded)));
+}
+
+/// Waits until `tab`'s page has finished loading (looking every 50 ms, at most `wait_ms`), then
+/// asks the page whether Tabwire's runtime runs or is starting there, injecting it into a page an
+/// adapter matches where it is missing (`None`: still loading).
+async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
+    const EVERY_MS: f64 = 50.0;
+    let deadline = js_sys::Date::now() + wait_ms;
+    let loaded = loop {
+        let info = JsFuture::from(chrome::tabs_get(tab as f64)).await.ok()?;
+        // Right after tabs.update the old page may still look complete: pendingUrl says not yet.
+        if get(&info, "status").as_string().as_deref() == Some("complete")
+            && get(&info, "pendingUrl").is_undefined()
+        {
+            break info;
+        }
+        if js_sys::Date::now() + EVERY_MS > deadline {
+            return None;
+        }
+        let tick = js_sys::Promise::new(&mut |resolve, _| {
+            chrome::set_timeout(&resolve, EVERY_MS);
+        });
+        let _ = JsFuture::from(tick).await;
+    };
+    // worker.js's probe runs in the content scripts' world, where content.js and the WebMCP
+    // loader leave their marks (a page Chrome does not let us script has no runtime either).
+    let injection = from_json(&json!({"target": {"tabId": tab, "frameIds": [0]}}).to_string());
+    let _ = js_sys::Reflect::set(
+        &injection,
+        &"func".into(),
+        &chrome::global_path(&["__tabwireRuntimeProbe"]),
+    );
+    let runtime = match JsFuture::from(chrome::execute_script(&injection)).await {
+        Ok(results) => get(&Array::from(&results).get(0), "result")
+            .as_bool()
+            .unwrap_or(false),
+        Err(_) => false,
+    };
+    // A tab opened while the content script's registration was still under way can miss it:
+    // an adapter page must not stay without its runtime.
+    let url = get(&loaded, "url").as_string().unwrap_or_default();
+    if !runtime && with_core(|core| core.any_adapter_matches(&url)) {
+        let injection =
+            json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+        let injected = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
+            .await
+            .is_ok();
+        return Some(LoadedPage { runtime: injected });
+    }
+    Some(LoadedPage { runtime })
 }
 
 /// Brings the registered content script in line with the adapters' patterns, one change at a

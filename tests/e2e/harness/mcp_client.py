@@ -117,6 +117,15 @@ class TabwireSession:
         assert not out.is_error, f"{name}({args}) failed: {out}"
         return out
 
+    async def browser_open(self, url: str, *, timeout: float = 20) -> ToolOutcome:
+        """`browser_open` of `url`, retried only while the extension has not connected yet (NOT_CONNECTED)."""
+
+        async def opened() -> ToolOutcome | None:
+            out = await self.call("browser_open", {"url": url})
+            return None if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text) else out
+
+        return await wait_for(opened, timeout=timeout, what=f"the extension to connect so browser_open({url}) works")
+
 
 async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, request_timeout: float) -> TabwireSession:
     """A ClientSession on `read`/`write` that records every notification's method, initialized."""

@@ -44,3 +44,14 @@ def tabwire_http(command: Any) -> Iterator[int]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextmanager
+def client_config(command: Any, transport: str) -> Iterator[dict[str, Any]]:
+    """How an MCP client in another process reaches tabwire: `{"stdio": <the command to start>}`, or over
+    "http" `{"http": <the URL of a tabwire mcp --http started for the block>}`."""
+    if transport == "http":
+        with tabwire_http(command) as port:
+            yield {"http": f"http://127.0.0.1:{port}/mcp"}
+    else:
+        yield {"stdio": {"command": str(command.binary), "args": command.args, "env": command.env, "cwd": str(command.cwd)}}
