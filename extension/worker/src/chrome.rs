@@ -63,6 +63,8 @@ extern "C" {
 
     #[wasm_bindgen(js_name = fetch)]
     pub fn fetch(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = fetch)]
+    pub fn fetch_with(url: &str, init: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = setInterval)]

@@ -40,6 +40,9 @@ thread_local! {
     static PORTS: RefCell<HashMap<TabId, PagePort>> = RefCell::new(HashMap::new());
     static PORT_REQUESTS: RefCell<PortRequests> = RefCell::new(PortRequests::default());
     static PORT_SERIAL: Cell<PortSerial> = const { Cell::new(0) };
+    /// When this worker last opened a WebSocket (`Date.now()`).
+    static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
+    static PROBE_INIT: JsValue = from_json(r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#);
 }
 
 struct PagePort {
@@ -49,6 +52,9 @@ struct PagePort {
     /// the tab means this port belongs to a page that is gone.
     document: Option<String>,
 }
+
+const NOT_REACHABLE: &str =
+    "server not reachable (not running, wrong port, or the pairing secret was refused)";
 
 /// What a request sent over a port that closed fails with (what `channel_closed` recognizes).
 const PORT_CLOSED: &str = "the page's message channel closed before a response was received";
@@ -307,16 +313,28 @@ async fn connect() {
         return;
     }
     let pairing = read_pairing().await;
-    LINK.with(|l| l.borrow_mut().connecting = false);
     let pairing = match pairing {
         Ok(p) => p,
         Err(e) => {
+            LINK.with(|l| l.borrow_mut().connecting = false);
             let delay = with_core(|core| core.config_error(&e.to_string(), js_sys::Math::random()));
             persist_status();
             return schedule_connect(delay);
         }
     };
     with_core(|core| core.connecting(pairing.port));
+    let probe = format!("http://127.0.0.1:{}/", pairing.port);
+    let answered = JsFuture::from(PROBE_INIT.with(|init| chrome::fetch_with(&probe, init)))
+        .await
+        .is_ok();
+    LINK.with(|l| l.borrow_mut().connecting = false);
+    let now = js_sys::Date::now();
+    if !crate::backoff::open_socket(answered, now, LAST_SOCKET_MS.get()) {
+        let delay = with_core(|core| core.socket_closed(NOT_REACHABLE, js_sys::Math::random()));
+        persist_status();
+        return schedule_connect(delay);
+    }
+    LAST_SOCKET_MS.set(Some(now));
     let protocols: Array = pairing
         .protocols()
         .iter()
@@ -393,8 +411,7 @@ fn socket_handlers() -> [JsValue; 3] {
         let why = if was_up {
             format!("connection closed (code {})", event.code())
         } else {
-            "server not reachable (not running, wrong port, or the pairing secret was refused)"
-                .to_owned()
+            NOT_REACHABLE.to_owned()
         };
         let delay = with_core(|core| core.socket_closed(&why, js_sys::Math::random()));
         persist_status();
