@@ -5,7 +5,9 @@ extension, TodoMVC on 127.0.0.1 in four tabs. Measures:
 - start: Chromium launch → the page's tools visible to the client;
 - baseline: `browser_tabs` round trips (client + server only, no browser), the client's own share;
 - sequential: `todomvc_list_todos` round trips through the whole path (p50 / p90 / p99);
-- throughput: calls/s with 16 in flight spread over 4 tabs;
+- throughput: calls/s with 16 in flight spread over 4 tabs, from one Python client, and from 4 client
+  processes with 4 in flight each (each its own `tabwire mcp`, joining the first as a peer), since one
+  Python client process is the bottleneck;
 - the server's RSS before and after;
 - bare ping: server → worker → tab → worker → server with no MCP and no tool (a Python WebSocket
   server speaking the bridge protocol sends `request_state` to a tab whose adapter has no state
@@ -25,6 +27,7 @@ import os
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +52,7 @@ SEQUENTIAL = 1000
 CONCURRENT = 2000
 IN_FLIGHT = 16
 TABS = 4
+CLIENTS = 4
 IDLE_S = int(os.environ.get("TABWIRE_BENCH_IDLE_S", "40"))
 EXTENSION_ROOT = Path(os.environ.get("TABWIRE_BENCH_EXTENSION") or REPO)
 
@@ -182,6 +186,51 @@ async def start_after_idle(work: Path) -> tuple[bool, float]:
         browser.stop()
 
 
+async def client_process(args: list[str], env: dict, tabs: list[int], calls: int, in_flight: int) -> None:
+    """One of the parallel client processes (`bench.py --client`): its own session; "ready", then "go" on stdin."""
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-client-"))
+    async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+        await s.wait_for_tools("todomvc_list_todos", timeout=30)
+        for n in range(20):  # warm up
+            await timed(s, "todomvc_list_todos", {"tab_id": tabs[n % len(tabs)]})
+        print("ready", flush=True)
+        await anyio.to_thread.run_sync(sys.stdin.readline)
+
+        async def worker(n: int) -> None:
+            for i in range(calls // in_flight):
+                await timed(s, "todomvc_list_todos", {"tab_id": tabs[(n + i) % len(tabs)]})
+
+        async with anyio.create_task_group() as tg:
+            for n in range(in_flight):
+                tg.start_soon(worker, n)
+        print("done", flush=True)
+
+
+async def parallel_clients(args: list[str], env: dict, tabs: list[int]) -> float:
+    """Calls/s of CLIENTS client processes with IN_FLIGHT / CLIENTS calls in flight each, CONCURRENT in all."""
+    per_client = CONCURRENT // CLIENTS
+    command = [sys.executable, __file__, "--client", json.dumps([args, env, tabs, per_client, IN_FLIGHT // CLIENTS])]
+    procs = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(CLIENTS)]
+    try:
+        for p in procs:
+            line = await anyio.to_thread.run_sync(p.stdout.readline)
+            if line.strip() != "ready":
+                raise RuntimeError(f"a client process failed to start: {line!r}")
+        t0 = time.perf_counter()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            line = await anyio.to_thread.run_sync(p.stdout.readline)
+            if line.strip() != "done":
+                raise RuntimeError(f"a client process failed: {line!r}")
+        return per_client * CLIENTS / (time.perf_counter() - t0)
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
 async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-"))
     secret = os.urandom(32).hex()
@@ -227,6 +276,14 @@ async def main() -> None:
                     tg.start_soon(worker, n)
             rate = done / (time.perf_counter() - t0)
             print(f"throughput:  {rate:.0f} calls/s with {IN_FLIGHT} in flight over {TABS} tabs ({done} calls)")
+            rate = await parallel_clients(args, env, tabs)
+            print(f"throughput:  {rate:.0f} calls/s from {CLIENTS} client processes, {IN_FLIGHT // CLIENTS} in flight each ({CONCURRENT} calls)")
+            rust = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                ["cargo", "bench", "-q", "-p", "server", "--bench", "browser_client"],
+                env={**os.environ, **env, "TABWIRE_BIN": str(BINARY), "TABWIRE_BENCH_ARGS": json.dumps(args),
+                     "TABWIRE_BENCH_TABS": json.dumps(tabs)},
+                cwd=REPO, capture_output=True, text=True, check=True))
+            print(f"rmcp client: todomvc_list_todos through a peer     {rust.stdout.strip()}")
             print(f"server RSS:  idle {idle / 1024:.1f} MB, after the load {rss_kib(pid) / 1024:.1f} MB")
         browser.stop()
         browser = None
@@ -247,4 +304,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if sys.argv[1:2] == ["--client"]:
+        anyio.run(client_process, *json.loads(sys.argv[2]))
+    else:
+        anyio.run(main)
