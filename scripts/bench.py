@@ -300,7 +300,8 @@ async def main() -> None:
         site.stop()
     for name in ("worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector-js/injector_bg.wasm.js"):
         path = EXTENSION_ROOT / "extension" / "dist" / name
-        print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
+        if path.exists():
+            print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
 
 
 if __name__ == "__main__":
