@@ -136,7 +136,12 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
     match name {
         "message" => {
             let sender = read_sender(&arg(1));
-            if let Some(tab) = sender.tab {
+            // Only the tab's current document says its port is stale: a page being unloaded
+            // may still send a last message after the next page's port connected.
+            let lifecycle = get(&arg(1), "documentLifecycle").as_string();
+            if let Some(tab) = sender.tab
+                && lifecycle.is_none_or(|l| l == "active")
+            {
                 forget_stale_port(tab, get(&arg(1), "documentId").as_string());
             }
             let text = arg(0).as_string();
