@@ -3,7 +3,6 @@
 //! them out.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 use bridge::protocol::TabId;
 use js_sys::Array;
@@ -37,7 +36,7 @@ thread_local! {
     static PING_NONCE: Cell<u64> = const { Cell::new(0) };
     /// Each page's long-lived port, by tab: calls go to the page over it (one message each way
     /// instead of `tabs.sendMessage`'s channel set-up and teardown per call).
-    static PORTS: RefCell<HashMap<TabId, PagePort>> = RefCell::new(HashMap::new());
+    static PORTS: RefCell<Vec<PagePort>> = const { RefCell::new(Vec::new()) };
     static PORT_REQUESTS: RefCell<PortRequests> = RefCell::new(PortRequests::default());
     static PORT_SERIAL: Cell<PortSerial> = const { Cell::new(0) };
     /// When this worker last opened a WebSocket (`Date.now()`).
@@ -46,6 +45,7 @@ thread_local! {
 }
 
 struct PagePort {
+    tab: TabId,
     serial: PortSerial,
     port: Port,
     /// The document that opened it (`sender.documentId`): a message from another document of
@@ -152,7 +152,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "tab_removed" => {
             if let Some(tab) = tab(0) {
                 PORT_REQUESTS.with(|r| r.borrow_mut().tab_removed(tab));
-                PORTS.with(|p| p.borrow_mut().remove(&tab));
+                PORTS.with(|p| p.borrow_mut().retain(|p| p.tab != tab));
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -215,16 +215,21 @@ fn adopt_port(port: Port) {
     });
     port.on_message()
         .add_listener(on_message.into_js_value().unchecked_ref());
-    let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(tab, serial));
+    let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(serial));
     port.on_disconnect()
         .add_listener(on_disconnect.into_js_value().unchecked_ref());
     let document = get(&sender_js, "documentId").as_string();
     let page_port = PagePort {
+        tab,
         serial,
         port,
         document,
     };
-    PORTS.with(|p| p.borrow_mut().insert(tab, page_port));
+    PORTS.with(|p| {
+        let mut ports = p.borrow_mut();
+        ports.retain(|p| p.tab != tab);
+        ports.push(page_port);
+    });
 }
 
 /// A page's answer `[id, text]` on its port.
@@ -241,13 +246,8 @@ fn on_port_message(tab: TabId, serial: PortSerial, message: &JsValue) {
     }
 }
 
-fn on_port_closed(tab: TabId, serial: PortSerial) {
-    PORTS.with(|p| {
-        let mut ports = p.borrow_mut();
-        if ports.get(&tab).is_some_and(|p| p.serial == serial) {
-            ports.remove(&tab);
-        }
-    });
+fn on_port_closed(serial: PortSerial) {
+    PORTS.with(|p| p.borrow_mut().retain(|p| p.serial != serial));
     for (tab, on_reply) in PORT_REQUESTS.with(|r| r.borrow_mut().port_closed(serial)) {
         spawn_local(on_tab_reply(
             tab,
@@ -262,13 +262,8 @@ fn on_port_closed(tab: TabId, serial: PortSerial) {
 fn forget_stale_port(tab: TabId, document: Option<String>) {
     let Some(document) = document else { return };
     PORTS.with(|p| {
-        let mut ports = p.borrow_mut();
-        let stale = ports
-            .get(&tab)
-            .is_some_and(|p| p.document.as_ref().is_some_and(|d| *d != document));
-        if stale {
-            ports.remove(&tab);
-        }
+        p.borrow_mut()
+            .retain(|p| p.tab != tab || p.document.as_ref().is_none_or(|d| *d == document))
     });
 }
 
@@ -278,9 +273,11 @@ fn post_to_page(tab: TabId, message: &str, on_reply: &OnReply) -> bool {
     if *on_reply == OnReply::InjectIfMissing {
         return false;
     }
-    let Some((serial, port)) =
-        PORTS.with(|p| p.borrow().get(&tab).map(|p| (p.serial, p.port.clone())))
-    else {
+    let Some((serial, port)) = PORTS.with(|p| {
+        let ports = p.borrow();
+        let port = ports.iter().find(|p| p.tab == tab)?;
+        Some((port.serial, port.port.clone()))
+    }) else {
         return false;
     };
     PORT_REQUESTS.with(|r| r.borrow_mut().sent(tab, serial, on_reply.clone()));
@@ -290,7 +287,7 @@ fn post_to_page(tab: TabId, message: &str, on_reply: &OnReply) -> bool {
     if let Some(id) = PortRequests::awaited_id(on_reply) {
         PORT_REQUESTS.with(|r| r.borrow_mut().unsent(id));
     }
-    on_port_closed(tab, serial);
+    on_port_closed(serial);
     false
 }
 

@@ -4,8 +4,6 @@
 //! and a port that closes gives back every request it still owed (the glue then fails them as
 //! `TAB_CLOSED` or `NAVIGATED`, never leaving them to hang).
 
-use std::collections::HashMap;
-
 use bridge::protocol::{RequestId, TabId};
 
 use crate::core::OnReply;
@@ -13,9 +11,10 @@ use crate::core::OnReply;
 /// A port, as the glue numbers them (one number per `runtime.onConnect`).
 pub type PortSerial = u32;
 
+/// A few dozen requests at most are in flight: a list is smaller in wasm than a hash map.
 #[derive(Debug, Default)]
 pub struct PortRequests {
-    waiting: HashMap<RequestId, (TabId, PortSerial, OnReply)>,
+    waiting: Vec<(TabId, PortSerial, OnReply)>,
 }
 
 impl PortRequests {
@@ -30,40 +29,45 @@ impl PortRequests {
     /// `on_reply`'s request went to `tab` over `port`.
     pub fn sent(&mut self, tab: TabId, port: PortSerial, on_reply: OnReply) {
         if let Some(id) = Self::awaited_id(&on_reply) {
-            self.waiting.insert(id.clone(), (tab, port, on_reply));
+            self.unsent(&id.clone());
+            self.waiting.push((tab, port, on_reply));
         }
+    }
+
+    fn position(&self, id: &str) -> Option<usize> {
+        self.waiting
+            .iter()
+            .position(|(_, _, r)| Self::awaited_id(r).is_some_and(|i| i == id))
     }
 
     /// The request went out some other way after all (posting on the port failed).
     pub fn unsent(&mut self, id: &str) {
-        self.waiting.remove(id);
+        if let Some(i) = self.position(id) {
+            self.waiting.swap_remove(i);
+        }
     }
 
     /// An answer to `id` came on `port` of `tab`: what it answers, if that port owes it.
     pub fn answered(&mut self, id: &str, tab: TabId, port: PortSerial) -> Option<OnReply> {
-        match self.waiting.get(id) {
-            Some((t, p, _)) if *t == tab && *p == port => self.waiting.remove(id).map(|w| w.2),
-            _ => None,
-        }
+        let i = self.position(id)?;
+        let (t, p, _) = &self.waiting[i];
+        (*t == tab && *p == port).then(|| self.waiting.swap_remove(i).2)
     }
 
     /// `port` closed: the requests it still owed, with their tab.
     pub fn port_closed(&mut self, port: PortSerial) -> Vec<(TabId, OnReply)> {
-        let owed: Vec<RequestId> = self
-            .waiting
-            .iter()
-            .filter(|(_, (_, p, _))| *p == port)
-            .map(|(id, _)| id.clone())
-            .collect();
-        owed.iter()
-            .filter_map(|id| self.waiting.remove(id))
-            .map(|(tab, _, on_reply)| (tab, on_reply))
+        let (owed, kept) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(_, p, _)| *p == port);
+        self.waiting = kept;
+        owed.into_iter()
+            .map(|(tab, _, on_reply): (TabId, PortSerial, OnReply)| (tab, on_reply))
             .collect()
     }
 
     /// The tab is gone (the core has failed its calls already): forget what it owed.
     pub fn tab_removed(&mut self, tab: TabId) {
-        self.waiting.retain(|_, (t, _, _)| *t != tab);
+        self.waiting.retain(|(t, _, _)| *t != tab);
     }
 
     pub fn len(&self) -> usize {
