@@ -1,6 +1,7 @@
 //! The content script's browser side: [`start`] (called by `extension/content.js` with the build
-//! that loaded), the `runtime.onMessage` listener, announcing the page's tools to the worker
-//! (of the adapters whose DOM predicate the page meets), running calls with their deadline and
+//! that loaded), the `runtime.onMessage` listener and the page's port to the worker
+//! ([`use_port`]), announcing the page's tools to the worker (of the adapters whose DOM
+//! predicate the page meets), running calls with their deadline and
 //! cancellation, and the page's state: pushed after every call of a tool not annotated
 //! `read_only`, and answered on request. Also the isolated-world end of WebMCP capture: the tools
 //! the page registers itself (relayed by `extension/webmcp.js` as CustomEvents with JSON string

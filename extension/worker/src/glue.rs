@@ -1,6 +1,6 @@
-//! The browser side of the service worker: the exports `worker.js` calls, the WebSocket, timers,
-//! storage and the execution of [`Action`]s. Decisions are [`Core`]'s; this file only carries
-//! them out.
+//! The browser side of the service worker: the exports `worker.js` calls, the WebSocket (and the
+//! HTTP probe before it), the pages' ports, timers, storage and the execution of [`Action`]s.
+//! Decisions are [`Core`]'s; this file only carries them out.
 
 use std::cell::{Cell, RefCell};
 
