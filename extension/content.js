@@ -19,20 +19,24 @@
       module = await import(url("injector-js/injector.js"));
     }
     globalThis.__tabwireRuntime = runtime;
-    module.start(runtime);
-    // A stopped service worker (crash, update, DevTools) disconnects this port; reconnecting
-    // starts it again at once, so it reconnects to tabwire instead of waiting for its alarm.
-    // A port refused at once (no worker to start) is retried with a capped backoff, never in a loop.
+    // The page's channel to the worker, which sends its calls over it. A stopped service worker
+    // (crash, update, idle) disconnects it; reconnecting starts the worker again at once, so it
+    // reconnects to tabwire instead of waiting for its alarm. A port refused at once (no worker
+    // to start) is retried with a capped backoff, never in a loop. Opened before `start`
+    // announces the page, so the worker usually has the port before the page's first call.
     let retryMs = 0;
     const holdWorker = () => {
       const since = Date.now();
       try {
-        chrome.runtime.connect({ name: "tabwire-wake" }).onDisconnect.addListener(() => {
+        const port = chrome.runtime.connect({ name: "tabwire-wake" });
+        module.use_port(port);
+        port.onDisconnect.addListener(() => {
           retryMs = Date.now() - since < 1000 ? Math.min(Math.max(retryMs * 2, 100), 30000) : 0;
           setTimeout(holdWorker, retryMs);
         });
       } catch (e) {} // the extension was reloaded or removed: this page's runtime is done
     };
     holdWorker();
+    module.start(runtime);
   })().catch((e) => console.error("tabwire: the runtime failed to start", e));
 })();

@@ -19,9 +19,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   });
   return true; // answered asynchronously
 });
-// Pages hold a port to the worker: when Chrome stops the worker they reconnect, which starts it again.
+// Each page's runtime holds a port to the worker: calls go to the page over it, and when Chrome
+// stops the worker the page reconnects, which starts it again. Rust checks the port's sender.
 chrome.runtime.onConnect.addListener((port) => {
-  if (port.name === "tabwire-wake" && port.sender?.id === chrome.runtime.id) deliver("wake", []);
+  if (port.name === "tabwire-wake") deliver("port", [port]);
 });
 chrome.runtime.onStartup.addListener(() => deliver("wake", []));
 chrome.runtime.onInstalled.addListener(() => deliver("wake", []));

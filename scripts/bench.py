@@ -5,23 +5,37 @@ extension, TodoMVC on 127.0.0.1 in four tabs. Measures:
 - start: Chromium launch → the page's tools visible to the client;
 - baseline: `browser_tabs` round trips (client + server only, no browser), the client's own share;
 - sequential: `todomvc_list_todos` round trips through the whole path (p50 / p90 / p99);
-- throughput: calls/s with 16 in flight spread over 4 tabs;
-- the server's RSS before and after.
+- throughput: calls/s with 16 in flight spread over 4 tabs, from one Python client, and from 4 client
+  processes with 4 in flight each (each its own `tabwire mcp`, joining the first as a peer), since one
+  Python client process is the bottleneck;
+- the server's RSS before and after;
+- bare ping: server → worker → tab → worker → server with no MCP and no tool (a Python WebSocket
+  server speaking the bridge protocol sends `request_state` to a tab whose adapter has no state
+  extractor, and the page answers `state_error` at once): the yardstick for our overhead;
+- start after idle: Chromium idles 40 s with no page open and no server (its service worker would be
+  stopped after 30 s without events), then tabwire starts: the time until the extension is connected.
+
+TABWIRE_BENCH_EXTENSION=DIR benchmarks the extension in DIR (a copy of the repo's `manifest.json`
+and `extension/`, e.g. an older build) instead of the repo's own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import anyio
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
@@ -29,6 +43,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from harness.chromium import Chromium  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
+from harness.waiting import wait_for  # noqa: E402
 
 CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
 TODOMVC = CACHE / "apps" / "node_modules" / "todomvc"
@@ -37,6 +52,9 @@ SEQUENTIAL = 1000
 CONCURRENT = 2000
 IN_FLIGHT = 16
 TABS = 4
+CLIENTS = 4
+IDLE_S = int(os.environ.get("TABWIRE_BENCH_IDLE_S", "40"))
+EXTENSION_ROOT = Path(os.environ.get("TABWIRE_BENCH_EXTENSION") or REPO)
 
 
 def quantiles(samples: list[float]) -> str:
@@ -73,19 +91,153 @@ async def timed(session, name: str, args: dict) -> float:
     return elapsed
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def paired_extension(root: Path, port: int, secret: str) -> Path:
+    """A copy of the extension paired with tabwire on `port`."""
+    root.mkdir()
+    (root / "manifest.json").write_bytes((EXTENSION_ROOT / "manifest.json").read_bytes())
+    shutil.copytree(EXTENSION_ROOT / "extension", root / "extension", ignore=shutil.ignore_patterns("pairing.json"))
+    (root / "extension" / "pairing.json").write_text(json.dumps({"port": port, "secret": secret}))
+    return root
+
+
+async def bare_ping(work: Path, page: str) -> list[float]:
+    """Round trips server → worker → tab → worker → server of a message that runs nothing in the page."""
+    port = free_port()
+    ext = paired_extension(work / "ping-extension", port, os.urandom(32).hex())  # not checked here
+    adapter = {
+        "name": "bench",
+        "match": ["http://127.0.0.1/*"],
+        "tools": [{"name": "noop", "description": "Does nothing.", "steps": [{"step": "return", "value": "ok"}]}],
+    }
+    link: dict = {"tabs": [], "answers": {}}
+
+    async def extension_link(ws) -> None:
+        link["ws"] = ws
+        with contextlib.suppress(ConnectionClosed):  # the browser is stopped at the end
+            await answer_frames(ws)
+
+    async def answer_frames(ws) -> None:
+        async for text in ws:
+            frame = json.loads(text)
+            kind = frame.get("type")
+            if kind == "hello":
+                welcome = {"type": "welcome", "protocol": frame["protocol"], "server_version": "bench",
+                           "instance_id": "bench", "adapters": [adapter]}
+                await ws.send(json.dumps(welcome))
+            elif kind == "ping":
+                await ws.send(json.dumps({"type": "pong", "nonce": frame.get("nonce", 0)}))
+            elif kind == "tools_updated" and frame["tools"]:
+                link["tabs"].append(frame["tab"])
+            elif kind in ("state_response", "state_error") and frame.get("id") in link["answers"]:
+                link["answers"].pop(frame["id"]).set()
+            elif kind == "error":
+                print(f"bare ping:   the extension reports {frame}", file=sys.stderr)
+
+    async def ping(n: int) -> float:
+        answered = anyio.Event()
+        link["answers"][f"ping-{n}"] = answered
+        t0 = time.perf_counter()
+        await link["ws"].send(json.dumps({"type": "request_state", "id": f"ping-{n}", "tab": link["tabs"][0]}))
+        await answered.wait()
+        return (time.perf_counter() - t0) * 1000
+
+    async with serve(extension_link, "127.0.0.1", port, subprotocols=["tabwire.v1"]):
+        browser = Chromium(work / "ping-profile", work / "ping-chromium.log", ext, page)
+        try:
+            await wait_for(lambda: link["tabs"], timeout=30, what="the bench adapter's tools from the page")
+            for n in range(100):  # warm up
+                await ping(n)
+            return [await ping(100 + n) for n in range(SEQUENTIAL)]
+        finally:
+            browser.stop()
+
+
+async def start_after_idle(work: Path) -> tuple[bool, float]:
+    """Whether the worker was still running after the idle time, and ms from tabwire's start to connected."""
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "idle-secret").write_text(secret)
+    (work / "idle-secret").chmod(0o600)
+    ext = paired_extension(work / "idle-extension", port, secret)
+    browser = Chromium(work / "idle-profile", work / "idle-chromium.log", ext, None)
+    try:
+        cdp = await browser.wait_ready()
+        await anyio.sleep(IDLE_S)  # a benchmark may sleep; the tests never do
+        alive = any(t.type == "service_worker" for t in await cdp.targets())
+        log = work / "idle-tabwire.log"
+        args = ["mcp", "--port", str(port), "--secret-file", str(work / "idle-secret")]
+        env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "idle-config")}
+        t0 = time.perf_counter()
+        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=log):
+            await wait_for(
+                lambda: "browser extension connected" in log.read_text(),
+                timeout=30,
+                interval=0.005,
+                what="the extension to connect",
+            )
+            return alive, (time.perf_counter() - t0) * 1000
+    finally:
+        browser.stop()
+
+
+async def client_process(args: list[str], env: dict, tabs: list[int], calls: int, in_flight: int) -> None:
+    """One of the parallel client processes (`bench.py --client`): its own session; "ready", then "go" on stdin."""
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-client-"))
+    async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+        await s.wait_for_tools("todomvc_list_todos", timeout=30)
+        for n in range(20):  # warm up
+            await timed(s, "todomvc_list_todos", {"tab_id": tabs[n % len(tabs)]})
+        print("ready", flush=True)
+        await anyio.to_thread.run_sync(sys.stdin.readline)
+
+        async def worker(n: int) -> None:
+            for i in range(calls // in_flight):
+                await timed(s, "todomvc_list_todos", {"tab_id": tabs[(n + i) % len(tabs)]})
+
+        async with anyio.create_task_group() as tg:
+            for n in range(in_flight):
+                tg.start_soon(worker, n)
+        print("done", flush=True)
+
+
+async def parallel_clients(args: list[str], env: dict, tabs: list[int]) -> float:
+    """Calls/s of CLIENTS client processes with IN_FLIGHT / CLIENTS calls in flight each, CONCURRENT in all."""
+    per_client = CONCURRENT // CLIENTS
+    command = [sys.executable, __file__, "--client", json.dumps([args, env, tabs, per_client, IN_FLIGHT // CLIENTS])]
+    procs = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(CLIENTS)]
+    try:
+        for p in procs:
+            line = await anyio.to_thread.run_sync(p.stdout.readline)
+            if line.strip() != "ready":
+                raise RuntimeError(f"a client process failed to start: {line!r}")
+        t0 = time.perf_counter()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            line = await anyio.to_thread.run_sync(p.stdout.readline)
+            if line.strip() != "done":
+                raise RuntimeError(f"a client process failed: {line!r}")
+        return per_client * CLIENTS / (time.perf_counter() - t0)
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
 async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-"))
     secret = os.urandom(32).hex()
     (work / "secret").write_text(secret)
     (work / "secret").chmod(0o600)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    ext = work / "extension-root"
-    ext.mkdir()
-    (ext / "manifest.json").write_bytes((REPO / "manifest.json").read_bytes())
-    shutil.copytree(REPO / "extension", ext / "extension", ignore=shutil.ignore_patterns("pairing.json"))
-    (ext / "extension" / "pairing.json").write_text(json.dumps({"port": port, "secret": secret}))
+    port = free_port()
+    ext = paired_extension(work / "extension-root", port, secret)
     site = StaticServer(TODOMVC, work / "site.log")
     page = site.url("plain", "examples/vanillajs/index.html")
     args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"),
@@ -124,15 +276,36 @@ async def main() -> None:
                     tg.start_soon(worker, n)
             rate = done / (time.perf_counter() - t0)
             print(f"throughput:  {rate:.0f} calls/s with {IN_FLIGHT} in flight over {TABS} tabs ({done} calls)")
+            rate = await parallel_clients(args, env, tabs)
+            print(f"throughput:  {rate:.0f} calls/s from {CLIENTS} client processes, {IN_FLIGHT // CLIENTS} in flight each ({CONCURRENT} calls)")
+            rust = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                ["cargo", "bench", "-q", "-p", "server", "--bench", "browser_client"],
+                env={**os.environ, **env, "TABWIRE_BIN": str(BINARY), "TABWIRE_BENCH_ARGS": json.dumps(args),
+                     "TABWIRE_BENCH_TABS": json.dumps(tabs)},
+                cwd=REPO, capture_output=True, text=True, check=True))
+            print(f"rmcp client: todomvc_list_todos through a peer     {rust.stdout.strip()}")
             print(f"server RSS:  idle {idle / 1024:.1f} MB, after the load {rss_kib(pid) / 1024:.1f} MB")
+        browser.stop()
+        browser = None
+        ping = await bare_ping(work, page)
+        print(f"bare ping:   server → worker → tab → worker → server  {quantiles(ping)}")
+        overhead = statistics.median(seq) / statistics.median(ping) - 1
+        print(f"overhead:    the tool call's p50 over the bare ping's: {overhead * 100:+.0f} %")
+        alive, after_idle = await start_after_idle(work)
+        state = "still running" if alive else "stopped"
+        print(f"idle start:  connected {after_idle:.0f} ms after tabwire started ({IDLE_S} s idle, no page; worker {state})")
     finally:
         if browser is not None:
             browser.stop()
         site.stop()
     for name in ("worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector-js/injector_bg.wasm.js"):
-        path = REPO / "extension" / "dist" / name
-        print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
+        path = EXTENSION_ROOT / "extension" / "dist" / name
+        if path.exists():
+            print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if sys.argv[1:2] == ["--client"]:
+        anyio.run(client_process, *json.loads(sys.argv[2]))
+    else:
+        anyio.run(main)

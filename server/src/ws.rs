@@ -182,13 +182,16 @@ fn answer_handshake(
 
 /// Runs the authenticated handshake; says who connected.
 async fn accept(
-    stream: TcpStream,
+    mut stream: TcpStream,
     peer: SocketAddr,
     policy: &HandshakePolicy,
 ) -> Option<(WebSocketStream<TcpStream>, Client)> {
     // Calls are small request/response frames: send each at once.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
+    }
+    if answered_probe(&mut stream).await {
+        return None;
     }
     let mut client = Client::Browser;
     #[allow(
@@ -217,6 +220,36 @@ async fn accept(
         }
     };
     Some((socket, client))
+}
+
+/// What a `HEAD` request on the port gets: an empty answer that only says "tabwire listens here".
+const PROBE_ANSWER: &[u8] = b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+
+/// Answers a `HEAD` request (the extension's cheap "is the server up yet?" probe) and says so.
+/// The extension probes before opening a WebSocket because Chrome delays every WebSocket a
+/// page or worker opens by 1-5 s once about 16 of its handshakes failed within minutes, which a
+/// worker retrying while no server runs soon reaches. WebSocket handshakes are always `GET`.
+async fn answered_probe(stream: &mut TcpStream) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut start = [0u8; 5];
+    let peeked = tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut start)).await;
+    if !matches!(peeked, Ok(Ok(5))) || &start != b"HEAD " {
+        return false;
+    }
+    // Read the request (it came in one piece) so that closing does not reset the connection
+    // under the answer.
+    let mut request = [0u8; 2048];
+    let answered = async {
+        let _ = stream.read(&mut request).await?;
+        stream.write_all(PROBE_ANSWER).await?;
+        stream.shutdown().await
+    };
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, answered).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, "answering a probe failed"),
+        Err(_) => tracing::debug!("answering a probe timed out"),
+    }
+    true
 }
 
 async fn serve_browser(

@@ -232,6 +232,37 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
 }
 
 #[tokio::test]
+async fn a_head_probe_hears_that_the_server_is_up_and_nothing_more() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let setup = Setup::new();
+    let (client, _) = setup.start(&[]).await;
+    // The extension probes with HEAD before opening its WebSocket (see worker/src/backoff.rs).
+    let mut probe = tokio::net::TcpStream::connect(("127.0.0.1", setup.port))
+        .await
+        .expect("connect");
+    probe
+        .write_all(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        probe.read_to_string(&mut answer),
+    )
+    .await
+    .expect("the probe is answered and closed")
+    .unwrap();
+    assert_eq!(
+        answer,
+        "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
+    );
+    // A WebSocket handshake is still a WebSocket handshake.
+    let mut socket = setup.extension().await;
+    hello(&mut socket).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_port_held_by_another_program_leaves_mcp_working() {
     let setup = Setup::new();
     let holder = std::net::TcpListener::bind(("127.0.0.1", setup.port)).unwrap();

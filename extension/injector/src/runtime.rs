@@ -1,6 +1,7 @@
 //! The content script's browser side: [`start`] (called by `extension/content.js` with the build
-//! that loaded), the `runtime.onMessage` listener, announcing the page's tools to the worker
-//! (of the adapters whose DOM predicate the page meets), running calls with their deadline and
+//! that loaded), the `runtime.onMessage` listener and the page's port to the worker
+//! ([`use_port`]), announcing the page's tools to the worker (of the adapters whose DOM
+//! predicate the page meets), running calls with their deadline and
 //! cancellation, and the page's state: pushed after every call of a tool not annotated
 //! `read_only`, and answered on request. Also the isolated-world end of WebMCP capture: the tools
 //! the page registers itself (relayed by `extension/webmcp.js` as CustomEvents with JSON string
@@ -33,6 +34,39 @@ extern "C" {
     fn set_timeout_js(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
     fn console_warn(message: &str);
+
+    /// The `runtime.Port` `content.js` opened to the worker.
+    #[derive(Clone)]
+    pub type Port;
+    #[wasm_bindgen(method, catch, js_name = postMessage)]
+    fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, getter, js_name = onMessage)]
+    fn on_message(this: &Port) -> ChromeEvent;
+    type ChromeEvent;
+    #[wasm_bindgen(method, js_name = addListener)]
+    fn add_listener(this: &ChromeEvent, listener: &Function);
+}
+
+/// Where an answer to the worker goes: the `sendResponse` of a `tabs.sendMessage`, or the port
+/// the request came on (as `[id, text]`, so the worker knows what it answers).
+enum Reply {
+    Callback(Function),
+    Port(Port),
+}
+
+impl Reply {
+    fn send(&self, id: &str, answer: &FromPage) {
+        let text = JsValue::from(encode(answer));
+        match self {
+            Reply::Callback(send_response) => {
+                let _ = send_response.call1(&JsValue::NULL, &text);
+            }
+            Reply::Port(port) => {
+                // A closed port (the worker stopped) fails the call on the worker's side.
+                let _ = port.post_message(&js_sys::Array::of2(&JsValue::from(id), &text));
+            }
+        }
+    }
 }
 
 pub(crate) fn set_timeout(callback: &Function, ms: f64) {
@@ -64,6 +98,24 @@ thread_local! {
         page_tools: Rc::default(),
         page_calls: HashMap::new(),
     });
+}
+
+/// The worker's requests also come over `port` (the page's long-lived `tabwire-wake` port;
+/// `content.js` hands over each new one after the worker restarted). Only our extension's
+/// worker can be at the other end of a port this content script opened.
+#[wasm_bindgen]
+pub fn use_port(port: Port) {
+    let reply_to = port.clone();
+    let listener = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
+        if let Some(msg) = message
+            .as_string()
+            .and_then(|t| serde_json::from_str::<ToPage>(&t).ok())
+        {
+            handle(msg, Reply::Port(reply_to.clone()));
+        }
+    });
+    port.on_message()
+        .add_listener(listener.into_js_value().unchecked_ref());
 }
 
 /// Starts the runtime in this page: listens for the worker and announces the page. `runtime`
@@ -337,6 +389,11 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
     else {
         return JsValue::FALSE;
     };
+    JsValue::from_bool(handle(msg, Reply::Callback(send_response)))
+}
+
+/// Carries out one request of the worker; whether an answer will follow through `reply`.
+fn handle(msg: ToPage, reply: Reply) -> bool {
     match msg {
         ToPage::CallTool {
             id,
@@ -344,14 +401,8 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
             args,
             timeout_ms,
         } => {
-            spawn_local(answer(
-                id,
-                tool,
-                Start::Call(args),
-                timeout_ms,
-                send_response,
-            ));
-            JsValue::TRUE
+            spawn_local(answer(id, tool, Start::Call(args), timeout_ms, reply));
+            true
         }
         ToPage::ContinueTool {
             id,
@@ -361,12 +412,12 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
             timeout_ms,
         } => {
             let start = Start::Continue { resume_at, vars };
-            spawn_local(answer(id, tool, start, timeout_ms, send_response));
-            JsValue::TRUE
+            spawn_local(answer(id, tool, start, timeout_ms, reply));
+            true
         }
         ToPage::Adapters { adapters } => {
             set_adapters(adapters);
-            JsValue::FALSE
+            false
         }
         ToPage::Cancel { id } => {
             if let Some(flag) = PAGE.with(|p| p.borrow().running.get(&id).cloned()) {
@@ -375,17 +426,23 @@ fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsV
             if let Some(resolve) = PAGE.with(|p| p.borrow_mut().page_calls.remove(&id)) {
                 let _ = resolve.call1(&JsValue::NULL, &JsValue::FALSE);
             }
-            JsValue::FALSE
+            false
         }
         ToPage::RequestState { id } => {
             spawn_local(async move {
-                let reply = match current_state().await {
-                    Ok(state) => FromPage::StateResponse { id, state },
-                    Err(error) => FromPage::StateError { id, error },
+                let answer = match current_state().await {
+                    Ok(state) => FromPage::StateResponse {
+                        id: id.clone(),
+                        state,
+                    },
+                    Err(error) => FromPage::StateError {
+                        id: id.clone(),
+                        error,
+                    },
                 };
-                let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
+                reply.send(&id, &answer);
             });
-            JsValue::TRUE
+            true
         }
     }
 }
@@ -495,7 +552,8 @@ enum Start {
 
 /// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
 /// and then loads the new page.
-async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, send_response: Function) {
+async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_to: Reply) {
+    let call_id = id.clone();
     let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms).await {
         Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
         Ok(Outcome::Navigate {
@@ -515,7 +573,7 @@ async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, send_re
         ),
         Err(error) => (FromPage::CallToolError { id, error }, None),
     };
-    let _ = send_response.call1(&JsValue::NULL, &JsValue::from(encode(&reply)));
+    reply_to.send(&call_id, &reply);
     if let Some(url) = navigate_to
         && let Some(window) = web_sys::window()
         && let Err(e) = window.location().set_href(&url)

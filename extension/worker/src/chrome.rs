@@ -46,8 +46,25 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create)]
     pub fn alarms_create(name: &str, info: &JsValue) -> Promise;
 
+    /// A `runtime.Port` (a page's long-lived channel to the worker).
+    #[derive(Clone)]
+    pub type Port;
+    #[wasm_bindgen(method, catch, js_name = postMessage)]
+    pub fn post_message(this: &Port, message: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, getter)]
+    pub fn sender(this: &Port) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = onMessage)]
+    pub fn on_message(this: &Port) -> ChromeEvent;
+    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
+    pub fn on_disconnect(this: &Port) -> ChromeEvent;
+    pub type ChromeEvent;
+    #[wasm_bindgen(method, js_name = addListener)]
+    pub fn add_listener(this: &ChromeEvent, listener: &Function);
+
     #[wasm_bindgen(js_name = fetch)]
     pub fn fetch(url: &str) -> Promise;
+    #[wasm_bindgen(js_name = fetch)]
+    pub fn fetch_with(url: &str, init: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = setInterval)]

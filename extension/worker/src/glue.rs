@@ -1,6 +1,6 @@
-//! The browser side of the service worker: the exports `worker.js` calls, the WebSocket, timers,
-//! storage and the execution of [`Action`]s. Decisions are [`Core`]'s; this file only carries
-//! them out.
+//! The browser side of the service worker: the exports `worker.js` calls, the WebSocket (and the
+//! HTTP probe before it), the pages' ports, timers, storage and the execution of [`Action`]s.
+//! Decisions are [`Core`]'s; this file only carries them out.
 
 use std::cell::{Cell, RefCell};
 
@@ -11,10 +11,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use crate::chrome::{self, error_text, from_json, get};
+use crate::chrome::{self, Port, error_text, from_json, get};
 use crate::core::{Action, Core, LinkState, OnReply};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
-use crate::tabs::Sender;
+use crate::ports::{PortRequests, PortSerial};
+use crate::tabs::{self, Sender};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
@@ -33,7 +34,30 @@ thread_local! {
     static SCRIPTS: RefCell<ScriptSync> = const { RefCell::new(ScriptSync { wanted: None, running: false }) };
     static FRAME0: JsValue = from_json(r#"{"frameId":0}"#);
     static PING_NONCE: Cell<u64> = const { Cell::new(0) };
+    /// Each page's long-lived port, by tab: calls go to the page over it (one message each way
+    /// instead of `tabs.sendMessage`'s channel set-up and teardown per call).
+    static PORTS: RefCell<Vec<PagePort>> = const { RefCell::new(Vec::new()) };
+    static PORT_REQUESTS: RefCell<PortRequests> = RefCell::new(PortRequests::default());
+    static PORT_SERIAL: Cell<PortSerial> = const { Cell::new(0) };
+    /// When this worker last opened a WebSocket (`Date.now()`).
+    static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
+    static PROBE_INIT: JsValue = from_json(r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#);
 }
+
+struct PagePort {
+    tab: TabId,
+    serial: PortSerial,
+    port: Port,
+    /// The document that opened it (`sender.documentId`): a message from another document of
+    /// the tab means this port belongs to a page that is gone.
+    document: Option<String>,
+}
+
+const NOT_REACHABLE: &str =
+    "server not reachable (not running, wrong port, or the pairing secret was refused)";
+
+/// What a request sent over a port that closed fails with (what `channel_closed` recognizes).
+const PORT_CLOSED: &str = "the page's message channel closed before a response was received";
 
 #[derive(Default)]
 struct Link {
@@ -112,6 +136,14 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
     match name {
         "message" => {
             let sender = read_sender(&arg(1));
+            // Only the tab's current document says its port is stale: a page being unloaded
+            // may still send a last message after the next page's port connected.
+            let lifecycle = get(&arg(1), "documentLifecycle").as_string();
+            if let Some(tab) = sender.tab
+                && lifecycle.is_none_or(|l| l == "active")
+            {
+                forget_stale_port(tab, get(&arg(1), "documentId").as_string());
+            }
             let text = arg(0).as_string();
             let (reply, actions) = with_core(|core| core.on_page_message(&sender, text.as_deref()));
             run(actions);
@@ -119,6 +151,8 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         }
         "tab_removed" => {
             if let Some(tab) = tab(0) {
+                PORT_REQUESTS.with(|r| r.borrow_mut().tab_removed(tab));
+                PORTS.with(|p| p.borrow_mut().retain(|p| p.tab != tab));
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -136,6 +170,10 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             }
         }
         "alarm" | "wake" => wake(),
+        "port" => {
+            wake();
+            adopt_port(arg(0).unchecked_into());
+        }
         other => log(&format!("unknown event {other:?} from worker.js")),
     }
     JsValue::UNDEFINED
@@ -153,6 +191,104 @@ fn read_sender(sender: &JsValue) -> Sender {
         frame_id: get(sender, "frameId").as_f64().map(|f| f as i64),
         url,
     }
+}
+
+// ---- pages' ports --------------------------------------------------------------------------
+
+/// A page's runtime connected (`tabwire-wake`): from now on its tab's calls go over this port.
+fn adopt_port(port: Port) {
+    let sender_js = port.sender();
+    let sender = read_sender(&sender_js);
+    let our_id = chrome::global_path(&["chrome", "runtime", "id"])
+        .as_string()
+        .unwrap_or_default();
+    let tab = match tabs::check_sender(&sender, &our_id) {
+        Ok(tab) => tab,
+        Err(why) => return log(&format!("ignored a port {why}")),
+    };
+    let serial = PORT_SERIAL.with(|n| {
+        n.set(n.get().wrapping_add(1));
+        n.get()
+    });
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
+        on_port_message(tab, serial, &message)
+    });
+    port.on_message()
+        .add_listener(on_message.into_js_value().unchecked_ref());
+    let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(serial));
+    port.on_disconnect()
+        .add_listener(on_disconnect.into_js_value().unchecked_ref());
+    let document = get(&sender_js, "documentId").as_string();
+    let page_port = PagePort {
+        tab,
+        serial,
+        port,
+        document,
+    };
+    PORTS.with(|p| {
+        let mut ports = p.borrow_mut();
+        ports.retain(|p| p.tab != tab);
+        ports.push(page_port);
+    });
+}
+
+/// A page's answer `[id, text]` on its port.
+fn on_port_message(tab: TabId, serial: PortSerial, message: &JsValue) {
+    let Some(answer) = message.dyn_ref::<Array>() else {
+        return log(&format!("ignored a malformed answer from tab {tab}"));
+    };
+    let id = answer.get(0).as_string().unwrap_or_default();
+    match PORT_REQUESTS.with(|r| r.borrow_mut().answered(&id, tab, serial)) {
+        Some(on_reply) => spawn_local(on_tab_reply(tab, Ok(answer.get(1)), on_reply)),
+        None => log(&format!(
+            "tab {tab} answered {id:?}, which it was not asked"
+        )),
+    }
+}
+
+fn on_port_closed(serial: PortSerial) {
+    PORTS.with(|p| p.borrow_mut().retain(|p| p.serial != serial));
+    for (tab, on_reply) in PORT_REQUESTS.with(|r| r.borrow_mut().port_closed(serial)) {
+        spawn_local(on_tab_reply(
+            tab,
+            Err(JsValue::from_str(PORT_CLOSED)),
+            on_reply,
+        ));
+    }
+}
+
+/// A message from another document of `tab` than the one whose port we hold: that page is gone
+/// (its port's disconnect may still be on its way), so nothing more is sent over its port.
+fn forget_stale_port(tab: TabId, document: Option<String>) {
+    let Some(document) = document else { return };
+    PORTS.with(|p| {
+        p.borrow_mut()
+            .retain(|p| p.tab != tab || p.document.as_ref().is_none_or(|d| *d == document))
+    });
+}
+
+/// Sends `message` to `tab` over its page's port; `false` when it has none (or posting failed),
+/// and the caller uses `tabs.sendMessage`. Injecting a missing runtime needs sendMessage's error.
+fn post_to_page(tab: TabId, message: &str, on_reply: &OnReply) -> bool {
+    if *on_reply == OnReply::InjectIfMissing {
+        return false;
+    }
+    let Some((serial, port)) = PORTS.with(|p| {
+        let ports = p.borrow();
+        let port = ports.iter().find(|p| p.tab == tab)?;
+        Some((port.serial, port.port.clone()))
+    }) else {
+        return false;
+    };
+    PORT_REQUESTS.with(|r| r.borrow_mut().sent(tab, serial, on_reply.clone()));
+    if port.post_message(message).is_ok() {
+        return true;
+    }
+    if let Some(id) = PortRequests::awaited_id(on_reply) {
+        PORT_REQUESTS.with(|r| r.borrow_mut().unsent(id));
+    }
+    on_port_closed(serial);
+    false
 }
 
 // ---- the connection --------------------------------------------------------------------------
@@ -179,16 +315,28 @@ async fn connect() {
         return;
     }
     let pairing = read_pairing().await;
-    LINK.with(|l| l.borrow_mut().connecting = false);
     let pairing = match pairing {
         Ok(p) => p,
         Err(e) => {
+            LINK.with(|l| l.borrow_mut().connecting = false);
             let delay = with_core(|core| core.config_error(&e.to_string(), js_sys::Math::random()));
             persist_status();
             return schedule_connect(delay);
         }
     };
     with_core(|core| core.connecting(pairing.port));
+    let probe = format!("http://127.0.0.1:{}/", pairing.port);
+    let answered = JsFuture::from(PROBE_INIT.with(|init| chrome::fetch_with(&probe, init)))
+        .await
+        .is_ok();
+    LINK.with(|l| l.borrow_mut().connecting = false);
+    let now = js_sys::Date::now();
+    if !crate::backoff::open_socket(answered, now, LAST_SOCKET_MS.get()) {
+        let delay = with_core(|core| core.socket_closed(NOT_REACHABLE, js_sys::Math::random()));
+        persist_status();
+        return schedule_connect(delay);
+    }
+    LAST_SOCKET_MS.set(Some(now));
     let protocols: Array = pairing
         .protocols()
         .iter()
@@ -265,8 +413,7 @@ fn socket_handlers() -> [JsValue; 3] {
         let why = if was_up {
             format!("connection closed (code {})", event.code())
         } else {
-            "server not reachable (not running, wrong port, or the pairing secret was refused)"
-                .to_owned()
+            NOT_REACHABLE.to_owned()
         };
         let delay = with_core(|core| core.socket_closed(&why, js_sys::Math::random()));
         persist_status();
@@ -371,7 +518,11 @@ fn run(actions: Vec<Action>) {
                 tab,
                 message,
                 on_reply,
-            } => spawn_local(to_tab(tab, message, on_reply)),
+            } => {
+                if !post_to_page(tab, &message, &on_reply) {
+                    spawn_local(to_tab(tab, message, on_reply));
+                }
+            }
             Action::OpenTab {
                 id,
                 url,
@@ -428,6 +579,11 @@ async fn tab_gone(tab: TabId) -> Option<String> {
 async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
     let reply = JsFuture::from(sent).await;
+    on_tab_reply(tab, reply, on_reply).await;
+}
+
+/// The page's answer to a message (or why there is none), from `tabs.sendMessage` or the port.
+async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
     match on_reply {
         OnReply::CallTool(id) => {
             let reply = match reply.map(|v| v.as_string()).map_err(|e| error_text(&e)) {

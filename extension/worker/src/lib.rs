@@ -9,5 +9,6 @@ pub mod core;
 pub mod glue;
 pub mod outbox;
 pub mod pairing;
+pub mod ports;
 pub mod tabs;
 pub mod user_agent;
