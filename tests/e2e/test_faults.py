@@ -98,7 +98,7 @@ async def failing_call(
     await fault()
     with anyio.fail_after(within):
         out = await task
-    print(f"{name}: failed after {time.monotonic() - started:.3f}s with {out.text[:120]!r}")
+    print(f"faults_wait_forever: failed after {time.monotonic() - started:.3f}s with {out.text[:120]!r}")
     return out
 
 
