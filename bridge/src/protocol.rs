@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::adapter::{Adapter, ToolAnnotations};
+use crate::tagged;
 
 /// A browser tab, as Chrome numbers it.
 pub type TabId = u64;
@@ -136,8 +137,9 @@ pub struct TabTools {
     pub runtime: Option<RuntimeKind>,
 }
 
-/// Messages the extension sends to the server.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// Messages the extension sends to the server. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`ToServer::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToServer {
     Hello {
@@ -219,8 +221,9 @@ pub enum ToServer {
     },
 }
 
-/// Messages the server sends to the extension.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// Messages the server sends to the extension. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`ToExtension::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToExtension {
     Welcome {
@@ -300,6 +303,125 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "error",
 ];
 
+impl ToServer {
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "hello" => ToServer::Hello {
+                protocol: f.req("protocol")?,
+                extension_version: f.opt("extension_version")?,
+                instance_id: f.opt("instance_id")?,
+                browser: f.opt("browser")?,
+            },
+            "tools_updated" => ToServer::ToolsUpdated(f.rest()?),
+            "tools_snapshot" => ToServer::ToolsSnapshot {
+                tabs: f.req("tabs")?,
+            },
+            "call_tool_result" => ToServer::CallToolResult {
+                id: f.req("id")?,
+                result: f.req("result")?,
+            },
+            "call_tool_error" => ToServer::CallToolError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "progress" => ToServer::Progress {
+                id: f.req("id")?,
+                message: f.opt("message")?,
+                progress: f.opt("progress")?,
+                total: f.opt("total")?,
+            },
+            "state_update" => ToServer::StateUpdate {
+                tab: f.req("tab")?,
+                state: f.req("state")?,
+                ts: f.req("ts")?,
+            },
+            "state_response" => ToServer::StateResponse {
+                id: f.req("id")?,
+                state: f.req("state")?,
+            },
+            "state_error" => ToServer::StateError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "open_tab_result" => ToServer::OpenTabResult {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+            },
+            "open_tab_error" => ToServer::OpenTabError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "tab_focused" => ToServer::TabFocused { tab: f.req("tab")? },
+            "tab_closed" => ToServer::TabClosed { tab: f.req("tab")? },
+            "tab_navigated" => ToServer::TabNavigated {
+                tab: f.req("tab")?,
+                url: f.req("url")?,
+            },
+            "ping" => ToServer::Ping {
+                nonce: f.opt("nonce")?,
+            },
+            "pong" => ToServer::Pong {
+                nonce: f.opt("nonce")?,
+            },
+            "error" => ToServer::Error {
+                in_reply_to: f.opt("in_reply_to")?,
+                error: f.req("error")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, TO_SERVER_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(ToServer, ToServer::from_value);
+
+impl ToExtension {
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "welcome" => ToExtension::Welcome {
+                protocol: f.req("protocol")?,
+                server_version: f.req("server_version")?,
+                instance_id: f.req("instance_id")?,
+                adapters: f.req("adapters")?,
+            },
+            "adapters_updated" => ToExtension::AdaptersUpdated {
+                adapters: f.req("adapters")?,
+            },
+            "call_tool" => ToExtension::CallTool {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+                tool: f.req("tool")?,
+                args: f.req("args")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            "cancel" => ToExtension::Cancel { id: f.req("id")? },
+            "request_state" => ToExtension::RequestState {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+            },
+            "open_tab" => ToExtension::OpenTab {
+                id: f.req("id")?,
+                url: f.req("url")?,
+                tab: f.opt("tab")?,
+            },
+            "ping" => ToExtension::Ping {
+                nonce: f.opt("nonce")?,
+            },
+            "pong" => ToExtension::Pong {
+                nonce: f.opt("nonce")?,
+            },
+            "error" => ToExtension::Error {
+                in_reply_to: f.opt("in_reply_to")?,
+                error: f.req("error")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, TO_EXTENSION_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(ToExtension, ToExtension::from_value);
+
 /// Why a frame could not be decoded. `request_id` is the frame's `id`, when it had one, so the
 /// receiver can fail that request instead of leaving it to time out.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -330,7 +452,11 @@ impl Undecodable {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<T, Undecodable> {
+fn decode<T>(
+    text: &str,
+    known: &[&str],
+    from_value: fn(Value) -> Result<T, serde_json::Error>,
+) -> Result<T, Undecodable> {
     if text.len() > crate::MAX_MESSAGE_BYTES {
         return Err(Undecodable {
             error: DecodeError::TooLarge(text.len(), crate::MAX_MESSAGE_BYTES),
@@ -353,7 +479,7 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<
     if !known.contains(&kind.as_str()) {
         return Err(fail(DecodeError::UnknownType(kind)));
     }
-    serde_json::from_value(value).map_err(|e| {
+    from_value(value).map_err(|e| {
         fail(DecodeError::Invalid {
             kind,
             reason: e.to_string(),
@@ -363,7 +489,7 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<
 
 impl ToServer {
     pub fn decode(text: &str) -> Result<Self, Undecodable> {
-        decode(text, TO_SERVER_TYPES)
+        decode(text, TO_SERVER_TYPES, ToServer::from_value)
     }
 
     pub fn encode(&self) -> String {
@@ -373,7 +499,7 @@ impl ToServer {
 
 impl ToExtension {
     pub fn decode(text: &str) -> Result<Self, Undecodable> {
-        decode(text, TO_EXTENSION_TYPES)
+        decode(text, TO_EXTENSION_TYPES, ToExtension::from_value)
     }
 
     pub fn encode(&self) -> String {
