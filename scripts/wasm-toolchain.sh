@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/wasm-toolchain.sh — builds (once) and caches the wasm32 standard library from Debian's rust-web-src,
 # offline, and wraps it as a private sysroot/toolchain (toolchain.md steps 2-3 and 7):
-#   default: $CACHE/wasm-sysroot      (std with the default wasm32 features)   rustup link: tabwire-wasm
-#   mvp:     $CACHE/wasm-sysroot-mvp  (std built with -Ctarget-cpu=mvp, for wasm2js) rustup link: tabwire-wasm-mvp
-# Both std builds use -Cembed-bitcode=yes (needed by `lto = true`). Nothing is written outside $CACHE
+#   default: $CACHE/wasm-sysroot-ia      (std with the default wasm32 features)   rustup link: tabwire-wasm-ia
+#   mvp:     $CACHE/wasm-sysroot-mvp-ia  (std built with -Ctarget-cpu=mvp, for wasm2js) rustup link: tabwire-wasm-mvp-ia
+# Both std builds use -Cembed-bitcode=yes (needed by `lto = true`) and $WASM_PANIC_RUSTFLAGS (panics
+# trap at once, without formatting a message: see common.sh). Nothing is written outside $CACHE
 # except the rustup toolchain links (when rustup exists). A later run finds the stamp and does nothing.
 # Usage: scripts/wasm-toolchain.sh default|mvp
 set -euo pipefail
@@ -23,7 +24,7 @@ SYS_RUSTLIB=/usr/lib/rustlib
 [ -d "$SYS_RUSTLIB/src/rust/library/std" ] || die "Debian's std sources missing: apt-get install -t bookworm-security rust-web-src"
 command -v rust-lld >/dev/null || command -v wasm-ld >/dev/null || die "no wasm linker (rust-lld): apt-get install -t bookworm-security lld-22"
 
-STD_RUSTFLAGS="-Cembed-bitcode=yes${EXTRA:+ $EXTRA}"
+STD_RUSTFLAGS="-Cembed-bitcode=yes $WASM_PANIC_RUSTFLAGS${EXTRA:+ $EXTRA}"
 STAMP_WANT="$("$SYS_RUSTC" -vV | tr '\n' ' ') | RUSTFLAGS=$STD_RUSTFLAGS | layout=1"
 
 link_rustup() {
