@@ -126,7 +126,9 @@ impl Core {
         if let Some(json) = tabs_json {
             self.tabs = TabRegistry::restore(json, live);
         }
-        if let Some(adapters) = adapters_json.and_then(|j| serde_json::from_str(j).ok()) {
+        // Through a `Value`, like every message: the wasm then holds one adapter decoder.
+        let adapters = adapters_json.and_then(|j| serde_json::from_str(j).ok());
+        if let Some(adapters) = adapters.and_then(|v| serde_json::from_value(v).ok()) {
             self.adapters = adapters;
         }
     }
