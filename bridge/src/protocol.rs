@@ -304,6 +304,29 @@ const TO_EXTENSION_TYPES: &[&str] = &[
 ];
 
 impl ToServer {
+    /// The `"type"` the message is written with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ToServer::Hello { .. } => "hello",
+            ToServer::ToolsUpdated(_) => "tools_updated",
+            ToServer::ToolsSnapshot { .. } => "tools_snapshot",
+            ToServer::CallToolResult { .. } => "call_tool_result",
+            ToServer::CallToolError { .. } => "call_tool_error",
+            ToServer::Progress { .. } => "progress",
+            ToServer::StateUpdate { .. } => "state_update",
+            ToServer::StateResponse { .. } => "state_response",
+            ToServer::StateError { .. } => "state_error",
+            ToServer::OpenTabResult { .. } => "open_tab_result",
+            ToServer::OpenTabError { .. } => "open_tab_error",
+            ToServer::TabFocused { .. } => "tab_focused",
+            ToServer::TabClosed { .. } => "tab_closed",
+            ToServer::TabNavigated { .. } => "tab_navigated",
+            ToServer::Ping { .. } => "ping",
+            ToServer::Pong { .. } => "pong",
+            ToServer::Error { .. } => "error",
+        }
+    }
+
     /// Decodes a message from its JSON value (what `Deserialize` does).
     pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
         let (kind, mut f) = tagged::split(value)?;
@@ -376,6 +399,21 @@ impl ToServer {
 tagged::deserialize_via_value!(ToServer, ToServer::from_value);
 
 impl ToExtension {
+    /// The `"type"` the message is written with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ToExtension::Welcome { .. } => "welcome",
+            ToExtension::AdaptersUpdated { .. } => "adapters_updated",
+            ToExtension::CallTool { .. } => "call_tool",
+            ToExtension::Cancel { .. } => "cancel",
+            ToExtension::RequestState { .. } => "request_state",
+            ToExtension::OpenTab { .. } => "open_tab",
+            ToExtension::Ping { .. } => "ping",
+            ToExtension::Pong { .. } => "pong",
+            ToExtension::Error { .. } => "error",
+        }
+    }
+
     /// Decodes a message from its JSON value (what `Deserialize` does).
     pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
         let (kind, mut f) = tagged::split(value)?;
@@ -623,6 +661,27 @@ mod tests {
     #[test]
     fn every_known_type_round_trips() {
         let samples = [
+            ToServer::Hello {
+                protocol: 1,
+                extension_version: String::new(),
+                instance_id: "i".into(),
+                browser: BrowserInfo::default(),
+            },
+            ToServer::ToolsUpdated(TabTools {
+                tab: 1,
+                url: "u".into(),
+                title: String::new(),
+                tools: vec![],
+                runtime: Some(RuntimeKind::Wasm),
+            }),
+            ToServer::CallToolResult {
+                id: "a".into(),
+                result: json!({"x": [1.5, null]}),
+            },
+            ToServer::CallToolError {
+                id: "a".into(),
+                error: WireError::new(ErrorCode::TabClosed, "gone"),
+            },
             ToServer::ToolsSnapshot { tabs: vec![] },
             ToServer::Progress {
                 id: "a".into(),
@@ -664,11 +723,20 @@ mod tests {
                 error: WireError::new(ErrorCode::Protocol, "p"),
             },
         ];
+        let mut seen = Vec::new();
         for msg in samples {
             let kind = serde_json::to_value(&msg).unwrap()["type"].clone();
             assert!(TO_SERVER_TYPES.contains(&kind.as_str().unwrap()), "{kind}");
+            assert_eq!(kind, msg.type_name());
             assert_eq!(ToServer::decode(&msg.encode()).unwrap(), msg);
+            seen.push(msg.type_name());
         }
+        // One sample per variant (type_name is exhaustive): every type the lists know decodes.
+        seen.sort_unstable();
+        let mut known = TO_SERVER_TYPES.to_vec();
+        known.sort_unstable();
+        assert_eq!(seen, known);
+        let mut seen = Vec::new();
         let samples = [
             ToExtension::Welcome {
                 protocol: 1,
@@ -677,6 +745,13 @@ mod tests {
                 adapters: vec![],
             },
             ToExtension::AdaptersUpdated { adapters: vec![] },
+            ToExtension::CallTool {
+                id: "a".into(),
+                tab: 2,
+                tool: "t".into(),
+                args: json!({}),
+                timeout_ms: 1,
+            },
             ToExtension::Cancel { id: "a".into() },
             ToExtension::RequestState {
                 id: "a".into(),
@@ -700,8 +775,14 @@ mod tests {
                 TO_EXTENSION_TYPES.contains(&kind.as_str().unwrap()),
                 "{kind}"
             );
+            assert_eq!(kind, msg.type_name());
             assert_eq!(ToExtension::decode(&msg.encode()).unwrap(), msg);
+            seen.push(msg.type_name());
         }
+        seen.sort_unstable();
+        let mut known = TO_EXTENSION_TYPES.to_vec();
+        known.sort_unstable();
+        assert_eq!(seen, known);
     }
 
     /// Found by fuzzing: without serde_json's exact float parsing, a huge integer in a page's result

@@ -233,7 +233,7 @@ impl Core {
             actions.push(Action::Log(format!(
                 "server unreachable and {} messages queued: dropped the oldest ({})",
                 crate::outbox::OUTBOX_CAPACITY,
-                message_kind(&dropped)
+                dropped.type_name()
             )));
         }
     }
@@ -731,13 +731,6 @@ fn tool_list(entry: &TabTools) -> String {
         .map(|t| t.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn message_kind(msg: &ToServer) -> String {
-    serde_json::to_value(msg)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// Whether a `tabs.sendMessage` rejection says the page went away before answering: it
