@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/size-report.sh — what the extension's wasm modules are made of (a developer tool; no test
-# runs it). Takes the wasm that ./build.sh left in target/wasm, redoes wasm-bindgen and wasm-opt -Oz
+# runs it). Takes the wasm that ./build.sh left in target/wasm-<variant>, redoes wasm-bindgen and wasm-opt -Oz
 # the way scripts/wasm-crate.sh does but keeping function names, and prints the largest functions
 # with twiggy. twiggy is not installed by the build (it takes minutes to compile); install it once:
 #   cargo install twiggy --root ~/.cache/tabwire/tools-twiggy
@@ -26,7 +26,7 @@ TWIGGY=${TWIGGY:-$CACHE/tools-twiggy/bin/twiggy}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 for crate in "${CRATES[@]}"; do
-    wasm="$ROOT/target/wasm/$WASM_TARGET/wasm-release/$crate.wasm"
+    wasm="$ROOT/target/wasm-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$crate.wasm"
     [ -f "$wasm" ] || die "no $wasm: run ./build.sh first"
     "$WASM_BINDGEN" --target web --no-typescript --keep-debug --out-dir "$OUT/$crate" "$wasm"
     "$WASM_OPT" -Oz -g "$OUT/$crate/${crate}_bg.wasm" -o "$OUT/$crate/named.wasm"

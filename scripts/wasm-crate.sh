@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/wasm-crate.sh — builds one wasm-bindgen crate for wasm32-unknown-unknown and post-processes it:
-#   cargo (profile wasm-release, private Debian-built toolchain, target dir <workspace>/target/wasm)
+#   cargo (profile wasm-release, private Debian-built toolchain, target dir <workspace>/target/wasm-<std variant>)
 #   → wasm-bindgen --target web → wasm-opt -Oz (npm binaryen)                       into OUT_DIR
 # and with --js JS_DIR also the JavaScript (CSP) fallback, toolchain.md step 7:
-#   cargo with -Ctarget-cpu=mvp (MVP std, target dir <workspace>/target/wasm-mvp)
+#   cargo with -Ctarget-cpu=mvp (MVP std, target dir <workspace>/target/wasm-mvp-<std variant>)
 #   → wasm-bindgen --target bundler → wasm-opt -Oz → wasm2js -Oz → memory.grow fix
 #   → glue imports ./<name>_bg.wasm.js instead of ./<name>_bg.wasm                   into JS_DIR
 # Post-processing is skipped when the outputs are newer than their inputs.
@@ -82,8 +82,8 @@ trap 'rm -rf ${TMPS[@]+"${TMPS[@]}"}' EXIT
 pick_toolchain
 log "cargo build $PKG (wasm32, profile wasm-release)"
 t0=$SECONDS
-cargo_wasm "$WS/target/wasm" "$W_CARGO" "$W_RUSTC" "$W_FLAGS" || die "cargo build of $PKG for $WASM_TARGET failed"
-WASM="$WS/target/wasm/$WASM_TARGET/wasm-release/$LIB.wasm"
+cargo_wasm "$WS/target/wasm-$WASM_STD_VARIANT" "$W_CARGO" "$W_RUSTC" "$W_FLAGS" || die "cargo build of $PKG for $WASM_TARGET failed"
+WASM="$WS/target/wasm-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$LIB.wasm"
 [ -f "$WASM" ] || die "cargo did not produce $WASM (is $PKG a cdylib?)"
 
 if newer_than "$OUT_DIR/${OUT_NAME}_bg.wasm" "$WASM" "${TOOL_INPUTS[@]}" && [ -f "$OUT_DIR/$OUT_NAME.js" ]; then
@@ -106,10 +106,10 @@ fi
 "$SCRIPTS/wasm-toolchain.sh" mvp
 log "cargo build $PKG (wasm32 MVP for wasm2js, profile wasm-release)"
 t0=$SECONDS
-cargo_wasm "$WS/target/wasm-mvp" "$WASM_SYSROOT_MVP/bin/cargo" "$WASM_SYSROOT_MVP/bin/rustc" \
+cargo_wasm "$WS/target/wasm-mvp-$WASM_STD_VARIANT" "$WASM_SYSROOT_MVP/bin/cargo" "$WASM_SYSROOT_MVP/bin/rustc" \
     "-Ctarget-cpu=mvp $WASM_PANIC_RUSTFLAGS" \
     || die "cargo build of $PKG for $WASM_TARGET (MVP) failed"
-MVP_WASM="$WS/target/wasm-mvp/$WASM_TARGET/wasm-release/$LIB.wasm"
+MVP_WASM="$WS/target/wasm-mvp-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$LIB.wasm"
 [ -f "$MVP_WASM" ] || die "cargo did not produce $MVP_WASM"
 
 if newer_than "$JS_DIR/${OUT_NAME}_bg.wasm.js" "$MVP_WASM" "${TOOL_INPUTS[@]}" "$OUT_DIR/$OUT_NAME.js" &&
