@@ -9,11 +9,18 @@ WASM_TARGET=wasm32-unknown-unknown
 HOST_TRIPLE=x86_64-unknown-linux-gnu
 case "$(uname -m)" in aarch64) HOST_TRIPLE=aarch64-unknown-linux-gnu ;; esac
 
-# Private toolchains built from Debian's rust-web-src (see scripts/wasm-toolchain.sh).
-WASM_SYSROOT="$CACHE/wasm-sysroot"        # std with the default wasm32 features (reference types, ...)
-WASM_SYSROOT_MVP="$CACHE/wasm-sysroot-mvp" # std built with -Ctarget-cpu=mvp, for wasm2js
-WASM_TOOLCHAIN_NAME=tabwire-wasm          # rustup toolchain names the two sysroots are linked as
-WASM_TOOLCHAIN_NAME_MVP=tabwire-wasm-mvp
+# Private toolchains built from Debian's rust-web-src (see scripts/wasm-toolchain.sh). Their std is
+# built for size: with -Cpanic=immediate-abort (a panic is a bare trap: no message formatting, which in
+# a wasm module without a panic hook printed nowhere anyway; the crates must then be built with it too:
+# WASM_PANIC_RUSTFLAGS) and std's optimize_for_size feature. WASM_STD_VARIANT names that recipe in the
+# sysroots' and the wasm target dirs' names: change it with the recipe, or cargo would reuse crates
+# compiled against the previous std (it does not notice a std swapped under the same path).
+WASM_STD_VARIANT=ia-small
+WASM_SYSROOT="$CACHE/wasm-sysroot-$WASM_STD_VARIANT"         # std with the default wasm32 features (reference types, ...)
+WASM_SYSROOT_MVP="$CACHE/wasm-sysroot-mvp-$WASM_STD_VARIANT" # std built with -Ctarget-cpu=mvp, for wasm2js
+WASM_TOOLCHAIN_NAME=tabwire-wasm-$WASM_STD_VARIANT           # rustup toolchain names the two sysroots are linked as
+WASM_TOOLCHAIN_NAME_MVP=tabwire-wasm-mvp-$WASM_STD_VARIANT
+WASM_PANIC_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" # needs RUSTC_BOOTSTRAP=1
 
 # Tools installed into the cache (never Debian's binaryen: it corrupts wasm-bindgen output).
 WASM_BINDGEN="$CACHE/tools/bin/wasm-bindgen"

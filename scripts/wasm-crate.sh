@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/wasm-crate.sh — builds one wasm-bindgen crate for wasm32-unknown-unknown and post-processes it:
-#   cargo (profile wasm-release, private Debian-built toolchain, target dir <workspace>/target/wasm)
+#   cargo (profile wasm-release, private Debian-built toolchain, target dir <workspace>/target/wasm-<std variant>)
 #   → wasm-bindgen --target web → wasm-opt -Oz (npm binaryen)                       into OUT_DIR
 # and with --js JS_DIR also the JavaScript (CSP) fallback, toolchain.md step 7:
-#   cargo with -Ctarget-cpu=mvp (MVP std, target dir <workspace>/target/wasm-mvp)
+#   cargo with -Ctarget-cpu=mvp (MVP std, target dir <workspace>/target/wasm-mvp-<std variant>)
 #   → wasm-bindgen --target bundler → wasm-opt -Oz → wasm2js -Oz → memory.grow fix
 #   → glue imports ./<name>_bg.wasm.js instead of ./<name>_bg.wasm                   into JS_DIR
 # Post-processing is skipped when the outputs are newer than their inputs.
@@ -50,20 +50,23 @@ pick_toolchain() {
         sysroot=$(cd "$WS" && rustc --print sysroot 2>/dev/null) &&
         [ -d "$sysroot/lib/rustlib/$WASM_TARGET/lib" ] && [ "$sysroot" != "$WASM_SYSROOT" ]; then
         W_CARGO=$(cd "$WS" && { rustup which cargo 2>/dev/null || command -v cargo; }) W_RUSTC="$sysroot/bin/rustc"
+        W_FLAGS="" # a prebuilt std unwinds or aborts: immediate-abort needs our own std
     else
         "$SCRIPTS/wasm-toolchain.sh" default
-        W_CARGO="$WASM_SYSROOT/bin/cargo" W_RUSTC="$WASM_SYSROOT/bin/rustc"
+        W_CARGO="$WASM_SYSROOT/bin/cargo" W_RUSTC="$WASM_SYSROOT/bin/rustc" W_FLAGS=$WASM_PANIC_RUSTFLAGS
     fi
 }
 
-# cargo_wasm TARGET_DIR CARGO RUSTC [extra rustflags] — RUSTFLAGS from the environment are meant for host
-# builds and are dropped here; per-target rustflags from .cargo/config.toml still apply (and are merged).
+# cargo_wasm TARGET_DIR CARGO RUSTC [extra rustflags, space-separated] — RUSTFLAGS from the environment
+# are meant for host builds and are dropped here; per-target rustflags from .cargo/config.toml still
+# apply (and are merged). RUSTC_BOOTSTRAP=1 lets our own toolchain take $WASM_PANIC_RUSTFLAGS.
 cargo_wasm() {
     local tdir=$1 cargo=$2 rustc=$3 flags=${4:-}
-    local cfg=()
-    [ -z "$flags" ] || cfg=(--config "target.$WASM_TARGET.rustflags=[\"$flags\"]")
+    local cfg=() list="" f
+    for f in $flags; do list+="${list:+, }\"$f\""; done
+    [ -z "$list" ] || cfg=(--config "target.$WASM_TARGET.rustflags=[$list]")
     env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u RUSTUP_TOOLCHAIN -u CARGO_BUILD_TARGET \
-        RUSTC="$rustc" "$cargo" build --quiet ${cfg[@]+"${cfg[@]}"} --manifest-path "$MANIFEST" \
+        RUSTC_BOOTSTRAP=1 RUSTC="$rustc" "$cargo" build --quiet ${cfg[@]+"${cfg[@]}"} --manifest-path "$MANIFEST" \
         --target "$WASM_TARGET" --profile wasm-release --target-dir "$tdir" >&2
 }
 
@@ -79,8 +82,8 @@ trap 'rm -rf ${TMPS[@]+"${TMPS[@]}"}' EXIT
 pick_toolchain
 log "cargo build $PKG (wasm32, profile wasm-release)"
 t0=$SECONDS
-cargo_wasm "$WS/target/wasm" "$W_CARGO" "$W_RUSTC" || die "cargo build of $PKG for $WASM_TARGET failed"
-WASM="$WS/target/wasm/$WASM_TARGET/wasm-release/$LIB.wasm"
+cargo_wasm "$WS/target/wasm-$WASM_STD_VARIANT" "$W_CARGO" "$W_RUSTC" "$W_FLAGS" || die "cargo build of $PKG for $WASM_TARGET failed"
+WASM="$WS/target/wasm-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$LIB.wasm"
 [ -f "$WASM" ] || die "cargo did not produce $WASM (is $PKG a cdylib?)"
 
 if newer_than "$OUT_DIR/${OUT_NAME}_bg.wasm" "$WASM" "${TOOL_INPUTS[@]}" && [ -f "$OUT_DIR/$OUT_NAME.js" ]; then
@@ -103,9 +106,10 @@ fi
 "$SCRIPTS/wasm-toolchain.sh" mvp
 log "cargo build $PKG (wasm32 MVP for wasm2js, profile wasm-release)"
 t0=$SECONDS
-cargo_wasm "$WS/target/wasm-mvp" "$WASM_SYSROOT_MVP/bin/cargo" "$WASM_SYSROOT_MVP/bin/rustc" "-Ctarget-cpu=mvp" \
+cargo_wasm "$WS/target/wasm-mvp-$WASM_STD_VARIANT" "$WASM_SYSROOT_MVP/bin/cargo" "$WASM_SYSROOT_MVP/bin/rustc" \
+    "-Ctarget-cpu=mvp $WASM_PANIC_RUSTFLAGS" \
     || die "cargo build of $PKG for $WASM_TARGET (MVP) failed"
-MVP_WASM="$WS/target/wasm-mvp/$WASM_TARGET/wasm-release/$LIB.wasm"
+MVP_WASM="$WS/target/wasm-mvp-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$LIB.wasm"
 [ -f "$MVP_WASM" ] || die "cargo did not produce $MVP_WASM"
 
 if newer_than "$JS_DIR/${OUT_NAME}_bg.wasm.js" "$MVP_WASM" "${TOOL_INPUTS[@]}" "$OUT_DIR/$OUT_NAME.js" &&

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # scripts/wasm-toolchain.sh — builds (once) and caches the wasm32 standard library from Debian's rust-web-src,
 # offline, and wraps it as a private sysroot/toolchain (toolchain.md steps 2-3 and 7):
-#   default: $CACHE/wasm-sysroot      (std with the default wasm32 features)   rustup link: tabwire-wasm
-#   mvp:     $CACHE/wasm-sysroot-mvp  (std built with -Ctarget-cpu=mvp, for wasm2js) rustup link: tabwire-wasm-mvp
-# Both std builds use -Cembed-bitcode=yes (needed by `lto = true`). Nothing is written outside $CACHE
+#   default: $CACHE/wasm-sysroot-<variant>     (default wasm32 features)   rustup link: tabwire-wasm-<variant>
+#   mvp:     $CACHE/wasm-sysroot-mvp-<variant> (-Ctarget-cpu=mvp, for wasm2js) rustup link: tabwire-wasm-mvp-<variant>
+# Both std builds use -Cembed-bitcode=yes (needed by `lto = true`), $WASM_PANIC_RUSTFLAGS (panics
+# trap at once, without formatting a message) and std's optimize_for_size feature: the recipe that
+# common.sh's WASM_STD_VARIANT names. Nothing is written outside $CACHE
 # except the rustup toolchain links (when rustup exists). A later run finds the stamp and does nothing.
 # Usage: scripts/wasm-toolchain.sh default|mvp
 set -euo pipefail
@@ -23,8 +25,10 @@ SYS_RUSTLIB=/usr/lib/rustlib
 [ -d "$SYS_RUSTLIB/src/rust/library/std" ] || die "Debian's std sources missing: apt-get install -t bookworm-security rust-web-src"
 command -v rust-lld >/dev/null || command -v wasm-ld >/dev/null || die "no wasm linker (rust-lld): apt-get install -t bookworm-security lld-22"
 
-STD_RUSTFLAGS="-Cembed-bitcode=yes${EXTRA:+ $EXTRA}"
-STAMP_WANT="$("$SYS_RUSTC" -vV | tr '\n' ' ') | RUSTFLAGS=$STD_RUSTFLAGS | layout=1"
+STD_RUSTFLAGS="-Cembed-bitcode=yes $WASM_PANIC_RUSTFLAGS${EXTRA:+ $EXTRA}"
+# optimize_for_size: std's smaller sorts, integer formatting and escapes (same results, a bit slower).
+STD_FEATURES=optimize_for_size
+STAMP_WANT="$("$SYS_RUSTC" -vV | tr '\n' ' ') | RUSTFLAGS=$STD_RUSTFLAGS | features=$STD_FEATURES | layout=1"
 
 link_rustup() {
     command -v rustup >/dev/null || return 0
@@ -40,7 +44,7 @@ if [ -f "$DIR/.tabwire-stamp" ] && [ "$(cat "$DIR/.tabwire-stamp")" = "$STAMP_WA
     exit 0
 fi
 
-log "building the $WASM_TARGET standard library ($KIND, RUSTFLAGS='$STD_RUSTFLAGS') from Debian's rust-web-src (~1 min, once)"
+log "building the $WASM_TARGET standard library ($KIND, RUSTFLAGS='$STD_RUSTFLAGS', features $STD_FEATURES) from Debian's rust-web-src (~1 min, once)"
 WORK="$CACHE/wasm-std-build-$KIND"
 rm -rf "$WORK"
 mkdir -p "$WORK/src"
@@ -58,6 +62,7 @@ t0=$SECONDS
 env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_TARGET -u RUSTUP_TOOLCHAIN \
     RUSTC="$SYS_RUSTC" RUSTC_BOOTSTRAP=1 RUSTFLAGS="$STD_RUSTFLAGS" \
     "$SYS_CARGO" build --quiet --release --target "$WASM_TARGET" -Zbuild-std=std,panic_abort \
+    -Zbuild-std-features="$STD_FEATURES" \
     --manifest-path "$WORK/Cargo.toml" --target-dir "$WORK/target" >&2 \
     || die "building the wasm32 std failed (log above); needs Debian's rust-web-src"
 DEPS="$WORK/target/$WASM_TARGET/release/deps"

@@ -38,14 +38,18 @@ struct ToolDeclaration {
 
 /// The adapter a code adapter's declaration describes, validated like an adapter file.
 pub fn parse(declaration: &str) -> Result<Adapter, Vec<Problem>> {
-    let d: Declaration = serde_json::from_str(declaration).map_err(|e| {
-        vec![Problem {
-            path: JsonPath::default(),
-            line: None,
-            column: None,
-            message: e.to_string(),
-        }]
-    })?;
+    // Through a `Value`, like every message the worker decodes: the wasm then holds one decoder
+    // per type. A shape error is then not located in the text; the bundler wrote it on one line.
+    let d: Declaration = serde_json::from_str(declaration)
+        .and_then(serde_json::from_value)
+        .map_err(|e| {
+            vec![Problem {
+                path: JsonPath::default(),
+                line: None,
+                column: None,
+                message: e.to_string(),
+            }]
+        })?;
     let adapter = Adapter {
         schema: None,
         name: d.name,

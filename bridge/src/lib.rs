@@ -12,6 +12,7 @@ pub mod names;
 pub mod page;
 pub mod pattern;
 pub mod protocol;
+mod tagged;
 pub mod template;
 pub mod webmcp;
 

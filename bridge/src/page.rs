@@ -2,15 +2,17 @@
 //! (`chrome.runtime.sendMessage` / `chrome.tabs.sendMessage`), tagged by `"type"` like the wire
 //! protocol. The worker adds what only it knows (the tab id, from `sender.tab`) before forwarding.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::adapter::Adapter;
 pub use crate::protocol::RuntimeKind;
 use crate::protocol::{RequestId, ToolSpec, WireError};
+use crate::tagged;
 
-/// From the content script to the service worker.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// From the content script to the service worker. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`FromPage::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FromPage {
     /// The runtime started in a page (or the page's URL changed in place); the worker answers
@@ -65,8 +67,9 @@ pub enum FromPage {
     },
 }
 
-/// From the service worker to the content script.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// From the service worker to the content script. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`ToPage::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToPage {
     /// The adapters whose match patterns cover the page's URL: the answer to
@@ -99,6 +102,102 @@ pub enum ToPage {
         timeout_ms: u64,
     },
 }
+
+const FROM_PAGE_TYPES: &[&str] = &[
+    "page_ready",
+    "tools_updated",
+    "call_tool_result",
+    "call_tool_error",
+    "call_tool_continue",
+    "state_update",
+    "state_response",
+    "state_error",
+];
+
+const TO_PAGE_TYPES: &[&str] = &[
+    "adapters",
+    "call_tool",
+    "cancel",
+    "request_state",
+    "continue_tool",
+];
+
+impl FromPage {
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "page_ready" => FromPage::PageReady {
+                url: f.req("url")?,
+                title: f.req("title")?,
+                runtime: f.opt("runtime")?,
+            },
+            "tools_updated" => FromPage::ToolsUpdated {
+                url: f.req("url")?,
+                title: f.req("title")?,
+                tools: f.req("tools")?,
+            },
+            "call_tool_result" => FromPage::CallToolResult {
+                id: f.req("id")?,
+                result: f.req("result")?,
+            },
+            "call_tool_error" => FromPage::CallToolError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "call_tool_continue" => FromPage::CallToolContinue {
+                id: f.req("id")?,
+                tool: f.req("tool")?,
+                resume_at: f.req("resume_at")?,
+                vars: f.req("vars")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            "state_update" => FromPage::StateUpdate {
+                state: f.req("state")?,
+                ts: f.req("ts")?,
+            },
+            "state_response" => FromPage::StateResponse {
+                id: f.req("id")?,
+                state: f.req("state")?,
+            },
+            "state_error" => FromPage::StateError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(FromPage, FromPage::from_value);
+
+impl ToPage {
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "adapters" => ToPage::Adapters {
+                adapters: f.req("adapters")?,
+            },
+            "call_tool" => ToPage::CallTool {
+                id: f.req("id")?,
+                tool: f.req("tool")?,
+                args: f.req("args")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            "cancel" => ToPage::Cancel { id: f.req("id")? },
+            "request_state" => ToPage::RequestState { id: f.req("id")? },
+            "continue_tool" => ToPage::ContinueTool {
+                id: f.req("id")?,
+                tool: f.req("tool")?,
+                resume_at: f.req("resume_at")?,
+                vars: f.req("vars")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(ToPage, ToPage::from_value);
 
 #[cfg(test)]
 mod tests {
@@ -160,6 +259,172 @@ mod tests {
                 args: json!({"q":1}),
                 timeout_ms: 10
             }
+        );
+    }
+
+    /// The type name a message is written with. Exhaustive on purpose: a new variant does not
+    /// compile until it is added here, next to a line in `from_value` and a sample below.
+    fn type_of_from_page(msg: &FromPage) -> &'static str {
+        match msg {
+            FromPage::PageReady { .. } => "page_ready",
+            FromPage::ToolsUpdated { .. } => "tools_updated",
+            FromPage::CallToolResult { .. } => "call_tool_result",
+            FromPage::CallToolError { .. } => "call_tool_error",
+            FromPage::CallToolContinue { .. } => "call_tool_continue",
+            FromPage::StateUpdate { .. } => "state_update",
+            FromPage::StateResponse { .. } => "state_response",
+            FromPage::StateError { .. } => "state_error",
+        }
+    }
+
+    fn type_of_to_page(msg: &ToPage) -> &'static str {
+        match msg {
+            ToPage::Adapters { .. } => "adapters",
+            ToPage::CallTool { .. } => "call_tool",
+            ToPage::Cancel { .. } => "cancel",
+            ToPage::RequestState { .. } => "request_state",
+            ToPage::ContinueTool { .. } => "continue_tool",
+        }
+    }
+
+    #[test]
+    fn every_page_message_round_trips() {
+        let error = WireError::new(crate::ErrorCode::Timeout, "t");
+        let vars = json!({"q": 1}).as_object().cloned().unwrap();
+        let adapter: Adapter = serde_json::from_value(json!({
+            "name": "a", "match": ["http://127.0.0.1/*"],
+            "tools": [{"name": "t", "description": "d", "steps": [{"step": "click", "selector": "#x"}]}]
+        }))
+        .unwrap();
+        let from_page = [
+            FromPage::PageReady {
+                url: "u".into(),
+                title: "t".into(),
+                runtime: Some(RuntimeKind::Wasm),
+            },
+            FromPage::ToolsUpdated {
+                url: "u".into(),
+                title: "t".into(),
+                tools: vec![ToolSpec {
+                    name: "a_t".into(),
+                    adapter: "a".into(),
+                    description: "d".into(),
+                    input_schema: json!({"type": "object"}),
+                    output_schema: Some(json!({"type": "object"})),
+                    annotations: Default::default(),
+                }],
+            },
+            FromPage::CallToolResult {
+                id: "i".into(),
+                result: json!([1.5, "x", null]),
+            },
+            FromPage::CallToolError {
+                id: "i".into(),
+                error: error.clone(),
+            },
+            FromPage::CallToolContinue {
+                id: "i".into(),
+                tool: "a_t".into(),
+                resume_at: 3,
+                vars: vars.clone(),
+                timeout_ms: 5,
+            },
+            FromPage::StateUpdate {
+                state: json!({"n": 2}),
+                ts: 9,
+            },
+            FromPage::StateResponse {
+                id: "i".into(),
+                state: json!(null),
+            },
+            FromPage::StateError {
+                id: "i".into(),
+                error: error.clone(),
+            },
+        ];
+        let mut seen = Vec::new();
+        for msg in from_page {
+            let text = serde_json::to_string(&msg).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(value["type"], type_of_from_page(&msg), "{text}");
+            assert_eq!(serde_json::from_str::<FromPage>(&text).unwrap(), msg);
+            assert_eq!(FromPage::from_value(value).unwrap(), msg);
+            seen.push(type_of_from_page(&msg));
+        }
+        assert_eq!(seen, FROM_PAGE_TYPES);
+        let to_page = [
+            ToPage::Adapters {
+                adapters: vec![adapter],
+            },
+            ToPage::CallTool {
+                id: "i".into(),
+                tool: "a_t".into(),
+                args: json!({"q": 1}),
+                timeout_ms: 10,
+            },
+            ToPage::Cancel { id: "i".into() },
+            ToPage::RequestState { id: "i".into() },
+            ToPage::ContinueTool {
+                id: "i".into(),
+                tool: "a_t".into(),
+                resume_at: 1,
+                vars,
+                timeout_ms: 7,
+            },
+        ];
+        let mut seen = Vec::new();
+        for msg in to_page {
+            let text = serde_json::to_string(&msg).unwrap();
+            assert_eq!(
+                serde_json::from_str::<ToPage>(&text).unwrap(),
+                msg,
+                "{text}"
+            );
+            seen.push(type_of_to_page(&msg));
+        }
+        assert_eq!(seen, TO_PAGE_TYPES);
+    }
+
+    #[test]
+    fn page_messages_ignore_unknown_fields_and_name_what_is_wrong() {
+        let msg: FromPage = serde_json::from_str(
+            r#"{"extra":[1],"type":"state_update","state":1,"ts":2,"more":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            msg,
+            FromPage::StateUpdate {
+                state: json!(1),
+                ts: 2
+            }
+        );
+        let error = |text: &str| {
+            serde_json::from_str::<FromPage>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            error(r#"{"type":"call_tool_result","id":"a"}"#).contains("missing field `result`")
+        );
+        assert!(
+            error(r#"{"type":"state_update","state":1,"ts":"soon"}"#)
+                .contains("invalid type: string \"soon\", expected u64")
+        );
+        assert!(error(r#"{"id":"a"}"#).contains("missing field `type`"));
+        let unknown = error(r#"{"type":"launch","id":"a"}"#);
+        assert!(
+            unknown.contains("unknown variant `launch`") && unknown.contains("page_ready"),
+            "{unknown}"
+        );
+        assert!(error("[1]").contains("invalid type: sequence"));
+        let bad_adapter = serde_json::from_str::<ToPage>(
+            r#"{"type":"adapters","adapters":[{"name":"a","match":[],"tools":[],"colour":1}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad_adapter.contains("unknown field `colour`"),
+            "{bad_adapter}"
         );
     }
 }

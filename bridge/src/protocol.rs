@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::adapter::{Adapter, ToolAnnotations};
+use crate::tagged;
 
 /// A browser tab, as Chrome numbers it.
 pub type TabId = u64;
@@ -155,8 +156,9 @@ pub struct LoadedPage {
     pub runtime: bool,
 }
 
-/// Messages the extension sends to the server.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// Messages the extension sends to the server. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`ToServer::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToServer {
     Hello {
@@ -244,8 +246,9 @@ pub enum ToServer {
     },
 }
 
-/// Messages the server sends to the extension.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// Messages the server sends to the extension. `Deserialize` is written by hand (see
+/// [`crate::tagged`] for why): a new variant needs its line in [`ToExtension::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToExtension {
     Welcome {
@@ -328,6 +331,166 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "error",
 ];
 
+impl ToServer {
+    /// The `"type"` the message is written with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ToServer::Hello { .. } => "hello",
+            ToServer::ToolsUpdated(_) => "tools_updated",
+            ToServer::ToolsSnapshot { .. } => "tools_snapshot",
+            ToServer::CallToolResult { .. } => "call_tool_result",
+            ToServer::CallToolError { .. } => "call_tool_error",
+            ToServer::Progress { .. } => "progress",
+            ToServer::StateUpdate { .. } => "state_update",
+            ToServer::StateResponse { .. } => "state_response",
+            ToServer::StateError { .. } => "state_error",
+            ToServer::OpenTabResult { .. } => "open_tab_result",
+            ToServer::OpenTabError { .. } => "open_tab_error",
+            ToServer::TabFocused { .. } => "tab_focused",
+            ToServer::TabClosed { .. } => "tab_closed",
+            ToServer::TabNavigated { .. } => "tab_navigated",
+            ToServer::Ping { .. } => "ping",
+            ToServer::Pong { .. } => "pong",
+            ToServer::Error { .. } => "error",
+        }
+    }
+
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "hello" => ToServer::Hello {
+                protocol: f.req("protocol")?,
+                extension_version: f.opt("extension_version")?,
+                instance_id: f.opt("instance_id")?,
+                browser: f.opt("browser")?,
+                code_adapters: f.opt("code_adapters")?,
+            },
+            "tools_updated" => ToServer::ToolsUpdated(f.rest()?),
+            "tools_snapshot" => ToServer::ToolsSnapshot {
+                tabs: f.req("tabs")?,
+            },
+            "call_tool_result" => ToServer::CallToolResult {
+                id: f.req("id")?,
+                result: f.req("result")?,
+            },
+            "call_tool_error" => ToServer::CallToolError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "progress" => ToServer::Progress {
+                id: f.req("id")?,
+                message: f.opt("message")?,
+                progress: f.opt("progress")?,
+                total: f.opt("total")?,
+            },
+            "state_update" => ToServer::StateUpdate {
+                tab: f.req("tab")?,
+                state: f.req("state")?,
+                ts: f.req("ts")?,
+            },
+            "state_response" => ToServer::StateResponse {
+                id: f.req("id")?,
+                state: f.req("state")?,
+            },
+            "state_error" => ToServer::StateError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "open_tab_result" => ToServer::OpenTabResult {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+                loaded: f.opt("loaded")?,
+            },
+            "open_tab_error" => ToServer::OpenTabError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "tab_focused" => ToServer::TabFocused { tab: f.req("tab")? },
+            "tab_closed" => ToServer::TabClosed { tab: f.req("tab")? },
+            "tab_navigated" => ToServer::TabNavigated {
+                tab: f.req("tab")?,
+                url: f.req("url")?,
+            },
+            "ping" => ToServer::Ping {
+                nonce: f.opt("nonce")?,
+            },
+            "pong" => ToServer::Pong {
+                nonce: f.opt("nonce")?,
+            },
+            "error" => ToServer::Error {
+                in_reply_to: f.opt("in_reply_to")?,
+                error: f.req("error")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, TO_SERVER_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(ToServer, ToServer::from_value);
+
+impl ToExtension {
+    /// The `"type"` the message is written with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ToExtension::Welcome { .. } => "welcome",
+            ToExtension::AdaptersUpdated { .. } => "adapters_updated",
+            ToExtension::CallTool { .. } => "call_tool",
+            ToExtension::Cancel { .. } => "cancel",
+            ToExtension::RequestState { .. } => "request_state",
+            ToExtension::OpenTab { .. } => "open_tab",
+            ToExtension::Ping { .. } => "ping",
+            ToExtension::Pong { .. } => "pong",
+            ToExtension::Error { .. } => "error",
+        }
+    }
+
+    /// Decodes a message from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split(value)?;
+        Ok(match kind.as_str() {
+            "welcome" => ToExtension::Welcome {
+                protocol: f.req("protocol")?,
+                server_version: f.req("server_version")?,
+                instance_id: f.req("instance_id")?,
+                adapters: f.req("adapters")?,
+            },
+            "adapters_updated" => ToExtension::AdaptersUpdated {
+                adapters: f.req("adapters")?,
+            },
+            "call_tool" => ToExtension::CallTool {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+                tool: f.req("tool")?,
+                args: f.req("args")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            "cancel" => ToExtension::Cancel { id: f.req("id")? },
+            "request_state" => ToExtension::RequestState {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+            },
+            "open_tab" => ToExtension::OpenTab {
+                id: f.req("id")?,
+                url: f.req("url")?,
+                tab: f.opt("tab")?,
+                wait_loaded_ms: f.opt("wait_loaded_ms")?,
+            },
+            "ping" => ToExtension::Ping {
+                nonce: f.opt("nonce")?,
+            },
+            "pong" => ToExtension::Pong {
+                nonce: f.opt("nonce")?,
+            },
+            "error" => ToExtension::Error {
+                in_reply_to: f.opt("in_reply_to")?,
+                error: f.req("error")?,
+            },
+            _ => return Err(tagged::unknown_type(&kind, TO_EXTENSION_TYPES)),
+        })
+    }
+}
+tagged::deserialize_via_value!(ToExtension, ToExtension::from_value);
+
 /// Why a frame could not be decoded. `request_id` is the frame's `id`, when it had one, so the
 /// receiver can fail that request instead of leaving it to time out.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -358,7 +521,11 @@ impl Undecodable {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<T, Undecodable> {
+fn decode<T>(
+    text: &str,
+    known: &[&str],
+    from_value: fn(Value) -> Result<T, serde_json::Error>,
+) -> Result<T, Undecodable> {
     if text.len() > crate::MAX_MESSAGE_BYTES {
         return Err(Undecodable {
             error: DecodeError::TooLarge(text.len(), crate::MAX_MESSAGE_BYTES),
@@ -381,7 +548,7 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<
     if !known.contains(&kind.as_str()) {
         return Err(fail(DecodeError::UnknownType(kind)));
     }
-    serde_json::from_value(value).map_err(|e| {
+    from_value(value).map_err(|e| {
         fail(DecodeError::Invalid {
             kind,
             reason: e.to_string(),
@@ -391,7 +558,7 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Result<
 
 impl ToServer {
     pub fn decode(text: &str) -> Result<Self, Undecodable> {
-        decode(text, TO_SERVER_TYPES)
+        decode(text, TO_SERVER_TYPES, ToServer::from_value)
     }
 
     pub fn encode(&self) -> String {
@@ -401,7 +568,7 @@ impl ToServer {
 
 impl ToExtension {
     pub fn decode(text: &str) -> Result<Self, Undecodable> {
-        decode(text, TO_EXTENSION_TYPES)
+        decode(text, TO_EXTENSION_TYPES, ToExtension::from_value)
     }
 
     pub fn encode(&self) -> String {
@@ -559,6 +726,27 @@ mod tests {
     #[test]
     fn every_known_type_round_trips() {
         let samples = [
+            ToServer::Hello {
+                protocol: 1,
+                extension_version: String::new(),
+                instance_id: "i".into(),
+                browser: BrowserInfo::default(),
+            },
+            ToServer::ToolsUpdated(TabTools {
+                tab: 1,
+                url: "u".into(),
+                title: String::new(),
+                tools: vec![],
+                runtime: Some(RuntimeKind::Wasm),
+            }),
+            ToServer::CallToolResult {
+                id: "a".into(),
+                result: json!({"x": [1.5, null]}),
+            },
+            ToServer::CallToolError {
+                id: "a".into(),
+                error: WireError::new(ErrorCode::TabClosed, "gone"),
+            },
             ToServer::ToolsSnapshot { tabs: vec![] },
             ToServer::Progress {
                 id: "a".into(),
@@ -601,11 +789,20 @@ mod tests {
                 error: WireError::new(ErrorCode::Protocol, "p"),
             },
         ];
+        let mut seen = Vec::new();
         for msg in samples {
             let kind = serde_json::to_value(&msg).unwrap()["type"].clone();
             assert!(TO_SERVER_TYPES.contains(&kind.as_str().unwrap()), "{kind}");
+            assert_eq!(kind, msg.type_name());
             assert_eq!(ToServer::decode(&msg.encode()).unwrap(), msg);
+            seen.push(msg.type_name());
         }
+        // One sample per variant (type_name is exhaustive): every type the lists know decodes.
+        seen.sort_unstable();
+        let mut known = TO_SERVER_TYPES.to_vec();
+        known.sort_unstable();
+        assert_eq!(seen, known);
+        let mut seen = Vec::new();
         let samples = [
             ToExtension::Welcome {
                 protocol: 1,
@@ -614,6 +811,13 @@ mod tests {
                 adapters: vec![],
             },
             ToExtension::AdaptersUpdated { adapters: vec![] },
+            ToExtension::CallTool {
+                id: "a".into(),
+                tab: 2,
+                tool: "t".into(),
+                args: json!({}),
+                timeout_ms: 1,
+            },
             ToExtension::Cancel { id: "a".into() },
             ToExtension::RequestState {
                 id: "a".into(),
@@ -638,8 +842,14 @@ mod tests {
                 TO_EXTENSION_TYPES.contains(&kind.as_str().unwrap()),
                 "{kind}"
             );
+            assert_eq!(kind, msg.type_name());
             assert_eq!(ToExtension::decode(&msg.encode()).unwrap(), msg);
+            seen.push(msg.type_name());
         }
+        seen.sort_unstable();
+        let mut known = TO_EXTENSION_TYPES.to_vec();
+        known.sort_unstable();
+        assert_eq!(seen, known);
     }
 
     /// Found by fuzzing: without serde_json's exact float parsing, a huge integer in a page's result

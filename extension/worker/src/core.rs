@@ -128,7 +128,9 @@ impl Core {
         if let Some(json) = tabs_json {
             self.tabs = TabRegistry::restore(json, live);
         }
-        if let Some(adapters) = adapters_json.and_then(|j| serde_json::from_str(j).ok()) {
+        // Through a `Value`, like every message: the wasm then holds one adapter decoder.
+        let adapters = adapters_json.and_then(|j| serde_json::from_str(j).ok());
+        if let Some(adapters) = adapters.and_then(|v| serde_json::from_value(v).ok()) {
             self.adapters = adapters;
         }
     }
@@ -241,7 +243,7 @@ impl Core {
             actions.push(Action::Log(format!(
                 "server unreachable and {} messages queued: dropped the oldest ({})",
                 crate::outbox::OUTBOX_CAPACITY,
-                message_kind(&dropped)
+                dropped.type_name()
             )));
         }
     }
@@ -757,13 +759,6 @@ fn tool_list(entry: &TabTools) -> String {
         .map(|t| t.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn message_kind(msg: &ToServer) -> String {
-    serde_json::to_value(msg)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// Whether a `tabs.sendMessage` rejection says the page went away before answering: it

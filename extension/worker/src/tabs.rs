@@ -112,7 +112,10 @@ impl TabRegistry {
 
     /// Restores persisted entries, keeping only tabs still open at the same URL (`live`).
     pub fn restore(json: &str, live: &[(TabId, String)]) -> TabRegistry {
-        let stored: Vec<TabTools> = serde_json::from_str(json).unwrap_or_default();
+        // Through a `Value`, like every message: the wasm then holds one decoder of tools.
+        let stored: Vec<TabTools> = serde_json::from_str(json)
+            .and_then(serde_json::from_value)
+            .unwrap_or_default();
         let tabs = stored
             .into_iter()
             .filter(|s| live.iter().any(|(id, url)| *id == s.tab && *url == s.url))

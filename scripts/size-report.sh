@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# scripts/size-report.sh — what the extension's wasm modules are made of (a developer tool; no test
+# runs it). Takes the wasm that ./build.sh left in target/wasm-<variant>, redoes wasm-bindgen and wasm-opt -Oz
+# the way scripts/wasm-crate.sh does but keeping function names, and prints the largest functions
+# with twiggy. twiggy is not installed by the build (it takes minutes to compile); install it once:
+#   cargo install twiggy --root ~/.cache/tabwire/tools-twiggy
+# Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS]   (default: both, 25 rows)
+set -euo pipefail
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/common.sh
+. "$SCRIPTS/common.sh"
+ROOT=$(dirname "$SCRIPTS")
+
+ROWS=25 CRATES=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -n) ROWS=$2; shift 2 ;;
+        worker | injector) CRATES+=("$1"); shift ;;
+        *) die "size-report.sh: unknown argument $1 (worker, injector, -n ROWS)" ;;
+    esac
+done
+[ ${#CRATES[@]} -gt 0 ] || CRATES=(worker injector)
+TWIGGY=${TWIGGY:-$CACHE/tools-twiggy/bin/twiggy}
+[ -x "$TWIGGY" ] || die "no twiggy at $TWIGGY: cargo install twiggy --root $CACHE/tools-twiggy"
+
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+for crate in "${CRATES[@]}"; do
+    wasm="$ROOT/target/wasm-$WASM_STD_VARIANT/$WASM_TARGET/wasm-release/$crate.wasm"
+    [ -f "$wasm" ] || die "no $wasm: run ./build.sh first"
+    "$WASM_BINDGEN" --target web --no-typescript --keep-debug --out-dir "$OUT/$crate" "$wasm"
+    "$WASM_OPT" -Oz -g "$OUT/$crate/${crate}_bg.wasm" -o "$OUT/$crate/named.wasm"
+    shipped="$ROOT/extension/dist/$crate/${crate}_bg.wasm"
+    printf '\n== %s: shipped %s bytes; with names kept %s bytes (the "function names" row is the difference)\n' \
+        "$crate" "$(stat -c %s "$shipped" 2>/dev/null || echo '?')" "$(stat -c %s "$OUT/$crate/named.wasm")"
+    "$TWIGGY" top -n "$ROWS" "$OUT/$crate/named.wasm"
+done
