@@ -731,6 +731,10 @@ mod tests {
                 extension_version: String::new(),
                 instance_id: "i".into(),
                 browser: BrowserInfo::default(),
+                code_adapters: vec![AdapterMatch {
+                    name: "notes".into(),
+                    matches: vec!["http://127.0.0.1/*".into()],
+                }],
             },
             ToServer::ToolsUpdated(TabTools {
                 tab: 1,
@@ -770,7 +774,7 @@ mod tests {
             ToServer::OpenTabResult {
                 id: "a".into(),
                 tab: 2,
-                loaded: None,
+                loaded: Some(LoadedPage { runtime: true }),
             },
             ToServer::OpenTabError {
                 id: "a".into(),
@@ -827,7 +831,7 @@ mod tests {
                 id: "a".into(),
                 url: "u".into(),
                 tab: None,
-                wait_loaded_ms: None,
+                wait_loaded_ms: Some(3000),
             },
             ToExtension::Ping { nonce: 1 },
             ToExtension::Pong { nonce: 1 },
