@@ -706,7 +706,6 @@ impl Hub {
         (tabs, focused)
     }
 
-    /// What each connected extension said about its browser (`None` before its `hello`).
     /// The code adapters the connected extensions bundle (from their `hello`), by connection.
     pub fn code_adapters(&self) -> Vec<AdapterMatch> {
         let st = lock(&self.state);
@@ -732,6 +731,7 @@ impl Hub {
             .collect()
     }
 
+    /// What each connected extension said about its browser (`None` before its `hello`).
     pub fn browsers(&self) -> Vec<Option<BrowserInfo>> {
         let st = lock(&self.state);
         let mut conns: Vec<_> = st.connections.iter().collect();

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bridge::protocol::ToolSpec;
 use bridge::{ErrorCode, TabId, WireError};
@@ -196,6 +196,8 @@ impl TabwireMcp {
             )));
         }
         let since = self.hub.now();
+        // One deadline for the load and the tools, so the call never takes longer than OPEN_WAIT.
+        let deadline = Instant::now() + OPEN_WAIT;
         let opened = match self.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await {
             Ok(opened) => opened,
             Err(e) => return Ok(tool_error(&e)),
@@ -218,13 +220,11 @@ impl TabwireMcp {
         }
         if adapters.is_empty() {
             // No adapter: only tools the page registers itself (WebMCP), which the extension saw
-            // being asked for while the page loaded.
+            // being asked for while the page loaded. A page that did not finish loading in time
+            // (or an extension that does not say) may still have registered some already.
             let note = match opened.loaded {
                 None => {
-                    return Ok(success(json!({
-                        "tab_id": tab, "url": url, "tools": [],
-                        "note": "no adapter matches this URL, so the page has no site tools",
-                    })));
+                    "no adapter matches this URL, and the page had not finished loading".to_owned()
                 }
                 Some(page) if !page.runtime => {
                     "no adapter matches this URL and the page registered no tools while loading"
@@ -237,7 +237,9 @@ impl TabwireMcp {
                 ),
             };
             let wait = match opened.loaded {
-                Some(page) if page.runtime => PAGE_TOOLS_WAIT,
+                Some(page) if page.runtime => {
+                    PAGE_TOOLS_WAIT.min(deadline.saturating_duration_since(Instant::now()))
+                }
                 _ => Duration::ZERO,
             };
             return Ok(match self.hub.wait_for_tools(tab, &[], since, wait).await {
@@ -258,7 +260,12 @@ impl TabwireMcp {
         Ok(
             match self
                 .hub
-                .wait_for_tools(tab, &adapters, since, OPEN_WAIT)
+                .wait_for_tools(
+                    tab,
+                    &adapters,
+                    since,
+                    deadline.saturating_duration_since(Instant::now()),
+                )
                 .await
             {
                 ToolsWait::Registered(tools) => {

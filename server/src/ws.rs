@@ -190,7 +190,10 @@ async fn accept(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
-    if answered_probe(&mut stream).await {
+    // One deadline for the probe check and the handshake: a silent connection is dropped after
+    // HANDSHAKE_TIMEOUT, not twice that.
+    let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
+    if answered_probe(&mut stream, deadline).await {
         return None;
     }
     let mut client = Client::Browser;
@@ -208,7 +211,7 @@ async fn accept(
         .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
         .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES));
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
-    let socket = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+    let socket = match tokio::time::timeout_at(deadline, handshake).await {
         Ok(Ok(socket)) => socket,
         Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "WebSocket handshake failed");
@@ -229,22 +232,44 @@ const PROBE_ANSWER: &[u8] = b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r
 /// The extension probes before opening a WebSocket because Chrome delays every WebSocket a
 /// page or worker opens by 1-5 s once about 16 of its handshakes failed within minutes, which a
 /// worker retrying while no server runs soon reaches. WebSocket handshakes are always `GET`.
-async fn answered_probe(stream: &mut TcpStream) -> bool {
+async fn answered_probe(stream: &mut TcpStream, deadline: tokio::time::Instant) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut start = [0u8; 5];
-    let peeked = tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut start)).await;
-    if !matches!(peeked, Ok(Ok(5))) || &start != b"HEAD " {
+    const METHOD: &[u8] = b"HEAD ";
+    /// More than any probe sends; a longer request is not ours and is answered all the same.
+    const MAX_REQUEST: usize = 8 * 1024;
+    let is_probe = async {
+        let mut start = [0u8; METHOD.len()];
+        loop {
+            let n = stream.peek(&mut start).await.ok()?;
+            // A prefix of "HEAD " may be followed by the rest in a later segment.
+            if n == 0 || start[..n] != METHOD[..n] {
+                return Some(false);
+            }
+            if n == METHOD.len() {
+                return Some(true);
+            }
+            // peek has no "wait for more": poll briefly (bounded by the deadline) for the rest.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    };
+    if tokio::time::timeout_at(deadline, is_probe).await != Ok(Some(true)) {
         return false;
     }
-    // Read the request (it came in one piece) so that closing does not reset the connection
-    // under the answer.
-    let mut request = [0u8; 2048];
+    // Read the whole request head so that closing does not reset the connection under the answer.
     let answered = async {
-        let _ = stream.read(&mut request).await?;
+        let mut request = Vec::with_capacity(512);
+        let mut chunk = [0u8; 1024];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < MAX_REQUEST {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&chunk[..n]);
+        }
         stream.write_all(PROBE_ANSWER).await?;
         stream.shutdown().await
     };
-    match tokio::time::timeout(HANDSHAKE_TIMEOUT, answered).await {
+    match tokio::time::timeout_at(deadline, answered).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, "answering a probe failed"),
         Err(_) => tracing::debug!("answering a probe timed out"),

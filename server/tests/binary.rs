@@ -237,25 +237,34 @@ async fn a_head_probe_hears_that_the_server_is_up_and_nothing_more() {
     let setup = Setup::new();
     let (client, _) = setup.start(&[]).await;
     // The extension probes with HEAD before opening its WebSocket (see worker/src/backoff.rs).
-    let mut probe = tokio::net::TcpStream::connect(("127.0.0.1", setup.port))
+    // Whole, and in pieces (the method split across segments, the head across reads).
+    let request: &[u8] =
+        b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n\r\n";
+    for pieces in [
+        vec![request],
+        vec![&request[..2], &request[2..30], &request[30..]],
+    ] {
+        let mut probe = tokio::net::TcpStream::connect(("127.0.0.1", setup.port))
+            .await
+            .expect("connect");
+        probe.set_nodelay(true).unwrap();
+        for piece in pieces {
+            probe.write_all(piece).await.unwrap();
+            probe.flush().await.unwrap();
+        }
+        let mut answer = String::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            probe.read_to_string(&mut answer),
+        )
         .await
-        .expect("connect");
-    probe
-        .write_all(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n\r\n")
-        .await
+        .expect("the probe is answered and closed")
         .unwrap();
-    let mut answer = String::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        probe.read_to_string(&mut answer),
-    )
-    .await
-    .expect("the probe is answered and closed")
-    .unwrap();
-    assert_eq!(
-        answer,
-        "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
-    );
+        assert_eq!(
+            answer,
+            "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
+        );
+    }
     // A WebSocket handshake is still a WebSocket handshake.
     let mut socket = setup.extension().await;
     hello(&mut socket).await;

@@ -98,11 +98,10 @@ pub fn check_args(tool: &ToolDef, args: Value) -> Result<Vars, WireError> {
     }
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, value) in &args {
-            let Some(expected) = properties
-                .get(name)
-                .and_then(|p| p.get("type"))
-                .and_then(Value::as_str)
-            else {
+            let Some(property) = properties.get(name) else {
+                continue;
+            };
+            let Some(expected) = property.get("type").and_then(Value::as_str) else {
                 continue;
             };
             if !has_type(value, expected) && !value.is_null() {
@@ -112,7 +111,7 @@ pub fn check_args(tool: &ToolDef, args: Value) -> Result<Vars, WireError> {
             }
             // An array's items, when the schema gives their type (a for_each over them would
             // otherwise type whatever they are).
-            let item_type = properties[name]
+            let item_type = property
                 .get("items")
                 .and_then(|items| items.get("type"))
                 .and_then(Value::as_str);

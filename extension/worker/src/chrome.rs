@@ -65,6 +65,9 @@ extern "C" {
     pub fn fetch(url: &str) -> Promise;
     #[wasm_bindgen(js_name = fetch)]
     pub fn fetch_with(url: &str, init: &JsValue) -> Promise;
+    /// `AbortSignal.timeout(ms)`: a signal that aborts a fetch after `ms`.
+    #[wasm_bindgen(js_namespace = AbortSignal, js_name = timeout)]
+    pub fn abort_after(ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = setInterval)]

@@ -41,8 +41,15 @@ thread_local! {
     static PORT_SERIAL: Cell<PortSerial> = const { Cell::new(0) };
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
-    static PROBE_INIT: JsValue = from_json(r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#);
 }
+
+/// The probe's request; each gets its own abort signal (see [`PROBE_TIMEOUT_MS`]).
+const PROBE_INIT: &str = r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#;
+/// How long a probe may go unanswered: a program that accepts on the port and never answers must
+/// not keep the worker "connecting" (ignoring wakes and alarms) for good.
+const PROBE_TIMEOUT_MS: f64 = 1000.0;
+/// What tabwire answers a probe with; any other answer is some other program on the port.
+const PROBE_STATUS: f64 = 204.0;
 
 struct PagePort {
     tab: TabId,
@@ -326,9 +333,15 @@ async fn connect() {
     };
     with_core(|core| core.connecting(pairing.port));
     let probe = format!("http://127.0.0.1:{}/", pairing.port);
-    let answered = JsFuture::from(PROBE_INIT.with(|init| chrome::fetch_with(&probe, init)))
+    let init = from_json(PROBE_INIT);
+    let _ = js_sys::Reflect::set(
+        &init,
+        &JsValue::from_str("signal"),
+        &chrome::abort_after(PROBE_TIMEOUT_MS),
+    );
+    let answered = JsFuture::from(chrome::fetch_with(&probe, &init))
         .await
-        .is_ok();
+        .is_ok_and(|response| get(&response, "status").as_f64() == Some(PROBE_STATUS));
     LINK.with(|l| l.borrow_mut().connecting = false);
     let now = js_sys::Date::now();
     if !crate::backoff::open_socket(answered, now, LAST_SOCKET_MS.get()) {
