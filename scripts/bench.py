@@ -232,8 +232,8 @@ PAGE_TIMES = """(() => {
           skew: Date.now() - (performance.timeOrigin + performance.now())};
 })()"""
 
-# Run in the service worker: when its script started (timeOrigin, epoch ms), and its fetches (the
-# wasm, the HEAD probe of tabwire's port) on the same clock.
+# Run in the service worker: when its script started (timeOrigin, epoch ms), and its fetches on the
+# same clock (the HEAD probe of tabwire's port; the extension's own files are not listed).
 WORKER_TIMES = """(() => ({
   origin: performance.timeOrigin,
   fetches: performance.getEntriesByType('resource').map((e) => [e.name.split('/').pop() || e.name,
@@ -285,7 +285,6 @@ async def tools_after_dcl(work: Path, page: str) -> list[dict]:
                 await cdp.send(root, "Target.closeTarget", {"targetId": created["targetId"]})
                 await wait_for(lambda: LIST_CHANGED in s.notifications[seen:], timeout=30, interval=0.002,
                                what="tools/list_changed for the closed tab")
-
 
                 async def gone() -> bool:
                     return "todomvc_list_todos" not in await s.tool_names()
@@ -352,7 +351,7 @@ async def start_latency(page: str) -> None:
     listed = [p["listed"] - p["dcl"] for p in pages]
     print(f"page tools:  DOMContentLoaded → tools/list_changed at the client  {percentiles(notified)}  ({len(pages)} fresh tabs)")
     print(f"page tools:  DOMContentLoaded → browser_tabs lists the tab's tools {percentiles(listed)}")
-    median = lambda xs: statistics.median(xs)  # noqa: E731
+    median = statistics.median
     print(f"  p50 hops:  DCL → tabwire receives tools_updated {median([p['received'] - p['dcl'] for p in pages]):.0f} ms"
           f" (injector load + announce + worker)  → list_changed at the client"
           f" {median([p['notified'] - p['received'] for p in pages]):.0f} ms (20 ms coalescing)"
@@ -369,6 +368,7 @@ async def start_latency(page: str) -> None:
           f" (worker.js, wasm init)  → WebSocket connected {median([r['connected'] - p for p, r in zip(probe, restarts)]):.0f} ms"
           f"  → hello {median([r['hello'] - r['connected'] for r in restarts]):.0f} ms"
           f"  (worker clock skew ≤ {max(abs(r['skew']) for r in restarts):.1f} ms)")
+
 
 async def client_process(args: list[str], env: dict, tabs: list[int], calls: int, in_flight: int) -> None:
     """One of the parallel client processes (`bench.py --client`): its own session; "ready", then "go" on stdin."""
