@@ -14,6 +14,12 @@ extension, TodoMVC on 127.0.0.1 in four tabs. Measures:
   extractor, and the page answers `state_error` at once): the yardstick for our overhead;
 - start after idle: Chromium idles 40 s with no page open and no server (its service worker would be
   stopped after 30 s without events), then tabwire starts: the time until the extension is connected.
+- page tools: fresh TodoMVC tabs opened one at a time through CDP: the page's DOMContentLoaded
+  (from the page's own clock) → the client's tools/list_changed and its browser_tabs listing them;
+- worker start: the service worker closed through CDP and woken by the open page: its script start
+  (the worker's performance.timeOrigin) → tabwire's log of the WebSocket connection and the hello.
+Both compare wall-clock epoch ms of one machine (the browser's and tabwire's, printed with its skew).
+`bench.py --latency` runs only these two.
 
 TABWIRE_BENCH_EXTENSION=DIR benchmarks the extension in DIR (a copy of the repo's `manifest.json`
 and `extension/`, e.g. an older build) instead of the repo's own.
@@ -31,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -40,8 +48,9 @@ from websockets.exceptions import ConnectionClosed
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
+from harness.cdp import Cdp, Target  # noqa: E402
 from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import open_tabwire_session  # noqa: E402
+from harness.mcp_client import LIST_CHANGED, open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 from harness.waiting import wait_for  # noqa: E402
 
@@ -53,6 +62,8 @@ CONCURRENT = 2000
 IN_FLIGHT = 16
 TABS = 4
 CLIENTS = 4
+DCL_PAGES = 20
+WORKER_RESTARTS = 10
 IDLE_S = int(os.environ.get("TABWIRE_BENCH_IDLE_S", "40"))
 EXTENSION_ROOT = Path(os.environ.get("TABWIRE_BENCH_EXTENSION") or REPO)
 
@@ -186,6 +197,181 @@ async def start_after_idle(work: Path) -> tuple[bool, float]:
         browser.stop()
 
 
+def percentiles(samples: list[float]) -> str:
+    """p50 / p90 / max of a few samples (ms)."""
+    s = sorted(samples)
+    return f"p50 {statistics.median(s):.0f} ms  p90 {s[min(len(s) - 1, int(len(s) * 0.9))]:.0f} ms  max {s[-1]:.0f} ms"
+
+
+def log_times(log: Path, *parts: str) -> list[float]:
+    """Epoch ms of each tabwire log line containing all `parts` (tracing prints UTC, microseconds)."""
+    times = []
+    for line in log.read_text().splitlines():
+        if all(part in line for part in parts):
+            stamp = line.split()[0].replace("Z", "+00:00")
+            times.append(datetime.fromisoformat(stamp).timestamp() * 1000)
+    return times
+
+
+async def browser_target(cdp: Cdp) -> Target:
+    """The browser-wide DevTools target (for Target.* commands)."""
+    url = await anyio.to_thread.run_sync(lambda: cdp_json(cdp, "version")["webSocketDebuggerUrl"])
+    return Target("browser", "browser", "", "", url)
+
+
+def cdp_json(cdp: Cdp, path: str) -> dict:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 only
+    with opener.open(f"http://127.0.0.1:{cdp.port}/json/{path}", timeout=10) as r:
+        return json.load(r)
+
+
+# Run in the page once its tools arrived: its clock (epoch ms) at DOMContentLoaded, and its skew.
+PAGE_TIMES = """(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  return {dcl: performance.timeOrigin + nav.domContentLoadedEventStart,
+          skew: Date.now() - (performance.timeOrigin + performance.now())};
+})()"""
+
+# Run in the service worker: when its script started (timeOrigin, epoch ms), and its fetches on the
+# same clock (the HEAD probe of tabwire's port; the extension's own files are not listed).
+WORKER_TIMES = """(() => ({
+  origin: performance.timeOrigin,
+  fetches: performance.getEntriesByType('resource').map((e) => [e.name.split('/').pop() || e.name,
+           performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd]),
+  skew: Date.now() - (performance.timeOrigin + performance.now()),
+}))()"""
+
+
+async def tools_after_dcl(work: Path, page: str) -> list[dict]:
+    """Per fresh tab (the first one cold): its DOMContentLoaded, the client's list_changed and browser_tabs.
+
+    One TodoMVC tab at a time (the tool set only changes, and list_changed only fires, when the
+    first tab of a site opens or the last closes). Times are wall-clock epoch ms on both sides.
+    """
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "dcl-secret").write_text(secret)
+    (work / "dcl-secret").chmod(0o600)
+    ext = paired_extension(work / "dcl-extension", port, secret)
+    args = ["mcp", "--port", str(port), "--secret-file", str(work / "dcl-secret"),
+            "--adapter-match", "todomvc=http://127.0.0.1/*"]
+    # tungstenite's trace logs each frame tabwire receives: when the tab's tools_updated arrived.
+    env = {"RUST_LOG": "info,tungstenite::protocol=trace", "XDG_CONFIG_HOME": str(work / "dcl-config")}
+    browser = Chromium(work / "dcl-profile", work / "dcl-chromium.log", ext, None)
+    samples = []
+    try:
+        cdp = await browser.wait_ready()
+        root = await browser_target(cdp)
+        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "dcl-tabwire.log") as s:
+            await wait_for(lambda: "extension said hello" in (work / "dcl-tabwire.log").read_text(), timeout=30,
+                           what="the extension to connect")
+            for n in range(DCL_PAGES + 1):
+                seen = len(s.notifications)
+                created = await cdp.send(root, "Target.createTarget", {"url": f"{page}?n={n}"})
+                await wait_for(lambda: LIST_CHANGED in s.notifications[seen:], timeout=30, interval=0.002,
+                               what="tools/list_changed for the new tab")
+                notified = s.received_at[seen + s.notifications[seen:].index(LIST_CHANGED)] * 1000
+                tabs = (await s.call_ok("browser_tabs")).structured["tabs"]
+                listed = time.time() * 1000
+                if not any(t["url"].endswith(f"?n={n}") and t.get("tools") for t in tabs):
+                    raise AssertionError(f"browser_tabs does not list the new tab with tools: {tabs}")
+                target = next(t for t in await cdp.targets() if t.id == created["targetId"])
+                times = await cdp.evaluate(target, PAGE_TIMES)
+                announced = log_times(work / "dcl-tabwire.log", "Received message", '"tools_updated"', f'?n={n}"')
+                samples.append({**times, "notified": notified, "listed": listed,
+                                "received": announced[0] if announced else float("nan")})
+                seen = len(s.notifications)
+                await cdp.send(root, "Target.closeTarget", {"targetId": created["targetId"]})
+                await wait_for(lambda: LIST_CHANGED in s.notifications[seen:], timeout=30, interval=0.002,
+                               what="tools/list_changed for the closed tab")
+
+                async def gone() -> bool:
+                    return "todomvc_list_todos" not in await s.tool_names()
+
+                await wait_for(gone, timeout=10, what="the closed tab's tools to leave tools/list")
+    finally:
+        browser.stop()
+    return samples
+
+
+async def worker_restarts(work: Path, page: str) -> list[dict]:
+    """Per restart of the service worker (closed through CDP, woken by the open page's port): its
+    script start, its fetches, and when tabwire logged the WebSocket connection and the hello (the
+    first restart is the cold one)."""
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "sw-secret").write_text(secret)
+    (work / "sw-secret").chmod(0o600)
+    ext = paired_extension(work / "sw-extension", port, secret)
+    log = work / "sw-tabwire.log"
+    args = ["mcp", "--port", str(port), "--secret-file", str(work / "sw-secret"),
+            "--adapter-match", "todomvc=http://127.0.0.1/*"]
+    env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "sw-config")}
+    browser = Chromium(work / "sw-profile", work / "sw-chromium.log", ext, page)
+    samples = []
+    try:
+        cdp = await browser.wait_ready()
+        root = await browser_target(cdp)
+        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=log) as s:
+            await s.wait_for_tools("todomvc_list_todos", timeout=30)
+
+            async def worker() -> Target | None:
+                found = [t for t in await cdp.targets() if t.type == "service_worker" and t.ws_url
+                         and t.url.startswith("chrome-extension://")]
+                return found[0] if found else None
+
+            for n in range(WORKER_RESTARTS + 1):
+                # The page's runtime reconnects its port at once only if the port lived ≥ 1 s
+                # (extension/content.js backs off otherwise); a benchmark may sleep.
+                await anyio.sleep(1.5)
+                old = await wait_for(worker, timeout=10, what="the extension's service worker target")
+                hellos = len(log_times(log, "extension said hello"))
+                closed = time.time() * 1000
+                await cdp.send(root, "Target.closeTarget", {"targetId": old.id})
+                await wait_for(lambda: len(log_times(log, "extension said hello")) > hellos, timeout=30,
+                               interval=0.01, what="the restarted worker's hello")
+                new = await wait_for(worker, timeout=10, what="the restarted service worker target")
+                if new.id == old.id:
+                    raise AssertionError("the service worker target did not change")
+                times = await cdp.evaluate(new, WORKER_TIMES)
+                connected = log_times(log, "browser extension connected")[-1]
+                hello = log_times(log, "extension said hello")[-1]
+                samples.append({**times, "closed": closed, "connected": connected, "hello": hello})
+    finally:
+        browser.stop()
+    return samples
+
+
+async def start_latency(page: str) -> None:
+    """Prints the two start-latency measurements (design.md targets: ≤ 150 ms and ≤ 100 ms)."""
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-latency-"))
+    first, *pages = await tools_after_dcl(work, page)
+    print(f"page tools:  the browser's first TodoMVC tab (cold): DOMContentLoaded → list_changed"
+          f" {first['notified'] - first['dcl']:.0f} ms, → tabwire has tools_updated {first['received'] - first['dcl']:.0f} ms")
+    notified = [p["notified"] - p["dcl"] for p in pages]
+    listed = [p["listed"] - p["dcl"] for p in pages]
+    print(f"page tools:  DOMContentLoaded → tools/list_changed at the client  {percentiles(notified)}  ({len(pages)} fresh tabs)")
+    print(f"page tools:  DOMContentLoaded → browser_tabs lists the tab's tools {percentiles(listed)}")
+    median = statistics.median
+    print(f"  p50 hops:  DCL → tabwire receives tools_updated {median([p['received'] - p['dcl'] for p in pages]):.0f} ms"
+          f" (injector load + announce + worker)  → list_changed at the client"
+          f" {median([p['notified'] - p['received'] for p in pages]):.0f} ms (20 ms coalescing)"
+          f"  → browser_tabs answered {median([p['listed'] - p['notified'] for p in pages]):.0f} ms"
+          f"  (page clock skew ≤ {max(abs(p['skew']) for p in pages):.1f} ms)")
+    first, *restarts = await worker_restarts(work, page)
+    print(f"worker:      first restart (cold): script start → connected {first['connected'] - first['origin']:.0f} ms")
+    connected = [r["connected"] - r["origin"] for r in restarts]
+    hello = [r["hello"] - r["origin"] for r in restarts]
+    print(f"worker:      script start → WebSocket connected (tabwire's log)  {percentiles(connected)}  ({len(restarts)} restarts)")
+    print(f"worker:      script start → hello received (tabwire's log)       {percentiles(hello)}")
+    probe = [min((start for _, start, _ in r["fetches"]), default=float("nan")) for r in restarts]
+    print(f"  p50 hops:  page woke the closed worker {median([r['origin'] - r['closed'] for r in restarts]):.0f} ms"
+          f"  | script start → probe of tabwire's port {median([p - r['origin'] for p, r in zip(probe, restarts)]):.0f} ms"
+          f" (worker.js, wasm init)  → WebSocket connected {median([r['connected'] - p for p, r in zip(probe, restarts)]):.0f} ms"
+          f"  → hello {median([r['hello'] - r['connected'] for r in restarts]):.0f} ms"
+          f"  (worker clock skew ≤ {max(abs(r['skew']) for r in restarts):.1f} ms)")
+
+
 async def client_process(args: list[str], env: dict, tabs: list[int], calls: int, in_flight: int) -> None:
     """One of the parallel client processes (`bench.py --client`): its own session; "ready", then "go" on stdin."""
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-client-"))
@@ -294,6 +480,7 @@ async def main() -> None:
         alive, after_idle = await start_after_idle(work)
         state = "still running" if alive else "stopped"
         print(f"idle start:  connected {after_idle:.0f} ms after tabwire started ({IDLE_S} s idle, no page; worker {state})")
+        await start_latency(page)
     finally:
         if browser is not None:
             browser.stop()
@@ -304,8 +491,18 @@ async def main() -> None:
             print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
 
 
+async def latency_only() -> None:
+    site = StaticServer(TODOMVC, Path(tempfile.mkdtemp(prefix="tabwire-bench-site-")) / "site.log")
+    try:
+        await start_latency(site.url("plain", "examples/vanillajs/index.html"))
+    finally:
+        site.stop()
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--client"]:
         anyio.run(client_process, *json.loads(sys.argv[2]))
+    elif sys.argv[1:2] == ["--latency"]:
+        anyio.run(latency_only)
     else:
         anyio.run(main)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,9 +68,13 @@ class ToolOutcome:
 class TabwireSession:
     """An initialized MCP client session with `tabwire mcp` plus a record of its notifications."""
 
-    def __init__(self, session: ClientSession, notifications: list[str], init: types.InitializeResult) -> None:
+    def __init__(
+        self, session: ClientSession, notifications: list[str], received_at: list[float], init: types.InitializeResult
+    ) -> None:
         self.session = session
         self.notifications = notifications
+        # Wall-clock time (epoch seconds) each notification arrived, parallel to `notifications` (for scripts/bench.py).
+        self.received_at = received_at
         self.init = init
 
     def list_changed_count(self) -> int:
@@ -130,8 +135,10 @@ class TabwireSession:
 async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, request_timeout: float) -> TabwireSession:
     """A ClientSession on `read`/`write` that records every notification's method, initialized."""
     notifications: list[str] = []
+    received_at: list[float] = []
 
     async def on_message(message: Any) -> None:
+        received_at.append(time.time())
         if isinstance(message, Exception):
             notifications.append(f"exception: {message!r}")
             return
@@ -141,7 +148,7 @@ async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, req
         ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
     )
     init = await session.initialize()
-    return TabwireSession(session, notifications, init)
+    return TabwireSession(session, notifications, received_at, init)
 
 
 @asynccontextmanager
