@@ -117,6 +117,19 @@ def paired_extension(root: Path, port: int, secret: str) -> Path:
     return root
 
 
+def paired_setup(work: Path, name: str) -> tuple[int, Path, list[str]]:
+    """A free port, a secret in `work/<name>-secret`, an extension copy paired with them, and the
+    `tabwire mcp` arguments that use them with the TodoMVC adapter on any 127.0.0.1 page."""
+    port = free_port()
+    secret_file = work / f"{name}-secret"
+    secret_file.write_text(os.urandom(32).hex())
+    secret_file.chmod(0o600)
+    ext = paired_extension(work / f"{name}-extension", port, secret_file.read_text())
+    args = ["mcp", "--port", str(port), "--secret-file", str(secret_file),
+            "--adapter-match", "todomvc=http://127.0.0.1/*"]
+    return port, ext, args
+
+
 async def bare_ping(work: Path, page: str) -> list[float]:
     """Round trips server → worker → tab → worker → server of a message that runs nothing in the page."""
     port = free_port()
@@ -171,18 +184,13 @@ async def bare_ping(work: Path, page: str) -> list[float]:
 
 async def start_after_idle(work: Path) -> tuple[bool, float]:
     """Whether the worker was still running after the idle time, and ms from tabwire's start to connected."""
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "idle-secret").write_text(secret)
-    (work / "idle-secret").chmod(0o600)
-    ext = paired_extension(work / "idle-extension", port, secret)
+    _, ext, args = paired_setup(work, "idle")
     browser = Chromium(work / "idle-profile", work / "idle-chromium.log", ext, None)
     try:
         cdp = await browser.wait_ready()
         await anyio.sleep(IDLE_S)  # a benchmark may sleep; the tests never do
         alive = any(t.type == "service_worker" for t in await cdp.targets())
         log = work / "idle-tabwire.log"
-        args = ["mcp", "--port", str(port), "--secret-file", str(work / "idle-secret")]
         env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "idle-config")}
         t0 = time.perf_counter()
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=log):
@@ -248,13 +256,7 @@ async def tools_after_dcl(work: Path, page: str) -> list[dict]:
     One TodoMVC tab at a time (the tool set only changes, and list_changed only fires, when the
     first tab of a site opens or the last closes). Times are wall-clock epoch ms on both sides.
     """
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "dcl-secret").write_text(secret)
-    (work / "dcl-secret").chmod(0o600)
-    ext = paired_extension(work / "dcl-extension", port, secret)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "dcl-secret"),
-            "--adapter-match", "todomvc=http://127.0.0.1/*"]
+    _, ext, args = paired_setup(work, "dcl")
     # tungstenite's trace logs each frame tabwire receives: when the tab's tools_updated arrived.
     env = {"RUST_LOG": "info,tungstenite::protocol=trace", "XDG_CONFIG_HOME": str(work / "dcl-config")}
     browser = Chromium(work / "dcl-profile", work / "dcl-chromium.log", ext, None)
@@ -298,14 +300,8 @@ async def worker_restarts(work: Path, page: str) -> list[dict]:
     """Per restart of the service worker (closed through CDP, woken by the open page's port): its
     script start, its fetches, and when tabwire logged the WebSocket connection and the hello (the
     first restart is the cold one)."""
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "sw-secret").write_text(secret)
-    (work / "sw-secret").chmod(0o600)
-    ext = paired_extension(work / "sw-extension", port, secret)
+    _, ext, args = paired_setup(work, "sw")
     log = work / "sw-tabwire.log"
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "sw-secret"),
-            "--adapter-match", "todomvc=http://127.0.0.1/*"]
     env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "sw-config")}
     browser = Chromium(work / "sw-profile", work / "sw-chromium.log", ext, page)
     samples = []
