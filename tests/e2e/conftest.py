@@ -115,21 +115,20 @@ def extension_id() -> str:
 @pytest.fixture
 def static_server(request: pytest.FixtureRequest, todomvc_root: Path, tmp_path: Path):
     """TodoMVC on 127.0.0.1 under /plain/, /csp-header/ and /csp-meta/ (see harness.static_server)."""
-    log = tmp_path / "static-server.log"
-    _register_log(request, "static server", log)
-    server = StaticServer(todomvc_root, log)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _static_server(request, tmp_path, todomvc_root, "static server")
 
 
 @pytest.fixture
 def fixture_server(request: pytest.FixtureRequest, tmp_path: Path):
     """The project's own fixture pages (tests/fixtures) on 127.0.0.1, under the same variants as TodoMVC."""
-    log = tmp_path / "fixture-server.log"
-    _register_log(request, "fixture server", log)
-    server = StaticServer(FIXTURES, log)
+    yield from _static_server(request, tmp_path, FIXTURES, "fixture server")
+
+
+def _static_server(request: pytest.FixtureRequest, tmp_path: Path, root: Path, name: str) -> Iterator[StaticServer]:
+    """`root` served on 127.0.0.1 (see harness.static_server), its log registered as `name`."""
+    log = tmp_path / f"{name.replace(' ', '-')}.log"
+    _register_log(request, name, log)
+    server = StaticServer(root, log)
     try:
         yield server
     finally:

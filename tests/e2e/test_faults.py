@@ -64,14 +64,7 @@ def page_url(pages: StaticServer, name: str) -> str:
 
 async def open_tab(tabwire: TabwireSession, url: str) -> int:
     """Open `url` in a new tab with browser_open (retrying while the extension connects); its tab id."""
-
-    async def attempt() -> ToolOutcome | None:
-        out = await tabwire.call("browser_open", {"url": url})
-        if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text):
-            return None
-        return out
-
-    out = await wait_for(attempt, timeout=20, what=f"browser_open({url}) once the extension is connected")
+    out = await tabwire.browser_open(url)
     assert not out.is_error and out.structured.get("tools"), f"browser_open({url}) did not register tools: {out}"
     return out.structured["tab_id"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.mcp_client import ERROR_CODES, TabwireSession, ToolOutcome, error_codes_in
+from harness.mcp_client import ERROR_CODES, TabwireSession, error_codes_in
 from harness.todomvc import TODO_TOOLS, csp_facts, stored_todos, todos_from, wait_until_app_ready
 from harness.waiting import wait_for
 
@@ -36,20 +36,6 @@ LIST_TODOS_OUTPUT_SCHEMA = {
 }
 
 
-async def open_with_browser_open(tabwire: TabwireSession, url: str) -> ToolOutcome:
-    """Call `browser_open`, retrying only while the extension has not connected yet (NOT_CONNECTED)."""
-
-    async def attempt() -> ToolOutcome | None:
-        out = await tabwire.call("browser_open", {"url": url})
-        if out.is_error and "NOT_CONNECTED" in error_codes_in(out.text):
-            return None
-        return out
-
-    out = await wait_for(attempt, timeout=20, what="the extension to connect so browser_open can open the page")
-    assert not out.is_error, f"browser_open({url}) failed: {out}"
-    return out
-
-
 async def list_todos(tabwire: TabwireSession) -> list[dict]:
     out = await tabwire.call_ok("todomvc_list_todos")
     todos = todos_from(out.structured)
@@ -72,7 +58,8 @@ async def test_todo_flow(variant, opened_by, tabwire, launch_chromium, extension
 
     if opened_by == "browser_open":
         browser = await launch_chromium(extension_dir=extension_dir)
-        await open_with_browser_open(tabwire, url)
+        out = await tabwire.browser_open(url)
+        assert not out.is_error, f"browser_open({url}) failed: {out}"
     else:
         browser = await launch_chromium(extension_dir=extension_dir, url=url)
 
