@@ -432,42 +432,39 @@ impl Core {
         let Some(tab) = self.calls.remove(id) else {
             return actions; // already answered (the tab closed meanwhile)
         };
-        if let Ok(Some(text)) = &reply
-            && let Ok(FromPage::CallToolContinue {
-                id: got,
-                tool,
-                resume_at,
-                vars,
-                timeout_ms,
-            }) = serde_json::from_str::<FromPage>(text)
-            && got == id
-        {
-            // Still pending: a closed tab or a page without the tool fails it.
-            self.calls.insert(got.clone(), tab);
-            let rest = ToPage::ContinueTool {
-                id: got.clone(),
-                tool: tool.clone(),
-                resume_at,
-                vars,
-                timeout_ms,
-            };
-            self.continuations.insert(tab, (got, tool, rest));
-            return actions;
-        }
         let msg = match reply {
-            // Forwarded, it would be a frame the server must refuse (closing the socket and
-            // every other call on it): fail this call alone.
-            Ok(Some(text)) if text.len() > MAX_RESULT_BYTES => ToServer::CallToolError {
-                id: id.to_owned(),
-                error: WireError::new(
-                    ErrorCode::TooLarge,
-                    format!(
-                        "tab {tab} answered with {} bytes, more than the {MAX_RESULT_BYTES} a result may have",
-                        text.len()
-                    ),
-                ),
-            },
             Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
+                Ok(FromPage::CallToolContinue {
+                    id: got,
+                    tool,
+                    resume_at,
+                    vars,
+                    timeout_ms,
+                }) if got == id => {
+                    // Still pending: a closed tab or a page without the tool fails it.
+                    self.calls.insert(got.clone(), tab);
+                    let rest = ToPage::ContinueTool {
+                        id: got.clone(),
+                        tool: tool.clone(),
+                        resume_at,
+                        vars,
+                        timeout_ms,
+                    };
+                    self.continuations.insert(tab, (got, tool, rest));
+                    return actions;
+                }
+                // Forwarded, it would be a frame the server must refuse (closing the socket and
+                // every other call on it): fail this call alone.
+                _ if text.len() > MAX_RESULT_BYTES => ToServer::CallToolError {
+                    id: id.to_owned(),
+                    error: WireError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "tab {tab} answered with {} bytes, more than the {MAX_RESULT_BYTES} a result may have",
+                            text.len()
+                        ),
+                    ),
+                },
                 Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
                     ToServer::CallToolResult {
                         id: id.to_owned(),
