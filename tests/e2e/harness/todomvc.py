@@ -70,3 +70,29 @@ def todos_from(structured: Any) -> list[dict[str, Any]]:
     for item in value:
         assert isinstance(item, dict) and {"title", "completed"} <= item.keys(), f"bad todo entry {item!r}"
     return [{"title": t["title"], "completed": t["completed"]} for t in value]
+
+
+# Every TodoMVC example stores its todos in localStorage, each its own way: one key holding a list
+# (react), one holding `{"todos": [...]}` (vanillajs), one key per todo (backbone), records keyed by id
+# (emberjs's `isCompleted`), a todo not yet completed with no flag at all (knockoutjs). This walks every
+# key's JSON for objects with a title.
+_ANY_STORED_TODOS_JS = """(() => {
+  const out = [];
+  const walk = (v) => {
+    if (Array.isArray(v)) { v.forEach(walk); return; }
+    if (!v || typeof v !== 'object') return;
+    if (typeof v.title === 'string') { out.push({title: v.title, completed: !!(v.completed ?? v.isCompleted)}); return; }
+    Object.values(v).forEach(walk);
+  };
+  for (let i = 0; i < localStorage.length; i++) {
+    try { walk(JSON.parse(localStorage.getItem(localStorage.key(i)))); } catch (_) { /* not JSON: not a todo */ }
+  }
+  return out;
+})()"""
+
+
+async def any_stored_todos(cdp: Cdp, page: Target) -> list[dict[str, Any]]:
+    """The todos any TodoMVC example stored, as [{title, completed}] sorted by title (examples that keep a
+    key per todo have no list order)."""
+    todos = await cdp.evaluate(page, _ANY_STORED_TODOS_JS)
+    return sorted(todos, key=lambda t: t["title"])
