@@ -451,9 +451,15 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
 
 /// The handler `extension/dist/code-adapters.js` holds for `adapter`'s `tool`, if it is a code tool.
 fn code_handler(adapter: &str, tool: &str) -> Option<Function> {
-    let bundle = Reflect::get(&js_sys::global(), &"__tabwireCodeAdapters".into()).ok()?;
-    let handlers = Reflect::get(&bundle, &"handlers".into()).ok()?;
-    let tools = Reflect::get(&handlers, &adapter.into()).ok()?;
+    // Each level is checked before the next lookup: `Reflect.get` on `undefined` throws, and a
+    // thrown exception costs the runtime a slot of wasm-bindgen's externref table for good.
+    let property = |of: &JsValue, key: &str| {
+        Reflect::get(of, &key.into())
+            .ok()
+            .filter(JsValue::is_object)
+    };
+    let bundle = property(&js_sys::global(), "__tabwireCodeAdapters")?;
+    let tools = property(&property(&bundle, "handlers")?, adapter)?;
     Reflect::get(&tools, &tool.into()).ok()?.dyn_into().ok()
 }
 

@@ -113,3 +113,49 @@ class Cdp:
             )
 
         await wait_for(reloaded, timeout=timeout, what="the reloaded page to finish loading", ignore=(Exception,))
+
+
+# What the extension's content runtime holds in the page's isolated world, found with
+# `Runtime.queryObjects` as DevTools' memory panel finds it: the length of every WebAssembly.Table
+# (wasm-bindgen's externref table, which grows only when every slot it has is taken) and the size of
+# every WebAssembly.Memory, after a forced garbage collection.
+_SIZES_OF = "function () { return this.map((o) => o instanceof WebAssembly.Table ? o.length : o.buffer.byteLength); }"
+
+
+async def isolated_world_wasm_sizes(cdp: Cdp, target: Target, world_name: str) -> dict[str, list[int]]:
+    """{"tables": [length...], "memories": [bytes...]} in the isolated world named `world_name` (an
+    extension's name) of the page `target`."""
+    async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
+        answers: dict[int, Any] = {}
+        contexts: list[dict] = []
+
+        async def call(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            msg_id = next(_ids)
+            await ws.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
+            with anyio.fail_after(30):
+                while msg_id not in answers:
+                    frame = json.loads(await ws.recv())
+                    if frame.get("method") == "Runtime.executionContextCreated":
+                        contexts.append(frame["params"]["context"])
+                    elif "id" in frame:
+                        answers[frame["id"]] = frame
+            reply = answers.pop(msg_id)
+            if "error" in reply:
+                raise CdpError(f"CDP {method} failed: {reply['error']}")
+            return reply["result"]
+
+        await call("Runtime.enable")  # reports every existing context with executionContextCreated
+        world = next((c for c in contexts if c.get("name") == world_name), None)
+        if world is None:
+            raise CdpError(f"no isolated world named {world_name!r} in {target.url}: {contexts}")
+        await call("HeapProfiler.collectGarbage")
+        sizes: dict[str, list[int]] = {}
+        for kind, prototype in (("tables", "WebAssembly.Table.prototype"), ("memories", "WebAssembly.Memory.prototype")):
+            proto = await call("Runtime.evaluate", {"expression": prototype, "contextId": world["id"]})
+            found = await call("Runtime.queryObjects", {"prototypeObjectId": proto["result"]["objectId"]})
+            lengths = await call(
+                "Runtime.callFunctionOn",
+                {"functionDeclaration": _SIZES_OF, "objectId": found["objects"]["objectId"], "returnByValue": True},
+            )
+            sizes[kind] = lengths["result"]["value"]
+        return sizes
