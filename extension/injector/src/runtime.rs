@@ -86,6 +86,12 @@ struct Page {
     page_tools: Rc<Vec<PageTool>>,
     /// Calls of page tools waiting for the page: the `resolve` of each one's promise.
     page_calls: HashMap<String, Function>,
+    /// The state last pushed to the worker, so a change of the page pushes only a real change.
+    last_state: Option<serde_json::Value>,
+    /// Whether the page is observed for changes of its state (from the first adapter with one).
+    watching_state: bool,
+    /// Whether a check of the state after a change is already scheduled.
+    state_check_pending: bool,
 }
 
 thread_local! {
@@ -97,6 +103,9 @@ thread_local! {
         running: HashMap::new(),
         page_tools: Rc::default(),
         page_calls: HashMap::new(),
+        last_state: None,
+        watching_state: false,
+        state_check_pending: false,
     });
 }
 
@@ -364,6 +373,9 @@ fn announce_tools(adapters: Vec<bridge::adapter::Adapter>) {
         tools.extend(p.page_tools.iter().map(|t| t.spec.clone()));
         p.catalog = Rc::new(catalog);
     });
+    if PAGE.with(|p| state::has_extractor(p.borrow().catalog.adapters())) {
+        watch_state();
+    }
     let (url, title) = location_and_title();
     let update = FromPage::ToolsUpdated { url, title, tools };
     // The worker answers nothing; a failure (worker restarting) is retried by its refresh.
@@ -535,14 +547,75 @@ fn push_state() {
     }
     spawn_local(async {
         match current_state().await {
-            Ok(state) => {
-                let update = FromPage::StateUpdate {
-                    state,
-                    ts: js_sys::Date::now() as u64,
-                };
-                let _ = runtime_send_message(&encode(&update));
-            }
+            Ok(state) => send_state(state),
             Err(e) => console_warn(&format!("tabwire: state after the call: {e}")),
+        }
+    });
+}
+
+fn send_state(state: serde_json::Value) {
+    let update = FromPage::StateUpdate {
+        state: state.clone(),
+        ts: js_sys::Date::now() as u64,
+    };
+    PAGE.with(|p| p.borrow_mut().last_state = Some(state));
+    let _ = runtime_send_message(&encode(&update));
+}
+
+/// How long the page must have been changing before its state is extracted again: a burst of DOM
+/// changes (a framework re-rendering a list) costs one extraction, and pushes stay at most a few a
+/// second whatever the page does.
+const STATE_SETTLE_MS: f64 = 250.0;
+
+/// Watches the page while an adapter declares a state: a change made by the user or by the page
+/// itself (not by a call, which pushes its own) is pushed when the extracted state really changed.
+fn watch_state() {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if PAGE.with(|p| std::mem::replace(&mut p.borrow_mut().watching_state, true)) {
+        return;
+    }
+    let on_change = Closure::<dyn FnMut()>::new(|| {
+        let schedule = PAGE.with(|p| {
+            let mut p = p.borrow_mut();
+            !std::mem::replace(&mut p.state_check_pending, true)
+        });
+        if schedule {
+            let check = Closure::once_into_js(check_state);
+            set_timeout(check.unchecked_ref(), STATE_SETTLE_MS);
+        }
+    })
+    .into_js_value();
+    if let Ok(observer) = web_sys::MutationObserver::new(on_change.unchecked_ref()) {
+        let options = web_sys::MutationObserverInit::new();
+        options.set_subtree(true);
+        options.set_child_list(true);
+        options.set_attributes(true);
+        options.set_character_data(true);
+        let _ = observer.observe_with_options(&document, &options);
+    }
+}
+
+/// Extracts the state after the page changed and pushes it if it differs from the last one pushed.
+/// While a call runs, it pushes the state itself when it ends.
+fn check_state() {
+    let (has_extractor, busy) = PAGE.with(|p| {
+        let mut p = p.borrow_mut();
+        p.state_check_pending = false;
+        (
+            state::has_extractor(p.catalog.adapters()),
+            !p.running.is_empty(),
+        )
+    });
+    if !has_extractor || busy {
+        return;
+    }
+    spawn_local(async {
+        if let Ok(state) = current_state().await
+            && PAGE.with(|p| p.borrow().last_state.as_ref() != Some(&state))
+        {
+            send_state(state);
         }
     });
 }

@@ -1,0 +1,80 @@
+"""End to end, the state flow on a real site: the shipped TodoMVC adapter declares a state (its todos, the
+filter, the items-left text). A client subscribed to the tab's state resource hears
+`notifications/resources/updated` after a tool call, and also when the user changes the page by hand
+(typing a todo through DevTools input events, which tabwire has no part in); the state it then reads
+equals the app's own localStorage. `site_state` answers from the cache, with its age and where it came
+from, and the cache follows the user's change without a `force_refresh`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.cdp import Cdp, CdpError, Target
+from harness.mcp_client import TabwireSession
+from harness.todomvc import TODO_TOOLS, any_stored_todos
+from harness.waiting import wait_for
+
+pytestmark = pytest.mark.anyio
+
+UPDATED = "notifications/resources/updated"
+
+
+async def read_state(tabwire: TabwireSession, uri: str) -> dict:
+    result = await tabwire.session.read_resource(uri)
+    return json.loads(result.contents[0].text)
+
+
+def todos_of(resource: dict) -> list[dict]:
+    return sorted(resource["state"]["todomvc"]["todos"], key=lambda t: t["title"])
+
+
+async def type_as_the_user(cdp: Cdp, page: Target, text: str) -> None:
+    """Focus the new-todo field, insert `text` and press Enter, as keyboard input (DevTools Input domain)."""
+    await cdp.evaluate(page, "document.querySelector('#new-todo, .new-todo').focus()")
+    await cdp.send(page, "Input.insertText", {"text": text})
+    key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
+    await cdp.send(page, "Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
+    await cdp.send(page, "Input.dispatchKeyEvent", {"type": "keyUp", **key})
+
+
+async def test_state_follows_calls_and_the_users_own_changes(tabwire, launch_chromium, extension_dir, todomvc_url):
+    url = todomvc_url("plain")
+    browser = await launch_chromium(extension_dir=extension_dir, url=url)
+    await tabwire.wait_for_tools(*TODO_TOOLS)
+    page = await browser.cdp.wait_for_page(url)
+    tab = (await tabwire.call_ok("browser_tabs")).structured["tabs"][0]["id"]
+    uri = f"tabwire://tabs/{tab}/state"
+    await tabwire.session.subscribe_resource(uri)
+
+    # After a changing call: an update, and the state read then is what the app stored.
+    seen = tabwire.notifications.count(UPDATED)
+    await tabwire.call_ok("todomvc_add_todo", {"title": "Buy milk"})
+    await wait_for(lambda: tabwire.notifications.count(UPDATED) > seen, timeout=10, what="resources/updated after the call")
+    state = await read_state(tabwire, uri)
+    assert todos_of(state) == await any_stored_todos(browser.cdp, page) == [{"title": "Buy milk", "completed": False}]
+    assert state["state"]["todomvc"]["filter"] == "All", state
+    assert state["state"]["todomvc"]["items_left"].startswith("1 item"), state
+
+    # The user types a todo: no tabwire call, yet the subscriber hears of it and the cache shows it.
+    seen = tabwire.notifications.count(UPDATED)
+    await type_as_the_user(browser.cdp, page, "Typed by hand")
+    stored = [{"title": "Buy milk", "completed": False}, {"title": "Typed by hand", "completed": False}]
+
+    async def stored_by_the_app() -> bool:
+        return await any_stored_todos(browser.cdp, page) == stored
+
+    await wait_for(stored_by_the_app, timeout=10, what="the app to store the typed todo", ignore=(CdpError,))
+    await wait_for(lambda: tabwire.notifications.count(UPDATED) > seen, timeout=10, what="resources/updated after the user's change")
+    assert todos_of(await read_state(tabwire, uri)) == stored
+
+    # site_state answers from the cache by default: the state the page pushed, with its age.
+    cached = (await tabwire.call_ok("site_state", {"tab_id": tab})).structured
+    assert cached["source"] == "cache" and cached["cached_from"] == "state_update", cached
+    assert isinstance(cached["age_ms"], int) and cached["age_ms"] >= 0, cached
+    assert todos_of(cached) == stored
+    # Nothing changed since: no further update is pushed for the same state, and a fresh read agrees.
+    fresh = (await tabwire.call_ok("site_state", {"tab_id": tab, "force_refresh": True})).structured
+    assert fresh["source"] == "page" and todos_of(fresh) == stored, fresh
