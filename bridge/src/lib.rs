@@ -8,6 +8,7 @@
 pub mod adapter;
 pub mod code_adapter;
 pub mod fetch;
+pub mod lint;
 pub mod names;
 pub mod page;
 pub mod pattern;

@@ -178,6 +178,8 @@ fn add_match(adapters: &mut [Adapter], extra: &AdapterMatch) -> Result<(), Adapt
 pub struct CheckReport {
     pub files: usize,
     pub problems: Vec<FileProblem>,
+    /// Valid adapters' likely mistakes ([`bridge::lint`]): printed, never fatal.
+    pub warnings: Vec<FileProblem>,
 }
 
 /// Validates adapter files: each path a file or a directory (its `*.json`); no paths: the
@@ -186,8 +188,7 @@ pub fn check(paths: &[PathBuf]) -> CheckReport {
     let mut report = CheckReport::default();
     if paths.is_empty() {
         for (file, text) in BUILTIN_ADAPTERS {
-            report.files += 1;
-            parse_file(&format!("(built-in) {file}"), text, &mut report.problems);
+            check_file(&format!("(built-in) {file}"), text, &mut report);
         }
         return report;
     }
@@ -198,17 +199,43 @@ pub fn check(paths: &[PathBuf]) -> CheckReport {
             vec![path.clone()]
         };
         for file in files {
-            report.files += 1;
             let shown = file.display().to_string();
             match std::fs::read_to_string(&file) {
-                Ok(text) => {
-                    parse_file(&shown, &text, &mut report.problems);
+                Ok(text) => check_file(&shown, &text, &mut report),
+                Err(e) => {
+                    report.files += 1;
+                    report.problems.push(file_problem(&shown, e.to_string()));
                 }
-                Err(e) => report.problems.push(file_problem(&shown, e.to_string())),
             }
         }
     }
     report
+}
+
+/// One file of `tabwire adapters check`: its problems, or, when it is valid, its warnings.
+fn check_file(shown: &str, text: &str, report: &mut CheckReport) {
+    report.files += 1;
+    let Some(adapter) = parse_file(shown, text, &mut report.problems) else {
+        return;
+    };
+    report
+        .warnings
+        .extend(
+            bridge::lint::unconfirmed_effects(&adapter)
+                .into_iter()
+                .map(|warning| {
+                    let (line, column) = bridge::adapter::locate(text, &warning.path).unzip();
+                    FileProblem {
+                        file: shown.to_owned(),
+                        problem: Problem {
+                            path: warning.path,
+                            line,
+                            column,
+                            message: warning.message,
+                        },
+                    }
+                }),
+        );
 }
 
 /// How often [`watch`] looks at the adapter directories: edits show up well within a second.

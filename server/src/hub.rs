@@ -28,6 +28,13 @@ const PROGRESS_CEILING_FACTOR: u32 = 4;
 
 /// How many closed tab ids are remembered, so that a call naming one fails with TAB_CLOSED.
 const CLOSED_TABS_REMEMBERED: usize = 256;
+/// How long after its browser connection dropped a tab is expected back: a stopped service worker
+/// restarts, reconnects and re-announces its tabs well within this (RELIABILITY.md). A call to such a
+/// tab meanwhile waits for it instead of answering that there is no such tab.
+const REANNOUNCE_GRACE: Duration = Duration::from_secs(2);
+/// At most this many tabs of dropped connections are awaited (a browser with more tabs than that
+/// still gets its most recent ones back without a NO_SUCH_TAB).
+const ORPHANS_REMEMBERED: usize = 1024;
 
 /// Identifies one extension connection (one socket) for the life of the process.
 pub type ConnId = u64;
@@ -140,6 +147,9 @@ struct State {
     states: HashMap<TabId, (ConnId, CachedState)>,
     /// Recently closed tabs, oldest first.
     closed_tabs: VecDeque<TabId>,
+    /// Tabs whose connection dropped lately, oldest first, with when: the browser may re-announce
+    /// them once it reconnects.
+    orphans: VecDeque<(TabId, Instant)>,
 }
 
 struct Connection {
@@ -289,6 +299,22 @@ impl Hub {
         let mut st = lock(&self.state);
         if st.connections.remove(&conn).is_none() {
             return;
+        }
+        let now = Instant::now();
+        let lost: Vec<TabId> = st
+            .tabs
+            .iter()
+            .filter(|(_, tab)| tab.conn == conn)
+            .map(|(id, _)| *id)
+            .collect();
+        st.orphans.extend(lost.into_iter().map(|tab| (tab, now)));
+        while st.orphans.len() > ORPHANS_REMEMBERED
+            || st
+                .orphans
+                .front()
+                .is_some_and(|(_, at)| *at + REANNOUNCE_GRACE < now)
+        {
+            st.orphans.pop_front();
         }
         st.tabs.retain(|_, tab| tab.conn != conn);
         let dropped_states = drop_states(&mut st, |c, _| c == conn);
@@ -882,6 +908,7 @@ impl Hub {
         progress: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
+        self.await_reannounced(tool, tab).await;
         let (started, tab) = {
             let mut st = lock(&self.state);
             self.check_connected(&st)?;
@@ -899,6 +926,32 @@ impl Hub {
         };
         self.finish(started, progress, || format!("{tool} in tab {tab}"))
             .await
+    }
+
+    /// While a dropped browser connection may still re-announce its tabs, a call that finds no tab
+    /// for it waits for them (until the grace period of the tab it names, or of the latest dropped
+    /// tab), so a call made as the extension reconnects is not told the tab is gone.
+    async fn await_reannounced(&self, tool: &str, tab: Option<TabId>) {
+        let until = {
+            let st = lock(&self.state);
+            if select_tab(&st, tool, tab).is_ok() {
+                return;
+            }
+            let dropped = st
+                .orphans
+                .iter()
+                .filter(|(id, _)| tab.is_none_or(|tab| tab == *id))
+                .map(|(_, at)| *at + REANNOUNCE_GRACE)
+                .max();
+            match dropped {
+                Some(until) if until > Instant::now() => until,
+                _ => return,
+            }
+        };
+        self.wait_until(until, || {
+            select_tab(&lock(&self.state), tool, tab).ok().map(drop)
+        })
+        .await;
     }
 
     /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,
@@ -1169,6 +1222,7 @@ fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
             "two browser connections report the same tab id; the newer wins"
         );
     }
+    st.orphans.retain(|(id, _)| *id != tab.tab);
     st.tabs.insert(
         tab.tab,
         Tab {
@@ -1602,7 +1656,7 @@ mod tests {
         assert!(hub.exported_tools().is_empty());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_closed_socket_fails_its_pending_calls_and_drops_its_tabs() {
         let hub = hub();
         let mut ext = two_tabs(&hub);
@@ -1626,6 +1680,58 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::NotConnected);
         assert!(err.message.contains("not connected"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_made_while_the_browser_reconnects_waits_for_its_tab() {
+        let hub = hub();
+        let ext = two_tabs(&hub);
+        hub.disconnect(ext.conn);
+        // Named and unnamed: both wait, then go to the tab the new connection re-announced.
+        let named = spawn_call(&hub, "todomvc_b", Some(2));
+        let unnamed = spawn_call(&hub, "todomvc_a", None);
+        tokio::time::sleep(REANNOUNCE_GRACE / 2).await;
+        assert!(!named.is_finished() && !unnamed.is_finished());
+        let mut back = two_tabs(&hub);
+        let mut calls = Vec::new();
+        for _ in 0..2 {
+            let (id, tab, tool, _) = back.next_call().await;
+            back.say(
+                &hub,
+                json!({"type": "call_tool_result", "id": id, "result": tab}),
+            );
+            calls.push((tool, tab));
+        }
+        assert!(calls.contains(&("todomvc_b".to_owned(), 2)), "{calls:?}");
+        assert_eq!(named.await.unwrap(), Ok(json!(2)));
+        assert!(unnamed.await.unwrap().is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tab_that_does_not_come_back_is_not_connected_or_gone_after_the_grace() {
+        let hub = hub();
+        let ext = two_tabs(&hub);
+        hub.disconnect(ext.conn);
+        // No browser came back: a retryable NOT_CONNECTED once the grace period is over.
+        let started = Instant::now();
+        let err = hub
+            .call_tool("todomvc_b", json!({}), Some(2))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotConnected, "{err}");
+        assert!(started.elapsed() >= REANNOUNCE_GRACE);
+        // The browser comes back without tab 2 (closed meanwhile): after the grace, no such tab.
+        let again = two_tabs(&hub);
+        hub.disconnect(again.conn);
+        let back = FakeExtension::connect(&hub);
+        back.say(&hub, json!({"type": "tools_snapshot", "tabs": [
+            {"tab": 1, "url": "http://todomvc.com/examples/a", "title": "A", "tools": [tool("todomvc_a")]},
+        ]}));
+        let err = hub
+            .call_tool("todomvc_b", json!({}), Some(2))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NoSuchTab, "{err}");
     }
 
     #[tokio::test]

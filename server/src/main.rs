@@ -75,9 +75,16 @@ fn run_check(paths: &[std::path::PathBuf]) -> ExitCode {
     for problem in &report.problems {
         println!("{problem}");
     }
+    for warning in &report.warnings {
+        println!("warning: {warning}");
+    }
     let files = report.files;
     let problems = report.problems.len();
-    eprintln!("checked {files} adapter file(s): {problems} problem(s)");
+    let warnings = match report.warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warning(s)"),
+    };
+    eprintln!("checked {files} adapter file(s): {problems} problem(s){warnings}");
     if problems == 0 {
         ExitCode::SUCCESS
     } else {

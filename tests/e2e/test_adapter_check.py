@@ -35,7 +35,9 @@ GOOD = {
             "steps": [
                 {"step": "fill", "selector": "#new", "value": "{{text}}"},
                 {"step": "press", "selector": "#new", "key": "Enter"},
-                {"step": "return", "value": {"added": "{{text}}"}},
+                {"step": "within", "selector": "#notes li", "text_equals": "{{text}}", "timeout_ms": 2000,
+                 "steps": [{"step": "read", "into": "note"}]},
+                {"step": "return", "value": {"added": "{{note}}"}},
             ],
         }
     ],
@@ -158,3 +160,22 @@ def test_checker_reports_a_missing_path(tabwire_binary, tmp_path):
     out = run_check(tabwire_binary, missing)
     assert out.returncode == 1
     assert out.stdout.startswith(f"{missing}: "), out.stdout
+
+
+def test_checker_warns_about_a_tool_that_answers_before_its_effect_shows(tabwire_binary, tmp_path):
+    """A valid file whose changing tool ends with an action: exit 0, and a warning naming the step."""
+    doc = broken(lambda d: d["tools"][0].update(steps=d["tools"][0]["steps"][:2]))
+    path = tmp_path / "unconfirmed.json"
+    path.write_text(json.dumps(doc, indent=2))
+    out = run_check(tabwire_binary, path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.fullmatch(
+        rf"warning: {re.escape(str(path))}:\d+:\d+: tools\[0\]\.steps\[1\]: `add_note` may change the page, "
+        r"but nothing after its last action \(press\) waits for the change .*\n",
+        out.stdout,
+    ), out.stdout
+    assert "0 problem(s), 1 warning(s)" in out.stderr, out.stderr
+    # The same tool marked idempotent (repeating it is harmless) is not warned about.
+    doc["tools"][0]["annotations"]["idempotent"] = True
+    path.write_text(json.dumps(doc, indent=2))
+    assert run_check(tabwire_binary, path).stdout == ""

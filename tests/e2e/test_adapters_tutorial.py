@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,11 @@ async def test_tutorial_adapter_from_the_docs(tabwire, fixture_server, launch_ch
     out = await tabwire.call("reading_list_add_book", {"title": "x", "shelf": "lost"})
     assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND: steps[2] (select)"), out
     assert "to-read, reading, done" in out.text, out
+
+
+def test_tutorial_adapter_passes_the_checker_without_warnings(tabwire_binary, tmp_path):
+    """What the tutorial teaches is what `tabwire adapters check` asks for: no problem, no warning."""
+    path = tmp_path / "reading_list.json"
+    path.write_text(json.dumps(tutorial_adapter(), indent=2))
+    out = subprocess.run([str(tabwire_binary), "adapters", "check", str(path)], capture_output=True, text=True, timeout=30)
+    assert (out.returncode, out.stdout) == (0, ""), out.stdout + out.stderr
