@@ -25,7 +25,7 @@ from pathlib import Path
 import anyio
 
 from bench import BINARY, REPO, TODOMVC, browser_target, free_port, log_times, paired_extension, rss_kib, tabwire_pid
-from harness.cdp import Cdp, isolated_world_wasm_sizes
+from harness.cdp import Cdp, wasm_sizes
 from harness.chromium import Chromium
 from harness.mcp_client import open_tabwire_session
 from harness.static_server import StaticServer
@@ -44,7 +44,7 @@ def slope(xs: list[float], ys: list[float]) -> float:
 
 
 async def sample(cdp: Cdp, page, pid: int, calls: int, tabs: int, window: list[float], started: float) -> dict:
-    runtime = await isolated_world_wasm_sizes(cdp, page, "Tabwire")
+    runtime = await wasm_sizes(cdp, page, "Tabwire")
     ordered = sorted(window) or [0.0]
     return {
         "minute": (time.monotonic() - started) / 60,

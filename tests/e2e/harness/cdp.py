@@ -122,9 +122,10 @@ class Cdp:
 _SIZES_OF = "function () { return this.map((o) => o instanceof WebAssembly.Table ? o.length : o.buffer.byteLength); }"
 
 
-async def isolated_world_wasm_sizes(cdp: Cdp, target: Target, world_name: str) -> dict[str, list[int]]:
+async def wasm_sizes(cdp: Cdp, target: Target, world_name: str | None) -> dict[str, list[int]]:
     """{"tables": [length...], "memories": [bytes...]} in the isolated world named `world_name` (an
-    extension's name) of the page `target`."""
+    extension's name) of the page `target`, or with `None` in the target's own context (e.g. a
+    service worker's)."""
     async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
         answers: dict[int, Any] = {}
         contexts: list[dict] = []
@@ -145,9 +146,9 @@ async def isolated_world_wasm_sizes(cdp: Cdp, target: Target, world_name: str) -
             return reply["result"]
 
         await call("Runtime.enable")  # reports every existing context with executionContextCreated
-        world = next((c for c in contexts if c.get("name") == world_name), None)
+        world = next((c for c in contexts if world_name is None or c.get("name") == world_name), None)
         if world is None:
-            raise CdpError(f"no isolated world named {world_name!r} in {target.url}: {contexts}")
+            raise CdpError(f"no execution context named {world_name!r} in {target.url}: {contexts}")
         await call("HeapProfiler.collectGarbage")
         sizes: dict[str, list[int]] = {}
         for kind, prototype in (("tables", "WebAssembly.Table.prototype"), ("memories", "WebAssembly.Memory.prototype")):
