@@ -129,3 +129,40 @@ async def test_fetch_arguments_stay_inside_their_path_segment(tabwire, maildev, 
     out = await tabwire.call_ok("probe_get_email", {"id": lunch["id"]})
     assert out.structured == {"id": lunch["id"], "subject": "Lunch?"}, out
     assert {m["subject"]: m["read"] for m in maildev.emails()} == {"Quarterly report": False, "Lunch?": True}
+
+
+async def test_the_inbox_state_follows_mail_that_arrives_and_is_read(tabwire, maildev, launch_chromium, extension_dir):
+    """The maildev adapter's state (the inbox with read flags, the open message) is pushed when mail arrives
+    over SMTP, a change no tabwire call made; a subscribed client hears `resources/updated` and reads a
+    state that matches MailDev's own API. Opening a message (a read-only tool) updates it too."""
+    maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.")
+    await wait_for(lambda: len(maildev.emails()) == 1, timeout=10, what="MailDev to receive the first message")
+    await launch_chromium(extension_dir=extension_dir, url=maildev.base + "/")
+    await tabwire.wait_for_tools(*TOOLS)
+    tab = (await tabwire.call_ok("browser_tabs")).structured["tabs"][0]["id"]
+    uri = f"tabwire://tabs/{tab}/state"
+    await tabwire.session.subscribe_resource(uri)
+
+    async def state() -> dict:
+        return json.loads((await tabwire.session.read_resource(uri)).contents[0].text)["state"]["maildev"]
+
+    def api_inbox() -> list[dict]:
+        return sorted(({"subject": m["subject"], "read": m["read"]} for m in maildev.emails()), key=lambda m: m["subject"])
+
+    async def state_matches_the_api() -> bool:
+        try:
+            return sorted((await state())["inbox"], key=lambda m: m["subject"]) == api_inbox()
+        except Exception:  # noqa: BLE001 - no state cached yet: not yet
+            return False
+
+    updated = "notifications/resources/updated"
+    seen = tabwire.notifications.count(updated)
+    maildev.send("Carol <carol@example.com>", "Lunch?", "Noon at the usual place")
+    await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated for the new mail")
+    await wait_for(state_matches_the_api, timeout=10, what="the state to list both messages as MailDev does")
+    assert len(api_inbox()) == 2 and (await state())["open"] is None
+
+    await tabwire.call_ok("maildev_open_message", {"subject": "Lunch?"})
+    await wait_for(state_matches_the_api, timeout=10, what="the state to show Lunch? read, as MailDev does")
+    assert {m["subject"]: m["read"] for m in api_inbox()} == {"Lunch?": True, "Quarterly report": False}
+    assert (await state())["open"] == "Lunch?"

@@ -7,6 +7,8 @@ the safe interpolation of arguments into selectors.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.waiting import wait_for
@@ -60,3 +62,46 @@ async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chrom
     out = await tabwire.call("tiddlywiki_open_tiddler", {"title": "No such tiddler"})
     assert out.is_error and out.text.startswith("ELEMENT_NOT_FOUND"), out
     assert "steps[2] (within)" in out.text, out
+
+
+async def test_the_open_tiddlers_state_follows_the_story_river(tabwire, tiddlywiki, launch_chromium, extension_dir):
+    """The tiddlywiki adapter's state is the tiddlers open in the story river. Creating one (a changing
+    call) pushes it; opening another (a read-only tool) changes the page, and that change is pushed too.
+    The oracle is the page's own story river, read through DevTools."""
+    browser = await launch_chromium(extension_dir=extension_dir, url=tiddlywiki.base + "/")
+    await tabwire.wait_for_tools(*TOOLS)
+    page = await browser.cdp.wait_for_page(tiddlywiki.base)
+    tab = (await tabwire.call_ok("browser_tabs")).structured["tabs"][0]["id"]
+    uri = f"tabwire://tabs/{tab}/state"
+    await tabwire.session.subscribe_resource(uri)
+    river = "[...document.querySelectorAll('.tc-story-river .tc-tiddler-view-frame')].map(e => e.dataset.tiddlerTitle)"
+
+    async def state_is_the_river() -> bool:
+        try:
+            state = json.loads((await tabwire.session.read_resource(uri)).contents[0].text)["state"]["tiddlywiki"]
+        except Exception:  # noqa: BLE001 - no state cached yet: not yet
+            return False
+        return [t["title"] for t in state["open_tiddlers"]] == await browser.cdp.evaluate(page, river)
+
+    updated = "notifications/resources/updated"
+    seen = tabwire.notifications.count(updated)
+    await tabwire.call_ok("tiddlywiki_create_tiddler", {"title": "Plans", "text": "Write them down"})
+    await wait_for(lambda: tiddlywiki.tiddler("Plans"), timeout=10, what="TiddlyWiki to store Plans")
+    await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated after create")
+    await wait_for(state_is_the_river, timeout=10, what="the state to list the story river's tiddlers")
+
+    # The user closes Plans by hand (its close button, clicked through DevTools): no call, yet pushed.
+    seen = tabwire.notifications.count(updated)
+    await browser.cdp.evaluate(
+        page, "document.querySelector('.tc-tiddler-view-frame[data-tiddler-title=\"Plans\"] button[aria-label=\"close\"]').click()"
+    )
+    await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated after closing")
+    await wait_for(state_is_the_river, timeout=10, what="the state to drop Plans")
+    assert "Plans" not in await browser.cdp.evaluate(page, river)
+
+    # Opening it again is a read-only tool: it pushes no state itself, but the page changed.
+    seen = tabwire.notifications.count(updated)
+    await tabwire.call_ok("tiddlywiki_open_tiddler", {"title": "Plans"})
+    await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated after open")
+    await wait_for(state_is_the_river, timeout=10, what="the state to show Plans open again")
+    assert "Plans" in await browser.cdp.evaluate(page, river)

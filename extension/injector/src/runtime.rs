@@ -598,17 +598,23 @@ fn watch_state() {
 }
 
 /// Extracts the state after the page changed and pushes it if it differs from the last one pushed.
-/// While a call runs, it pushes the state itself when it ends.
+/// While a call runs, the check waits for it: a changing call pushes its own state when it ends,
+/// but a read-only one (opening an item to read it) changes the page without pushing.
 fn check_state() {
     let (has_extractor, busy) = PAGE.with(|p| {
-        let mut p = p.borrow_mut();
-        p.state_check_pending = false;
+        let p = p.borrow();
         (
             state::has_extractor(p.catalog.adapters()),
             !p.running.is_empty(),
         )
     });
-    if !has_extractor || busy {
+    if busy {
+        let again = Closure::once_into_js(check_state);
+        set_timeout(again.unchecked_ref(), STATE_SETTLE_MS);
+        return;
+    }
+    PAGE.with(|p| p.borrow_mut().state_check_pending = false);
+    if !has_extractor {
         return;
     }
     spawn_local(async {
