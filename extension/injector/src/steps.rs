@@ -864,7 +864,7 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
 mod tests {
     use super::*;
     use crate::fake_dom::{FakeDom, FakeNode, block_on};
-    use crate::tools::{Catalog, check_args};
+    use crate::tools::check_args;
     use serde_json::json;
 
     /// A call that must finish in this page.
@@ -938,12 +938,6 @@ mod tests {
     const LIST: &str = "#todo-list, .todo-list";
     const ITEMS: &str = "#todo-list > li, .todo-list > li";
 
-    fn catalog() -> Catalog {
-        Catalog::new(vec![
-            bridge::adapter::parse_adapter(include_str!("../../../adapters/todomvc.json")).unwrap(),
-        ])
-    }
-
     /// TodoMVC's markup: the root, the input (1), the list (2), and one item per title.
     fn todomvc(items: &[(&str, bool)]) -> FakeDom {
         let dom = FakeDom::default();
@@ -985,13 +979,6 @@ mod tests {
         dom
     }
 
-    fn call(dom: &FakeDom, tool: &str, args: Value, timeout_ms: u64) -> Result<Value, WireError> {
-        let catalog = catalog();
-        let tool = catalog.find(tool).unwrap();
-        let args = check_args(tool, args)?;
-        block_on(run_value(dom, tool, args, timeout_ms, &Cell::new(false)))
-    }
-
     fn adhoc(steps: Value) -> ToolDef {
         serde_json::from_value(json!({"name": "t", "description": "d", "steps": steps})).unwrap()
     }
@@ -1015,7 +1002,13 @@ mod tests {
     #[test]
     fn add_todo_types_and_commits_like_a_user() {
         let dom = todomvc(&[]);
-        let result = call(&dom, "todomvc_add_todo", json!({"title": "Buy milk"}), 1000).unwrap();
+        let add_todo = json!([
+            {"step": "wait", "selector": INPUT},
+            {"step": "fill", "selector": INPUT, "value": "{{title}}"},
+            {"step": "press", "selector": INPUT, "key": "Enter"},
+            {"step": "return", "value": {"added": "{{title}}"}}
+        ]);
+        let result = run_adhoc(&dom, add_todo, json!({"title": "Buy milk"}), 1000).unwrap();
         assert_eq!(result, json!({"added": "Buy milk"}));
         assert_eq!(dom.nodes.borrow()[1].value.as_deref(), Some("Buy milk"));
         assert_eq!(
@@ -1063,29 +1056,51 @@ mod tests {
         );
     }
 
+    fn list_todos(dom: &FakeDom) -> Value {
+        let steps = json!([
+            {"step": "extract", "selector": ITEMS, "into": "todos",
+             "fields": {"title": {"selector": "label"}, "completed": {"read": "has_class:completed"}}},
+            {"step": "return", "value": "{{todos}}"}
+        ]);
+        run_adhoc(dom, steps, json!({}), 1000).unwrap()
+    }
+
+    fn toggle_todo(dom: &FakeDom, title: &str) -> Result<Value, WireError> {
+        let steps = json!([
+            {"step": "wait", "selector": INPUT, "until": "attached"},
+            {"step": "within", "selector": ITEMS, "text_selector": "label", "text_equals": "{{title}}",
+             "steps": [
+               {"step": "click", "selector": ".toggle"},
+               {"step": "read", "read": "has_class:completed", "into": "completed"}
+             ]},
+            {"step": "return", "value": {"title": "{{title}}", "completed": "{{completed}}"}}
+        ]);
+        run_adhoc(dom, steps, json!({"title": title}), 1000)
+    }
+
     #[test]
     fn list_todos_extracts_records() {
         let dom = todomvc(&[("a", false), ("b", true)]);
-        let result = call(&dom, "todomvc_list_todos", json!({}), 1000).unwrap();
+        let result = list_todos(&dom);
         assert_eq!(
             result,
             json!([{"title": "a", "completed": false}, {"title": "b", "completed": true}])
         );
         // A missing field element reads as null (and has_class as false).
         dom.nodes.borrow_mut()[5].attached = false; // the first item's label
-        let result = call(&dom, "todomvc_list_todos", json!({}), 1000).unwrap();
+        let result = list_todos(&dom);
         assert_eq!(result[0], json!({"title": null, "completed": false}));
     }
 
     #[test]
     fn toggle_picks_the_item_by_its_label() {
         let dom = todomvc(&[("a", false), ("b", false)]);
-        let result = call(&dom, "todomvc_toggle_todo", json!({"title": "b"}), 1000).unwrap();
+        let result = toggle_todo(&dom, "b").unwrap();
         assert_eq!(result, json!({"title": "b", "completed": true}));
         assert!(dom.has_class(&6, "completed"));
         assert!(!dom.has_class(&3, "completed"));
 
-        let err = call(&dom, "todomvc_toggle_todo", json!({"title": "zzz"}), 1000).unwrap_err();
+        let err = toggle_todo(&dom, "zzz").unwrap_err();
         assert_eq!(err.code, ErrorCode::ElementNotFound);
         assert_eq!(
             err.message,
