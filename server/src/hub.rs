@@ -100,6 +100,9 @@ pub struct CachedState {
     pub page_ts: u64,
     pub received: Instant,
     pub source: StateSource,
+    /// The tab closed after reporting it: this is its last state, kept readable (for as long as
+    /// the tab is among the recently closed ones).
+    pub tab_closed: bool,
 }
 
 /// A tab `open_tab` opened, and what the extension saw of its page once it had loaded (`None`:
@@ -500,15 +503,24 @@ impl Hub {
         if st.tabs.get(&tab).is_some_and(|t| t.conn == conn) {
             st.tabs.remove(&tab);
             st.closed_tabs.push_back(tab);
-            if st.closed_tabs.len() > CLOSED_TABS_REMEMBERED {
-                st.closed_tabs.pop_front();
+            if st.closed_tabs.len() > CLOSED_TABS_REMEMBERED
+                && let Some(forgotten) = st.closed_tabs.pop_front()
+            {
+                st.states.remove(&forgotten);
             }
         }
-        let dropped_states = drop_states(&mut st, |c, t| c == conn && t == tab);
+        // Its last state stays readable, marked as a closed tab's.
+        let mut closed_states = Vec::new();
+        if let Some((c, cached)) = st.states.get_mut(&tab)
+            && *c == conn
+        {
+            cached.tab_closed = true;
+            closed_states.push(tab);
+        }
         let failed = take_pending(&mut st, |p| p.conn == conn && p.tab == Some(tab));
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
-        self.announce_states(dropped_states);
+        self.announce_states(closed_states);
         for pending in failed {
             let _ = pending.reply.send(Err(WireError::new(
                 ErrorCode::TabClosed,
@@ -559,6 +571,7 @@ impl Hub {
             page_ts,
             received: Instant::now(),
             source,
+            tab_closed: st.closed_tabs.contains(&tab),
         };
         st.states.insert(tab, (conn, cached));
         drop(st);
@@ -796,8 +809,8 @@ impl Hub {
             let conn = match st.tabs.get(&tab) {
                 Some(t) => t.conn,
                 None => match st.states.get(&tab) {
-                    Some((conn, _)) => *conn,
-                    None => return Err(unknown_tab(&st, tab)),
+                    Some((conn, cached)) if !cached.tab_closed => *conn,
+                    _ => return Err(unknown_tab(&st, tab)),
                 },
             };
             let started = start(&mut st, conn, Some(tab), RequestKind::State, |id| {
@@ -1732,6 +1745,30 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::NoSuchTab, "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_closed_tab_keeps_its_last_state_marked_closed_and_is_not_asked_again() {
+        let hub = hub();
+        let ext = two_tabs(&hub);
+        let mut changes = hub.subscribe_states();
+        ext.say(
+            &hub,
+            json!({"type": "state_update", "tab": 1, "state": {"n": 1}, "ts": 5}),
+        );
+        assert_eq!(changes.recv().await.unwrap(), 1);
+        ext.say(&hub, json!({"type": "tab_closed", "tab": 1}));
+        assert_eq!(
+            changes.recv().await.unwrap(),
+            1,
+            "subscribers hear that the tab closed"
+        );
+        let last = hub.cached_state(1).expect("the closed tab's state is kept");
+        assert!(last.tab_closed);
+        assert_eq!(last.state, json!({"n": 1}));
+        assert_eq!(hub.tabs_with_state(), vec![1]);
+        let err = hub.request_state(1).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::TabClosed, "{err}");
     }
 
     #[tokio::test]

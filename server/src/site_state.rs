@@ -100,8 +100,15 @@ fn report(tab: TabId, cached: &CachedState, now: Instant, note: Option<String>) 
     if cached.page_ts > 0 {
         report["page_ts"] = json!(cached.page_ts);
     }
-    if let Some(note) = note {
-        report["note"] = json!(note);
+    let closed = cached
+        .tab_closed
+        .then(|| format!("tab {tab} was closed; this is the last state it reported"));
+    let notes: Vec<String> = closed.into_iter().chain(note).collect();
+    if cached.tab_closed {
+        report["tab_closed"] = json!(true);
+    }
+    if !notes.is_empty() {
+        report["note"] = json!(notes.join("; "));
     }
     report
 }
@@ -146,6 +153,7 @@ mod tests {
             page_ts: 1_700_000_000_000,
             received: now - age,
             source,
+            tab_closed: false,
         }
     }
 
@@ -198,6 +206,30 @@ mod tests {
         let nothing = resolve(3, failed(), None, now).unwrap_err();
         assert_eq!(nothing.code, ErrorCode::Timeout);
         assert!(nothing.message.contains("no cached state"), "{nothing}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_tabs_last_state_says_so_and_a_refresh_falls_back_to_it() {
+        let now = Instant::now();
+        let mut last = cached(StateSource::Push, Duration::from_millis(200), now);
+        last.tab_closed = true;
+        let read = report(4, &last, now, None);
+        assert_eq!(read["tab_closed"], true);
+        assert_eq!(
+            read["note"],
+            "tab 4 was closed; this is the last state it reported"
+        );
+        let closed = Err(WireError::new(ErrorCode::TabClosed, "tab 4 was closed"));
+        let refreshed = resolve(4, closed, Some(last), now).unwrap();
+        assert_eq!(
+            (
+                refreshed["source"].as_str(),
+                refreshed["tab_closed"].as_bool()
+            ),
+            (Some("cache"), Some(true))
+        );
+        let note = refreshed["note"].as_str().unwrap();
+        assert!(note.starts_with("tab 4 was closed; this is the last state it reported; the page did not answer (TAB_CLOSED"), "{note}");
     }
 
     #[test]

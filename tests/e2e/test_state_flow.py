@@ -3,7 +3,8 @@ filter, the items-left text). A client subscribed to the tab's state resource he
 `notifications/resources/updated` after a tool call, and also when the user changes the page by hand
 (typing a todo through DevTools input events, which tabwire has no part in); the state it then reads
 equals the app's own localStorage. `site_state` answers from the cache, with its age and where it came
-from, and the cache follows the user's change without a `force_refresh`.
+from, and the cache follows the user's change without a `force_refresh`. A closed tab's last state stays
+readable, saying the tab closed.
 """
 
 from __future__ import annotations
@@ -78,3 +79,14 @@ async def test_state_follows_calls_and_the_users_own_changes(tabwire, launch_chr
     # Nothing changed since: no further update is pushed for the same state, and a fresh read agrees.
     fresh = (await tabwire.call_ok("site_state", {"tab_id": tab, "force_refresh": True})).structured
     assert fresh["source"] == "page" and todos_of(fresh) == stored, fresh
+
+    # The user closes the tab: its last state stays readable and says so; a refresh cannot ask the
+    # page and falls back to it with that note.
+    seen = tabwire.notifications.count(UPDATED)
+    await browser.cdp.send(page, "Page.close")
+    await wait_for(lambda: tabwire.notifications.count(UPDATED) > seen, timeout=10, what="resources/updated on close")
+    closed = (await tabwire.call_ok("site_state", {"tab_id": tab, "force_refresh": True})).structured
+    assert (closed["source"], closed["tab_closed"]) == ("cache", True), closed
+    assert closed["note"].startswith(f"tab {tab} was closed; this is the last state it reported"), closed
+    assert "TAB_CLOSED" in closed["note"] and todos_of(closed) == stored, closed
+    assert (await read_state(tabwire, uri))["tab_closed"] is True
