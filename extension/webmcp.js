@@ -1,49 +1,102 @@
-// extension/webmcp.js — the W3C WebMCP API for pages whose browser lacks it. Runs in the page's
-// own (MAIN) world at document_start (registered by worker.js), so it exists before page scripts.
-// Holds the page's tools and relays, as CustomEvents with JSON string details, their declarations
-// to Tabwire's isolated-world runtime and its calls back; everything it relays is untrusted there.
+// extension/webmcp.js — the W3C WebMCP API (document.modelContext, as the draft defines it now) for pages
+// whose browser lacks it, and the relay of a page's tools to Tabwire's isolated-world runtime. Runs in the
+// page's own (MAIN) world at document_start (registered by worker.js), so it exists before page scripts.
+// Where the browser has its own modelContext (with getTools / executeTool), the relay reads and calls the
+// tools through it instead of shadowing it. Declarations and calls travel as CustomEvents with JSON string
+// details; everything relayed is untrusted on the other side.
 (() => {
-  if (document.modelContext && navigator.modelContext) return; // the browser has its own
-  const tools = new Map();
+  if (window.__tabwireWebmcpRelay) return; // injected twice (registered script + executeScript)
+  Object.defineProperty(window, "__tabwireWebmcpRelay", { value: true });
   const emit = (type, detail) =>
     document.dispatchEvent(new CustomEvent(type, { detail: JSON.stringify(detail) }));
-  const announce = () => {
+  const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+  const tools = new Map();
+  const events = new EventTarget();
+
+  // The draft's API: registerTool returns a promise, refuses bad or duplicate tools, and a tool
+  // leaves when the AbortSignal it was registered with aborts.
+  const api = {
+    registerTool(tool, { signal } = {}) {
+      if (!tool || typeof tool.name !== "string" || !NAME.test(tool.name)) {
+        return Promise.reject(new TypeError("a tool's name must be 1-128 characters of A-Z a-z 0-9 _ . -"));
+      }
+      if (typeof tool.description !== "string" || tool.description.trim() === "") {
+        return Promise.reject(new TypeError(`tool ${tool.name}: a description is required`));
+      }
+      if (typeof tool.execute !== "function") {
+        return Promise.reject(new TypeError(`tool ${tool.name}: execute must be a function`));
+      }
+      if (tools.has(tool.name)) {
+        return Promise.reject(new DOMException(`a tool named ${tool.name} is already registered`, "InvalidStateError"));
+      }
+      if (signal && signal.aborted) return Promise.resolve();
+      tools.set(tool.name, tool);
+      signal?.addEventListener("abort", () => {
+        if (tools.get(tool.name) === tool) {
+          tools.delete(tool.name);
+          changed();
+        }
+      }, { once: true });
+      changed();
+      return Promise.resolve();
+    },
+    getTools() {
+      return [...tools.values()].map(({ name, title, description, inputSchema, annotations }) =>
+        ({ name, title, description, inputSchema, annotations }));
+    },
+    async executeTool(name, args) {
+      const tool = tools.get(name);
+      if (!tool) throw new Error(`the page has no tool ${JSON.stringify(name)} any more`);
+      return tool.execute(args ?? {}, { agentInvoked: true });
+    },
+    addEventListener: events.addEventListener.bind(events),
+    removeEventListener: events.removeEventListener.bind(events),
+  };
+  const changed = () => {
+    events.dispatchEvent(new Event("toolchange"));
+    announce();
+  };
+
+  if (!document.modelContext) {
+    Object.defineProperty(document, "modelContext", { value: api, configurable: true, writable: true });
+  }
+  // The older entry point, for pages written against it: the same object.
+  if (!("modelContext" in navigator)) {
+    Object.defineProperty(navigator, "modelContext", { get: () => document.modelContext, configurable: true });
+  }
+
+  // Whose tools the relay reads: the browser's (or a page's own) modelContext when it is not ours.
+  const source = () => {
+    const context = document.modelContext;
+    return context && context !== api && typeof context.getTools === "function" ? context : api;
+  };
+  let listening = null;
+  const announce = async () => {
+    const context = source();
+    if (context !== api && listening !== context) {
+      listening = context;
+      context.addEventListener?.("toolchange", announce);
+    }
     const declared = [];
-    for (const { name, description, inputSchema, annotations } of tools.values()) {
+    for (const { name, title, description, inputSchema, annotations } of (await context.getTools()) ?? []) {
       try {
-        declared.push(JSON.parse(JSON.stringify({ name, description, inputSchema, annotations })));
+        declared.push(JSON.parse(JSON.stringify({ name, title, description, inputSchema, annotations })));
       } catch (e) { /* a schema that is not JSON: leave the tool out */ }
     }
     emit("tabwire:webmcp-tools", declared);
   };
-  const api = {
-    registerTool(tool) {
-      if (!tool || typeof tool.name !== "string" || typeof tool.execute !== "function") {
-        throw new TypeError("registerTool needs {name, description, inputSchema, execute}");
-      }
-      tools.set(tool.name, tool);
-      announce();
-    },
-    unregisterTool(name) { if (tools.delete(name)) announce(); },
-    provideContext({ tools: list = [] } = {}) {
-      tools.clear();
-      for (const tool of list) api.registerTool(tool);
-      announce();
-    },
-    clearContext() { tools.clear(); announce(); },
-  };
-  for (const target of [document, navigator]) {
-    if (!target.modelContext) Object.defineProperty(target, "modelContext", { value: api, configurable: true });
-  }
   document.addEventListener("tabwire:webmcp-hello", announce);
+  // A browser's own modelContext (or a page's) says nothing to us by itself: look once the page is
+  // parsed, and from then on follow its toolchange events.
+  document.addEventListener("DOMContentLoaded", () => {
+    if (source() !== api) announce();
+  }, { once: true });
   document.addEventListener("tabwire:webmcp-call", async (event) => {
     let id = null;
     try {
       const call = JSON.parse(event.detail);
       id = call.id;
-      const tool = tools.get(call.name);
-      if (!tool) throw new Error(`the page has no tool ${JSON.stringify(call.name)} any more`);
-      emit("tabwire:webmcp-result", { id, ok: true, value: (await tool.execute(call.args ?? {}, {})) ?? null });
+      emit("tabwire:webmcp-result", { id, ok: true, value: (await source().executeTool(call.name, call.args ?? {})) ?? null });
     } catch (e) {
       emit("tabwire:webmcp-result", { id, ok: false, error: String((e && e.message) || e) });
     }

@@ -124,6 +124,12 @@ def fixture_server(request: pytest.FixtureRequest, tmp_path: Path):
     yield from _static_server(request, tmp_path, FIXTURES, "fixture server")
 
 
+@pytest.fixture
+def second_fixture_server(request: pytest.FixtureRequest, tmp_path: Path):
+    """The same fixture pages on another port: another origin (for the origin-separation tests)."""
+    yield from _static_server(request, tmp_path, FIXTURES, "second fixture server")
+
+
 def _static_server(request: pytest.FixtureRequest, tmp_path: Path, root: Path, name: str) -> Iterator[StaticServer]:
     """`root` served on 127.0.0.1 (see harness.static_server), its log registered as `name`."""
     log = tmp_path / f"{name.replace(' ', '-')}.log"

@@ -1,11 +1,16 @@
-"""WebMCP capture: a page that registers its own tools with `document.modelContext.registerTool` (or the older
-`navigator.modelContext`) gets them exposed as `webmcp_<sanitized name>` with no adapter at all. The API is
-provided by the extension (the headless browser has none) before page scripts run; names are sanitized, a page
-tool can never shadow a meta-tool, failures and hangs come back as clear errors, and unregistering removes the
-tool. The oracle is the page's own DOM, read through DevTools.
+"""WebMCP capture: a page that registers its own tools with `document.modelContext.registerTool` (as the W3C
+draft defines it now, or through the older `navigator.modelContext`) gets them exposed as
+`webmcp_<origin>_<sanitized name>` with no adapter at all. The API is provided by the extension (the
+headless browser has none) before page scripts run, and refuses what the draft refuses; a page tool can never
+shadow a meta-tool, two origins never share a tool, descriptions and results say which page they come
+from, failures and hangs come back as clear errors, and aborting a tool's registration removes it. Where a
+page's own modelContext exists (as a browser's native one would), the relay reads and calls through it.
+The oracle is the page's own DOM and state, read through DevTools.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -15,7 +20,13 @@ from harness.waiting import wait_for
 pytestmark = pytest.mark.anyio
 
 PAGE = "webmcp/index.html"
-PAGE_TOOLS = ("webmcp_add_note", "webmcp_browser_tabs", "webmcp_explode", "webmcp_hang", "webmcp_count_notes")
+NAMES = ("add_note", "browser_tabs", "explode", "hang", "count_notes")
+
+
+def page_tool(url: str, name: str) -> str:
+    """The public name of the page tool `name` of the page at `url` (its host and port, sanitized)."""
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return f"webmcp_{re.sub(r'[^a-z0-9]+', '_', host.lower()).strip('_')}_{name}"
 
 
 @pytest.fixture
@@ -25,47 +36,81 @@ def tabwire_command(tabwire_command):
 
 async def test_page_registered_tools_are_captured_and_callable(tabwire, launch_chromium, extension_dir, fixture_server):
     url = fixture_server.url("plain", PAGE)
+    tool = lambda name: page_tool(url, name)  # noqa: E731
     browser = await launch_chromium(extension_dir=extension_dir)
     out = await tabwire.browser_open(url)
     assert not out.is_error, out
     # No adapter matches the page, yet browser_open waited for the tools it registered while loading.
-    assert set(PAGE_TOOLS) <= set(out.structured["tools"]), out
-    await tabwire.wait_for_tools(*PAGE_TOOLS)
+    assert {tool(n) for n in NAMES} <= set(out.structured["tools"]), out
+    await tabwire.wait_for_tools(*map(tool, NAMES))
     page = await browser.cdp.wait_for_page(url)
+    origin = url.split("/plain/")[0]
     tools = await tabwire.tools()
-    assert tools["webmcp_add_note"].description == "Add a note to the page."
-    assert tools["webmcp_add_note"].input_schema["required"] == ["text"]
-    assert tools["webmcp_count_notes"].annotations.read_only_hint is True
+    assert tools[tool("add_note")].description == (
+        f"[page tool of {origin}; its text and results are the page's content] Add a note to the page."
+    )
+    assert tools[tool("add_note")].input_schema["required"] == ["text"]
+    assert tools[tool("count_notes")].annotations.read_only_hint is True
 
-    out = await tabwire.call_ok("webmcp_add_note", {"text": "buy milk"})
-    assert out.structured["count"] == 1, out
+    # What the draft refuses was refused, with the draft's error kinds; registering fired toolchange.
+    await browser.cdp.evaluate(page, "window.registered", await_promise=True)
+    assert sorted(await browser.cdp.evaluate(page, "window.refused")) == [
+        "bad name: TypeError", "duplicate: InvalidStateError", "empty name: TypeError",
+        "long name: TypeError", "no description: TypeError",
+    ]
+    assert not any("quiet" in name for name in tools), tools.keys()
+
+    out = await tabwire.call_ok(tool("add_note"), {"text": "buy milk"})
+    assert out.structured["page_origin"] == origin, out
+    assert out.structured["page_content"]["count"] == 1, out
     assert await browser.cdp.evaluate(page, "[...document.querySelectorAll('#notes li')].map(li => li.textContent)") == [
         "buy milk"
     ]
-    assert (await tabwire.call_ok("webmcp_count_notes")).structured == {"count": 1}
+    assert (await tabwire.call_ok(tool("count_notes"))).structured["page_content"] == {"count": 1}
 
     # The meta-tool is still ours; the page's look-alike is a separate, prefixed tool.
     meta = await tabwire.call_ok("browser_tabs")
-    assert any(url in str(tab.get("url")) for tab in meta.structured["tabs"]), meta
-    assert (await tabwire.call_ok("webmcp_browser_tabs")).structured == {"shadowed": False}
+    assert any(url in str(t.get("url")) for t in meta.structured["tabs"]), meta
+    assert (await tabwire.call_ok(tool("browser_tabs"))).structured["page_content"] == {"shadowed": False}
 
-    out = await tabwire.call("webmcp_explode")
-    assert out.is_error and "ADAPTER_ERROR" in out.text and "the page says no" in out.text, out
-    out = await tabwire.call("webmcp_hang")
+    out = await tabwire.call(tool("explode"))
+    assert out.is_error and "ADAPTER_ERROR" in out.text and "the page says: the page says no" in out.text, out
+    out = await tabwire.call(tool("hang"))
     assert out.is_error and "TIMEOUT" in out.text, out
     # The page's own schema is enforced before the page sees the call.
     with pytest.raises(MCPError, match="text"):
-        await tabwire.call("webmcp_add_note", {})
+        await tabwire.call(tool("add_note"), {})
     assert await browser.cdp.evaluate(page, "document.querySelectorAll('#notes li').length") == 1
 
-    # Unregistering removes the tool.
-    await browser.cdp.evaluate(page, "document.modelContext.unregisterTool('explode'); 1")
+    # Aborting a tool's registration removes it (the draft has no unregisterTool).
+    changes = await browser.cdp.evaluate(page, "window.toolchanges")
+    await browser.cdp.evaluate(page, "window.explodeRegistration.abort(); 1")
+    assert await browser.cdp.evaluate(page, "window.toolchanges") == changes + 1
 
     async def gone() -> bool:
         names = await tabwire.tool_names()
-        return "webmcp_explode" not in names and "webmcp_add_note" in names
+        return tool("explode") not in names and tool("add_note") in names
 
-    await wait_for(gone, timeout=10, what="webmcp_explode to leave tools/list")
+    await wait_for(gone, timeout=10, what="the explode tool to leave tools/list")
+
+
+async def test_two_origins_never_share_a_tool(
+    tabwire, launch_chromium, extension_dir, fixture_server, second_fixture_server
+):
+    """The same page on two origins (two ports) registers the same tool names: each origin's tools stay its
+    own, and a call reaches only the page that owns the tool, whichever tab was focused last."""
+    here = fixture_server.url("plain", PAGE)
+    there = second_fixture_server.url("plain", PAGE)
+    browser = await launch_chromium(extension_dir=extension_dir)
+    for url in (here, there):
+        assert not (await tabwire.browser_open(url)).is_error
+    await tabwire.wait_for_tools(page_tool(here, "add_note"), page_tool(there, "add_note"))
+    assert page_tool(here, "add_note") != page_tool(there, "add_note")
+    out = await tabwire.call_ok(page_tool(here, "add_note"), {"text": "only here"})
+    assert out.structured["page_origin"] == fixture_server.origin, out
+    notes = "[...document.querySelectorAll('#notes li')].map(li => li.textContent)"
+    assert await browser.cdp.evaluate(await browser.cdp.wait_for_page(here), notes) == ["only here"]
+    assert await browser.cdp.evaluate(await browser.cdp.wait_for_page(there), notes) == []
 
 
 async def test_a_tool_registered_later_loads_the_runtime_on_demand(
@@ -89,5 +134,20 @@ async def test_a_tool_registered_later_loads_the_runtime_on_demand(
         """document.modelContext.registerTool({name: 'heading', description: 'The heading.',
              execute: () => document.getElementById('heading').textContent}); 1""",
     )
-    await tabwire.wait_for_tools("webmcp_heading")
-    assert (await tabwire.call_ok("webmcp_heading")).structured == {"result": "Live page"}
+    await tabwire.wait_for_tools(page_tool(url, "heading"))
+    assert (await tabwire.call_ok(page_tool(url, "heading"))).structured["page_content"] == "Live page"
+
+
+async def test_a_native_model_context_is_used_not_shadowed(tabwire, launch_chromium, extension_dir, fixture_server):
+    """A page whose `document.modelContext` is not Tabwire's (as in a browser with native WebMCP): its tools
+    are read with `getTools()`, called with `executeTool()`, and followed through `toolchange`."""
+    url = fixture_server.url("plain", "webmcp/native.html")
+    browser = await launch_chromium(extension_dir=extension_dir)
+    assert not (await tabwire.browser_open(url)).is_error
+    await tabwire.wait_for_tools(page_tool(url, "echo"))
+    page = await browser.cdp.wait_for_page(url)
+    out = await tabwire.call_ok(page_tool(url, "echo"), {"text": "hi"})
+    assert out.structured["page_content"] == {"echo": "hi", "via": "native"}, out
+    assert await browser.cdp.evaluate(page, "window.nativeCalls") == ["echo"]
+    await browser.cdp.evaluate(page, "window.addNativeTool({name: 'later', description: 'Added later.'}); 1")
+    await tabwire.wait_for_tools(page_tool(url, "later"))

@@ -165,7 +165,7 @@ fn listen_for_page_tools(document: &web_sys::Document) {
             return;
         };
         let declared = serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null);
-        let tools = webmcp::page_tools(&declared);
+        let tools = webmcp::page_tools(&declared, &location_and_title().0);
         let changed = PAGE.with(|p| {
             let mut p = p.borrow_mut();
             let changed = *p.page_tools != tools;
@@ -268,10 +268,11 @@ async fn call_page_tool(
         ));
     };
     if reply.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
-        Ok(reply
+        let value = reply
             .get("value")
             .cloned()
-            .unwrap_or(serde_json::Value::Null))
+            .unwrap_or(serde_json::Value::Null);
+        Ok(webmcp::page_result(&location_and_title().0, value))
     } else {
         let why: String = reply
             .get("error")
@@ -282,7 +283,7 @@ async fn call_page_tool(
             .collect();
         Err(WireError::new(
             ErrorCode::AdapterError,
-            format!("the page's own tool {name} failed: {why}"),
+            format!("the page's own tool {name} failed, the page says: {why}"),
         ))
     }
 }

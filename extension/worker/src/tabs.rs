@@ -169,7 +169,7 @@ pub fn accept_tools(
     let mut page_tools = 0;
     for spec in offered.iter().take(MAX_TOOLS_PER_TAB) {
         if spec.adapter == bridge::webmcp::ADAPTER {
-            match bridge::webmcp::recheck(spec) {
+            match bridge::webmcp::recheck(spec, page_url) {
                 Some(spec)
                     if page_tools < bridge::webmcp::MAX_TOOLS
                         && !accepted.iter().any(|s| s.name == spec.name) =>
@@ -292,20 +292,27 @@ mod tests {
             &[todomvc()],
             "https://shop.example/",
             &[
-                page_tool("webmcp_search"),
-                page_tool("webmcp_Search"),
+                page_tool("webmcp_shop_example_search"),
+                page_tool("webmcp_shop_example_Search"),
                 page_tool("todomvc_add_todo"),
+                // Another origin's name: a page cannot offer (or answer for) another site's tool.
+                page_tool("webmcp_bank_example_transfer"),
                 ToolSpec {
                     input_schema: serde_json::json!({"type": "string"}),
-                    ..page_tool("webmcp_bad_schema")
+                    ..page_tool("webmcp_shop_example_bad_schema")
                 },
             ],
         );
         let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["webmcp_search"]);
-        assert_eq!(refused, 3);
+        assert_eq!(names, ["webmcp_shop_example_search"]);
+        assert!(
+            tools[0]
+                .description
+                .starts_with("[page tool of https://shop.example;")
+        );
+        assert_eq!(refused, 4);
         let many: Vec<ToolSpec> = (0..bridge::webmcp::MAX_TOOLS + 5)
-            .map(|i| page_tool(&format!("webmcp_t{i}")))
+            .map(|i| page_tool(&format!("webmcp_shop_example_t{i}")))
             .collect();
         let (tools, refused) = accept_tools(&[], "https://shop.example/", &many);
         assert_eq!(tools.len(), bridge::webmcp::MAX_TOOLS);
