@@ -70,7 +70,8 @@ async def test_the_dom_predicate_applies_to_code_adapters(tabwire, launch_chromi
     out = await tabwire.browser_open(url)
     # The code adapter's URL pattern matches but its predicate does not: browser_open returns with the
     # tools the page registered itself.
-    assert not out.is_error and "webmcp_add_note" in out.structured["tools"], out
+    add_note = "webmcp_" + fixture_server.origin.split("://")[1].replace(".", "_").replace(":", "_") + "_add_note"
+    assert not out.is_error and add_note in out.structured["tools"], out
     assert not any(n.startswith("listcode_") for n in out.structured["tools"]), out
-    names = await tabwire.wait_for_tools("webmcp_add_note", timeout=30)
+    names = await tabwire.wait_for_tools(add_note, timeout=30)
     assert not any(n.startswith("listcode_") for n in names), names
