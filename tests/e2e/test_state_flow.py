@@ -84,9 +84,14 @@ async def test_state_follows_calls_and_the_users_own_changes(tabwire, launch_chr
     # page and falls back to it with that note.
     seen = tabwire.notifications.count(UPDATED)
     await browser.cdp.send(page, "Page.close")
-    await wait_for(lambda: tabwire.notifications.count(UPDATED) > seen, timeout=10, what="resources/updated on close")
-    closed = (await tabwire.call_ok("site_state", {"tab_id": tab, "force_refresh": True})).structured
-    assert (closed["source"], closed["tab_closed"]) == ("cache", True), closed
+
+    async def reported_closed() -> dict | None:
+        out = (await tabwire.call_ok("site_state", {"tab_id": tab, "force_refresh": True})).structured
+        return out if out.get("tab_closed") else None
+
+    closed = await wait_for(reported_closed, timeout=10, what="site_state to report the tab closed")
+    assert tabwire.notifications.count(UPDATED) > seen
+    assert closed["source"] == "cache", closed
     assert closed["note"].startswith(f"tab {tab} was closed; this is the last state it reported"), closed
     assert "TAB_CLOSED" in closed["note"] and todos_of(closed) == stored, closed
     assert (await read_state(tabwire, uri))["tab_closed"] is True
