@@ -563,6 +563,33 @@ impl<'de> Deserialize<'de> for Step {
 }
 
 impl Step {
+    /// Whether the step acts on the page as a person's input does (the page may react to it), as
+    /// opposed to waiting, reading or structuring the call.
+    pub fn acts_on_page(&self) -> bool {
+        match self {
+            Step::Click { .. }
+            | Step::Dblclick { .. }
+            | Step::Hover { .. }
+            | Step::ScrollIntoView { .. }
+            | Step::Fill { .. }
+            | Step::Blur { .. }
+            | Step::Press { .. }
+            | Step::Select { .. }
+            | Step::Check { .. }
+            | Step::Uncheck { .. } => true,
+            Step::Wait { .. }
+            | Step::Read { .. }
+            | Step::Extract { .. }
+            | Step::Within { .. }
+            | Step::ForEach { .. }
+            | Step::If { .. }
+            | Step::Frame { .. }
+            | Step::Navigate { .. }
+            | Step::Return { .. }
+            | Step::Fetch { .. } => false,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Step::Wait { .. } => "wait",

@@ -48,24 +48,6 @@ fn last_action(steps: &[Step], at: &JsonPath) -> Option<(JsonPath, &'static str)
         .find(|(_, step)| !matches!(step, Step::Return { .. }))?;
     let here = child(at, PathSegment::Index(index));
     match step {
-        Step::Click { .. }
-        | Step::Dblclick { .. }
-        | Step::Fill { .. }
-        | Step::Blur { .. }
-        | Step::Press { .. }
-        | Step::Select { .. }
-        | Step::Check { .. }
-        | Step::Uncheck { .. } => Some((here, step.kind())),
-        // Moving the pointer or the view changes nothing a caller is told about, and a call that
-        // navigates ends on the page it loaded, which the runtime waits for.
-        Step::Hover { .. }
-        | Step::ScrollIntoView { .. }
-        | Step::Navigate { .. }
-        | Step::Wait { .. }
-        | Step::Read { .. }
-        | Step::Extract { .. }
-        | Step::Fetch { .. }
-        | Step::Return { .. } => None,
         Step::Within { steps, .. } | Step::ForEach { steps, .. } | Step::Frame { steps, .. } => {
             last_action(steps, &child(&here, key("steps")))
         }
@@ -73,6 +55,9 @@ fn last_action(steps: &[Step], at: &JsonPath) -> Option<(JsonPath, &'static str)
             then, otherwise, ..
         } => last_action(then, &child(&here, key("then")))
             .or_else(|| last_action(otherwise, &child(&here, key("else")))),
+        // Moving the pointer or the view changes nothing a caller is told about.
+        Step::Hover { .. } | Step::ScrollIntoView { .. } => None,
+        step => step.acts_on_page().then(|| (here, step.kind())),
     }
 }
 

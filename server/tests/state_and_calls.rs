@@ -198,13 +198,23 @@ async fn site_state_serves_the_cache_asks_the_page_and_falls_back_with_a_note() 
         "{out}"
     );
 
-    // A closed tab answers at once, for state and calls alike.
+    // A closed tab keeps its last state readable, saying it closed; calls answer TAB_CLOSED at once.
     send(&mut s.socket, json!({"type": "tab_closed", "tab": 7})).await;
     let deadline = Instant::now() + DEADLINE;
     loop {
-        let out = s.call("site_state", json!({"tab_id": 7})).await;
-        if out.is_error == Some(true) {
-            assert!(text(&out).starts_with("TAB_CLOSED: "), "{}", text(&out));
+        let out = s
+            .call("site_state", json!({"tab_id": 7, "force_refresh": true}))
+            .await;
+        let out = structured(&out);
+        if out["tab_closed"] == json!(true) {
+            assert_eq!(out["state"], json!({"todos": 2}));
+            assert!(
+                out["note"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("tab 7 was closed"),
+                "{out}"
+            );
             break;
         }
         assert!(Instant::now() < deadline, "tab 7 never closed");

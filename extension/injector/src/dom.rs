@@ -101,4 +101,7 @@ pub trait Dom {
     fn now_ms(&self) -> f64;
     /// Resolves on the next DOM change or after `max_ms`, whichever comes first.
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()>;
+    /// Lets the page run what its handlers queued (microtasks and zero-delay timers: a framework's
+    /// model updates and re-renders) before the next action, as it runs between two inputs of a person.
+    fn checkpoint(&self) -> impl Future<Output = ()>;
 }

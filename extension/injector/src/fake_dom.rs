@@ -47,6 +47,8 @@ pub struct FakeDom {
     /// Called whenever the interpreter waits (after time advanced): lets a test change the DOM.
     pub on_settle: RefCell<Option<SettleHook>>,
     pub cancel_keydown: Cell<bool>,
+    /// How often the interpreter let the page run its queued work (after each action).
+    pub checkpoints: Cell<usize>,
     pub active: Cell<Option<usize>>,
     /// Answers `fetch` (absent: every request fails as a network error).
     pub on_fetch: RefCell<Option<FetchHook>>,
@@ -266,6 +268,11 @@ impl Dom for FakeDom {
 
     fn now_ms(&self) -> f64 {
         self.now.get()
+    }
+
+    fn checkpoint(&self) -> impl Future<Output = ()> {
+        self.checkpoints.set(self.checkpoints.get() + 1);
+        std::future::ready(())
     }
 
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()> {

@@ -134,6 +134,9 @@ impl<'d, D: Dom> Run<'d, D> {
                 if let Some(value) = self.step(step, scope.as_ref(), &path, &label).await? {
                     return Ok(Some(value));
                 }
+                if step.acts_on_page() {
+                    self.dom.checkpoint().await;
+                }
             }
             Ok(None)
         })
@@ -1022,6 +1025,8 @@ mod tests {
                 "Up 1 Enter 13"
             ]
         );
+        // The page ran its queued work after the fill (a framework's model update) and the press.
+        assert_eq!(dom.checkpoints.get(), 2);
     }
 
     #[test]

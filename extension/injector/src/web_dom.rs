@@ -408,6 +408,18 @@ impl Dom for WebDom {
         js_sys::Date::now()
     }
 
+    fn checkpoint(&self) -> impl Future<Output = ()> {
+        // A zero-delay timer runs after the microtasks and the zero-delay timers the page's handlers
+        // queued during the action (Vue 0.x unlocks its input binding in a `setTimeout(0)`), as the
+        // page would have run them before a person's next input.
+        let turn = Promise::new(&mut |resolve: Function, _reject| {
+            crate::runtime::set_timeout(&resolve, 0.0);
+        });
+        async move {
+            let _ = JsFuture::from(turn).await;
+        }
+    }
+
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()> {
         let mut observer = None;
         let target = self.document.clone();
