@@ -85,6 +85,9 @@ pub trait Dom {
     fn set_value(&self, node: &Self::Node, value: &str) -> Result<(), String>;
     fn dispatch_input(&self, node: &Self::Node, data: &str);
     fn dispatch_change(&self, node: &Self::Node);
+    /// What a browser does after Enter in a text field of a form (implicit submission): clicks the
+    /// form's default button, or submits a form whose only text field this is. Nothing outside a form.
+    fn submit_implicitly(&self, node: &Self::Node);
     /// Dispatches one keyboard event; returns `false` when a listener cancelled it.
     fn dispatch_key(&self, node: &Self::Node, phase: KeyPhase, key: &KeyInfo) -> bool;
 

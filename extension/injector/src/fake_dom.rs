@@ -235,6 +235,10 @@ impl Dom for FakeDom {
         self.log(format!("change {node}"));
     }
 
+    fn submit_implicitly(&self, node: &usize) {
+        self.log(format!("implicit submission {node}"));
+    }
+
     fn dispatch_key(&self, node: &usize, phase: KeyPhase, key: &KeyInfo) -> bool {
         self.log(format!("{phase:?} {node} {} {}", key.key, key.key_code));
         !(phase == KeyPhase::Down && self.cancel_keydown.get())

@@ -768,6 +768,7 @@ impl<'d, D: Dom> Run<'d, D> {
             let press_not_cancelled = self.dom.dispatch_key(node, KeyPhase::Press, &info);
             if press_not_cancelled && info.key == "Enter" && self.dom.is_text_input(node) {
                 self.commit_if_changed(node);
+                self.dom.submit_implicitly(node);
             }
         }
         self.dom.dispatch_key(node, KeyPhase::Up, &info);
@@ -1022,6 +1023,7 @@ mod tests {
                 "Down 1 Enter 13",
                 "Press 1 Enter 13",
                 "change 1",
+                "implicit submission 1",
                 "Up 1 Enter 13"
             ]
         );

@@ -337,6 +337,50 @@ impl Dom for WebDom {
         }
     }
 
+    fn submit_implicitly(&self, node: &Element) {
+        // Through `Reflect` rather than typed bindings: typed casts use `instanceof`, which fails
+        // for elements of an `<iframe>`.
+        let Some(form) = Reflect::get(node, &"form".into())
+            .ok()
+            .filter(JsValue::is_object)
+            .map(JsCast::unchecked_into::<Element>)
+        else {
+            return;
+        };
+        let controls = Reflect::get(&form, &"elements".into()).unwrap_or(JsValue::UNDEFINED);
+        let count = Reflect::get(&controls, &"length".into())
+            .ok()
+            .and_then(|n| n.as_f64())
+            .unwrap_or(0.0) as u32;
+        let controls: Vec<Element> = (0..count)
+            .filter_map(|i| Reflect::get_u32(&controls, i).ok())
+            .filter(JsValue::is_object)
+            .map(JsCast::unchecked_into::<Element>)
+            .collect();
+        let is_submit_button = |control: &Element| {
+            let kind = control
+                .get_attribute("type")
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            (is_tag(control, "button") && (kind.is_empty() || kind == "submit"))
+                || (is_tag(control, "input") && (kind == "submit" || kind == "image"))
+        };
+        match controls.iter().find(|control| is_submit_button(control)) {
+            // The form's default button: the browser clicks it (not when it is disabled).
+            Some(button) => {
+                if !button.has_attribute("disabled") {
+                    call_method(button, "click", &JsValue::UNDEFINED);
+                }
+            }
+            // Without a submit button, only a form whose single text field this is submits.
+            None => {
+                if controls.iter().filter(|c| self.is_text_input(c)).count() == 1 {
+                    call_method(&form, "requestSubmit", &JsValue::UNDEFINED);
+                }
+            }
+        }
+    }
+
     fn dispatch_change(&self, node: &Element) {
         let init = EventInit::new();
         init.set_bubbles(true);
