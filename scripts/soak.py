@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 
-from bench import BINARY, REPO, TODOMVC, browser_target, free_port, log_times, paired_extension, rss_kib, tabwire_pid
+from bench import BINARY, REPO, TODOMVC, browser_target, log_times, paired_setup, rss_kib, tabwire_pid
 from harness.cdp import Cdp, wasm_sizes
 from harness.chromium import Chromium
 from harness.mcp_client import open_tabwire_session
@@ -61,15 +61,9 @@ async def sample(cdp: Cdp, page, pid: int, calls: int, tabs: int, window: list[f
 
 async def soak(minutes: float) -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-soak-"))
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    port = free_port()
-    ext = paired_extension(work / "extension-root", port, secret)
+    port, ext, args = paired_setup(work, "soak")
     site = StaticServer(TODOMVC, work / "site.log")
     home = site.url("plain", "examples/vanillajs/index.html")
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"),
-            "--adapter-match", "todomvc=http://127.0.0.1/*"]
     env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "config")}
     log = work / "tabwire.log"
     browser = Chromium(work / "profile", work / "chromium.log", ext, home)
