@@ -41,17 +41,87 @@
       return Promise.resolve();
     },
     getTools() {
-      return [...tools.values()].map(({ name, title, description, inputSchema, annotations }) =>
+      return [...tools.values(), ...formTools()].map(({ name, title, description, inputSchema, annotations }) =>
         ({ name, title, description, inputSchema, annotations }));
     },
     async executeTool(name, args) {
-      const tool = tools.get(name);
+      const tool = tools.get(name) ?? formTools().find((t) => t.name === name);
       if (!tool) throw new Error(`the page has no tool ${JSON.stringify(name)} any more`);
       return tool.execute(args ?? {}, { agentInvoked: true });
     },
     addEventListener: events.addEventListener.bind(events),
     removeEventListener: events.removeEventListener.bind(events),
   };
+  // Declarative tools: each <form toolname tooldescription> is a tool whose arguments are its named
+  // controls (toolparamdescription describes one); a call fills them and submits the form with an
+  // agent-invoked submit event, whose respondWith(promise) gives the result.
+  const SKIPPED = ["submit", "button", "reset", "image", "hidden", "file"];
+  const formTools = () => [...document.querySelectorAll("form[toolname]")].map(formTool).filter(Boolean);
+  const formTool = (form) => {
+    const name = form.getAttribute("toolname");
+    const description = form.getAttribute("tooldescription") ?? "";
+    if (!NAME.test(name ?? "") || !description.trim()) return null;
+    const properties = {};
+    const required = [];
+    for (const control of form.elements) {
+      if (!control.name || control.disabled || SKIPPED.includes(control.type)) continue;
+      const schema = properties[control.name] ??
+        (control.type === "checkbox" ? { type: "boolean" }
+          : control.type === "number" || control.type === "range" ? { type: "number" }
+          : control.tagName === "SELECT" ? { type: "string", enum: [...control.options].map((o) => o.value) }
+          : control.type === "radio" ? { type: "string", enum: [] }
+          : { type: "string" });
+      if (control.type === "radio") schema.enum.push(control.value);
+      const about = control.getAttribute("toolparamdescription");
+      if (about) schema.description = about;
+      properties[control.name] = schema;
+      if (control.required && !required.includes(control.name)) required.push(control.name);
+    }
+    return {
+      name, description, inputSchema: { type: "object", properties, required },
+      execute: (args) => submitForm(form, args),
+    };
+  };
+  const setControl = (control, value) => {
+    if (control.type === "checkbox") control.checked = Boolean(value);
+    else if (control.type === "radio") control.checked = control.value === String(value);
+    else Object.getOwnPropertyDescriptor(Object.getPrototypeOf(control), "value").set.call(control, String(value));
+    control.dispatchEvent(new Event("input", { bubbles: true }));
+    control.dispatchEvent(new Event("change", { bubbles: true }));
+  };
+  const submitForm = async (form, args) => {
+    for (const control of form.elements) {
+      if (control.name && Object.hasOwn(args, control.name) && !SKIPPED.includes(control.type)) {
+        setControl(control, args[control.name]);
+      }
+    }
+    let submitted = null;
+    let response = null;
+    // On the window in the capture phase: before any of the page's own submit listeners.
+    const mark = (event) => {
+      if (event.target !== form) return;
+      submitted = event;
+      event.agentInvoked = true;
+      event.respondWith = (promise) => { response = Promise.resolve(promise); };
+    };
+    window.addEventListener("submit", mark, { capture: true });
+    try {
+      form.requestSubmit();
+    } finally {
+      window.removeEventListener("submit", mark, { capture: true });
+    }
+    if (!submitted) {
+      const invalid = [...form.elements].find((c) => c.willValidate && !c.checkValidity());
+      throw new Error(`the form was not submitted: ${invalid ? `${invalid.name}: ${invalid.validationMessage}` : "the page refused it"}`);
+    }
+    if (response) return await response;
+    if (submitted.defaultPrevented) return { submitted: true };
+    return { submitted: true, navigating_to: form.action };
+  };
+  document.addEventListener("DOMContentLoaded", () => {
+    if (source() === api && formTools().length > 0) announce();
+  }, { once: true });
+
   const changed = () => {
     events.dispatchEvent(new Event("toolchange"));
     announce();

@@ -151,3 +151,31 @@ async def test_a_native_model_context_is_used_not_shadowed(tabwire, launch_chrom
     assert await browser.cdp.evaluate(page, "window.nativeCalls") == ["echo"]
     await browser.cdp.evaluate(page, "window.addNativeTool({name: 'later', description: 'Added later.'}); 1")
     await tabwire.wait_for_tools(page_tool(url, "later"))
+
+
+async def test_declarative_forms_are_tools(tabwire, launch_chromium, extension_dir, fixture_server):
+    """`<form toolname tooldescription>` forms are tools: the schema comes from their named controls, a call
+    fills them and submits the form with an agent-invoked submit event, and the result is what the page gives
+    to `respondWith()` (or that the form was submitted). The oracle is the page's own DOM and records."""
+    url = fixture_server.url("plain", "webmcp/forms.html")
+    browser = await launch_chromium(extension_dir=extension_dir)
+    assert not (await tabwire.browser_open(url)).is_error
+    book, subscribe = page_tool(url, "book_table"), page_tool(url, "subscribe")
+    await tabwire.wait_for_tools(book, subscribe)
+    page = await browser.cdp.wait_for_page(url)
+    schema = (await tabwire.tools())[book].input_schema
+    assert schema["required"] == ["guest"], schema
+    assert schema["properties"]["guest"] == {"type": "string", "description": "Who the table is for"}
+    assert schema["properties"]["people"] == {"type": "number"}
+    assert schema["properties"]["time"] == {"type": "string", "enum": ["19:00", "20:30"]}
+    assert schema["properties"]["terrace"] == {"type": "boolean"}
+    assert schema["properties"]["menu"] == {"type": "string", "enum": ["full", "vegan"]}
+
+    args = {"guest": "Ada", "people": 4, "time": "20:30", "terrace": True, "menu": "vegan"}
+    out = await tabwire.call_ok(book, args)
+    assert out.structured["page_content"] == {"booked": args}, out
+    shown = await browser.cdp.evaluate(page, "[...document.querySelectorAll('#bookings li')].map(li => JSON.parse(li.textContent))")
+    assert shown == [args]
+    out = await tabwire.call_ok(subscribe, {"email": "ada@example.com"})
+    assert out.structured["page_content"] == {"submitted": True}, out
+    assert await browser.cdp.evaluate(page, "window.seen") == ["book agentInvoked=true", "subscribe ada@example.com"]
