@@ -19,7 +19,8 @@ extension, TodoMVC on 127.0.0.1 in four tabs. Measures:
 - worker start: the service worker closed through CDP and woken by the open page: its script start
   (the worker's performance.timeOrigin) → tabwire's log of the WebSocket connection and the hello.
 Both compare wall-clock epoch ms of one machine (the browser's and tabwire's, printed with its skew).
-`bench.py --latency` runs only these two.
+`bench.py --latency` runs only these two. `bench.py --act [DIR...]` times an acting tool and a reading
+one for each extension copy (the repo's by default), alternating, to compare builds side by side.
 
 TABWIRE_BENCH_EXTENSION=DIR benchmarks the extension in DIR (a copy of the repo's `manifest.json`
 and `extension/`, e.g. an older build) instead of the repo's own.
@@ -108,23 +109,23 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def paired_extension(root: Path, port: int, secret: str) -> Path:
-    """A copy of the extension paired with tabwire on `port`."""
+def paired_extension(root: Path, port: int, secret: str, source: Path = EXTENSION_ROOT) -> Path:
+    """A copy of the extension at `source` paired with tabwire on `port`."""
     root.mkdir()
-    (root / "manifest.json").write_bytes((EXTENSION_ROOT / "manifest.json").read_bytes())
-    shutil.copytree(EXTENSION_ROOT / "extension", root / "extension", ignore=shutil.ignore_patterns("pairing.json"))
+    (root / "manifest.json").write_bytes((source / "manifest.json").read_bytes())
+    shutil.copytree(source / "extension", root / "extension", ignore=shutil.ignore_patterns("pairing.json"))
     (root / "extension" / "pairing.json").write_text(json.dumps({"port": port, "secret": secret}))
     return root
 
 
-def paired_setup(work: Path, name: str) -> tuple[int, Path, list[str]]:
-    """A free port, a secret in `work/<name>-secret`, an extension copy paired with them, and the
-    `tabwire mcp` arguments that use them with the TodoMVC adapter on any 127.0.0.1 page."""
+def paired_setup(work: Path, name: str, source: Path = EXTENSION_ROOT) -> tuple[int, Path, list[str]]:
+    """A free port, a secret in `work/<name>-secret`, a copy of the extension at `source` paired with
+    them, and the `tabwire mcp` arguments that use them with the TodoMVC adapter on any 127.0.0.1 page."""
     port = free_port()
     secret_file = work / f"{name}-secret"
     secret_file.write_text(os.urandom(32).hex())
     secret_file.chmod(0o600)
-    ext = paired_extension(work / f"{name}-extension", port, secret_file.read_text())
+    ext = paired_extension(work / f"{name}-extension", port, secret_file.read_text(), source)
     args = ["mcp", "--port", str(port), "--secret-file", str(secret_file),
             "--adapter-match", "todomvc=http://127.0.0.1/*"]
     return port, ext, args
@@ -487,6 +488,36 @@ async def main() -> None:
             print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")
 
 
+ACT_CALLS = 300
+
+
+async def act_latency(extensions: list[Path]) -> None:
+    """`bench.py --act DIR...`: round trips of `todomvc_toggle_todo` (a within, a read, a click, a wait for
+    the re-render) and of `todomvc_list_todos` (reads only) against TodoMVC, for each extension copy in
+    turn, twice over in alternation, so builds are compared side by side in one run."""
+    site = StaticServer(TODOMVC, Path(tempfile.mkdtemp(prefix="tabwire-bench-site-")) / "site.log")
+    page = site.url("plain", "examples/vanillajs/index.html")
+    try:
+        for root in extensions * 2:
+            work = Path(tempfile.mkdtemp(prefix="tabwire-bench-act-"))
+            _, ext, args = paired_setup(work, "act", root)
+            browser = Chromium(work / "profile", work / "chromium.log", ext, page)
+            env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
+            try:
+                async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+                    await s.wait_for_tools("todomvc_toggle_todo", timeout=30)
+                    await s.call_ok("todomvc_add_todo", {"title": "Bench"})
+                    for _ in range(50):  # warm up
+                        await timed(s, "todomvc_toggle_todo", {"title": "Bench"})
+                    act = [await timed(s, "todomvc_toggle_todo", {"title": "Bench"}) for _ in range(ACT_CALLS)]
+                    read = [await timed(s, "todomvc_list_todos", {}) for _ in range(ACT_CALLS)]
+                print(f"act:         {root.name}: toggle_todo {quantiles(act)}  | list_todos {quantiles(read)}")
+            finally:
+                browser.stop()
+    finally:
+        site.stop()
+
+
 async def latency_only() -> None:
     site = StaticServer(TODOMVC, Path(tempfile.mkdtemp(prefix="tabwire-bench-site-")) / "site.log")
     try:
@@ -500,5 +531,7 @@ if __name__ == "__main__":
         anyio.run(client_process, *json.loads(sys.argv[2]))
     elif sys.argv[1:2] == ["--latency"]:
         anyio.run(latency_only)
+    elif sys.argv[1:2] == ["--act"]:
+        anyio.run(act_latency, [Path(d).resolve() for d in sys.argv[2:]] or [EXTENSION_ROOT])
     else:
         anyio.run(main)
