@@ -94,7 +94,7 @@ async def test_state_follows_calls_and_the_users_own_changes(example, tabwire, l
         return out if out.get("tab_closed") else None
 
     closed = await wait_for(reported_closed, timeout=10, what="site_state to report the tab closed")
-    assert tabwire.notifications.count(UPDATED) > seen
+    await wait_for(lambda: tabwire.notifications.count(UPDATED) > seen, timeout=10, what="resources/updated on close")
     assert closed["source"] == "cache", closed
     assert closed["note"].startswith(f"tab {tab} was closed; this is the last state it reported"), closed
     assert "TAB_CLOSED" in closed["note"] and todos_of(closed) == stored, closed
