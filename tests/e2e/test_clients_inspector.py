@@ -32,6 +32,11 @@ def inspector(*args: str, env: dict[str, str] | None = None) -> dict:
     run = subprocess.run(
         [str(NODE), str(INSPECTOR), "--cli", *args], capture_output=True, text=True, timeout=60, env=run_env
     )
+    if run.returncode == 5 and run.stdout.strip():
+        # The CLI exits 5 when the tool answered `isError`; stdout still holds that result.
+        result = json.loads(run.stdout)
+        assert result.get("isError"), f"inspector {args} exited 5 without a tool error:\n{run.stdout[-3000:]}"
+        return result
     assert run.returncode == 0, f"inspector {args} failed ({run.returncode}):\n{run.stderr[-3000:]}"
     return json.loads(run.stdout)
 
