@@ -65,9 +65,13 @@ async def test_create_search_and_open_tiddlers(tabwire, tiddlywiki, launch_chrom
 
 
 async def test_the_open_tiddlers_state_follows_the_story_river(tabwire, tiddlywiki, launch_chromium, extension_dir):
-    """The tiddlywiki adapter's state is the tiddlers open in the story river. Creating one (a changing
-    call) pushes it; opening another (a read-only tool) changes the page, and that change is pushed too.
-    The oracle is the page's own story river, read through DevTools."""
+    """The tiddlywiki adapter's state is the tiddlers open in the story river, with their text. Creating one
+    (a changing call) pushes it; closing it by hand and opening it with a read-only tool change the page,
+    and those changes are pushed too; so is an edit another client of the wiki makes over its HTTP API,
+    once the page has synced it. The oracles are the page's own story river, read through DevTools, and
+    TiddlyWiki's HTTP API."""
+    # The page polls the server for other clients' changes every 60 s by default: make it 0.5 s.
+    tiddlywiki.put_tiddler("$:/config/SyncPollingInterval", text="500")
     browser = await launch_chromium(extension_dir=extension_dir, url=tiddlywiki.base + "/")
     await tabwire.wait_for_tools(*TOOLS)
     page = await browser.cdp.wait_for_page(tiddlywiki.base)
@@ -105,3 +109,17 @@ async def test_the_open_tiddlers_state_follows_the_story_river(tabwire, tiddlywi
     await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated after open")
     await wait_for(state_is_the_river, timeout=10, what="the state to show Plans open again")
     assert "Plans" in await browser.cdp.evaluate(page, river)
+
+    # Another client of the wiki rewrites Plans over the HTTP API: no call, no user in this tab, yet
+    # once the page has synced the edit, the subscriber hears of it and the state shows the new text.
+    seen = tabwire.notifications.count(updated)
+    tiddlywiki.put_tiddler("Plans", text="Rewritten elsewhere")
+    assert tiddlywiki.tiddler("Plans")["text"] == "Rewritten elsewhere"
+
+    async def state_shows_the_wikis_text() -> bool:
+        state = json.loads((await tabwire.session.read_resource(uri)).contents[0].text)["state"]["tiddlywiki"]
+        shown = next((t["text"] for t in state["open_tiddlers"] if t["title"] == "Plans"), None)
+        return shown == tiddlywiki.tiddler("Plans")["text"]
+
+    await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated after the HTTP edit")
+    await wait_for(state_shows_the_wikis_text, timeout=10, what="the state to show the text stored over HTTP")

@@ -68,6 +68,17 @@ class TiddlyWiki(App):
     def tiddlers(self) -> list[dict[str, Any]]:
         return http_json(f"{self.base}/recipes/default/tiddlers.json")
 
+    def put_tiddler(self, title: str, **fields: str) -> None:
+        """Create or replace a tiddler through TiddlyWiki's HTTP API, as another client of the wiki would."""
+        request = urllib.request.Request(
+            f"{self.base}/recipes/default/tiddlers/{urllib.parse.quote(title, safe='')}",
+            data=json.dumps({"title": title, **fields}).encode(),
+            method="PUT",
+            headers={"Content-Type": "application/json", "X-Requested-With": "TiddlyWiki"},
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status in (200, 204), response.status
+
     def tiddler(self, title: str) -> dict[str, Any] | None:
         try:
             return http_json(f"{self.base}/recipes/default/tiddlers/{urllib.parse.quote(title, safe='')}")
