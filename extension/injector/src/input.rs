@@ -1,0 +1,1157 @@
+//! The one input module: every action on the page (click, double click, hover, fill, clear, check,
+//! press) goes through here, and here it is decided what a person's input looks like to the page's
+//! scripts — which events, in which order, with which fields, on which element — and whether the
+//! element could take it at all. A backend performs the decided events: today [`Dom`] (synthetic
+//! events); a trusted backend (`chrome.debugger`'s Input domain) can take its place behind the same
+//! decisions.
+//!
+//! The sequences are Chromium's, measured with real (CDP) input in Chromium 156:
+//! - pointer onto an element: `pointerout`/`pointerleave` (where it was), `pointerover`,
+//!   `pointerenter` (each entered ancestor, outermost first), then the same `mouse*` events, then
+//!   `pointermove`, `mousemove`;
+//! - a press: `pointerdown` (`buttons` 1), `mousedown` (`detail` = click count), the focus moving to
+//!   the nearest focusable element (or away), `pointerup`, `mouseup`, `click` (a PointerEvent whose
+//!   `isPrimary` is false, as Chromium sends it); a cancelled `pointerdown` suppresses `mousedown`
+//!   and `mouseup`, a cancelled `mousedown` suppresses the focus;
+//! - a double click: two presses (`detail` 1 and 2) and `dblclick` (`detail` 2).
+
+use bridge::keys::{Chord, ChordModifier, Key, Modifier, parse_key};
+
+use crate::dom::Dom;
+
+/// A point in a document's viewport (CSS pixels).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// Where the pointer can hit an element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Geometry {
+    /// No layout box (`display: none`, or shown only on `:hover`, which synthetic events cannot
+    /// apply), or one of no area.
+    NoBox,
+    /// The centre of the part of its first box inside the viewport (`in_view`), or of its box.
+    Box { centre: Point, in_view: bool },
+}
+
+/// The modifier keys held (`shiftKey`, `ctrlKey`, `altKey`, `metaKey` of every event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modifiers {
+    pub shift: bool,
+    pub control: bool,
+    pub alt: bool,
+    pub meta: bool,
+}
+
+impl Modifiers {
+    fn set(mut self, modifier: Modifier, held: bool) -> Modifiers {
+        match modifier {
+            Modifier::Shift => self.shift = held,
+            Modifier::Control => self.control = held,
+            Modifier::Alt => self.alt = held,
+            Modifier::Meta => self.meta = held,
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseKind {
+    PointerOver,
+    PointerEnter,
+    PointerOut,
+    PointerLeave,
+    PointerMove,
+    PointerDown,
+    PointerUp,
+    MouseOver,
+    MouseEnter,
+    MouseOut,
+    MouseLeave,
+    MouseMove,
+    MouseDown,
+    MouseUp,
+    Click,
+    Dblclick,
+}
+
+impl MouseKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MouseKind::PointerOver => "pointerover",
+            MouseKind::PointerEnter => "pointerenter",
+            MouseKind::PointerOut => "pointerout",
+            MouseKind::PointerLeave => "pointerleave",
+            MouseKind::PointerMove => "pointermove",
+            MouseKind::PointerDown => "pointerdown",
+            MouseKind::PointerUp => "pointerup",
+            MouseKind::MouseOver => "mouseover",
+            MouseKind::MouseEnter => "mouseenter",
+            MouseKind::MouseOut => "mouseout",
+            MouseKind::MouseLeave => "mouseleave",
+            MouseKind::MouseMove => "mousemove",
+            MouseKind::MouseDown => "mousedown",
+            MouseKind::MouseUp => "mouseup",
+            MouseKind::Click => "click",
+            MouseKind::Dblclick => "dblclick",
+        }
+    }
+
+    /// A `PointerEvent` (Chromium's `click` is one), else a `MouseEvent`.
+    pub fn is_pointer_event(self) -> bool {
+        matches!(
+            self,
+            MouseKind::PointerOver
+                | MouseKind::PointerEnter
+                | MouseKind::PointerOut
+                | MouseKind::PointerLeave
+                | MouseKind::PointerMove
+                | MouseKind::PointerDown
+                | MouseKind::PointerUp
+                | MouseKind::Click
+        )
+    }
+
+    /// Enter and leave events neither bubble nor can be cancelled; all others do both.
+    pub fn bubbles(self) -> bool {
+        !matches!(
+            self,
+            MouseKind::PointerEnter
+                | MouseKind::PointerLeave
+                | MouseKind::MouseEnter
+                | MouseKind::MouseLeave
+        )
+    }
+
+    /// `isPrimary`: true for the mouse's pointer events, false for `click` (as Chromium sends it).
+    pub fn is_primary(self) -> bool {
+        self.is_pointer_event() && self != MouseKind::Click
+    }
+}
+
+/// The mouse's `pointerId` in Chromium.
+pub const MOUSE_POINTER_ID: i32 = 1;
+
+/// One pointer or mouse event, with every field a page may read (`pointerType` is `mouse`, `width`
+/// and `height` 1, `view` the element's window).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MouseEvent {
+    pub kind: MouseKind,
+    pub at: Point,
+    /// -1 for pointer events without a button change, else 0 (the main button).
+    pub button: i16,
+    pub buttons: u16,
+    pub detail: i32,
+}
+
+impl MouseEvent {
+    fn new(kind: MouseKind, at: Point) -> MouseEvent {
+        let moving = matches!(
+            kind,
+            MouseKind::PointerOver
+                | MouseKind::PointerEnter
+                | MouseKind::PointerOut
+                | MouseKind::PointerLeave
+                | MouseKind::PointerMove
+        );
+        MouseEvent {
+            kind,
+            at,
+            button: if moving { -1 } else { 0 },
+            buttons: 0,
+            detail: 0,
+        }
+    }
+
+    fn pressing(mut self) -> MouseEvent {
+        self.buttons = 1;
+        self
+    }
+
+    fn detail(mut self, detail: i32) -> MouseEvent {
+        self.detail = detail;
+        self
+    }
+
+    /// 0.5 while a button is down (a mouse has no pressure sensor), else 0.
+    pub fn pressure(&self) -> f32 {
+        if self.buttons == 0 { 0.0 } else { 0.5 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Down,
+    Press,
+    Up,
+}
+
+impl KeyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyKind::Down => "keydown",
+            KeyKind::Press => "keypress",
+            KeyKind::Up => "keyup",
+        }
+    }
+}
+
+/// One keyboard event with every field a page may read (bubbling, cancelable, composed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyEvent {
+    pub kind: KeyKind,
+    pub key: String,
+    pub code: String,
+    /// `keyCode` and `which` (for `keypress`: the character's code, as in Chromium).
+    pub key_code: u32,
+    pub char_code: u32,
+    /// 1 (left) for modifier keys, else 0.
+    pub location: u32,
+    pub modifiers: Modifiers,
+}
+
+impl KeyEvent {
+    fn new(kind: KeyKind, key: &Key, modifiers: Modifiers, location: u32) -> KeyEvent {
+        let char_code = key.char_code(modifiers.shift);
+        let (key_code, char_code) = match kind {
+            KeyKind::Press => (char_code, char_code),
+            KeyKind::Down | KeyKind::Up => (key.key_code, 0),
+        };
+        KeyEvent {
+            kind,
+            key: key.key_with(modifiers.shift).to_owned(),
+            code: key.code.clone(),
+            key_code,
+            char_code,
+            location,
+            modifiers,
+        }
+    }
+}
+
+/// How an element takes text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEntry {
+    /// `<input>` or `<textarea>`: its value, through the browser's own setter.
+    Control,
+    /// A contenteditable editing host (CodeMirror, ProseMirror, Lexical, Quill, ...): the
+    /// browser's editing commands, each after a `beforeinput` the editor may take over.
+    ContentEditable,
+    /// An element with an `EditContext` (Monaco in Chromium): the app edits its own model from
+    /// events; text arrives as a paste, which such editors insert as it is.
+    EditContext,
+}
+
+/// One edit, as `beforeinput`/`input` describe it and `execCommand` performs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    InsertText(String),
+    /// A line break in a contenteditable (what Enter types there).
+    InsertParagraph,
+    /// Delete the selection.
+    Delete,
+}
+
+impl Edit {
+    pub fn input_type(&self) -> &'static str {
+        match self {
+            Edit::InsertText(_) => "insertText",
+            Edit::InsertParagraph => "insertParagraph",
+            Edit::Delete => "deleteContentBackward",
+        }
+    }
+
+    pub fn data(&self) -> Option<&str> {
+        match self {
+            Edit::InsertText(text) => Some(text),
+            Edit::InsertParagraph | Edit::Delete => None,
+        }
+    }
+
+    /// The `execCommand` name and value performing it.
+    pub fn command(&self) -> (&'static str, &str) {
+        match self {
+            Edit::InsertText(text) => ("insertText", text),
+            Edit::InsertParagraph => ("insertParagraph", ""),
+            Edit::Delete => ("delete", ""),
+        }
+    }
+}
+
+/// Why an action was not performed, or did not take. Displayed after the element's name:
+/// "`button.save` is disabled".
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    Detached,
+    Disabled,
+    ReadOnly,
+    /// Another element is at the element's centre: the description of what is there.
+    Covered {
+        by: String,
+        at: Point,
+    },
+    /// Nothing of the page is at the element's centre, even after scrolling it into view.
+    OutOfView {
+        at: Point,
+    },
+    /// Neither a text field nor an editor, nor one inside it.
+    NotEditable,
+    /// The action was performed; the page did not take it.
+    NoEffect(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Detached => f.write_str(
+                "is no longer in the page (it was removed or re-rendered after it was found)",
+            ),
+            Refusal::Disabled => f.write_str("is disabled"),
+            Refusal::ReadOnly => f.write_str("is read-only"),
+            Refusal::Covered { by, at } => write!(
+                f,
+                "is covered by {by}, which is at its centre ({}, {}): a person's click would land there",
+                at.x.round(),
+                at.y.round()
+            ),
+            Refusal::OutOfView { at } => write!(
+                f,
+                "is outside the visible page at its centre ({}, {}), even after scrolling it into view",
+                at.x.round(),
+                at.y.round()
+            ),
+            Refusal::NotEditable => f.write_str(
+                "is not an input, textarea or contenteditable element and has none inside",
+            ),
+            Refusal::NoEffect(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A short description of an element for messages: `<div id="x" class="a b"> "its text…"`.
+pub fn describe<D: Dom>(dom: &D, node: &D::Node) -> String {
+    let mut out = format!("<{}", dom.tag_name(node));
+    if let Some(id) = dom.attr(node, "id").filter(|id| !id.is_empty()) {
+        out.push_str(&format!(" id=\"{id}\""));
+    }
+    if let Some(class) = dom.attr(node, "class") {
+        let classes: Vec<&str> = class.split_whitespace().take(3).collect();
+        if !classes.is_empty() {
+            out.push_str(&format!(" class=\"{}\"", classes.join(" ")));
+        }
+    }
+    out.push('>');
+    let text = dom.text(node);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !text.is_empty() {
+        let short: String = text.chars().take(40).collect();
+        let more = if short.len() < text.len() { "…" } else { "" };
+        out.push_str(&format!(" \"{short}{more}\""));
+    }
+    out
+}
+
+/// The element and its ancestors, innermost first.
+fn lineage<D: Dom>(dom: &D, node: &D::Node) -> Vec<D::Node> {
+    let mut chain = vec![node.clone()];
+    while let Some(parent) = dom.parent(chain.last().expect("never empty")) {
+        chain.push(parent);
+    }
+    chain
+}
+
+/// Where a press lands: the element events go to (the one at the point, inside the target, or the
+/// target itself when it has no box) and the point.
+struct Aim<N> {
+    target: N,
+    at: Point,
+    /// Whether `at` was hit-tested (the element has a box): the release is aimed there again.
+    hit_tested: bool,
+}
+
+/// Checks that a person could point at `node` now (attached, enabled if `needs_enabled`, not
+/// covered), scrolling it into view first if needed.
+fn aim<D: Dom>(dom: &D, node: &D::Node, needs_enabled: bool) -> Result<Aim<D::Node>, Refusal> {
+    if !dom.is_connected(node) {
+        return Err(Refusal::Detached);
+    }
+    if needs_enabled && dom.is_disabled(node) {
+        return Err(Refusal::Disabled);
+    }
+    let centre = match dom.geometry(node) {
+        Geometry::Box { in_view: false, .. } => {
+            dom.scroll_into_view(node);
+            dom.geometry(node)
+        }
+        other => other,
+    };
+    let at = match centre {
+        Geometry::Box { centre, .. } => centre,
+        // Hidden until hovered: the events go to the element itself, at the centre of the closest
+        // ancestor a person's pointer would be over to reveal it.
+        Geometry::NoBox => {
+            let at = lineage(dom, node)
+                .iter()
+                .skip(1)
+                .find_map(|a| match dom.geometry(a) {
+                    Geometry::Box { centre, .. } => Some(centre),
+                    Geometry::NoBox => None,
+                })
+                .unwrap_or(Point { x: 0.0, y: 0.0 });
+            return Ok(Aim {
+                target: node.clone(),
+                at,
+                hit_tested: false,
+            });
+        }
+    };
+    let Some(hit) = dom.element_at(node, at) else {
+        return Err(Refusal::OutOfView { at });
+    };
+    // The element itself, something inside it, its own container (it lets the pointer through,
+    // `pointer-events: none`), or its label: where a person's click at that point goes too.
+    let reaches = dom.contains(node, &hit)
+        || dom.contains(&hit, node)
+        || dom
+            .label_control(&hit)
+            .is_some_and(|control| dom.same(&control, node));
+    if !reaches {
+        return Err(Refusal::Covered {
+            by: describe(dom, &hit),
+            at,
+        });
+    }
+    Ok(Aim {
+        target: hit,
+        at,
+        hit_tested: true,
+    })
+}
+
+/// Moves the pointer onto `target`: the boundary events from where it was, then a move.
+fn move_pointer<D: Dom>(dom: &D, target: &D::Node, at: Point) {
+    let previous = dom.pointer_at().filter(|p| dom.is_connected(p));
+    if previous.as_ref().is_none_or(|p| !dom.same(p, target)) {
+        let entered = lineage(dom, target);
+        let left = previous
+            .as_ref()
+            .map(|p| lineage(dom, p))
+            .unwrap_or_default();
+        let only_in = |chain: &[D::Node], other: &[D::Node]| -> Vec<D::Node> {
+            chain
+                .iter()
+                .filter(|n| !other.iter().any(|o| dom.same(n, o)))
+                .cloned()
+                .collect()
+        };
+        let leaving = only_in(&left, &entered);
+        let entering = only_in(&entered, &left);
+        for (out, leave, over, enter) in [
+            (
+                MouseKind::PointerOut,
+                MouseKind::PointerLeave,
+                MouseKind::PointerOver,
+                MouseKind::PointerEnter,
+            ),
+            (
+                MouseKind::MouseOut,
+                MouseKind::MouseLeave,
+                MouseKind::MouseOver,
+                MouseKind::MouseEnter,
+            ),
+        ] {
+            if let Some(previous) = &previous {
+                dom.dispatch_mouse(previous, &MouseEvent::new(out, at));
+                for node in &leaving {
+                    dom.dispatch_mouse(node, &MouseEvent::new(leave, at));
+                }
+            }
+            dom.dispatch_mouse(target, &MouseEvent::new(over, at));
+            for node in entering.iter().rev() {
+                dom.dispatch_mouse(node, &MouseEvent::new(enter, at));
+            }
+        }
+        dom.set_pointer_at(Some(target.clone()));
+    }
+    dom.dispatch_mouse(target, &MouseEvent::new(MouseKind::PointerMove, at));
+    dom.dispatch_mouse(target, &MouseEvent::new(MouseKind::MouseMove, at));
+}
+
+/// Moves the focus as a press on `target` does: to the nearest element that takes focus (the
+/// target or an ancestor); pressing where nothing takes it takes the focus away.
+fn focus_from<D: Dom>(dom: &D, target: &D::Node) {
+    for node in lineage(dom, target) {
+        if dom.has_focus(&node) {
+            return;
+        }
+        dom.focus(&node);
+        if dom.has_focus(&node) {
+            return;
+        }
+    }
+    if let Some(active) = dom.active_element()
+        && dom.tag_name(&active) != "body"
+    {
+        dom.blur(&active);
+    }
+}
+
+/// The innermost element containing both.
+fn common_ancestor<D: Dom>(dom: &D, a: &D::Node, b: &D::Node) -> D::Node {
+    lineage(dom, a)
+        .into_iter()
+        .find(|n| dom.contains(n, b))
+        .unwrap_or_else(|| a.clone())
+}
+
+/// A person's click (`clicks` 1) or double click (2) on `node`: the pointer moves onto it, then
+/// each press and release (see the module's doc), then `dblclick` after the second.
+pub async fn click<D: Dom>(dom: &D, node: &D::Node, clicks: i32) -> Result<(), Refusal> {
+    let aim = aim(dom, node, true)?;
+    move_pointer(dom, &aim.target, aim.at);
+    let mut clicked = aim.target.clone();
+    for detail in 1..=clicks {
+        let down = MouseEvent::new(MouseKind::PointerDown, aim.at).pressing();
+        let compatible = dom.dispatch_mouse(&aim.target, &down);
+        let mouse_down = MouseEvent::new(MouseKind::MouseDown, aim.at)
+            .pressing()
+            .detail(detail);
+        if compatible && dom.dispatch_mouse(&aim.target, &mouse_down) {
+            focus_from(dom, &aim.target);
+        }
+        // The page runs what its handlers queued before the release (a framework's re-render),
+        // as between a person's press and release.
+        dom.microtask().await;
+        let released = match aim.hit_tested {
+            true => dom
+                .element_at(&aim.target, aim.at)
+                .unwrap_or_else(|| aim.target.clone()),
+            false => aim.target.clone(),
+        };
+        dom.dispatch_mouse(&released, &MouseEvent::new(MouseKind::PointerUp, aim.at));
+        if compatible {
+            let up = MouseEvent::new(MouseKind::MouseUp, aim.at).detail(detail);
+            dom.dispatch_mouse(&released, &up);
+        }
+        // The click goes to where press and release have in common (`click` after a press on one
+        // element and a release on another goes to their common ancestor).
+        clicked = common_ancestor(dom, &aim.target, &released);
+        let click = MouseEvent::new(MouseKind::Click, aim.at).detail(detail);
+        dom.dispatch_mouse(&clicked, &click);
+    }
+    if clicks == 2 {
+        let dblclick = MouseEvent::new(MouseKind::Dblclick, aim.at).detail(2);
+        dom.dispatch_mouse(&clicked, &dblclick);
+    }
+    Ok(())
+}
+
+/// Moves the pointer onto `node` (attached, not covered; a disabled element can be hovered).
+pub fn hover<D: Dom>(dom: &D, node: &D::Node) -> Result<(), Refusal> {
+    let aim = aim(dom, node, false)?;
+    move_pointer(dom, &aim.target, aim.at);
+    Ok(())
+}
+
+/// Presses a chord on `node`: each modifier's keydown (in the order written), the key's keydown,
+/// its keypress (only for a key that types, with neither Control, Alt nor Meta held), the
+/// `default_action` (when neither was cancelled), the key's keyup, and the modifiers' keyups in
+/// reverse order; every event carries the modifiers held at that moment.
+pub fn press<D: Dom>(dom: &D, node: &D::Node, chord: &Chord, default_action: impl FnOnce()) {
+    let modifiers = chord.resolved_modifiers(dom.platform());
+    let mut held = Modifiers::default();
+    for modifier in &modifiers {
+        held = held.set(*modifier, true);
+        dom.dispatch_key(
+            node,
+            &KeyEvent::new(KeyKind::Down, &modifier.key(), held, 1),
+        );
+    }
+    let key = &chord.key;
+    // A modifier pressed as the key (`Shift` alone) is held during its own keydown.
+    let own = [
+        Modifier::Shift,
+        Modifier::Control,
+        Modifier::Alt,
+        Modifier::Meta,
+    ]
+    .into_iter()
+    .find(|m| m.key() == *key);
+    let (location, while_down) = match own {
+        Some(modifier) => (1, held.set(modifier, true)),
+        None => (0, held),
+    };
+    let down = dom.dispatch_key(
+        node,
+        &KeyEvent::new(KeyKind::Down, key, while_down, location),
+    );
+    let types = key.types && !held.control && !held.alt && !held.meta;
+    if down && types && dom.dispatch_key(node, &KeyEvent::new(KeyKind::Press, key, held, location))
+    {
+        default_action();
+    }
+    dom.dispatch_key(node, &KeyEvent::new(KeyKind::Up, key, held, location));
+    for modifier in modifiers.iter().rev() {
+        held = held.set(*modifier, false);
+        dom.dispatch_key(node, &KeyEvent::new(KeyKind::Up, &modifier.key(), held, 1));
+    }
+}
+
+/// What to check once the page has settled after a fill: that the page took it.
+pub struct FillCheck<D: Dom> {
+    field: D::Node,
+    wanted: String,
+    took: Took<D>,
+}
+
+enum Took<D: Dom> {
+    /// A text control whose value was `before`.
+    Value { before: String },
+    /// An editor: something in the document changed.
+    Changed(D::Watch),
+}
+
+impl<D: Dom> FillCheck<D> {
+    /// `Err(NoEffect)` when the page did not take the text: a text control that kept (or put
+    /// back) its old value, an editor whose document did not change at all.
+    pub fn verify(self, dom: &D) -> Result<(), Refusal> {
+        match self.took {
+            Took::Value { before } => {
+                let now = dom.value(&self.field).unwrap_or_default();
+                if now == before && now != self.wanted {
+                    return Err(Refusal::NoEffect(format!(
+                        "kept its value {before:?}: the page did not take {:?}",
+                        self.wanted
+                    )));
+                }
+            }
+            Took::Changed(watch) => {
+                let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+                if !dom.saw_change(watch)
+                    && squeeze(&dom.text(&self.field)) != squeeze(&self.wanted)
+                {
+                    return Err(Refusal::NoEffect(format!(
+                        "did not change: the editor took none of {:?}",
+                        self.wanted
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Types `text` into `node` (or the text entry inside it), replacing what it holds, as a person
+/// who selects all and types (see [`TextEntry`]); `""` clears it. Multi-line text (`\r\n` or `\n`)
+/// goes into editors line by line, each line break as the editor's own (`insertParagraph`).
+pub fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>, Refusal> {
+    if !dom.is_connected(node) {
+        return Err(Refusal::Detached);
+    }
+    let (entry, field) = dom.text_entry(node).ok_or(Refusal::NotEditable)?;
+    if dom.is_disabled(&field) {
+        return Err(Refusal::Disabled);
+    }
+    if dom.is_read_only(&field) {
+        return Err(Refusal::ReadOnly);
+    }
+    let text = text.replace("\r\n", "\n");
+    if !dom.has_focus(&field) {
+        dom.focus(&field);
+    }
+    let took = match entry {
+        TextEntry::Control => {
+            let before = dom.value(&field).unwrap_or_default();
+            let edit = if text.is_empty() {
+                Edit::Delete
+            } else {
+                Edit::InsertText(text.clone())
+            };
+            if dom.before_input(&field, &edit) {
+                dom.set_value(&field, &text);
+                dom.input_event(&field, &edit);
+            }
+            Took::Value { before }
+        }
+        TextEntry::ContentEditable => {
+            let watch = dom.watch(&field);
+            dom.select_all_contents(&field);
+            let mut edits = Vec::new();
+            if text.is_empty() {
+                edits.push(Edit::Delete);
+            }
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    edits.push(Edit::InsertParagraph);
+                }
+                if !line.is_empty() {
+                    edits.push(Edit::InsertText(line.to_owned()));
+                }
+            }
+            for edit in &edits {
+                if dom.before_input(&field, edit) {
+                    dom.exec_edit(&field, edit);
+                }
+            }
+            Took::Changed(watch)
+        }
+        TextEntry::EditContext => {
+            let watch = dom.watch(&field);
+            // Such editors keep their selection in their own model: select all as a person does.
+            let select_all = Chord {
+                modifiers: vec![ChordModifier::Mod],
+                key: parse_key("a").expect("a is a key"),
+            };
+            press(dom, &field, &select_all, || {});
+            if text.is_empty() {
+                let backspace = Chord {
+                    modifiers: Vec::new(),
+                    key: parse_key("Backspace").expect("Backspace is a key"),
+                };
+                press(dom, &field, &backspace, || {});
+            } else {
+                dom.paste(&field, &text);
+            }
+            Took::Changed(watch)
+        }
+    };
+    Ok(FillCheck {
+        field,
+        wanted: text,
+        took,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake_dom::{FakeDom, FakeNode, block_on};
+    use bridge::keys::parse_chord;
+
+    /// The root (0), a panel (1), a button (2) with a label inside (3), and an input (4).
+    fn page() -> FakeDom {
+        let dom = FakeDom::default();
+        dom.add(FakeNode {
+            tag: "body",
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            parent: Some(0),
+            centre: Some((50.0, 50.0)),
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            parent: Some(1),
+            tag: "button",
+            centre: Some((40.0, 30.0)),
+            text: "Run".into(),
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            parent: Some(2),
+            tag: "span",
+            ..Default::default()
+        });
+        dom.add(FakeNode {
+            parent: Some(1),
+            tag: "input",
+            value: Some("old".into()),
+            ..Default::default()
+        });
+        dom
+    }
+
+    fn events(dom: &FakeDom) -> Vec<String> {
+        dom.events.borrow().clone()
+    }
+
+    #[test]
+    fn a_click_is_the_press_sequence_chromium_dispatches() {
+        let dom = page();
+        block_on(click(&dom, &2, 1)).unwrap();
+        assert_eq!(
+            events(&dom),
+            [
+                "pointerover 2",
+                "pointerenter 0",
+                "pointerenter 1",
+                "pointerenter 2",
+                "mouseover 2",
+                "mouseenter 0",
+                "mouseenter 1",
+                "mouseenter 2",
+                "pointermove 2",
+                "mousemove 2",
+                "pointerdown 2",
+                "mousedown 2",
+                "focus 2",
+                "microtask",
+                "pointerup 2",
+                "mouseup 2",
+                "click 2"
+            ]
+        );
+        let mouse = dom.mouse.borrow().clone();
+        let field = |kind: MouseKind| {
+            let (_, e) = mouse.iter().find(|(_, e)| e.kind == kind).unwrap();
+            (e.button, e.buttons, e.detail, e.at, e.pressure())
+        };
+        let at = Point { x: 40.0, y: 30.0 };
+        assert_eq!(field(MouseKind::PointerMove), (-1, 0, 0, at, 0.0));
+        assert_eq!(field(MouseKind::MouseOver), (0, 0, 0, at, 0.0));
+        assert_eq!(field(MouseKind::PointerDown), (0, 1, 0, at, 0.5));
+        assert_eq!(field(MouseKind::MouseDown), (0, 1, 1, at, 0.5));
+        assert_eq!(field(MouseKind::PointerUp), (0, 0, 0, at, 0.0));
+        assert_eq!(field(MouseKind::Click), (0, 0, 1, at, 0.0));
+        assert!(MouseKind::Click.is_pointer_event() && !MouseKind::Click.is_primary());
+        assert!(MouseKind::PointerDown.is_primary() && !MouseKind::PointerEnter.bubbles());
+        assert!(!MouseKind::Dblclick.is_pointer_event());
+        assert_eq!(dom.active.get(), Some(2));
+
+        // A second click on the same element: the pointer is already there.
+        dom.events.borrow_mut().clear();
+        block_on(click(&dom, &2, 1)).unwrap();
+        assert_eq!(
+            events(&dom)[..3],
+            ["pointermove 2", "mousemove 2", "pointerdown 2"]
+        );
+    }
+
+    #[test]
+    fn cancelled_presses_suppress_what_chromium_suppresses() {
+        let dom = page();
+        dom.cancel.borrow_mut().push("pointerdown");
+        block_on(click(&dom, &2, 1)).unwrap();
+        let tail = &events(&dom)[10..];
+        assert_eq!(
+            tail,
+            ["pointerdown 2", "microtask", "pointerup 2", "click 2"]
+        );
+        assert_eq!(dom.active.get(), None, "no focus after a cancelled press");
+
+        let dom = page();
+        dom.cancel.borrow_mut().push("mousedown");
+        block_on(click(&dom, &2, 1)).unwrap();
+        let tail = &events(&dom)[10..];
+        assert_eq!(
+            tail,
+            [
+                "pointerdown 2",
+                "mousedown 2",
+                "microtask",
+                "pointerup 2",
+                "mouseup 2",
+                "click 2"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_double_click_is_two_presses_then_dblclick() {
+        let dom = page();
+        block_on(click(&dom, &2, 2)).unwrap();
+        let presses: Vec<(String, i32)> = dom
+            .mouse
+            .borrow()
+            .iter()
+            .filter(|(_, e)| {
+                matches!(
+                    e.kind,
+                    MouseKind::MouseDown
+                        | MouseKind::MouseUp
+                        | MouseKind::Click
+                        | MouseKind::Dblclick
+                )
+            })
+            .map(|(_, e)| (e.kind.name().to_owned(), e.detail))
+            .collect();
+        let expected: Vec<(String, i32)> = [
+            ("mousedown", 1),
+            ("mouseup", 1),
+            ("click", 1),
+            ("mousedown", 2),
+            ("mouseup", 2),
+            ("click", 2),
+            ("dblclick", 2),
+        ]
+        .into_iter()
+        .map(|(k, d)| (k.to_owned(), d))
+        .collect();
+        assert_eq!(presses, expected);
+    }
+
+    #[test]
+    fn an_element_a_person_could_not_press_is_refused_and_named() {
+        let dom = page();
+        let cover = dom.add(FakeNode {
+            parent: Some(0),
+            selectors: vec![],
+            text: "  Please   wait while we load everything you asked for ".into(),
+            ..Default::default()
+        });
+        dom.nodes.borrow_mut()[2].covered_by = Some(cover);
+        let err = block_on(click(&dom, &2, 1)).unwrap_err();
+        assert_eq!(
+            err,
+            Refusal::Covered {
+                by: "<div id=\"n5\"> \"Please wait while we load everything you…\"".into(),
+                at: Point { x: 40.0, y: 30.0 }
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "is covered by <div id=\"n5\"> \"Please wait while we load everything you…\", which is at its centre (40, 30): a person's click would land there"
+        );
+        assert!(events(&dom).is_empty(), "nothing was dispatched");
+
+        // What is at the centre may be inside the element, or a label for it: events go there.
+        dom.nodes.borrow_mut()[2].covered_by = Some(3);
+        block_on(click(&dom, &2, 1)).unwrap();
+        assert_eq!(events(&dom).last().unwrap(), "click 3");
+        let label = dom.add(FakeNode {
+            tag: "label",
+            label_for: Some(2),
+            ..Default::default()
+        });
+        dom.nodes.borrow_mut()[2].covered_by = Some(label);
+        block_on(click(&dom, &2, 1)).unwrap();
+        assert_eq!(events(&dom).last().unwrap(), &format!("click {label}"));
+
+        dom.nodes.borrow_mut()[2].disabled = true;
+        assert_eq!(block_on(click(&dom, &2, 1)), Err(Refusal::Disabled));
+        assert!(hover(&dom, &2).is_ok(), "a disabled element can be hovered");
+        dom.nodes.borrow_mut()[2].attached = false;
+        assert_eq!(block_on(click(&dom, &2, 1)), Err(Refusal::Detached));
+    }
+
+    #[test]
+    fn an_element_without_a_box_gets_the_events_itself() {
+        let dom = page();
+        dom.nodes.borrow_mut()[2].centre = None;
+        dom.nodes.borrow_mut()[2].covered_by = Some(4);
+        block_on(click(&dom, &2, 1)).unwrap();
+        assert_eq!(events(&dom).last().unwrap(), "click 2");
+        // At the centre of the ancestor a person would point at to reveal it.
+        assert_eq!(dom.mouse.borrow()[0].1.at, Point { x: 50.0, y: 50.0 });
+    }
+
+    #[test]
+    fn the_pointer_leaves_where_it_was_and_enters_only_new_ancestors() {
+        let dom = page();
+        hover(&dom, &4).unwrap();
+        dom.events.borrow_mut().clear();
+        dom.nodes.borrow_mut()[4].centre = Some((10.0, 10.0));
+        hover(&dom, &3).unwrap();
+        assert_eq!(
+            events(&dom),
+            [
+                "pointerout 4",
+                "pointerleave 4",
+                "pointerover 3",
+                "pointerenter 2",
+                "pointerenter 3",
+                "mouseout 4",
+                "mouseleave 4",
+                "mouseover 3",
+                "mouseenter 2",
+                "mouseenter 3",
+                "pointermove 3",
+                "mousemove 3"
+            ]
+        );
+        assert_eq!(dom.pointer.get(), Some(3));
+    }
+
+    fn press_chord(dom: &FakeDom, chord: &str) -> bool {
+        let mut defaulted = false;
+        press(dom, &4, &parse_chord(chord).unwrap(), || defaulted = true);
+        defaulted
+    }
+
+    #[test]
+    fn chords_hold_their_modifiers_around_the_key() {
+        let dom = page();
+        assert!(press_chord(&dom, "Shift+Enter"));
+        assert_eq!(
+            events(&dom),
+            [
+                "keydown 4 Shift 16 ShiftLeftS",
+                "keydown 4 Enter 13 EnterS",
+                "keypress 4 Enter 13 EnterS",
+                "keyup 4 Enter 13 EnterS",
+                "keyup 4 Shift 16 ShiftLeft"
+            ]
+        );
+        // Control and Meta type nothing: no keypress, no default action.
+        dom.events.borrow_mut().clear();
+        assert!(!press_chord(&dom, "Control+a"));
+        assert_eq!(
+            events(&dom),
+            [
+                "keydown 4 Control 17 ControlLeftC",
+                "keydown 4 a 65 KeyAC",
+                "keyup 4 a 65 KeyAC",
+                "keyup 4 Control 17 ControlLeft"
+            ]
+        );
+        // Mod is Meta on macOS, Control elsewhere; Shift gives the shifted key.
+        dom.events.borrow_mut().clear();
+        dom.platform.set(Some(bridge::keys::Platform::MacOs));
+        press_chord(&dom, "Mod+Shift+z");
+        assert_eq!(
+            events(&dom),
+            [
+                "keydown 4 Meta 91 MetaLeftM",
+                "keydown 4 Shift 16 ShiftLeftSM",
+                "keydown 4 Z 90 KeyZSM",
+                "keyup 4 Z 90 KeyZSM",
+                "keyup 4 Shift 16 ShiftLeftM",
+                "keyup 4 Meta 91 MetaLeft"
+            ]
+        );
+        // A cancelled keydown stops the keypress and the default action.
+        dom.events.borrow_mut().clear();
+        dom.cancel.borrow_mut().push("keydown");
+        assert!(!press_chord(&dom, "Enter"));
+        assert_eq!(
+            events(&dom),
+            ["keydown 4 Enter 13 Enter", "keyup 4 Enter 13 Enter"]
+        );
+    }
+
+    #[test]
+    fn keypress_carries_the_typed_character() {
+        let dom = page();
+        press(&dom, &4, &parse_chord("Shift+a").unwrap(), || {});
+        let chord = parse_chord("Shift+a").unwrap();
+        let shift = Modifiers {
+            shift: true,
+            ..Modifiers::default()
+        };
+        let event = KeyEvent::new(KeyKind::Press, &chord.key, shift, 0);
+        assert_eq!(
+            (event.key.as_str(), event.key_code, event.char_code),
+            ("A", 65, 65)
+        );
+        let event = KeyEvent::new(KeyKind::Down, &chord.key, Modifiers::default(), 0);
+        assert_eq!(
+            (event.key.as_str(), event.key_code, event.char_code),
+            ("a", 65, 0)
+        );
+    }
+
+    #[test]
+    fn a_text_control_gets_its_value_through_the_setter_and_input_events() {
+        let dom = page();
+        let check = fill(&dom, &4, "new\r\nline").unwrap();
+        assert_eq!(
+            events(&dom),
+            [
+                "focus 4",
+                "beforeinput 4 insertText new\nline",
+                "input 4 insertText new\nline"
+            ]
+        );
+        assert!(check.verify(&dom).is_ok());
+        assert_eq!(dom.nodes.borrow()[4].value.as_deref(), Some("new\nline"));
+
+        // Clearing deletes; a page that cancels beforeinput keeps its value, and so does one
+        // that puts the old value back: both are no effect.
+        dom.events.borrow_mut().clear();
+        fill(&dom, &4, "").unwrap().verify(&dom).unwrap();
+        assert_eq!(
+            events(&dom),
+            [
+                "beforeinput 4 deleteContentBackward ",
+                "input 4 deleteContentBackward "
+            ]
+        );
+        dom.cancel.borrow_mut().push("beforeinput");
+        let err = fill(&dom, &4, "x").unwrap().verify(&dom).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kept its value \"\": the page did not take \"x\""
+        );
+        dom.cancel.borrow_mut().clear();
+        dom.rejects_values.set(true);
+        let err = fill(&dom, &4, "y").unwrap().verify(&dom).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kept its value \"\": the page did not take \"y\""
+        );
+
+        dom.nodes.borrow_mut()[4].read_only = true;
+        assert_eq!(fill(&dom, &4, "z").err().unwrap(), Refusal::ReadOnly);
+        dom.nodes.borrow_mut()[4].disabled = true;
+        assert_eq!(fill(&dom, &4, "z").err().unwrap(), Refusal::Disabled);
+        assert_eq!(fill(&dom, &2, "z").err().unwrap(), Refusal::NotEditable);
+    }
+
+    #[test]
+    fn an_editor_gets_lines_through_editing_commands() {
+        let dom = page();
+        let editor = dom.add(FakeNode {
+            parent: Some(1),
+            entry: Some(TextEntry::ContentEditable),
+            text: "old text".into(),
+            ..Default::default()
+        });
+        let check = fill(&dom, &editor, "a \"b\"\n\n\tc").unwrap();
+        let n = editor;
+        assert_eq!(
+            events(&dom),
+            [
+                format!("focus {n}"),
+                format!("select all {n}"),
+                format!("beforeinput {n} insertText a \"b\""),
+                "exec insertText a \"b\"".into(),
+                format!("beforeinput {n} insertParagraph "),
+                "exec insertParagraph ".into(),
+                format!("beforeinput {n} insertParagraph "),
+                "exec insertParagraph ".into(),
+                format!("beforeinput {n} insertText \tc"),
+                "exec insertText \tc".into(),
+            ]
+        );
+        check.verify(&dom).unwrap();
+        assert_eq!(dom.nodes.borrow()[n].text, "a \"b\"\n\n\tc");
+
+        // An editor that takes each beforeinput over gets no editing command.
+        dom.events.borrow_mut().clear();
+        dom.cancel.borrow_mut().push("beforeinput");
+        let check = fill(&dom, &editor, "x").unwrap();
+        assert!(!events(&dom).iter().any(|e| e.starts_with("exec")));
+        // ... and when it did nothing with them, the fill had no effect.
+        assert_eq!(
+            check.verify(&dom).unwrap_err().to_string(),
+            "did not change: the editor took none of \"x\""
+        );
+    }
+
+    #[test]
+    fn an_edit_context_editor_selects_all_by_keys_and_gets_a_paste() {
+        let dom = page();
+        let editor = dom.add(FakeNode {
+            parent: Some(1),
+            entry: Some(TextEntry::EditContext),
+            ..Default::default()
+        });
+        dom.cancel.borrow_mut().push("paste");
+        let check = fill(&dom, &editor, "one\ntwo").unwrap();
+        let n = editor;
+        assert_eq!(
+            events(&dom),
+            [
+                format!("focus {n}"),
+                format!("keydown {n} Control 17 ControlLeftC"),
+                format!("keydown {n} a 65 KeyAC"),
+                format!("keyup {n} a 65 KeyAC"),
+                format!("keyup {n} Control 17 ControlLeft"),
+                format!("paste {n} one\ntwo"),
+            ]
+        );
+        check.verify(&dom).unwrap();
+    }
+}
