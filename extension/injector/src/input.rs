@@ -114,7 +114,8 @@ impl MouseKind {
         )
     }
 
-    /// Enter and leave events neither bubble nor can be cancelled; all others do both.
+    /// Enter and leave events neither bubble nor can be cancelled nor are composed; all others
+    /// are all three.
     pub fn bubbles(self) -> bool {
         !matches!(
             self,
@@ -240,7 +241,8 @@ pub enum TextEntry {
     /// browser's editing commands, each after a `beforeinput` the editor may take over.
     ContentEditable,
     /// An element with an `EditContext` (Monaco in Chromium): the app edits its own model from
-    /// events; text arrives as a paste, which such editors insert as it is.
+    /// events; text arrives as a paste, which such editors insert as it is; clearing is
+    /// `Backspace`, which they handle on `keydown`.
     EditContext,
 }
 
@@ -609,8 +611,15 @@ pub struct FillCheck<D: Dom> {
 enum Took<D: Dom> {
     /// A text control whose value was `before`.
     Value { before: String },
-    /// An editor: something in the document changed.
+    /// A contenteditable editor whose text was `before`.
+    Text { before: String },
+    /// An editor whose text lives elsewhere (EditContext): something in the document changed.
     Changed(D::Watch),
+}
+
+/// Text compared without its whitespace (editors render line breaks as elements).
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect()
 }
 
 impl<D: Dom> FillCheck<D> {
@@ -627,15 +636,15 @@ impl<D: Dom> FillCheck<D> {
                     )));
                 }
             }
+            Took::Text { before } => {
+                let now = squeeze(&dom.text(&self.field));
+                if now == before && now != squeeze(&self.wanted) {
+                    return Err(no_change(&self.wanted));
+                }
+            }
             Took::Changed(watch) => {
-                let squeeze = |s: &str| s.split_whitespace().collect::<String>();
-                if !dom.saw_change(watch)
-                    && squeeze(&dom.text(&self.field)) != squeeze(&self.wanted)
-                {
-                    return Err(Refusal::NoEffect(format!(
-                        "did not change: the editor took none of {:?}",
-                        self.wanted
-                    )));
+                if !dom.saw_change(watch) {
+                    return Err(no_change(&self.wanted));
                 }
             }
         }
@@ -643,10 +652,16 @@ impl<D: Dom> FillCheck<D> {
     }
 }
 
+fn no_change(wanted: &str) -> Refusal {
+    Refusal::NoEffect(format!(
+        "did not change: the editor took none of {wanted:?}"
+    ))
+}
+
 /// Types `text` into `node` (or the text entry inside it), replacing what it holds, as a person
 /// who selects all and types (see [`TextEntry`]); `""` clears it. Multi-line text (`\r\n` or `\n`)
 /// goes into editors line by line, each line break as the editor's own (`insertParagraph`).
-pub fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>, Refusal> {
+pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>, Refusal> {
     if !dom.is_connected(node) {
         return Err(Refusal::Detached);
     }
@@ -676,8 +691,11 @@ pub fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>,
             Took::Value { before }
         }
         TextEntry::ContentEditable => {
-            let watch = dom.watch(&field);
+            let before = squeeze(&dom.text(&field));
             dom.select_all_contents(&field);
+            // The editor learns of the selection from `selectionchange`, a task of its own, as it
+            // would between a person's selecting and typing (CodeMirror deletes nothing before).
+            dom.checkpoint().await;
             let mut edits = Vec::new();
             if text.is_empty() {
                 edits.push(Edit::Delete);
@@ -695,7 +713,7 @@ pub fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>,
                     dom.exec_edit(&field, edit);
                 }
             }
-            Took::Changed(watch)
+            Took::Text { before }
         }
         TextEntry::EditContext => {
             let watch = dom.watch(&field);
@@ -1045,7 +1063,7 @@ mod tests {
     #[test]
     fn a_text_control_gets_its_value_through_the_setter_and_input_events() {
         let dom = page();
-        let check = fill(&dom, &4, "new\r\nline").unwrap();
+        let check = block_on(fill(&dom, &4, "new\r\nline")).unwrap();
         assert_eq!(
             events(&dom),
             [
@@ -1060,7 +1078,7 @@ mod tests {
         // Clearing deletes; a page that cancels beforeinput keeps its value, and so does one
         // that puts the old value back: both are no effect.
         dom.events.borrow_mut().clear();
-        fill(&dom, &4, "").unwrap().verify(&dom).unwrap();
+        block_on(fill(&dom, &4, "")).unwrap().verify(&dom).unwrap();
         assert_eq!(
             events(&dom),
             [
@@ -1069,24 +1087,39 @@ mod tests {
             ]
         );
         dom.cancel.borrow_mut().push("beforeinput");
-        let err = fill(&dom, &4, "x").unwrap().verify(&dom).unwrap_err();
+        let err = block_on(fill(&dom, &4, "x"))
+            .unwrap()
+            .verify(&dom)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "kept its value \"\": the page did not take \"x\""
         );
         dom.cancel.borrow_mut().clear();
         dom.rejects_values.set(true);
-        let err = fill(&dom, &4, "y").unwrap().verify(&dom).unwrap_err();
+        let err = block_on(fill(&dom, &4, "y"))
+            .unwrap()
+            .verify(&dom)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "kept its value \"\": the page did not take \"y\""
         );
 
         dom.nodes.borrow_mut()[4].read_only = true;
-        assert_eq!(fill(&dom, &4, "z").err().unwrap(), Refusal::ReadOnly);
+        assert_eq!(
+            block_on(fill(&dom, &4, "z")).err().unwrap(),
+            Refusal::ReadOnly
+        );
         dom.nodes.borrow_mut()[4].disabled = true;
-        assert_eq!(fill(&dom, &4, "z").err().unwrap(), Refusal::Disabled);
-        assert_eq!(fill(&dom, &2, "z").err().unwrap(), Refusal::NotEditable);
+        assert_eq!(
+            block_on(fill(&dom, &4, "z")).err().unwrap(),
+            Refusal::Disabled
+        );
+        assert_eq!(
+            block_on(fill(&dom, &2, "z")).err().unwrap(),
+            Refusal::NotEditable
+        );
     }
 
     #[test]
@@ -1098,7 +1131,7 @@ mod tests {
             text: "old text".into(),
             ..Default::default()
         });
-        let check = fill(&dom, &editor, "a \"b\"\n\n\tc").unwrap();
+        let check = block_on(fill(&dom, &editor, "a \"b\"\n\n\tc")).unwrap();
         let n = editor;
         assert_eq!(
             events(&dom),
@@ -1121,7 +1154,7 @@ mod tests {
         // An editor that takes each beforeinput over gets no editing command.
         dom.events.borrow_mut().clear();
         dom.cancel.borrow_mut().push("beforeinput");
-        let check = fill(&dom, &editor, "x").unwrap();
+        let check = block_on(fill(&dom, &editor, "x")).unwrap();
         assert!(!events(&dom).iter().any(|e| e.starts_with("exec")));
         // ... and when it did nothing with them, the fill had no effect.
         assert_eq!(
@@ -1139,7 +1172,7 @@ mod tests {
             ..Default::default()
         });
         dom.cancel.borrow_mut().push("paste");
-        let check = fill(&dom, &editor, "one\ntwo").unwrap();
+        let check = block_on(fill(&dom, &editor, "one\ntwo")).unwrap();
         let n = editor;
         assert_eq!(
             events(&dom),
@@ -1153,5 +1186,19 @@ mod tests {
             ]
         );
         check.verify(&dom).unwrap();
+        // Clearing: select all, Backspace.
+        dom.events.borrow_mut().clear();
+        block_on(fill(&dom, &editor, "")).unwrap();
+        assert_eq!(
+            events(&dom)[4..],
+            [
+                format!("keydown {n} Backspace 8 Backspace"),
+                format!("keyup {n} Backspace 8 Backspace"),
+            ]
+        );
+        // An editor that ignored the paste: nothing changed.
+        dom.cancel.borrow_mut().clear();
+        let check = block_on(fill(&dom, &editor, "lost")).unwrap();
+        assert!(matches!(check.verify(&dom), Err(Refusal::NoEffect(_))));
     }
 }

@@ -273,12 +273,14 @@ impl<'d, D: Dom> Run<'d, D> {
                 let value = template::render_text(value, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let node = self.find(scope, &selector, label)?;
-                self.fill(&node, &format!("`{selector}`"), &value, label)?;
+                self.fill(&node, &format!("`{selector}`"), &value, label)
+                    .await?;
             }
             Step::Clear { selector } => {
                 let selector = self.selector(selector, label)?;
                 let node = self.find(scope, &selector, label)?;
-                self.fill(&node, &format!("`{selector}`"), "", label)?;
+                self.fill(&node, &format!("`{selector}`"), "", label)
+                    .await?;
             }
             Step::Press { selector, key } => {
                 let chord = bridge::keys::parse_chord(key)
@@ -828,7 +830,7 @@ impl<'d, D: Dom> Run<'d, D> {
 
     /// Types `value` into `node` (see [`input::fill`]); the page must take it, checked after it
     /// settled. `who` names the element in errors.
-    fn fill(
+    async fn fill(
         &mut self,
         node: &D::Node,
         who: &str,
@@ -838,7 +840,9 @@ impl<'d, D: Dom> Run<'d, D> {
         if let Some(before) = self.dom.value(node) {
             self.focus_value = Some((node.clone(), before));
         }
-        let check = input::fill(self.dom, node, value).map_err(|r| refused(label, who, r))?;
+        let check = input::fill(self.dom, node, value)
+            .await
+            .map_err(|r| refused(label, who, r))?;
         self.after_settle = Some((label.to_owned(), who.to_owned(), check));
         Ok(())
     }

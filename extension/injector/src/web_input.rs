@@ -133,9 +133,10 @@ pub fn platform() -> Platform {
 
 pub fn dispatch_mouse(node: &Element, event: &MouseEvent) -> bool {
     let init = PointerEventInit::new();
+    // Enter and leave events neither bubble nor can be cancelled, nor leave a shadow tree.
     init.set_bubbles(event.kind.bubbles());
     init.set_cancelable(event.kind.bubbles());
-    init.set_composed(true);
+    init.set_composed(event.kind.bubbles());
     if let Some(window) = window_of(node) {
         init.set_view(Some(&window));
         let screen = |offset: Result<JsValue, JsValue>| number(offset.unwrap_or_default()) as i32;
