@@ -118,8 +118,8 @@ pub trait Dom {
     fn paste(&self, node: &Self::Node, text: &str) -> bool;
     /// Starts watching `node`'s document for any change.
     fn watch(&self, node: &Self::Node) -> Self::Watch;
-    /// Whether the document changed since `watch` started (and stops watching).
-    fn saw_change(&self, watch: Self::Watch) -> bool;
+    /// Whether the document changed since `watch` started (dropping it stops watching).
+    fn saw_change(&self, watch: &Self::Watch) -> bool;
     /// Lets the page's already queued microtasks run (between a press and its release).
     fn microtask(&self) -> impl Future<Output = ()>;
 

@@ -414,8 +414,8 @@ impl Dom for FakeDom {
         self.mutations.get()
     }
 
-    fn saw_change(&self, watch: usize) -> bool {
-        self.mutations.get() != watch
+    fn saw_change(&self, watch: &usize) -> bool {
+        self.mutations.get() != *watch
     }
 
     fn microtask(&self) -> impl Future<Output = ()> {

@@ -622,10 +622,15 @@ fn squeeze(text: &str) -> String {
     text.split_whitespace().collect()
 }
 
+/// How long a fill's check waits for an editor that renders on its next animation frame (Monaco)
+/// before it says the page did not take the text.
+const RENDER_GRACE_MS: f64 = 250.0;
+
 impl<D: Dom> FillCheck<D> {
     /// `Err(NoEffect)` when the page did not take the text: a text control that kept (or put
-    /// back) its old value, an editor whose document did not change at all.
-    pub fn verify(self, dom: &D) -> Result<(), Refusal> {
+    /// back) its old value, an editor whose document did not change at all (given a moment to
+    /// render, as editors that draw on the next animation frame need).
+    pub async fn verify(self, dom: &D) -> Result<(), Refusal> {
         match self.took {
             Took::Value { before } => {
                 let now = dom.value(&self.field).unwrap_or_default();
@@ -635,21 +640,33 @@ impl<D: Dom> FillCheck<D> {
                         self.wanted
                     )));
                 }
+                Ok(())
             }
             Took::Text { before } => {
-                let now = squeeze(&dom.text(&self.field));
-                if now == before && now != squeeze(&self.wanted) {
-                    return Err(no_change(&self.wanted));
-                }
+                let wanted = squeeze(&self.wanted);
+                let took = || {
+                    let now = squeeze(&dom.text(&self.field));
+                    now != before || now == wanted
+                };
+                rendered(dom, took).await
             }
-            Took::Changed(watch) => {
-                if !dom.saw_change(watch) {
-                    return Err(no_change(&self.wanted));
-                }
-            }
+            Took::Changed(watch) => rendered(dom, || dom.saw_change(&watch)).await,
         }
-        Ok(())
+        .map_err(|()| no_change(&self.wanted))
     }
+}
+
+/// Whether `took` holds now or after the page's next changes, within [`RENDER_GRACE_MS`].
+async fn rendered<D: Dom>(dom: &D, took: impl Fn() -> bool) -> Result<(), ()> {
+    let deadline = dom.now_ms() + RENDER_GRACE_MS;
+    while !took() {
+        let left = deadline - dom.now_ms();
+        if left <= 0.0 {
+            return Err(());
+        }
+        dom.settle(left).await;
+    }
+    Ok(())
 }
 
 fn no_change(wanted: &str) -> Refusal {
@@ -723,6 +740,9 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
                 key: parse_key("a").expect("a is a key"),
             };
             press(dom, &field, &select_all, || {});
+            // The editor updates its selection after the keys (a person's next key is a task of
+            // its own).
+            dom.checkpoint().await;
             if text.is_empty() {
                 let backspace = Chord {
                     modifiers: Vec::new(),
@@ -1072,13 +1092,13 @@ mod tests {
                 "input 4 insertText new\nline"
             ]
         );
-        assert!(check.verify(&dom).is_ok());
+        assert!(block_on(check.verify(&dom)).is_ok());
         assert_eq!(dom.nodes.borrow()[4].value.as_deref(), Some("new\nline"));
 
         // Clearing deletes; a page that cancels beforeinput keeps its value, and so does one
         // that puts the old value back: both are no effect.
         dom.events.borrow_mut().clear();
-        block_on(fill(&dom, &4, "")).unwrap().verify(&dom).unwrap();
+        block_on(block_on(fill(&dom, &4, "")).unwrap().verify(&dom)).unwrap();
         assert_eq!(
             events(&dom),
             [
@@ -1087,20 +1107,14 @@ mod tests {
             ]
         );
         dom.cancel.borrow_mut().push("beforeinput");
-        let err = block_on(fill(&dom, &4, "x"))
-            .unwrap()
-            .verify(&dom)
-            .unwrap_err();
+        let err = block_on(block_on(fill(&dom, &4, "x")).unwrap().verify(&dom)).unwrap_err();
         assert_eq!(
             err.to_string(),
             "kept its value \"\": the page did not take \"x\""
         );
         dom.cancel.borrow_mut().clear();
         dom.rejects_values.set(true);
-        let err = block_on(fill(&dom, &4, "y"))
-            .unwrap()
-            .verify(&dom)
-            .unwrap_err();
+        let err = block_on(block_on(fill(&dom, &4, "y")).unwrap().verify(&dom)).unwrap_err();
         assert_eq!(
             err.to_string(),
             "kept its value \"\": the page did not take \"y\""
@@ -1148,7 +1162,7 @@ mod tests {
                 "exec insertText \tc".into(),
             ]
         );
-        check.verify(&dom).unwrap();
+        block_on(check.verify(&dom)).unwrap();
         assert_eq!(dom.nodes.borrow()[n].text, "a \"b\"\n\n\tc");
 
         // An editor that takes each beforeinput over gets no editing command.
@@ -1158,7 +1172,7 @@ mod tests {
         assert!(!events(&dom).iter().any(|e| e.starts_with("exec")));
         // ... and when it did nothing with them, the fill had no effect.
         assert_eq!(
-            check.verify(&dom).unwrap_err().to_string(),
+            block_on(check.verify(&dom)).unwrap_err().to_string(),
             "did not change: the editor took none of \"x\""
         );
     }
@@ -1185,7 +1199,7 @@ mod tests {
                 format!("paste {n} one\ntwo"),
             ]
         );
-        check.verify(&dom).unwrap();
+        block_on(check.verify(&dom)).unwrap();
         // Clearing: select all, Backspace.
         dom.events.borrow_mut().clear();
         block_on(fill(&dom, &editor, "")).unwrap();
@@ -1199,6 +1213,9 @@ mod tests {
         // An editor that ignored the paste: nothing changed.
         dom.cancel.borrow_mut().clear();
         let check = block_on(fill(&dom, &editor, "lost")).unwrap();
-        assert!(matches!(check.verify(&dom), Err(Refusal::NoEffect(_))));
+        assert!(matches!(
+            block_on(check.verify(&dom)),
+            Err(Refusal::NoEffect(_))
+        ));
     }
 }

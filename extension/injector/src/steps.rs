@@ -143,6 +143,7 @@ impl<'d, D: Dom> Run<'d, D> {
                     if let Some((label, who, check)) = self.after_settle.take() {
                         check
                             .verify(self.dom)
+                            .await
                             .map_err(|r| refused(&label, &who, r))?;
                     }
                 }

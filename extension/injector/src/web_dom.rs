@@ -445,7 +445,7 @@ impl Dom for WebDom {
         web_input::watch(node)
     }
 
-    fn saw_change(&self, watch: Watch) -> bool {
+    fn saw_change(&self, watch: &Watch) -> bool {
         web_input::saw_change(watch)
     }
 

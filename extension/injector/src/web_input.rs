@@ -337,12 +337,22 @@ pub fn watch(node: &Element) -> Watch {
     Watch { observer, seen }
 }
 
-pub fn saw_change(watch: Watch) -> bool {
-    let Some(observer) = watch.observer else {
+pub fn saw_change(watch: &Watch) -> bool {
+    let Some(observer) = &watch.observer else {
         // No observer could be made: do not claim the page ignored the edit.
         return true;
     };
-    let pending = observer.take_records().length();
-    observer.disconnect();
-    pending > 0 || watch.seen.length() > 0
+    let pending = observer.take_records();
+    for record in pending.iter() {
+        watch.seen.push(&record);
+    }
+    watch.seen.length() > 0
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Some(observer) = &self.observer {
+            observer.disconnect();
+        }
+    }
 }
