@@ -508,10 +508,40 @@ fn common_ancestor<D: Dom>(dom: &D, a: &D::Node, b: &D::Node) -> D::Node {
         .unwrap_or_else(|| a.clone())
 }
 
+/// [`aim`], waiting up to `patience_ms` while the element is covered or out of view: an overlay
+/// fading out or a panel sliding in (TiddlyWiki animates a new tiddler into place) is over soon,
+/// and a person would wait for it too.
+async fn aim_patiently<D: Dom>(
+    dom: &D,
+    node: &D::Node,
+    needs_enabled: bool,
+    patience_ms: f64,
+) -> Result<Aim<D::Node>, Refusal> {
+    let deadline = dom.now_ms() + patience_ms;
+    loop {
+        match aim(dom, node, needs_enabled) {
+            Err(Refusal::Covered { .. } | Refusal::OutOfView { .. }) if dom.now_ms() < deadline => {
+                dom.settle((deadline - dom.now_ms()).min(POLL_MS)).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// How often a wait for a covered element to come free looks again when the DOM does not change
+/// (an animation moves it through CSS alone).
+const POLL_MS: f64 = 50.0;
+
 /// A person's click (`clicks` 1) or double click (2) on `node`: the pointer moves onto it, then
-/// each press and release (see the module's doc), then `dblclick` after the second.
-pub async fn click<D: Dom>(dom: &D, node: &D::Node, clicks: i32) -> Result<(), Refusal> {
-    let aim = aim(dom, node, true)?;
+/// each press and release (see the module's doc), then `dblclick` after the second. A covered
+/// element is waited for up to `patience_ms`.
+pub async fn click<D: Dom>(
+    dom: &D,
+    node: &D::Node,
+    clicks: i32,
+    patience_ms: f64,
+) -> Result<(), Refusal> {
+    let aim = aim_patiently(dom, node, true, patience_ms).await?;
     move_pointer(dom, &aim.target, aim.at);
     let mut clicked = aim.target.clone();
     for detail in 1..=clicks {
@@ -550,9 +580,10 @@ pub async fn click<D: Dom>(dom: &D, node: &D::Node, clicks: i32) -> Result<(), R
     Ok(())
 }
 
-/// Moves the pointer onto `node` (attached, not covered; a disabled element can be hovered).
-pub fn hover<D: Dom>(dom: &D, node: &D::Node) -> Result<(), Refusal> {
-    let aim = aim(dom, node, false)?;
+/// Moves the pointer onto `node` (attached, not covered, waited for as by [`click`]; a disabled
+/// element can be hovered).
+pub async fn hover<D: Dom>(dom: &D, node: &D::Node, patience_ms: f64) -> Result<(), Refusal> {
+    let aim = aim_patiently(dom, node, false, patience_ms).await?;
     move_pointer(dom, &aim.target, aim.at);
     Ok(())
 }
@@ -808,7 +839,7 @@ mod tests {
     #[test]
     fn a_click_is_the_press_sequence_chromium_dispatches() {
         let dom = page();
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         assert_eq!(
             events(&dom),
             [
@@ -850,7 +881,7 @@ mod tests {
 
         // A second click on the same element: the pointer is already there.
         dom.events.borrow_mut().clear();
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         assert_eq!(
             events(&dom)[..3],
             ["pointermove 2", "mousemove 2", "pointerdown 2"]
@@ -861,7 +892,7 @@ mod tests {
     fn cancelled_presses_suppress_what_chromium_suppresses() {
         let dom = page();
         dom.cancel.borrow_mut().push("pointerdown");
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         let tail = &events(&dom)[10..];
         assert_eq!(
             tail,
@@ -871,7 +902,7 @@ mod tests {
 
         let dom = page();
         dom.cancel.borrow_mut().push("mousedown");
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         let tail = &events(&dom)[10..];
         assert_eq!(
             tail,
@@ -889,7 +920,7 @@ mod tests {
     #[test]
     fn a_double_click_is_two_presses_then_dblclick() {
         let dom = page();
-        block_on(click(&dom, &2, 2)).unwrap();
+        block_on(click(&dom, &2, 2, 0.0)).unwrap();
         let presses: Vec<(String, i32)> = dom
             .mouse
             .borrow()
@@ -930,7 +961,7 @@ mod tests {
             ..Default::default()
         });
         dom.nodes.borrow_mut()[2].covered_by = Some(cover);
-        let err = block_on(click(&dom, &2, 1)).unwrap_err();
+        let err = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
         assert_eq!(
             err,
             Refusal::Covered {
@@ -946,7 +977,7 @@ mod tests {
 
         // What is at the centre may be inside the element, or a label for it: events go there.
         dom.nodes.borrow_mut()[2].covered_by = Some(3);
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         assert_eq!(events(&dom).last().unwrap(), "click 3");
         let label = dom.add(FakeNode {
             tag: "label",
@@ -954,14 +985,37 @@ mod tests {
             ..Default::default()
         });
         dom.nodes.borrow_mut()[2].covered_by = Some(label);
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         assert_eq!(events(&dom).last().unwrap(), &format!("click {label}"));
 
         dom.nodes.borrow_mut()[2].disabled = true;
-        assert_eq!(block_on(click(&dom, &2, 1)), Err(Refusal::Disabled));
-        assert!(hover(&dom, &2).is_ok(), "a disabled element can be hovered");
+        assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Disabled));
+        assert!(
+            block_on(hover(&dom, &2, 0.0)).is_ok(),
+            "a disabled element can be hovered"
+        );
         dom.nodes.borrow_mut()[2].attached = false;
-        assert_eq!(block_on(click(&dom, &2, 1)), Err(Refusal::Detached));
+        assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Detached));
+    }
+
+    #[test]
+    fn a_cover_that_goes_away_soon_is_waited_for() {
+        let dom = page();
+        dom.nodes.borrow_mut()[2].covered_by = Some(4);
+        *dom.on_settle.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
+            if dom.now.get() >= 120.0 {
+                dom.nodes.borrow_mut()[2].covered_by = None;
+            }
+        }));
+        block_on(click(&dom, &2, 1, 1000.0)).unwrap();
+        assert_eq!(dom.now.get(), 150.0, "looked again every 50 ms");
+        assert_eq!(events(&dom).last().unwrap(), "click 2");
+        // One that stays is refused once the patience ran out.
+        dom.nodes.borrow_mut()[2].covered_by = Some(4);
+        *dom.on_settle.borrow_mut() = None;
+        let err = block_on(click(&dom, &2, 1, 300.0)).unwrap_err();
+        assert!(matches!(err, Refusal::Covered { .. }), "{err}");
+        assert_eq!(dom.now.get(), 450.0);
     }
 
     #[test]
@@ -969,7 +1023,7 @@ mod tests {
         let dom = page();
         dom.nodes.borrow_mut()[2].centre = None;
         dom.nodes.borrow_mut()[2].covered_by = Some(4);
-        block_on(click(&dom, &2, 1)).unwrap();
+        block_on(click(&dom, &2, 1, 0.0)).unwrap();
         assert_eq!(events(&dom).last().unwrap(), "click 2");
         // At the centre of the ancestor a person would point at to reveal it.
         assert_eq!(dom.mouse.borrow()[0].1.at, Point { x: 50.0, y: 50.0 });
@@ -978,10 +1032,10 @@ mod tests {
     #[test]
     fn the_pointer_leaves_where_it_was_and_enters_only_new_ancestors() {
         let dom = page();
-        hover(&dom, &4).unwrap();
+        block_on(hover(&dom, &4, 0.0)).unwrap();
         dom.events.borrow_mut().clear();
         dom.nodes.borrow_mut()[4].centre = Some((10.0, 10.0));
-        hover(&dom, &3).unwrap();
+        block_on(hover(&dom, &3, 0.0)).unwrap();
         assert_eq!(
             events(&dom),
             [

@@ -21,6 +21,10 @@ use crate::input::{self, FillCheck, Refusal};
 /// (visibility can change through CSS alone).
 const POLL_MS: f64 = 50.0;
 
+/// How long a click or hover waits for a covered element to come free (an animation ending)
+/// before it answers NOT_ACTIONABLE.
+const COVERED_PATIENCE_MS: f64 = 1000.0;
+
 /// How a call's steps in this page ended.
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
@@ -176,13 +180,15 @@ impl<'d, D: Dom> Run<'d, D> {
                 } else {
                     1
                 };
-                input::click(self.dom, &node, clicks)
+                input::click(self.dom, &node, clicks, self.patience())
                     .await
                     .map_err(|r| refused(label, &who, r))?;
             }
             Step::Hover { selector } => {
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
-                input::hover(self.dom, &node).map_err(|r| refused(label, &who, r))?;
+                input::hover(self.dom, &node, self.patience())
+                    .await
+                    .map_err(|r| refused(label, &who, r))?;
             }
             Step::ScrollIntoView { selector } => {
                 self.dom
@@ -243,7 +249,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 self.dom.set_selected_index(&node, index);
                 self.dom.dispatch_select_input(&node);
                 self.dom.dispatch_change(&node);
-                if self.dom.prop(&node, "selectedIndex") != index {
+                if self.dom.prop(&node, "selectedIndex").as_f64() != Some(index as f64) {
                     return Err(refused(
                         label,
                         &who,
@@ -257,7 +263,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 let wanted = matches!(step, Step::Check { .. });
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
                 if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
-                    input::click(self.dom, &node, 1)
+                    input::click(self.dom, &node, 1, self.patience())
                         .await
                         .map_err(|r| refused(label, &who, r))?;
                     if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
@@ -717,6 +723,12 @@ impl<'d, D: Dom> Run<'d, D> {
             None => input::describe(self.dom, &node),
         };
         Ok((node, who))
+    }
+
+    /// How long an action waits for its covered element to come free: [`COVERED_PATIENCE_MS`], or
+    /// what is left of the call.
+    fn patience(&self) -> f64 {
+        (self.deadline - self.dom.now_ms()).clamp(0.0, COVERED_PATIENCE_MS)
     }
 
     /// Sets `names` to `null`, so a branch or loop that did not run leaves them defined.
@@ -1528,6 +1540,11 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::NotActionable);
+        assert_eq!(
+            dom.now.get(),
+            1000.0,
+            "a covered element is waited for, 1 s at most"
+        );
         assert_eq!(
             err.message,
             "steps[0] (click): `.toggle` is covered by <div id=\"n1\">, which is at its centre (20, 30): a person's click would land there"
