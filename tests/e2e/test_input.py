@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, FIXTURES
+from conftest import CACHE, FIXTURES, _static_server
 from harness.mcp_client import error_codes_in
 from harness.static_server import StaticServer
+from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -46,13 +47,7 @@ def input_site(request, tmp_path: Path):
         if page.suffix in (".html", ".js"):
             (root / "input" / page.name).symlink_to(page)
     (root / "input" / "lib").symlink_to(BUNDLES)
-    log = tmp_path / "input-site.log"
-    request.node.__dict__.setdefault("tabwire_logs", []).append(("input site", log))
-    server = StaticServer(root, log)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _static_server(request, tmp_path, root, "input site")
 
 
 @pytest.fixture
@@ -70,8 +65,6 @@ async def open_fixture(tabwire, browser, site: StaticServer, page: str):
     out = await tabwire.browser_open(url)
     assert not out.is_error and out.structured.get("tools"), out
     target = await browser.cdp.wait_for_page(url)
-    from harness.waiting import wait_for
-
     await wait_for(
         lambda: browser.cdp.evaluate(target, "document.body.dataset.ready === 'yes'"),
         timeout=20,
@@ -83,7 +76,7 @@ async def open_fixture(tabwire, browser, site: StaticServer, page: str):
 @pytest.mark.parametrize("editor", EDITORS)
 async def test_fill_lands_exactly_in_a_rich_editors_model(tabwire, launch_chromium, extension_dir, input_site, editor):
     browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, input_site, f"{editor}.html")
+    tab, page = await open_fixture(tabwire, browser, input_site, f"lib.html?lib={editor}")
     assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond old line"
 
     out = await tabwire.call_ok("input_fill_editor", {"text": TEXT, "tab_id": tab})
@@ -112,7 +105,7 @@ async def test_a_fill_then_a_click_in_one_call_reaches_an_editor_synced_by_a_mut
 
 async def test_react_select_opens_on_the_press_and_takes_the_option(tabwire, launch_chromium, extension_dir, input_site):
     browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, input_site, "react-select.html")
+    tab, page = await open_fixture(tabwire, browser, input_site, "lib.html?lib=react-select")
     out = await tabwire.call_ok("input_choose_flavour", {"label": "Strawberry", "tab_id": tab})
     assert out.structured == {"chosen": "Strawberry"}, out
     assert await browser.cdp.evaluate(page, "fixture.state()") == {"value": "strawberry", "label": "Strawberry"}
@@ -122,7 +115,7 @@ async def test_react_select_opens_on_the_press_and_takes_the_option(tabwire, lau
 
 async def test_a_radix_menu_opens_on_the_press_and_runs_the_item(tabwire, launch_chromium, extension_dir, input_site):
     browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, input_site, "radix.html")
+    tab, page = await open_fixture(tabwire, browser, input_site, "lib.html?lib=radix")
     out = await tabwire.call_ok("input_run_action", {"name": "Duplicate", "tab_id": tab})
     assert out.structured == {"action": "Duplicate"}, out
     assert await browser.cdp.evaluate(page, "fixture.state()") == "Duplicate"
