@@ -50,7 +50,12 @@ fn number(value: JsValue) -> f64 {
     value.as_f64().unwrap_or(0.0)
 }
 
+/// A property of an object (`undefined` of anything else: `Reflect.get` would throw, and a caught
+/// exception costs the runtime an externref slot for good).
 fn get(target: &JsValue, name: &str) -> JsValue {
+    if !target.is_object() {
+        return JsValue::UNDEFINED;
+    }
     Reflect::get(target, &name.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
