@@ -412,10 +412,10 @@ fn aim<D: Dom>(dom: &D, node: &D::Node, needs_enabled: bool) -> Result<Aim<D::No
     let Some(hit) = dom.element_at(node, at) else {
         return Err(Refusal::OutOfView { at });
     };
-    // The element itself, something inside it, its own container (it lets the pointer through,
-    // `pointer-events: none`), or its label: where a person's click at that point goes too.
+    // The element itself, something inside it, or its label: where a person's click at that
+    // point goes too. Anything else, its own containers included (a clipped or `pointer-events:
+    // none` element lets the click through to them), would take the click instead.
     let reaches = dom.contains(node, &hit)
-        || dom.contains(&hit, node)
         || dom
             .label_control(&hit)
             .is_some_and(|control| dom.same(&control, node));

@@ -190,6 +190,13 @@ fn an_element_a_person_could_not_press_is_refused_and_named() {
     block_on(click(&dom, &2, 1, 0.0)).unwrap();
     assert_eq!(events(&dom).last().unwrap(), &format!("click {label}"));
 
+    // Its own container at its centre (the button is clipped away): the container would take
+    // the click.
+    dom.nodes.borrow_mut()[2].covered_by = Some(1);
+    let err = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert!(matches!(err, Refusal::Covered { .. }), "{err}");
+
+    dom.nodes.borrow_mut()[2].covered_by = None;
     dom.nodes.borrow_mut()[2].disabled = true;
     assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Disabled));
     assert!(
