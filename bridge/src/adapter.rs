@@ -117,17 +117,19 @@ pub enum Step {
         #[serde(default)]
         timeout_ms: Option<u64>,
     },
-    /// `element.click()`: works on hidden elements too (TodoMVC's `.destroy` shows on hover only).
+    /// A person's click: the full press sequence at the element's visible centre (see ADAPTERS.md),
+    /// after checking that it is attached, enabled and not covered.
     Click {
         #[serde(default)]
         selector: Option<String>,
     },
-    /// A double click (`dblclick`), e.g. to start editing an item.
+    /// A double click (two presses, then `dblclick`), e.g. to start editing an item.
     Dblclick {
         #[serde(default)]
         selector: Option<String>,
     },
-    /// The mouse events of moving the pointer onto the element (CSS `:hover` does not apply).
+    /// The pointer and mouse events of moving the pointer onto the element (CSS `:hover` does not
+    /// apply).
     Hover {
         #[serde(default)]
         selector: Option<String>,
@@ -137,16 +139,21 @@ pub enum Step {
         #[serde(default)]
         selector: Option<String>,
     },
-    /// Set the text of an input, textarea or contenteditable as typing would, firing `input`
-    /// (and nothing that commits it: `press` Enter or `blur` does).
+    /// Set the text of an input, textarea or contenteditable (or the one inside the element) as
+    /// typing would, firing `beforeinput` and `input` (and nothing that commits it: `press` Enter or
+    /// `blur` does). Rich editors get it through the browser's editing commands (ADAPTERS.md).
     Fill { selector: String, value: String },
+    /// Empty an input, textarea or contenteditable as a person does (select all, delete), firing
+    /// `beforeinput`/`input` with `deleteContentBackward`.
+    Clear { selector: String },
     /// Leave the field (`selector`, or the focused element): `change` if its value changed since
     /// `fill` focused it, then `blur`/`focusout`.
     Blur {
         #[serde(default)]
         selector: Option<String>,
     },
-    /// Press a key on `selector` (or the focused element), with the events a real key press fires.
+    /// Press a key or a chord (`Enter`, `Shift+Enter`, `Mod+s`: see [`crate::keys`]) on `selector`
+    /// (or the focused element), with the events a real key press fires.
     Press {
         #[serde(default)]
         selector: Option<String>,
@@ -318,6 +325,7 @@ enum StepKind {
     Hover,
     ScrollIntoView,
     Fill,
+    Clear,
     Blur,
     Press,
     Select,
@@ -384,6 +392,7 @@ impl RawStep {
                 &["selector"]
             }
             "fill" => &["selector", "value"],
+            "clear" => &["selector"],
             "press" => &["selector", "key"],
             "select" => &["selector", "value", "label"],
             "read" => &["selector", "read", "into", "optional"],
@@ -437,6 +446,9 @@ impl RawStep {
             "check" => Step::Check { selector },
             "uncheck" => Step::Uncheck { selector },
             "blur" => Step::Blur { selector },
+            "clear" => Step::Clear {
+                selector: required(selector, "selector")?,
+            },
             "fill" => Step::Fill {
                 selector: required(selector, "selector")?,
                 value: text(self.value, "value")?.ok_or_else(|| missing("value"))?,
@@ -538,6 +550,7 @@ pub const STEP_KINDS: &[&str] = &[
     "hover",
     "scroll_into_view",
     "fill",
+    "clear",
     "blur",
     "press",
     "select",
@@ -572,6 +585,7 @@ impl Step {
             | Step::Hover { .. }
             | Step::ScrollIntoView { .. }
             | Step::Fill { .. }
+            | Step::Clear { .. }
             | Step::Blur { .. }
             | Step::Press { .. }
             | Step::Select { .. }
@@ -598,6 +612,7 @@ impl Step {
             Step::Hover { .. } => "hover",
             Step::ScrollIntoView { .. } => "scroll_into_view",
             Step::Fill { .. } => "fill",
+            Step::Clear { .. } => "clear",
             Step::Blur { .. } => "blur",
             Step::Press { .. } => "press",
             Step::Select { .. } => "select",
@@ -1033,12 +1048,13 @@ impl Validator {
                 self.selector(selector, &path.key("selector"), known);
                 self.template(value, &path.key("value"), known);
             }
+            Step::Clear { selector } => self.selector(selector, &path.key("selector"), known),
             Step::Press { selector, key } => {
                 if let Some(selector) = selector {
                     self.selector(selector, &path.key("selector"), known);
                 }
-                if key.is_empty() {
-                    self.problem(path.key("key"), "expected a key name such as \"Enter\"");
+                if let Err(e) = crate::keys::parse_chord(key) {
+                    self.problem(path.key("key"), e.to_string());
                 }
             }
             Step::Select {
@@ -1536,6 +1552,32 @@ mod tests {
     }
 
     #[test]
+    fn key_chords_are_checked_where_they_are_written() {
+        let text = GOOD.replace(r#""key": "Enter""#, r#""key": "Ctrl+Entr""#);
+        let problems = parse_adapter(&text).unwrap_err();
+        let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 1, "{rendered:#?}");
+        assert!(
+            rendered[0].starts_with(
+                "12:54: tools[0].steps[2].key: in \"Ctrl+Entr\": unknown key \"Entr\": expected one character or a key name (Enter,"
+            ),
+            "{}",
+            rendered[0]
+        );
+        for good in [
+            "Shift+Enter",
+            "Mod+s",
+            "Control+a",
+            "Meta+Enter",
+            "Alt+ArrowUp",
+            "Escape",
+        ] {
+            let text = GOOD.replace(r#""key": "Enter""#, &format!(r#""key": "{good}""#));
+            assert!(parse_adapter(&text).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
     fn variables_read_later_are_not_known_earlier() {
         let adapter: Adapter = serde_json::from_value(json!({
             "name": "a", "match": ["<all_urls>"],
@@ -1783,6 +1825,7 @@ mod tests {
                     json!({"step": "wait", "selector": "a", "until": "gone", "timeout_ms": 5})
                 }
                 "fill" => json!({"step": "fill", "selector": "a", "value": "v"}),
+                "clear" => json!({"step": "clear", "selector": "a"}),
                 "press" => json!({"step": "press", "key": "Enter"}),
                 "select" => json!({"step": "select", "selector": "a", "label": "L"}),
                 "read" => {

@@ -1,6 +1,6 @@
 //! The contract between Tabwire's parts: the WebSocket wire protocol (server ⇄ service worker),
 //! the page protocol (service worker ⇄ content script), and the declarative adapter model with its
-//! validation, templates and URL match patterns.
+//! validation, templates, key chords and URL match patterns.
 //!
 //! This crate builds for the host and for `wasm32-unknown-unknown`; it depends on serde only,
 //! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
@@ -8,6 +8,7 @@
 pub mod adapter;
 pub mod code_adapter;
 pub mod fetch;
+pub mod keys;
 pub mod lint;
 pub mod names;
 pub mod page;

@@ -21,6 +21,11 @@ pub type RequestId = String;
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     ElementNotFound,
+    /// The element is there but a person could not act on it now: detached, disabled, read-only,
+    /// or covered by another element (the message names which).
+    NotActionable,
+    /// The action was performed but the page did not take it (a value that did not change).
+    NoEffect,
     Timeout,
     TabClosed,
     Navigated,
@@ -40,6 +45,8 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::NotActionable => "NOT_ACTIONABLE",
+            ErrorCode::NoEffect => "NO_EFFECT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::TabClosed => "TAB_CLOSED",
             ErrorCode::Navigated => "NAVIGATED",
@@ -906,6 +913,8 @@ mod tests {
     fn error_codes_are_screaming_snake() {
         for code in [
             ErrorCode::ElementNotFound,
+            ErrorCode::NotActionable,
+            ErrorCode::NoEffect,
             ErrorCode::TabClosed,
             ErrorCode::NoSuchTool,
             ErrorCode::PageCsp,

@@ -5,14 +5,9 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::keys::KeyInfo;
+use bridge::keys::Platform;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyPhase {
-    Down,
-    Press,
-    Up,
-}
+use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
 
 /// What a `fetch` got back (any status: the interpreter judges it).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -34,6 +29,8 @@ pub enum FetchFailure {
 
 pub trait Dom {
     type Node: Clone;
+    /// A watch for changes of the document (see [`Dom::watch`]).
+    type Watch;
 
     /// The first element matching `selector` inside `scope` (the document when `None`);
     /// `Err` carries the browser's reason when the selector is invalid.
@@ -66,31 +63,77 @@ pub trait Dom {
     fn is_text_input(&self, node: &Self::Node) -> bool;
     fn active_element(&self) -> Option<Self::Node>;
 
-    fn click(&self, node: &Self::Node);
-    /// `dblclick` (after the two clicks a real double click fires).
-    fn dblclick(&self, node: &Self::Node);
-    /// `mouseover`, `mouseenter`, `mousemove`.
-    fn hover(&self, node: &Self::Node);
+    /// Scrolls the element to the middle of the view (instantly).
     fn scroll_into_view(&self, node: &Self::Node);
     fn focus(&self, node: &Self::Node);
     /// Takes the focus away (`blur`, `focusout`).
     fn blur(&self, node: &Self::Node);
+
+    // ----- what the input module asks (crate::input) ----------------------------------------
+
+    /// The parent element (`None` at the document element).
+    fn parent(&self, node: &Self::Node) -> Option<Self::Node>;
+    /// Whether `node` is `ancestor` or inside it.
+    fn contains(&self, ancestor: &Self::Node, node: &Self::Node) -> bool;
+    /// The lower-case tag name (`button`).
+    fn tag_name(&self, node: &Self::Node) -> String;
+    fn is_connected(&self, node: &Self::Node) -> bool;
+    /// A disabled form control (`:disabled`), or inside an `aria-disabled="true"` element.
+    fn is_disabled(&self, node: &Self::Node) -> bool;
+    /// Where a pointer would hit the element, in its document's viewport coordinates.
+    fn geometry(&self, node: &Self::Node) -> Geometry;
+    /// The element at `point` of `node`'s document (`elementFromPoint`).
+    fn element_at(&self, node: &Self::Node, point: Point) -> Option<Self::Node>;
+    /// The form control a `<label>` is for.
+    fn label_control(&self, label: &Self::Node) -> Option<Self::Node>;
+    /// Whether the element is its document's focused element.
+    fn has_focus(&self, node: &Self::Node) -> bool;
+    /// The element the synthetic pointer is over (kept for the page's lifetime, across calls).
+    fn pointer_at(&self) -> Option<Self::Node>;
+    fn set_pointer_at(&self, node: Option<Self::Node>);
+    /// The page's platform, which decides what `Mod` in a chord means.
+    fn platform(&self) -> Platform;
+    /// Dispatches one pointer or mouse event; `false` when a listener cancelled it.
+    fn dispatch_mouse(&self, node: &Self::Node, event: &MouseEvent) -> bool;
+    /// Dispatches one keyboard event; `false` when a listener cancelled it.
+    fn dispatch_key(&self, node: &Self::Node, event: &KeyEvent) -> bool;
+    /// The element that takes text for `node` (itself, its editing host, or the first text entry
+    /// inside it), and how it takes it; `None` when there is none.
+    fn text_entry(&self, node: &Self::Node) -> Option<(TextEntry, Self::Node)>;
+    /// A text control's `readOnly`.
+    fn is_read_only(&self, node: &Self::Node) -> bool;
+    /// Dispatches `beforeinput` (with the selection as its target range); `false` when cancelled.
+    fn before_input(&self, node: &Self::Node, edit: &Edit) -> bool;
+    /// Dispatches `input`, as the browser does after it changed a text control.
+    fn input_event(&self, node: &Self::Node, edit: &Edit);
+    /// Sets a text control's value through the browser's own setter (whatever a framework defined
+    /// on the element itself).
+    fn set_value(&self, node: &Self::Node, value: &str);
+    /// Selects all the content of an editing host.
+    fn select_all_contents(&self, host: &Self::Node);
+    /// Performs an edit with the browser's editing command (`execCommand`), which changes the
+    /// document and fires `input`; `false` when the browser could not.
+    fn exec_edit(&self, node: &Self::Node, edit: &Edit) -> bool;
+    /// Dispatches a `paste` whose clipboard holds `text`; `false` when a listener handled it.
+    fn paste(&self, node: &Self::Node, text: &str) -> bool;
+    /// Starts watching `node`'s document for any change.
+    fn watch(&self, node: &Self::Node) -> Self::Watch;
+    /// Whether the document changed since `watch` started (dropping it stops watching).
+    fn saw_change(&self, watch: &Self::Watch) -> bool;
+    /// Lets the page's already queued microtasks run (between a press and its release).
+    fn microtask(&self) -> impl Future<Output = ()>;
+
     /// A `<select>`'s options as (value, trimmed text); `None` when it is no `<select>`.
     fn options(&self, node: &Self::Node) -> Option<Vec<(String, String)>>;
     fn set_selected_index(&self, node: &Self::Node, index: usize);
     /// The root element of a same-origin `<iframe>`'s document.
     fn frame_root(&self, node: &Self::Node) -> Option<Self::Node>;
-    /// Sets the value as typing would (the native setter, or the text of a contenteditable).
-    /// `Err` when the element takes no text.
-    fn set_value(&self, node: &Self::Node, value: &str) -> Result<(), String>;
-    fn dispatch_input(&self, node: &Self::Node, data: &str);
+    /// Dispatches `input` and `change` after a `<select>`'s choice.
+    fn dispatch_select_input(&self, node: &Self::Node);
     fn dispatch_change(&self, node: &Self::Node);
     /// What a browser does after Enter in a text field of a form (implicit submission): clicks the
     /// form's default button, or submits a form whose only text field this is. Nothing outside a form.
     fn submit_implicitly(&self, node: &Self::Node);
-    /// Dispatches one keyboard event; returns `false` when a listener cancelled it.
-    fn dispatch_key(&self, node: &Self::Node, phase: KeyPhase, key: &KeyInfo) -> bool;
-
     /// A same-origin GET of `path` (starting with `/`, checked), with the page's cookies and
     /// `Accept: accept`, reading at most `max_bytes` of the body. Dropping the future aborts
     /// the request (the interpreter does so on timeout and cancellation).

@@ -9,8 +9,10 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
 
-use crate::dom::{Dom, FetchFailure, HttpResponse, KeyPhase};
-use crate::keys::KeyInfo;
+use bridge::keys::Platform;
+
+use crate::dom::{Dom, FetchFailure, HttpResponse};
+use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
 
 #[derive(Clone, Debug, Default)]
 pub struct FakeNode {
@@ -31,6 +33,18 @@ pub struct FakeNode {
     pub selected: Option<usize>,
     /// An `<iframe>`'s document root.
     pub frame_root: Option<usize>,
+    /// The tag name (`div` when empty).
+    pub tag: &'static str,
+    pub disabled: bool,
+    pub read_only: bool,
+    /// Its box's centre (in view); `None`: no box (shown only on hover).
+    pub centre: Option<(f64, f64)>,
+    /// The element at its centre when it is not itself.
+    pub covered_by: Option<usize>,
+    /// How it takes text (default: a text control when it has a `value`).
+    pub entry: Option<TextEntry>,
+    /// The control a `<label>` is for.
+    pub label_for: Option<usize>,
 }
 
 /// A test's reaction to the interpreter waiting.
@@ -46,7 +60,20 @@ pub struct FakeDom {
     pub events: RefCell<Vec<String>>,
     /// Called whenever the interpreter waits (after time advanced): lets a test change the DOM.
     pub on_settle: RefCell<Option<SettleHook>>,
-    pub cancel_keydown: Cell<bool>,
+    /// The kinds of event a listener cancels (`keydown`, `pointerdown`, `beforeinput`, `paste`).
+    pub cancel: RefCell<Vec<&'static str>>,
+    /// Every pointer and mouse event, with its fields.
+    pub mouse: RefCell<Vec<(usize, MouseEvent)>>,
+    pub pointer: Cell<Option<usize>>,
+    pub platform: Cell<Option<Platform>>,
+    /// How often the document changed (an editing command, a paste an editor took).
+    pub mutations: Cell<usize>,
+    /// Whether the next inserted text replaces the field's text (all of it is selected).
+    pub all_selected: Cell<bool>,
+    /// A page that puts a text control's old value back after `input` (a controlled field).
+    pub rejects_values: Cell<bool>,
+    /// The value a text control had before `set_value`.
+    value_before: RefCell<Option<String>>,
     /// How often the interpreter let the page run its queued work (after each action).
     pub checkpoints: Cell<usize>,
     pub active: Cell<Option<usize>>,
@@ -80,10 +107,29 @@ impl FakeDom {
     fn log(&self, event: String) {
         self.events.borrow_mut().push(event);
     }
+
+    fn cancels(&self, kind: &str) -> bool {
+        self.cancel.borrow().contains(&kind)
+    }
+
+    fn edit_text(&self, node: usize, edit: &Edit) {
+        let mut nodes = self.nodes.borrow_mut();
+        let text = &mut nodes[node].text;
+        if self.all_selected.replace(false) {
+            text.clear();
+        }
+        match edit {
+            Edit::InsertText(more) => text.push_str(more),
+            Edit::InsertParagraph => text.push('\n'),
+            Edit::Delete => {}
+        }
+        self.mutations.set(self.mutations.get() + 1);
+    }
 }
 
 impl Dom for FakeDom {
     type Node = usize;
+    type Watch = usize;
 
     fn query(&self, scope: Option<&usize>, selector: &str) -> Result<Option<usize>, String> {
         Ok(self.query_all(scope, selector)?.into_iter().next())
@@ -134,6 +180,9 @@ impl Dom for FakeDom {
                 let n = &self.nodes.borrow()[*node];
                 Value::Bool(n.checked.unwrap_or(n.classes.contains(&"completed")))
             }
+            "selectedIndex" => self.nodes.borrow()[*node]
+                .selected
+                .map_or(Value::Null, Value::from),
             _ => Value::Null,
         }
     }
@@ -152,34 +201,6 @@ impl Dom for FakeDom {
 
     fn active_element(&self) -> Option<usize> {
         self.active.get()
-    }
-
-    fn click(&self, node: &usize) {
-        self.log(format!("click {node}"));
-        // A `.toggle` checkbox flips its item's `completed` class, as TodoMVC does.
-        let mut nodes = self.nodes.borrow_mut();
-        if let Some(checked) = &mut nodes[*node].checked {
-            *checked = !*checked;
-        }
-        if nodes[*node].selectors.contains(&".toggle")
-            && let Some(parent) = nodes[*node].parent
-        {
-            let classes = &mut nodes[parent].classes;
-            match classes.iter().position(|c| *c == "completed") {
-                Some(i) => {
-                    classes.remove(i);
-                }
-                None => classes.push("completed"),
-            }
-        }
-    }
-
-    fn dblclick(&self, node: &usize) {
-        self.log(format!("dblclick {node}"));
-    }
-
-    fn hover(&self, node: &usize) {
-        self.log(format!("hover {node}"));
     }
 
     fn scroll_into_view(&self, node: &usize) {
@@ -216,19 +237,8 @@ impl Dom for FakeDom {
         self.log(format!("focus {node}"));
     }
 
-    fn set_value(&self, node: &usize, value: &str) -> Result<(), String> {
-        let mut nodes = self.nodes.borrow_mut();
-        match &mut nodes[*node].value {
-            Some(v) => {
-                *v = value.to_owned();
-                Ok(())
-            }
-            None => Err("is not an input, textarea or contenteditable element".into()),
-        }
-    }
-
-    fn dispatch_input(&self, node: &usize, data: &str) {
-        self.log(format!("input {node} {data}"));
+    fn dispatch_select_input(&self, node: &usize) {
+        self.log(format!("input {node}"));
     }
 
     fn dispatch_change(&self, node: &usize) {
@@ -239,9 +249,178 @@ impl Dom for FakeDom {
         self.log(format!("implicit submission {node}"));
     }
 
-    fn dispatch_key(&self, node: &usize, phase: KeyPhase, key: &KeyInfo) -> bool {
-        self.log(format!("{phase:?} {node} {} {}", key.key, key.key_code));
-        !(phase == KeyPhase::Down && self.cancel_keydown.get())
+    fn parent(&self, node: &usize) -> Option<usize> {
+        self.nodes.borrow()[*node].parent
+    }
+
+    fn contains(&self, ancestor: &usize, node: &usize) -> bool {
+        ancestor == node || self.within(*node, Some(ancestor))
+    }
+
+    fn tag_name(&self, node: &usize) -> String {
+        let tag = self.nodes.borrow()[*node].tag;
+        if tag.is_empty() { "div" } else { tag }.to_owned()
+    }
+
+    fn is_connected(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].attached
+    }
+
+    fn is_disabled(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].disabled
+    }
+
+    fn geometry(&self, node: &usize) -> Geometry {
+        match self.nodes.borrow()[*node].centre {
+            Some((x, y)) => Geometry::Box {
+                centre: Point { x, y },
+                in_view: true,
+            },
+            None => Geometry::NoBox,
+        }
+    }
+
+    fn element_at(&self, node: &usize, _point: Point) -> Option<usize> {
+        Some(self.nodes.borrow()[*node].covered_by.unwrap_or(*node))
+    }
+
+    fn label_control(&self, label: &usize) -> Option<usize> {
+        self.nodes.borrow()[*label].label_for
+    }
+
+    fn has_focus(&self, node: &usize) -> bool {
+        self.active.get() == Some(*node)
+    }
+
+    fn pointer_at(&self) -> Option<usize> {
+        self.pointer.get()
+    }
+
+    fn set_pointer_at(&self, node: Option<usize>) {
+        self.pointer.set(node);
+    }
+
+    fn platform(&self) -> Platform {
+        self.platform.get().unwrap_or(Platform::Other)
+    }
+
+    fn dispatch_mouse(&self, node: &usize, event: &MouseEvent) -> bool {
+        self.log(format!("{} {node}", event.kind.name()));
+        self.mouse.borrow_mut().push((*node, *event));
+        // A click flips a checkbox (and a `.toggle` its item's `completed` class, as TodoMVC does).
+        if event.kind.name() == "click" {
+            let mut nodes = self.nodes.borrow_mut();
+            if let Some(checked) = &mut nodes[*node].checked {
+                *checked = !*checked;
+            }
+            if nodes[*node].selectors.contains(&".toggle")
+                && let Some(parent) = nodes[*node].parent
+            {
+                let classes = &mut nodes[parent].classes;
+                match classes.iter().position(|c| *c == "completed") {
+                    Some(i) => {
+                        classes.remove(i);
+                    }
+                    None => classes.push("completed"),
+                }
+            }
+        }
+        !self.cancels(event.kind.name())
+    }
+
+    fn dispatch_key(&self, node: &usize, event: &KeyEvent) -> bool {
+        let m = event.modifiers;
+        let held: String = [
+            (m.shift, 'S'),
+            (m.control, 'C'),
+            (m.alt, 'A'),
+            (m.meta, 'M'),
+        ]
+        .into_iter()
+        .filter_map(|(on, c)| on.then_some(c))
+        .collect();
+        self.log(format!(
+            "{} {node} {} {} {}{held}",
+            event.kind.name(),
+            event.key,
+            event.key_code,
+            event.code
+        ));
+        !self.cancels(event.kind.name())
+    }
+
+    fn text_entry(&self, node: &usize) -> Option<(TextEntry, usize)> {
+        let n = &self.nodes.borrow()[*node];
+        let entry = n
+            .entry
+            .or_else(|| n.value.is_some().then_some(TextEntry::Control))?;
+        Some((entry, *node))
+    }
+
+    fn is_read_only(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].read_only
+    }
+
+    fn before_input(&self, node: &usize, edit: &Edit) -> bool {
+        self.log(format!(
+            "beforeinput {node} {} {}",
+            edit.input_type(),
+            edit.data().unwrap_or("")
+        ));
+        !self.cancels("beforeinput")
+    }
+
+    fn input_event(&self, node: &usize, edit: &Edit) {
+        self.log(format!(
+            "input {node} {} {}",
+            edit.input_type(),
+            edit.data().unwrap_or("")
+        ));
+        if self.rejects_values.get() {
+            self.nodes.borrow_mut()[*node].value = self.value_before.borrow().clone();
+        }
+    }
+
+    fn set_value(&self, node: &usize, value: &str) {
+        let before = self.nodes.borrow_mut()[*node]
+            .value
+            .replace(value.to_owned());
+        *self.value_before.borrow_mut() = before;
+    }
+
+    fn select_all_contents(&self, host: &usize) {
+        self.log(format!("select all {host}"));
+        self.all_selected.set(true);
+    }
+
+    fn exec_edit(&self, node: &usize, edit: &Edit) -> bool {
+        let (command, value) = edit.command();
+        self.log(format!("exec {command} {value}"));
+        self.edit_text(*node, edit);
+        true
+    }
+
+    fn paste(&self, node: &usize, text: &str) -> bool {
+        self.log(format!("paste {node} {text}"));
+        if self.cancels("paste") {
+            // An editor that handles pastes itself: it replaces its selection.
+            self.edit_text(*node, &Edit::InsertText(text.to_owned()));
+            return false;
+        }
+        true
+    }
+
+    fn watch(&self, _node: &usize) -> usize {
+        self.mutations.get()
+    }
+
+    fn saw_change(&self, watch: &usize) -> bool {
+        self.mutations.get() != *watch
+    }
+
+    fn microtask(&self) -> impl Future<Output = ()> {
+        self.log("microtask".to_owned());
+        std::future::ready(())
     }
 
     fn fetch(

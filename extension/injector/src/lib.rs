@@ -1,14 +1,16 @@
 //! Tabwire's content-script runtime ("injector"). `extension/content.js` loads this crate's wasm
 //! build (or, on pages whose CSP forbids wasm, its wasm2js build) and calls [`runtime::start`].
 //! The page's tools come from the adapters the worker sends; calls run the adapters' steps
-//! ([`steps`]) against the DOM ([`dom`], [`web_dom`]).
+//! ([`steps`]) against the DOM ([`dom`], [`web_dom`]); every action on the page goes through
+//! [`input`].
 
 pub mod dom;
 #[cfg(test)]
 mod fake_dom;
-pub mod keys;
+pub mod input;
 pub mod runtime;
 pub mod state;
 pub mod steps;
 pub mod tools;
 pub mod web_dom;
+mod web_input;

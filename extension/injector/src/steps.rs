@@ -14,12 +14,16 @@ use bridge::template::{self, TemplateError, Vars};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
-use crate::dom::{Dom, FetchFailure, KeyPhase};
-use crate::keys::key_info;
+use crate::dom::{Dom, FetchFailure};
+use crate::input::{self, FillCheck, Refusal};
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
 /// (visibility can change through CSS alone).
 const POLL_MS: f64 = 50.0;
+
+/// How long a click or hover waits for a covered element to come free (an animation ending)
+/// before it answers NOT_ACTIONABLE.
+const COVERED_PATIENCE_MS: f64 = 1000.0;
 
 /// How a call's steps in this page ended.
 #[derive(Debug, PartialEq)]
@@ -56,6 +60,7 @@ pub async fn run_tool<D: Dom>(
         cancelled,
         vars: args,
         focus_value: None,
+        after_settle: None,
     };
     for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
         if let Step::Navigate { url } = step {
@@ -89,6 +94,9 @@ struct Run<'d, D: Dom> {
     /// The text input `fill` focused and the value it had then: as in Chrome, Enter commits
     /// (fires `change`) only when the value differs.
     focus_value: Option<(D::Node, String)>,
+    /// What the last action left to check once the page settled: a fill the page must take
+    /// (the step's label, the element's name, the check).
+    after_settle: Option<(String, String, FillCheck<D>)>,
 }
 
 type StepsFuture<'a> = Pin<Box<dyn Future<Output = Result<Option<Value>, WireError>> + 'a>>;
@@ -136,6 +144,12 @@ impl<'d, D: Dom> Run<'d, D> {
                 }
                 if step.acts_on_page() {
                     self.dom.checkpoint().await;
+                    if let Some((label, who, check)) = self.after_settle.take() {
+                        check
+                            .verify(self.dom)
+                            .await
+                            .map_err(|r| refused(&label, &who, r))?;
+                    }
                 }
             }
             Ok(None)
@@ -159,17 +173,22 @@ impl<'d, D: Dom> Run<'d, D> {
                 self.wait(scope, &selector, *until, *timeout_ms, label)
                     .await?;
             }
-            Step::Click { selector } => {
-                self.dom
-                    .click(&self.element(scope, selector.as_deref(), label)?)
-            }
-            Step::Dblclick { selector } => {
-                self.dom
-                    .dblclick(&self.element(scope, selector.as_deref(), label)?)
+            Step::Click { selector } | Step::Dblclick { selector } => {
+                let (node, who) = self.target(scope, selector.as_deref(), label)?;
+                let clicks = if matches!(step, Step::Dblclick { .. }) {
+                    2
+                } else {
+                    1
+                };
+                input::click(self.dom, &node, clicks, self.patience())
+                    .await
+                    .map_err(|r| refused(label, &who, r))?;
             }
             Step::Hover { selector } => {
-                self.dom
-                    .hover(&self.element(scope, selector.as_deref(), label)?)
+                let (node, who) = self.target(scope, selector.as_deref(), label)?;
+                input::hover(self.dom, &node, self.patience())
+                    .await
+                    .map_err(|r| refused(label, &who, r))?;
             }
             Step::ScrollIntoView { selector } => {
                 self.dom
@@ -192,7 +211,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 value,
                 label: by_label,
             } => {
-                let node = self.element(scope, Some(selector), label)?;
+                let (node, who) = self.target(scope, Some(selector), label)?;
                 let (wanted, by_text) = either(value, by_label, label, "needs a value or a label")?;
                 let wanted = template::render_text(wanted, &self.vars)
                     .map_err(|e| template_error(label, e))?;
@@ -221,21 +240,38 @@ impl<'d, D: Dom> Run<'d, D> {
                             ),
                         )
                     })?;
+                if !self.dom.is_connected(&node) {
+                    return Err(refused(label, &who, Refusal::Detached));
+                }
+                if self.dom.is_disabled(&node) {
+                    return Err(refused(label, &who, Refusal::Disabled));
+                }
                 self.dom.set_selected_index(&node, index);
-                self.dom.dispatch_input(&node, &options[index].0);
+                self.dom.dispatch_select_input(&node);
                 self.dom.dispatch_change(&node);
+                if self.dom.prop(&node, "selectedIndex").as_f64() != Some(index as f64) {
+                    return Err(refused(
+                        label,
+                        &who,
+                        Refusal::NoEffect(format!(
+                            "did not keep the option {wanted:?}: the page chose another"
+                        )),
+                    ));
+                }
             }
             Step::Check { selector } | Step::Uncheck { selector } => {
                 let wanted = matches!(step, Step::Check { .. });
-                let node = self.element(scope, selector.as_deref(), label)?;
+                let (node, who) = self.target(scope, selector.as_deref(), label)?;
                 if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
-                    self.dom.click(&node);
+                    input::click(self.dom, &node, 1, self.patience())
+                        .await
+                        .map_err(|r| refused(label, &who, r))?;
                     if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
-                        return Err(fail(
-                            ErrorCode::AdapterError,
-                            label,
-                            format!("clicking did not {} it (is it a checkbox?)", step.kind()),
-                        ));
+                        let why = format!(
+                            "is still {}checked after a click (is it a checkbox the page lets change?)",
+                            if wanted { "un" } else { "" }
+                        );
+                        return Err(refused(label, &who, Refusal::NoEffect(why)));
                     }
                 }
             }
@@ -244,28 +280,38 @@ impl<'d, D: Dom> Run<'d, D> {
                 let value = template::render_text(value, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let node = self.find(scope, &selector, label)?;
-                self.dom.focus(&node);
-                if let Some(before) = self.dom.value(&node) {
-                    self.focus_value = Some((node.clone(), before));
-                }
-                self.dom.set_value(&node, &value).map_err(|why| {
-                    fail(
-                        ErrorCode::AdapterError,
-                        label,
-                        format!("`{selector}` {why}"),
-                    )
-                })?;
-                self.dom.dispatch_input(&node, &value);
+                self.fill(&node, &format!("`{selector}`"), &value, label)
+                    .await?;
+            }
+            Step::Clear { selector } => {
+                let selector = self.selector(selector, label)?;
+                let node = self.find(scope, &selector, label)?;
+                self.fill(&node, &format!("`{selector}`"), "", label)
+                    .await?;
             }
             Step::Press { selector, key } => {
+                let chord = bridge::keys::parse_chord(key)
+                    .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;
                 let node = match selector {
                     Some(selector) => {
                         let selector = self.selector(selector, label)?;
-                        self.find(scope, &selector, label)?
+                        let node = self.find(scope, &selector, label)?;
+                        if !self.dom.is_connected(&node) {
+                            return Err(refused(
+                                label,
+                                &format!("`{selector}`"),
+                                Refusal::Detached,
+                            ));
+                        }
+                        // Keys go to the focused element: a person focuses the field first.
+                        if !self.dom.has_focus(&node) {
+                            self.dom.focus(&node);
+                        }
+                        node
                     }
                     None => self.dom.active_element().unwrap_or_else(|| self.dom.root()),
                 };
-                self.press(&node, key);
+                self.press(&node, &chord);
             }
             Step::Read {
                 selector,
@@ -663,6 +709,28 @@ impl<'d, D: Dom> Run<'d, D> {
         }
     }
 
+    /// The element a step acts on (see [`Run::element`]) and its name for errors: the selector,
+    /// or the element's description when the step acts on its scope.
+    fn target(
+        &self,
+        scope: Option<&D::Node>,
+        selector: Option<&str>,
+        label: &str,
+    ) -> Result<(D::Node, String), WireError> {
+        let node = self.element(scope, selector, label)?;
+        let who = match selector {
+            Some(selector) => format!("`{}`", self.selector(selector, label)?),
+            None => input::describe(self.dom, &node),
+        };
+        Ok((node, who))
+    }
+
+    /// How long an action waits for its covered element to come free: [`COVERED_PATIENCE_MS`], or
+    /// what is left of the call.
+    fn patience(&self) -> f64 {
+        (self.deadline - self.dom.now_ms()).clamp(0.0, COVERED_PATIENCE_MS)
+    }
+
     /// Sets `names` to `null`, so a branch or loop that did not run leaves them defined.
     fn clear(&mut self, names: &[&str]) {
         for name in names {
@@ -758,20 +826,38 @@ impl<'d, D: Dom> Run<'d, D> {
         }
     }
 
-    /// keydown, keypress (printable keys and Enter), keyup; and for Enter on a text input whose
-    /// value changed since `fill` focused it, the `change` Chrome fires natively (TodoMVC's
-    /// vanillajs adds a todo on `change`, its React variant on keydown).
-    fn press(&mut self, node: &D::Node, key: &str) {
-        let info = key_info(key);
-        let not_cancelled = self.dom.dispatch_key(node, KeyPhase::Down, &info);
-        if not_cancelled && info.char_code.is_some() {
-            let press_not_cancelled = self.dom.dispatch_key(node, KeyPhase::Press, &info);
-            if press_not_cancelled && info.key == "Enter" && self.dom.is_text_input(node) {
+    /// The chord's key events (see [`input::press`]); the default action of Enter on a text
+    /// input whose value changed since `fill` focused it is the `change` Chrome fires natively
+    /// (TodoMVC's vanillajs adds a todo on `change`, its React variant on keydown), then implicit
+    /// submission of its form.
+    fn press(&mut self, node: &D::Node, chord: &bridge::keys::Chord) {
+        let enter_in_text_input = chord.key.key == "Enter" && self.dom.is_text_input(node);
+        let dom = self.dom;
+        input::press(dom, node, chord, || {
+            if enter_in_text_input {
                 self.commit_if_changed(node);
-                self.dom.submit_implicitly(node);
+                dom.submit_implicitly(node);
             }
+        });
+    }
+
+    /// Types `value` into `node` (see [`input::fill`]); the page must take it, checked after it
+    /// settled. `who` names the element in errors.
+    async fn fill(
+        &mut self,
+        node: &D::Node,
+        who: &str,
+        value: &str,
+        label: &str,
+    ) -> Result<(), WireError> {
+        if let Some(before) = self.dom.value(node) {
+            self.focus_value = Some((node.clone(), before));
         }
-        self.dom.dispatch_key(node, KeyPhase::Up, &info);
+        let check = input::fill(self.dom, node, value)
+            .await
+            .map_err(|r| refused(label, who, r))?;
+        self.after_settle = Some((label.to_owned(), who.to_owned(), check));
+        Ok(())
     }
 
     /// Fires `change` on `node` when `fill` focused it and its value changed since (what the
@@ -854,6 +940,20 @@ fn either<'a>(
         (None, Some(v)) => Ok((v, true)),
         (None, None) => Err(fail(ErrorCode::AdapterError, label, needs)),
     }
+}
+
+/// An action the element could not take (or did not take), named.
+fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
+    let code = match refusal {
+        Refusal::NotEditable => ErrorCode::AdapterError,
+        Refusal::NoEffect(_) => ErrorCode::NoEffect,
+        Refusal::Detached
+        | Refusal::Disabled
+        | Refusal::ReadOnly
+        | Refusal::Covered { .. }
+        | Refusal::OutOfView { .. } => ErrorCode::NotActionable,
+    };
+    fail(code, label, format!("{who} {refusal}"))
 }
 
 fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
@@ -983,6 +1083,16 @@ mod tests {
         dom
     }
 
+    /// The `click` events, with their targets.
+    fn clicks(dom: &FakeDom) -> Vec<String> {
+        dom.events
+            .borrow()
+            .iter()
+            .filter(|e| e.starts_with("click "))
+            .cloned()
+            .collect()
+    }
+
     fn adhoc(steps: Value) -> ToolDef {
         serde_json::from_value(json!({"name": "t", "description": "d", "steps": steps})).unwrap()
     }
@@ -1019,12 +1129,13 @@ mod tests {
             *dom.events.borrow(),
             [
                 "focus 1",
-                "input 1 Buy milk",
-                "Down 1 Enter 13",
-                "Press 1 Enter 13",
+                "beforeinput 1 insertText Buy milk",
+                "input 1 insertText Buy milk",
+                "keydown 1 Enter 13 Enter",
+                "keypress 1 Enter 13 Enter",
                 "change 1",
                 "implicit submission 1",
-                "Up 1 Enter 13"
+                "keyup 1 Enter 13 Enter"
             ]
         );
         // The page ran its queued work after the fill (a framework's model update) and the press.
@@ -1042,7 +1153,7 @@ mod tests {
         assert!(!dom.events.borrow().iter().any(|e| e.starts_with("change")));
 
         let dom = todomvc(&[]);
-        dom.cancel_keydown.set(true);
+        dom.cancel.borrow_mut().push("keydown");
         run_adhoc(
             &dom,
             json!([{"step": "fill", "selector": INPUT, "value": "x"}, {"step": "press", "key": "Enter"}]),
@@ -1054,11 +1165,11 @@ mod tests {
         assert!(
             !events
                 .iter()
-                .any(|e| e.starts_with("change") || e.starts_with("Press")),
+                .any(|e| e.starts_with("change") || e.starts_with("keypress")),
             "{events:?}"
         );
         assert!(
-            events.contains(&"Up 1 Enter 13".to_owned()),
+            events.contains(&"keyup 1 Enter 13 Enter".to_owned()),
             "press without selector hits the focused input"
         );
     }
@@ -1315,7 +1426,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(dom.nodes.borrow()[1].selected, Some(1));
-        assert_eq!(*dom.events.borrow(), ["input 1 g", "change 1"]);
+        assert_eq!(*dom.events.borrow(), ["input 1", "change 1"]);
         run_adhoc(
             &dom,
             json!([{"step": "select", "selector": "select", "value": "r"}]),
@@ -1353,11 +1464,7 @@ mod tests {
         run_adhoc(&dom, check.clone(), json!({}), 1000).unwrap();
         run_adhoc(&dom, check, json!({}), 1000).unwrap();
         assert_eq!(dom.nodes.borrow()[2].checked, Some(true));
-        assert_eq!(
-            *dom.events.borrow(),
-            ["click 2"],
-            "the second check clicks nothing"
-        );
+        assert_eq!(clicks(&dom), ["click 2"], "the second check clicks nothing");
         run_adhoc(
             &dom,
             json!([{"step": "uncheck", "selector": "#agree"}]),
@@ -1374,10 +1481,10 @@ mod tests {
             1000,
         )
         .unwrap_err();
-        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert_eq!(err.code, ErrorCode::NoEffect);
         assert_eq!(
             err.message,
-            "steps[0] (check): clicking did not check it (is it a checkbox?)"
+            "steps[0] (check): `.title` is still unchecked after a click (is it a checkbox the page lets change?)"
         );
     }
 
@@ -1393,9 +1500,84 @@ mod tests {
             ]}
         ]);
         run_adhoc(&dom, steps, json!({}), 1000).unwrap();
+        let targets: Vec<String> = dom
+            .events
+            .borrow()
+            .iter()
+            .filter(|e| {
+                ["pointerover ", "dblclick ", "scroll ", "click "]
+                    .iter()
+                    .any(|kind| e.starts_with(kind))
+            })
+            .cloned()
+            .collect();
         assert_eq!(
-            *dom.events.borrow(),
-            ["hover 3", "dblclick 5", "scroll 4", "click 3"]
+            targets,
+            [
+                "pointerover 3",
+                "pointerover 5",
+                "click 5",
+                "click 5",
+                "dblclick 5",
+                "scroll 4",
+                "pointerover 3",
+                "click 3"
+            ]
+        );
+    }
+
+    #[test]
+    fn actions_a_page_could_not_take_fail_with_typed_errors_naming_the_element() {
+        let dom = todomvc(&[("a", false)]);
+        // The toggle (4) is covered by the input (1) at its centre.
+        dom.nodes.borrow_mut()[4].centre = Some((20.0, 30.0));
+        dom.nodes.borrow_mut()[4].covered_by = Some(1);
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "click", "selector": ".toggle"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotActionable);
+        assert_eq!(
+            dom.now.get(),
+            1000.0,
+            "a covered element is waited for, 1 s at most"
+        );
+        assert_eq!(
+            err.message,
+            "steps[0] (click): `.toggle` is covered by <div id=\"n1\">, which is at its centre (20, 30): a person's click would land there"
+        );
+        // A fill the page does not keep is found out after the page settled.
+        let dom = todomvc(&[]);
+        dom.rejects_values.set(true);
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "fill", "selector": INPUT, "value": "x"}, {"step": "press", "key": "Enter"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NoEffect);
+        assert_eq!(
+            err.message,
+            format!("steps[0] (fill): `{INPUT}` kept its value \"\": the page did not take \"x\"")
+        );
+        assert_eq!(dom.checkpoints.get(), 1, "checked after the page settled");
+        assert!(!dom.events.borrow().iter().any(|e| e.starts_with("keydown")));
+        // A bad chord (only possible in an adapter the validator never saw) is the adapter's.
+        let err = run_adhoc(
+            &dom,
+            json!([{"step": "press", "key": "Hyper+x"}]),
+            json!({}),
+            1000,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AdapterError);
+        assert!(
+            err.message.starts_with("steps[0] (press): \"Hyper\""),
+            "{err}"
         );
     }
 
@@ -1410,7 +1592,13 @@ mod tests {
         run_adhoc(&dom, steps, json!({}), 1000).unwrap();
         assert_eq!(
             *dom.events.borrow(),
-            ["focus 1", "input 1 x", "change 1", "blur 1"],
+            [
+                "focus 1",
+                "beforeinput 1 insertText x",
+                "input 1 insertText x",
+                "change 1",
+                "blur 1"
+            ],
             "the second blur has no focused element"
         );
     }
@@ -1510,7 +1698,12 @@ mod tests {
             .collect();
         assert_eq!(
             inputs,
-            ["input 1 one", "change 1", "input 1 two words", "change 1"]
+            [
+                "input 1 insertText one",
+                "change 1",
+                "input 1 insertText two words",
+                "change 1"
+            ]
         );
         assert_eq!(marked, 3);
 
@@ -1548,7 +1741,7 @@ mod tests {
             json!({"todos": [{"title": "c"}, {"title": "a"}]}),
         )
         .unwrap();
-        assert_eq!(*dom.events.borrow(), ["click 10", "click 4"]);
+        assert_eq!(clicks(&dom), ["click 10", "click 4"]);
     }
 
     #[test]

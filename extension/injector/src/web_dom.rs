@@ -1,23 +1,23 @@
-//! [`Dom`] over the real page through web-sys. Values are set through the native prototype
-//! setters and events carry what frameworks check (bubbling `input` with `insertText`, keyboard
-//! events with `key`, `code` and the legacy `keyCode`/`which`/`charCode`). `fetch` is the page's
+//! [`Dom`] over the real page through web-sys. The input module's events and edits are performed by
+//! [`crate::web_input`]; values are set through the native prototype setters. `fetch` is the page's
 //! own `fetch` (same origin, its cookies), aborted when dropped and read with a size cap.
 
 use std::future::Future;
 
+use bridge::keys::Platform;
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    AbortController, Document, Element, Event, EventInit, Headers, InputEvent, InputEventInit,
-    KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit, MutationObserver,
+    AbortController, Document, Element, Event, EventInit, Headers, MutationObserver,
     MutationObserverInit, ReadableStream, ReadableStreamDefaultReader, RequestCache,
     RequestCredentials, RequestInit, RequestMode, Response,
 };
 
-use crate::dom::{Dom, FetchFailure, HttpResponse, KeyPhase};
-use crate::keys::KeyInfo;
+use crate::dom::{Dom, FetchFailure, HttpResponse};
+use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
+use crate::web_input::{self, Watch};
 
 /// Input types whose value Enter commits with `change` (text-entry types).
 const TEXT_INPUT_TYPES: &[&str] = &[
@@ -53,17 +53,6 @@ fn call_method(node: &Element, name: &str, arg: &JsValue) {
 
 fn is_tag(node: &Element, tag: &str) -> bool {
     node.tag_name().eq_ignore_ascii_case(tag)
-}
-
-fn dispatch_mouse(node: &Element, kind: &str, bubbles: bool, detail: i32) {
-    let init = MouseEventInit::new();
-    init.set_bubbles(bubbles);
-    init.set_cancelable(bubbles);
-    init.set_composed(true);
-    init.set_detail(detail);
-    if let Ok(event) = MouseEvent::new_with_mouse_event_init_dict(kind, &init) {
-        let _ = node.dispatch_event(&event);
-    }
 }
 
 /// Calls the `value` setter of `constructor.prototype` on `node`: the browser's own setter,
@@ -137,6 +126,7 @@ async fn read_capped(stream: ReadableStream, max_bytes: usize) -> Result<Vec<u8>
 
 impl Dom for WebDom {
     type Node = Element;
+    type Watch = Watch;
 
     fn query(&self, scope: Option<&Element>, selector: &str) -> Result<Option<Element>, String> {
         match scope {
@@ -230,27 +220,15 @@ impl Dom for WebDom {
         self.document.active_element()
     }
 
-    fn click(&self, node: &Element) {
-        if Reflect::has(node, &"click".into()).unwrap_or(false) {
-            call_method(node, "click", &JsValue::UNDEFINED);
-        } else {
-            dispatch_mouse(node, "click", true, 1);
-        }
-    }
-
-    fn dblclick(&self, node: &Element) {
-        dispatch_mouse(node, "dblclick", true, 2);
-    }
-
-    fn hover(&self, node: &Element) {
-        dispatch_mouse(node, "mouseover", true, 0);
-        dispatch_mouse(node, "mouseenter", false, 0);
-        dispatch_mouse(node, "mousemove", true, 0);
-    }
-
     fn scroll_into_view(&self, node: &Element) {
         let options = js_sys::Object::new();
-        let _ = Reflect::set(&options, &"block".into(), &"center".into());
+        for (name, value) in [
+            ("block", "center"),
+            ("inline", "center"),
+            ("behavior", "instant"),
+        ] {
+            let _ = Reflect::set(&options, &name.into(), &value.into());
+        }
         call_method(node, "scrollIntoView", &options);
     }
 
@@ -309,30 +287,11 @@ impl Dom for WebDom {
             .then(|| document.unchecked_into::<Document>().document_element())?
     }
 
-    fn set_value(&self, node: &Element, value: &str) -> Result<(), String> {
-        if is_tag(node, "input") {
-            native_set_value("HTMLInputElement", node, value).map_err(reason)
-        } else if is_tag(node, "textarea") {
-            native_set_value("HTMLTextAreaElement", node, value).map_err(reason)
-        } else if Reflect::get(node, &"isContentEditable".into())
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false)
-        {
-            node.set_text_content(Some(value));
-            Ok(())
-        } else {
-            Err("is not an input, textarea or contenteditable element".to_owned())
-        }
-    }
-
-    fn dispatch_input(&self, node: &Element, data: &str) {
-        let init = InputEventInit::new();
+    fn dispatch_select_input(&self, node: &Element) {
+        let init = EventInit::new();
         init.set_bubbles(true);
         init.set_composed(true);
-        init.set_input_type("insertText");
-        init.set_data(Some(data));
-        if let Ok(event) = InputEvent::new_with_event_init_dict("input", &init) {
+        if let Ok(event) = Event::new_with_event_init_dict("input", &init) {
             let _ = node.dispatch_event(&event);
         }
     }
@@ -389,27 +348,111 @@ impl Dom for WebDom {
         }
     }
 
-    fn dispatch_key(&self, node: &Element, phase: KeyPhase, key: &KeyInfo) -> bool {
-        let (kind, key_code, char_code) = match phase {
-            KeyPhase::Down => ("keydown", key.key_code, 0),
-            KeyPhase::Press => {
-                let char_code = key.char_code.unwrap_or(0);
-                ("keypress", char_code, char_code)
-            }
-            KeyPhase::Up => ("keyup", key.key_code, 0),
+    fn parent(&self, node: &Element) -> Option<Element> {
+        node.parent_element()
+    }
+
+    fn contains(&self, ancestor: &Element, node: &Element) -> bool {
+        ancestor.contains(Some(node))
+    }
+
+    fn tag_name(&self, node: &Element) -> String {
+        node.tag_name().to_ascii_lowercase()
+    }
+
+    fn is_connected(&self, node: &Element) -> bool {
+        node.is_connected()
+    }
+
+    fn is_disabled(&self, node: &Element) -> bool {
+        web_input::is_disabled(node)
+    }
+
+    fn geometry(&self, node: &Element) -> Geometry {
+        web_input::geometry(node)
+    }
+
+    fn element_at(&self, node: &Element, point: Point) -> Option<Element> {
+        web_input::element_at(node, point)
+    }
+
+    fn label_control(&self, label: &Element) -> Option<Element> {
+        web_input::label_control(label)
+    }
+
+    fn has_focus(&self, node: &Element) -> bool {
+        web_input::has_focus(node)
+    }
+
+    fn pointer_at(&self) -> Option<Element> {
+        web_input::pointer_at()
+    }
+
+    fn set_pointer_at(&self, node: Option<Element>) {
+        web_input::set_pointer_at(node);
+    }
+
+    fn platform(&self) -> Platform {
+        web_input::platform()
+    }
+
+    fn dispatch_mouse(&self, node: &Element, event: &MouseEvent) -> bool {
+        web_input::dispatch_mouse(node, event)
+    }
+
+    fn dispatch_key(&self, node: &Element, event: &KeyEvent) -> bool {
+        web_input::dispatch_key(node, event)
+    }
+
+    fn text_entry(&self, node: &Element) -> Option<(TextEntry, Element)> {
+        web_input::text_entry(node)
+    }
+
+    fn is_read_only(&self, node: &Element) -> bool {
+        web_input::is_read_only(node)
+    }
+
+    fn before_input(&self, node: &Element, edit: &Edit) -> bool {
+        web_input::before_input(node, edit)
+    }
+
+    fn input_event(&self, node: &Element, edit: &Edit) {
+        web_input::after_input(node, edit);
+    }
+
+    fn set_value(&self, node: &Element, value: &str) {
+        let constructor = if is_tag(node, "textarea") {
+            "HTMLTextAreaElement"
+        } else {
+            "HTMLInputElement"
         };
-        let init = KeyboardEventInit::new();
-        init.set_bubbles(true);
-        init.set_cancelable(true);
-        init.set_composed(true);
-        init.set_key(&key.key);
-        init.set_code(&key.code);
-        init.set_key_code(key_code);
-        init.set_which(key_code);
-        init.set_char_code(char_code);
-        match KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init) {
-            Ok(event) => node.dispatch_event(&event).unwrap_or(true),
-            Err(_) => true,
+        let _ = native_set_value(constructor, node, value);
+    }
+
+    fn select_all_contents(&self, host: &Element) {
+        web_input::select_all_contents(host);
+    }
+
+    fn exec_edit(&self, node: &Element, edit: &Edit) -> bool {
+        web_input::exec_edit(node, edit)
+    }
+
+    fn paste(&self, node: &Element, text: &str) -> bool {
+        web_input::paste(node, text)
+    }
+
+    fn watch(&self, node: &Element) -> Watch {
+        web_input::watch(node)
+    }
+
+    fn saw_change(&self, watch: &Watch) -> bool {
+        web_input::saw_change(watch)
+    }
+
+    fn microtask(&self) -> impl Future<Output = ()> {
+        let resolved = Promise::resolve(&JsValue::UNDEFINED);
+        async move {
+            let _ = JsFuture::from(resolved).await;
         }
     }
 

@@ -30,6 +30,8 @@ META_TOOLS = frozenset({"browser_tabs", "browser_open", "site_call", "site_state
 ERROR_CODES = frozenset(
     {
         "ELEMENT_NOT_FOUND",
+        "NOT_ACTIONABLE",
+        "NO_EFFECT",
         "TIMEOUT",
         "TAB_CLOSED",
         "NAVIGATED",

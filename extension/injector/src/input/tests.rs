@@ -1,0 +1,483 @@
+//! Host tests of the input module's decisions, over the fake DOM.
+
+use super::*;
+use crate::fake_dom::{FakeDom, FakeNode, block_on};
+use bridge::keys::parse_chord;
+
+/// The root (0), a panel (1), a button (2) with a label inside (3), and an input (4).
+fn page() -> FakeDom {
+    let dom = FakeDom::default();
+    dom.add(FakeNode {
+        tag: "body",
+        ..Default::default()
+    });
+    dom.add(FakeNode {
+        parent: Some(0),
+        centre: Some((50.0, 50.0)),
+        ..Default::default()
+    });
+    dom.add(FakeNode {
+        parent: Some(1),
+        tag: "button",
+        centre: Some((40.0, 30.0)),
+        text: "Run".into(),
+        ..Default::default()
+    });
+    dom.add(FakeNode {
+        parent: Some(2),
+        tag: "span",
+        ..Default::default()
+    });
+    dom.add(FakeNode {
+        parent: Some(1),
+        tag: "input",
+        value: Some("old".into()),
+        ..Default::default()
+    });
+    dom
+}
+
+fn events(dom: &FakeDom) -> Vec<String> {
+    dom.events.borrow().clone()
+}
+
+#[test]
+fn a_click_is_the_press_sequence_chromium_dispatches() {
+    let dom = page();
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            "pointerover 2",
+            "pointerenter 0",
+            "pointerenter 1",
+            "pointerenter 2",
+            "mouseover 2",
+            "mouseenter 0",
+            "mouseenter 1",
+            "mouseenter 2",
+            "pointermove 2",
+            "mousemove 2",
+            "pointerdown 2",
+            "mousedown 2",
+            "focus 2",
+            "microtask",
+            "pointerup 2",
+            "mouseup 2",
+            "click 2"
+        ]
+    );
+    let mouse = dom.mouse.borrow().clone();
+    let field = |kind: MouseKind| {
+        let (_, e) = mouse.iter().find(|(_, e)| e.kind == kind).unwrap();
+        (e.button, e.buttons, e.detail, e.at, e.pressure())
+    };
+    let at = Point { x: 40.0, y: 30.0 };
+    assert_eq!(field(MouseKind::PointerMove), (-1, 0, 0, at, 0.0));
+    assert_eq!(field(MouseKind::MouseOver), (0, 0, 0, at, 0.0));
+    assert_eq!(field(MouseKind::PointerDown), (0, 1, 0, at, 0.5));
+    assert_eq!(field(MouseKind::MouseDown), (0, 1, 1, at, 0.5));
+    assert_eq!(field(MouseKind::PointerUp), (0, 0, 0, at, 0.0));
+    assert_eq!(field(MouseKind::Click), (0, 0, 1, at, 0.0));
+    assert!(MouseKind::Click.is_pointer_event() && !MouseKind::Click.is_primary());
+    assert!(MouseKind::PointerDown.is_primary() && !MouseKind::PointerEnter.bubbles());
+    assert!(!MouseKind::Dblclick.is_pointer_event());
+    assert_eq!(dom.active.get(), Some(2));
+
+    // A second click on the same element: the pointer is already there.
+    dom.events.borrow_mut().clear();
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(
+        events(&dom)[..3],
+        ["pointermove 2", "mousemove 2", "pointerdown 2"]
+    );
+}
+
+#[test]
+fn cancelled_presses_suppress_what_chromium_suppresses() {
+    let dom = page();
+    dom.cancel.borrow_mut().push("pointerdown");
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    let tail = &events(&dom)[10..];
+    assert_eq!(
+        tail,
+        ["pointerdown 2", "microtask", "pointerup 2", "click 2"]
+    );
+    assert_eq!(dom.active.get(), None, "no focus after a cancelled press");
+
+    let dom = page();
+    dom.cancel.borrow_mut().push("mousedown");
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    let tail = &events(&dom)[10..];
+    assert_eq!(
+        tail,
+        [
+            "pointerdown 2",
+            "mousedown 2",
+            "microtask",
+            "pointerup 2",
+            "mouseup 2",
+            "click 2"
+        ]
+    );
+}
+
+#[test]
+fn a_double_click_is_two_presses_then_dblclick() {
+    let dom = page();
+    block_on(click(&dom, &2, 2, 0.0)).unwrap();
+    let presses: Vec<(String, i32)> = dom
+        .mouse
+        .borrow()
+        .iter()
+        .filter(|(_, e)| {
+            matches!(
+                e.kind,
+                MouseKind::MouseDown | MouseKind::MouseUp | MouseKind::Click | MouseKind::Dblclick
+            )
+        })
+        .map(|(_, e)| (e.kind.name().to_owned(), e.detail))
+        .collect();
+    let expected: Vec<(String, i32)> = [
+        ("mousedown", 1),
+        ("mouseup", 1),
+        ("click", 1),
+        ("mousedown", 2),
+        ("mouseup", 2),
+        ("click", 2),
+        ("dblclick", 2),
+    ]
+    .into_iter()
+    .map(|(k, d)| (k.to_owned(), d))
+    .collect();
+    assert_eq!(presses, expected);
+}
+
+#[test]
+fn an_element_a_person_could_not_press_is_refused_and_named() {
+    let dom = page();
+    let cover = dom.add(FakeNode {
+        parent: Some(0),
+        selectors: vec![],
+        text: "  Please   wait while we load everything you asked for ".into(),
+        ..Default::default()
+    });
+    dom.nodes.borrow_mut()[2].covered_by = Some(cover);
+    let err = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert_eq!(
+        err,
+        Refusal::Covered {
+            by: "<div id=\"n5\"> \"Please wait while we load everything you…\"".into(),
+            at: Point { x: 40.0, y: 30.0 }
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "is covered by <div id=\"n5\"> \"Please wait while we load everything you…\", which is at its centre (40, 30): a person's click would land there"
+    );
+    assert!(events(&dom).is_empty(), "nothing was dispatched");
+
+    // What is at the centre may be inside the element, or a label for it: events go there.
+    dom.nodes.borrow_mut()[2].covered_by = Some(3);
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(events(&dom).last().unwrap(), "click 3");
+    let label = dom.add(FakeNode {
+        tag: "label",
+        label_for: Some(2),
+        ..Default::default()
+    });
+    dom.nodes.borrow_mut()[2].covered_by = Some(label);
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(events(&dom).last().unwrap(), &format!("click {label}"));
+
+    // Its own container at its centre (the button is clipped away): the container would take
+    // the click.
+    dom.nodes.borrow_mut()[2].covered_by = Some(1);
+    let err = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert!(matches!(err, Refusal::Covered { .. }), "{err}");
+
+    dom.nodes.borrow_mut()[2].covered_by = None;
+    dom.nodes.borrow_mut()[2].disabled = true;
+    assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Disabled));
+    assert!(
+        block_on(hover(&dom, &2, 0.0)).is_ok(),
+        "a disabled element can be hovered"
+    );
+    dom.nodes.borrow_mut()[2].attached = false;
+    assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Detached));
+}
+
+#[test]
+fn a_cover_that_goes_away_soon_is_waited_for() {
+    let dom = page();
+    dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    *dom.on_settle.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
+        if dom.now.get() >= 120.0 {
+            dom.nodes.borrow_mut()[2].covered_by = None;
+        }
+    }));
+    block_on(click(&dom, &2, 1, 1000.0)).unwrap();
+    assert_eq!(dom.now.get(), 150.0, "looked again every 50 ms");
+    assert_eq!(events(&dom).last().unwrap(), "click 2");
+    // One that stays is refused once the patience ran out.
+    dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    *dom.on_settle.borrow_mut() = None;
+    let err = block_on(click(&dom, &2, 1, 300.0)).unwrap_err();
+    assert!(matches!(err, Refusal::Covered { .. }), "{err}");
+    assert_eq!(dom.now.get(), 450.0);
+}
+
+#[test]
+fn an_element_without_a_box_gets_the_events_itself() {
+    let dom = page();
+    dom.nodes.borrow_mut()[2].centre = None;
+    dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(events(&dom).last().unwrap(), "click 2");
+    // At the centre of the ancestor a person would point at to reveal it.
+    assert_eq!(dom.mouse.borrow()[0].1.at, Point { x: 50.0, y: 50.0 });
+}
+
+#[test]
+fn the_pointer_leaves_where_it_was_and_enters_only_new_ancestors() {
+    let dom = page();
+    block_on(hover(&dom, &4, 0.0)).unwrap();
+    dom.events.borrow_mut().clear();
+    dom.nodes.borrow_mut()[4].centre = Some((10.0, 10.0));
+    block_on(hover(&dom, &3, 0.0)).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            "pointerout 4",
+            "pointerleave 4",
+            "pointerover 3",
+            "pointerenter 2",
+            "pointerenter 3",
+            "mouseout 4",
+            "mouseleave 4",
+            "mouseover 3",
+            "mouseenter 2",
+            "mouseenter 3",
+            "pointermove 3",
+            "mousemove 3"
+        ]
+    );
+    assert_eq!(dom.pointer.get(), Some(3));
+}
+
+fn press_chord(dom: &FakeDom, chord: &str) -> bool {
+    let mut defaulted = false;
+    press(dom, &4, &parse_chord(chord).unwrap(), || defaulted = true);
+    defaulted
+}
+
+#[test]
+fn chords_hold_their_modifiers_around_the_key() {
+    let dom = page();
+    assert!(press_chord(&dom, "Shift+Enter"));
+    assert_eq!(
+        events(&dom),
+        [
+            "keydown 4 Shift 16 ShiftLeftS",
+            "keydown 4 Enter 13 EnterS",
+            "keypress 4 Enter 13 EnterS",
+            "keyup 4 Enter 13 EnterS",
+            "keyup 4 Shift 16 ShiftLeft"
+        ]
+    );
+    // Control and Meta type nothing: no keypress, no default action.
+    dom.events.borrow_mut().clear();
+    assert!(!press_chord(&dom, "Control+a"));
+    assert_eq!(
+        events(&dom),
+        [
+            "keydown 4 Control 17 ControlLeftC",
+            "keydown 4 a 65 KeyAC",
+            "keyup 4 a 65 KeyAC",
+            "keyup 4 Control 17 ControlLeft"
+        ]
+    );
+    // Mod is Meta on macOS, Control elsewhere; Shift gives the shifted key.
+    dom.events.borrow_mut().clear();
+    dom.platform.set(Some(bridge::keys::Platform::MacOs));
+    press_chord(&dom, "Mod+Shift+z");
+    assert_eq!(
+        events(&dom),
+        [
+            "keydown 4 Meta 91 MetaLeftM",
+            "keydown 4 Shift 16 ShiftLeftSM",
+            "keydown 4 Z 90 KeyZSM",
+            "keyup 4 Z 90 KeyZSM",
+            "keyup 4 Shift 16 ShiftLeftM",
+            "keyup 4 Meta 91 MetaLeft"
+        ]
+    );
+    // A cancelled keydown stops the keypress and the default action.
+    dom.events.borrow_mut().clear();
+    dom.cancel.borrow_mut().push("keydown");
+    assert!(!press_chord(&dom, "Enter"));
+    assert_eq!(
+        events(&dom),
+        ["keydown 4 Enter 13 Enter", "keyup 4 Enter 13 Enter"]
+    );
+}
+
+#[test]
+fn keypress_carries_the_typed_character() {
+    let dom = page();
+    press(&dom, &4, &parse_chord("Shift+a").unwrap(), || {});
+    let chord = parse_chord("Shift+a").unwrap();
+    let shift = Modifiers {
+        shift: true,
+        ..Modifiers::default()
+    };
+    let event = KeyEvent::new(KeyKind::Press, &chord.key, shift, 0);
+    assert_eq!(
+        (event.key.as_str(), event.key_code, event.char_code),
+        ("A", 65, 65)
+    );
+    let event = KeyEvent::new(KeyKind::Down, &chord.key, Modifiers::default(), 0);
+    assert_eq!(
+        (event.key.as_str(), event.key_code, event.char_code),
+        ("a", 65, 0)
+    );
+}
+
+#[test]
+fn a_text_control_gets_its_value_through_the_setter_and_input_events() {
+    let dom = page();
+    let check = block_on(fill(&dom, &4, "new\r\nline")).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            "focus 4",
+            "beforeinput 4 insertText new\nline",
+            "input 4 insertText new\nline"
+        ]
+    );
+    assert!(block_on(check.verify(&dom)).is_ok());
+    assert_eq!(dom.nodes.borrow()[4].value.as_deref(), Some("new\nline"));
+
+    // Clearing deletes; a page that cancels beforeinput keeps its value, and so does one
+    // that puts the old value back: both are no effect.
+    dom.events.borrow_mut().clear();
+    block_on(block_on(fill(&dom, &4, "")).unwrap().verify(&dom)).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            "beforeinput 4 deleteContentBackward ",
+            "input 4 deleteContentBackward "
+        ]
+    );
+    dom.cancel.borrow_mut().push("beforeinput");
+    let err = block_on(block_on(fill(&dom, &4, "x")).unwrap().verify(&dom)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "kept its value \"\": the page did not take \"x\""
+    );
+    dom.cancel.borrow_mut().clear();
+    dom.rejects_values.set(true);
+    let err = block_on(block_on(fill(&dom, &4, "y")).unwrap().verify(&dom)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "kept its value \"\": the page did not take \"y\""
+    );
+
+    dom.nodes.borrow_mut()[4].read_only = true;
+    assert_eq!(
+        block_on(fill(&dom, &4, "z")).err().unwrap(),
+        Refusal::ReadOnly
+    );
+    dom.nodes.borrow_mut()[4].disabled = true;
+    assert_eq!(
+        block_on(fill(&dom, &4, "z")).err().unwrap(),
+        Refusal::Disabled
+    );
+    assert_eq!(
+        block_on(fill(&dom, &2, "z")).err().unwrap(),
+        Refusal::NotEditable
+    );
+}
+
+#[test]
+fn an_editor_gets_lines_through_editing_commands() {
+    let dom = page();
+    let editor = dom.add(FakeNode {
+        parent: Some(1),
+        entry: Some(TextEntry::ContentEditable),
+        text: "old text".into(),
+        ..Default::default()
+    });
+    let check = block_on(fill(&dom, &editor, "a \"b\"\n\n\tc")).unwrap();
+    let n = editor;
+    assert_eq!(
+        events(&dom),
+        [
+            format!("focus {n}"),
+            format!("select all {n}"),
+            format!("beforeinput {n} insertText a \"b\""),
+            "exec insertText a \"b\"".into(),
+            format!("beforeinput {n} insertParagraph "),
+            "exec insertParagraph ".into(),
+            format!("beforeinput {n} insertParagraph "),
+            "exec insertParagraph ".into(),
+            format!("beforeinput {n} insertText \tc"),
+            "exec insertText \tc".into(),
+        ]
+    );
+    block_on(check.verify(&dom)).unwrap();
+    assert_eq!(dom.nodes.borrow()[n].text, "a \"b\"\n\n\tc");
+
+    // An editor that takes each beforeinput over gets no editing command.
+    dom.events.borrow_mut().clear();
+    dom.cancel.borrow_mut().push("beforeinput");
+    let check = block_on(fill(&dom, &editor, "x")).unwrap();
+    assert!(!events(&dom).iter().any(|e| e.starts_with("exec")));
+    // ... and when it did nothing with them, the fill had no effect.
+    assert_eq!(
+        block_on(check.verify(&dom)).unwrap_err().to_string(),
+        "did not change: the editor took none of \"x\""
+    );
+}
+
+#[test]
+fn an_edit_context_editor_selects_all_by_keys_and_gets_a_paste() {
+    let dom = page();
+    let editor = dom.add(FakeNode {
+        parent: Some(1),
+        entry: Some(TextEntry::EditContext),
+        ..Default::default()
+    });
+    dom.cancel.borrow_mut().push("paste");
+    let check = block_on(fill(&dom, &editor, "one\ntwo")).unwrap();
+    let n = editor;
+    assert_eq!(
+        events(&dom),
+        [
+            format!("focus {n}"),
+            format!("keydown {n} Control 17 ControlLeftC"),
+            format!("keydown {n} a 65 KeyAC"),
+            format!("keyup {n} a 65 KeyAC"),
+            format!("keyup {n} Control 17 ControlLeft"),
+            format!("paste {n} one\ntwo"),
+        ]
+    );
+    block_on(check.verify(&dom)).unwrap();
+    // Clearing: select all, Backspace.
+    dom.events.borrow_mut().clear();
+    block_on(fill(&dom, &editor, "")).unwrap();
+    assert_eq!(
+        events(&dom)[4..],
+        [
+            format!("keydown {n} Backspace 8 Backspace"),
+            format!("keyup {n} Backspace 8 Backspace"),
+        ]
+    );
+    // An editor that ignored the paste: nothing changed.
+    dom.cancel.borrow_mut().clear();
+    let check = block_on(fill(&dom, &editor, "lost")).unwrap();
+    assert!(matches!(
+        block_on(check.verify(&dom)),
+        Err(Refusal::NoEffect(_))
+    ));
+}
