@@ -7,8 +7,12 @@
 # Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS]   (default: both, 25 rows)
 set -euo pipefail
 SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/common.sh
-. "$SCRIPTS/common.sh"
+CACHE=${TABWIRE_CACHE:-$HOME/.cache/tabwire}
+WASM_TARGET=wasm32-unknown-unknown
+WASM_STD_VARIANT=ia-small # xtask/src/toolchain.rs: DEBIAN_VARIANT
+WASM_BINDGEN="$CACHE/tools/bin/wasm-bindgen"
+WASM_OPT="$CACHE/npm/node_modules/.bin/wasm-opt"
+die() { printf '[size-report] ERROR: %s\n' "$*" >&2; exit 1; }
 ROOT=$(dirname "$SCRIPTS")
 
 ROWS=25 CRATES=()
