@@ -127,8 +127,9 @@ pub struct McpArgs {
     pub extension_id: String,
     /// A directory of adapter files (every *.json in it); repeatable. A file whose adapter has a
     /// built-in adapter's name replaces it. Watched: edits reach open tabs within a second.
-    /// TABWIRE_ADAPTERS may name one (the .mcpb bundle's setting); empty means none.
-    #[arg(long = "adapters", value_name = "DIR", env = "TABWIRE_ADAPTERS")]
+    /// The environment variable TABWIRE_ADAPTERS may name one more (the .mcpb bundle's
+    /// setting; empty: none).
+    #[arg(long = "adapters", value_name = "DIR")]
     pub adapter_dirs: Vec<PathBuf>,
     /// Add a match pattern to an adapter, e.g. `todomvc=http://127.0.0.1/*`; repeatable.
     #[arg(long = "adapter-match", value_name = "NAME=PATTERN", value_parser = parse_adapter_match)]

@@ -159,7 +159,11 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
+fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
+    // The .mcpb bundle passes its optional "adapter folder" setting this way, empty when unset.
+    if let Some(dir) = std::env::var_os("TABWIRE_ADAPTERS").filter(|d| !d.is_empty()) {
+        args.adapter_dirs.push(dir.into());
+    }
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
     let mut last_good = adapters::LastGood::new();
