@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/size-report.sh — what the extension's wasm modules are made of (a developer tool; no test
-# runs it). Takes the wasm that ./build.sh left in target/wasm-<variant>, redoes wasm-bindgen and wasm-opt -Oz
-# the way scripts/wasm-crate.sh does but keeping function names, and prints the largest functions
+# runs it). Takes the wasm that ./build.sh (the Debian fallback) left in target/wasm-ia-small, redoes
+# wasm-bindgen and wasm-opt -Oz the way `cargo xtask build` does (xtask/src/wasm.rs) but keeping
+# function names, and prints the largest functions
 # with twiggy. twiggy is not installed by the build (it takes minutes to compile); install it once:
 #   cargo install twiggy --root ~/.cache/tabwire/tools-twiggy
 # Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS]   (default: both, 25 rows)

@@ -166,13 +166,8 @@ fn configure(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
     };
-    let edit = clients::edit(client, before.as_deref(), launch).with_context(|| {
-        format!(
-            "{} was left as it is because {}",
-            file.display(),
-            "it could not be read as a config"
-        )
-    })?;
+    let edit = clients::edit(client, before.as_deref(), launch)
+        .with_context(|| format!("{} was left as it is", file.display()))?;
     let what = match edit.change {
         Change::Unchanged => {
             writeln!(
@@ -260,19 +255,10 @@ mod tests {
         }
     }
 
-    fn user(dir: &Path) -> UserDirs {
-        UserDirs {
-            os: Os::Linux,
-            home: dir.join("home"),
-            config: dir.join("home/.config"),
-            data: dir.join("home/.local/share"),
-        }
-    }
-
     #[test]
     fn setup_configures_the_installed_clients_once() {
         let dir = tempfile::tempdir().unwrap();
-        let dirs = user(dir.path());
+        let dirs = crate::extension::tests::user_in(dir.path());
         let desktop = Client::ClaudeDesktop.config_file(&dirs);
         std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
         std::fs::write(&desktop, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
@@ -314,7 +300,7 @@ mod tests {
     #[test]
     fn a_broken_config_is_reported_with_the_entry_to_add_by_hand() {
         let dir = tempfile::tempdir().unwrap();
-        let dirs = user(dir.path());
+        let dirs = crate::extension::tests::user_in(dir.path());
         let cursor = Client::Cursor.config_file(&dirs);
         std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
         std::fs::write(&cursor, "{ not json").unwrap();
