@@ -1,74 +1,50 @@
 #!/usr/bin/env bash
-# build.sh — the one build command. Owns the build order:
-#   1. scripts/install-deps.sh: apt (Debian Rust 1.96 + std sources, lld-22, chromium), npm binaryen, wasm-bindgen-cli
-#   2. cargo build --release -p server            → target/release/tabwire (host toolchain)
-#   3. scripts/wasm-crate.sh for extension/worker  → extension/dist/worker/
-#      and extension/injector                      → extension/dist/injector/ + extension/dist/injector-js/ (wasm2js)
-#      (wasm32 std built once, offline, from Debian's rust-web-src: scripts/wasm-toolchain.sh)
-#   4. tabwire pair --extension-config extension/pairing.json
+# build.sh — the one build command on Debian: installs the Debian packages the build needs when they
+# are missing, then runs the portable build driver, `cargo xtask build` (xtask/: the wasm toolchain
+# choice, wasm-bindgen-cli and binaryen, the extension, the server, pairing, the .zip and .mcpb).
+# On macOS and Windows run `cargo xtask build` directly (README: Install). Apt packages:
+#   rustc-web cargo-web rust-web-src lld-22 (bookworm-security): the wasm32 std built offline from
+#     Debian's sources, for when the active Rust toolchain has no wasm32 target (rustup here cannot
+#     download one);
+#   nodejs npm (when npm is missing): the npm package binaryen (wasm-opt, wasm2js);
+#   chromium: the tests and the demo (a warning only when it cannot be installed).
 # Everything installed or built outside the repo lives in ${TABWIRE_CACHE:-$HOME/.cache/tabwire}.
-# A second run with nothing changed takes seconds. Progress goes to stderr.
+# A second run with nothing changed takes about a second. Progress goes to stderr.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "$ROOT"
-# shellcheck source=scripts/common.sh
-. scripts/common.sh
+cd "$(dirname "${BASH_SOURCE[0]}")"
 
-T0=$SECONDS
-MISSING=()
-HOST_CARGO=$(command -v cargo || echo /usr/bin/cargo)
-HOST_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+log()  { printf '[build] %s\n' "$*" >&2; }
+die()  { printf '[build] ERROR: %s\n' "$*" >&2; exit 1; }
 
-# ---- 1. prerequisites ---------------------------------------------------------------------------------
-log "checking prerequisites (cache: $CACHE)"
-if [ -f Cargo.toml ] && [ ! -f Cargo.lock ]; then
-    # wasm-bindgen-cli must match the wasm-bindgen version the lock file will pin: make the lock file first.
-    if command -v "$HOST_CARGO" >/dev/null; then "$HOST_CARGO" generate-lockfile --quiet || true; fi
-fi
-scripts/install-deps.sh "$ROOT/Cargo.lock"
-
-# ---- 2. server (host) -----------------------------------------------------------------------------------
-if [ -f Cargo.toml ] && [ -f server/Cargo.toml ]; then
-    log "cargo build --release -p server"
-    "$HOST_CARGO" build --release -p server || die "cargo build --release -p server failed"
-else
-    warn "no server crate (server/Cargo.toml) yet: skipping the server build"
-    MISSING+=(server)
-fi
-
-# ---- 3. wasm crates -------------------------------------------------------------------------------------
-# wasm_crate NAME CRATE_DIR OUT_DIR [JS_OUT_DIR]: build one wasm-bindgen crate into OUT_DIR (--target web,
-# wasm-opt -Oz) and, when JS_OUT_DIR is given, its wasm2js fallback. Skipped with a warning when the crate
-# directory does not exist yet.
-wasm_crate() {
-    local name=$1 dir=$2 out=$3 js=${4:-}
-    if [ ! -f "$dir/Cargo.toml" ]; then
-        warn "no crate at $dir yet: skipping $name"
-        MISSING+=("$name")
-        return 0
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+APT_UPDATED=""
+apt_install() { # apt_install [-t RELEASE] PKG...  (installs the missing ones only)
+    local opts=() missing=() p
+    if [ "${1:-}" = -t ]; then opts=(-t "$2"); shift 2; fi
+    for p in "$@"; do pkg_installed "$p" || missing+=("$p"); done
+    [ ${#missing[@]} -gt 0 ] || return 0
+    if [ "$(id -u)" != 0 ]; then
+        printf '[build] missing Debian packages: %s; run as root:\n    sudo apt-get update && sudo apt-get install -y %s\n' \
+            "${missing[*]}" "${opts[*]:+${opts[*]} }${missing[*]}" >&2
+        return 1
     fi
-    scripts/wasm-crate.sh --out-name "$name" ${js:+--js "$js"} "$dir" "$out"
+    if [ -z "$APT_UPDATED" ]; then
+        log "apt-get update"
+        apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+    log "apt-get install -y ${opts[*]:+${opts[*]} }${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq ${opts[@]+"${opts[@]}"} "${missing[@]}" >&2 \
+        || die "apt-get install ${missing[*]} failed"
 }
-wasm_crate worker   extension/worker   extension/dist/worker
-wasm_crate injector extension/injector extension/dist/injector extension/dist/injector-js
-scripts/bundle-code-adapters.sh adapters/code extension/dist/code-adapters.js
 
-# ---- 4. pairing -----------------------------------------------------------------------------------------
-TABWIRE="$HOST_TARGET/release/tabwire"
-PAIR_HELP=""
-[ ! -x "$TABWIRE" ] || PAIR_HELP=$("$TABWIRE" pair --help 2>&1 || true)
-if [ ! -x "$TABWIRE" ]; then
-    warn "no $TABWIRE: extension/pairing.json not written"
-elif [[ "$PAIR_HELP" != *--extension-config* ]]; then
-    warn "$TABWIRE has no 'pair' command yet: extension/pairing.json not written"
-else
-    rm -f extension/pairing.json
-    "$TABWIRE" pair --extension-config extension/pairing.json || die "tabwire pair failed"
-    [ -s extension/pairing.json ] || die "tabwire pair did not write extension/pairing.json"
-    log "extension/pairing.json written"
+if command -v dpkg-query >/dev/null; then
+    apt_install -t bookworm-security rustc-web cargo-web rust-web-src lld-22 \
+        || die "the wasm build's fallback needs Debian's rustc-web cargo-web rust-web-src lld-22 (see the command above)"
+    command -v npm >/dev/null || apt_install nodejs npm || die "npm is needed to install binaryen (see the command above)"
+    apt_install chromium || log "WARNING: chromium missing: the build goes on, the tests will not run"
 fi
 
-if [ ${#MISSING[@]} -gt 0 ]; then
-    warn "build finished WITHOUT: ${MISSING[*]} (their crates do not exist yet)"
-fi
-log "done in $((SECONDS - T0)) s"
+CARGO=$(command -v cargo || echo /usr/bin/cargo)
+[ -x "$CARGO" ] || die "no cargo: install Rust (rustup) or apt-get install -t bookworm-security cargo-web"
+exec "$CARGO" xtask build

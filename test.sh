@@ -20,6 +20,8 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
+step "cargo check of the server for macOS and Windows (cargo xtask check-targets)"
+cargo xtask check-targets
 
 step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-20} s)"
 scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # scripts/size-report.sh — what the extension's wasm modules are made of (a developer tool; no test
-# runs it). Takes the wasm that ./build.sh left in target/wasm-<variant>, redoes wasm-bindgen and wasm-opt -Oz
-# the way scripts/wasm-crate.sh does but keeping function names, and prints the largest functions
+# runs it). Takes the wasm that ./build.sh (the Debian fallback) left in target/wasm-ia-small, redoes
+# wasm-bindgen and wasm-opt -Oz the way `cargo xtask build` does (xtask/src/wasm.rs) but keeping
+# function names, and prints the largest functions
 # with twiggy. twiggy is not installed by the build (it takes minutes to compile); install it once:
 #   cargo install twiggy --root ~/.cache/tabwire/tools-twiggy
 # Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS]   (default: both, 25 rows)
 set -euo pipefail
 SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/common.sh
-. "$SCRIPTS/common.sh"
+CACHE=${TABWIRE_CACHE:-$HOME/.cache/tabwire}
+WASM_TARGET=wasm32-unknown-unknown
+WASM_STD_VARIANT=ia-small # xtask/src/toolchain.rs: DEBIAN_VARIANT
+WASM_BINDGEN="$CACHE/tools/bin/wasm-bindgen"
+WASM_OPT="$CACHE/npm/node_modules/.bin/wasm-opt"
+die() { printf '[size-report] ERROR: %s\n' "$*" >&2; exit 1; }
 ROOT=$(dirname "$SCRIPTS")
 
 ROWS=25 CRATES=()

@@ -1,5 +1,7 @@
-# Sourced by test.sh and demo.sh: makes sure Chromium, the test apps (TodoMVC) and the Python
-# environment (the official MCP SDK client, pytest) are installed, and sets VENV. Needs CACHE.
+# Sourced by test.sh and demo.sh: makes sure Chromium, the test apps (TodoMVC), the Python
+# environment (the official MCP SDK client, pytest), the .mcpb validator and MinGW's dlltool (for
+# `cargo xtask check-targets`) are installed, and sets VENV. Needs CACHE.
+: "${CACHE:?scripts/test-env.sh needs CACHE (the tabwire cache directory)}"
 CHROMIUM="${TABWIRE_CHROMIUM:-/usr/lib/chromium/chromium}"
 VENV="$CACHE/venv"
 PYTHON="${PYTHON:-python3}"
@@ -14,6 +16,24 @@ if [ ! -x "$CHROMIUM" ]; then
     echo "Chromium is missing at $CHROMIUM: install it (apt-get install chromium) or set TABWIRE_CHROMIUM" >&2
     exit 1
   fi
+fi
+
+# MinGW's dlltool: Windows' std (built to type-check the server for x86_64-pc-windows-gnu) needs it.
+if ! command -v x86_64-w64-mingw32-dlltool >/dev/null; then
+  echo "==> install binutils-mingw-w64-x86-64 (dlltool, for cargo xtask check-targets)" >&2
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils-mingw-w64-x86-64 >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils-mingw-w64-x86-64 >/dev/null; }
+  else
+    echo "x86_64-w64-mingw32-dlltool is missing: apt-get install binutils-mingw-w64-x86-64" >&2
+    exit 1
+  fi
+fi
+
+# The official .mcpb tools (validate, unpack), for tests/e2e/test_mcpb.py.
+if [ "$(node -p "require('$CACHE/mcpb/node_modules/@anthropic-ai/mcpb/package.json').version" 2>/dev/null)" != "2.1.2" ]; then
+  echo "==> install @anthropic-ai/mcpb into $CACHE/mcpb" >&2
+  npm install --prefix "$CACHE/mcpb" --no-audit --no-fund --loglevel=error @anthropic-ai/mcpb@2.1.2
 fi
 
 if [ ! -f "$CACHE/apps/node_modules/todomvc/examples/vanillajs/index.html" ]; then

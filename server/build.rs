@@ -1,15 +1,30 @@
-//! Embeds every `adapters/*.json` of the repository into the binary as the built-in adapters
-//! (`BUILTIN_ADAPTERS` in `$OUT_DIR/builtin_adapters.rs`), so adding a file needs no code change.
-//! They are validated at startup like user files, and by a unit test.
+//! Embeds into the `tabwire` binary what it ships:
+//! - every `adapters/*.json` of the repository as the built-in adapters (`BUILTIN_ADAPTERS` in
+//!   `$OUT_DIR/builtin_adapters.rs`), so adding a file needs no code change; they are validated at
+//!   startup like user files, and by a unit test;
+//! - the built extension (`EXTENSION_FILES` in `$OUT_DIR/extension_files.rs`: the files
+//!   `extension_files.rs` names), which `tabwire extension install` and `tabwire setup` write out.
+//!   The build fails, saying what to run, when the extension was not built.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+#[path = "extension_files.rs"]
+mod extension_files;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let adapters_dir = manifest_dir.join("..").join("adapters");
-    println!("cargo:rerun-if-changed={}", adapters_dir.display());
+    let root = manifest_dir
+        .parent()
+        .expect("server/ is inside the repository");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+    embed_adapters(root, &out_dir);
+    embed_extension(root, &out_dir);
+}
 
+fn embed_adapters(root: &Path, out_dir: &Path) {
+    let adapters_dir = root.join("adapters");
+    println!("cargo:rerun-if-changed={}", adapters_dir.display());
     let mut files: Vec<PathBuf> = std::fs::read_dir(&adapters_dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", adapters_dir.display()))
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -30,8 +45,53 @@ fn main() {
         .expect("writing to a String");
     }
     out.push_str("];\n");
-    let out_path = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"))
-        .join("builtin_adapters.rs");
-    std::fs::write(&out_path, out)
-        .unwrap_or_else(|e| panic!("writing {}: {e}", out_path.display()));
+    write(&out_dir.join("builtin_adapters.rs"), &out);
+}
+
+fn embed_extension(root: &Path, out_dir: &Path) {
+    // A directory is scanned as a whole: a file added, removed or changed reruns this.
+    for watched in ["extension", "manifest.json"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    let missing: Vec<&str> = extension_files::BUILT_FILES
+        .iter()
+        .copied()
+        .filter(|f| !root.join(f).is_file())
+        .collect();
+    if !missing.is_empty() {
+        panic!(
+            "\n\nThe extension is not built ({} missing), and the tabwire binary carries it.\n\
+             Build everything with `cargo xtask build` (or ./build.sh on Debian), then this again.\n\n",
+            missing.join(", ")
+        );
+    }
+    let files = extension_files::extension_files(root)
+        .unwrap_or_else(|e| panic!("listing the extension's files: {e}"));
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json is readable"),
+    )
+    .expect("manifest.json is JSON");
+    let version = std::env::var("CARGO_PKG_VERSION").expect("set by cargo");
+    assert_eq!(
+        manifest["version"].as_str(),
+        Some(version.as_str()),
+        "manifest.json's version must be the server's: they ship together"
+    );
+    let mut out = String::from("/// The built extension: (path relative to its root, contents).\n");
+    out.push_str("pub static EXTENSION_FILES: &[(&str, &[u8])] = &[\n");
+    for file in &files {
+        let path = root.join(file).canonicalize().expect("listed files exist");
+        writeln!(
+            out,
+            "    ({file:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )
+        .expect("writing to a String");
+    }
+    out.push_str("];\n");
+    write(&out_dir.join("extension_files.rs"), &out);
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }

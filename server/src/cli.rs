@@ -1,7 +1,8 @@
-//! The command line: `tabwire mcp ...` (the MCP server), `tabwire pair ...` (write the
-//! extension's pairing file), `tabwire adapters check ...` (validate adapter files) and
-//! `tabwire status` (who shares the port), parsed with clap; values are checked here so later code
-//! can trust them.
+//! The command line, parsed with clap; values are checked here so later code can trust them:
+//! `tabwire mcp ...` (the MCP server), `setup` (pair, install the extension, configure the MCP
+//! clients), `doctor` (what is wrong, and the fix), `extension install` (write the extension this
+//! binary carries), `pair ...` (write an extension's pairing file), `adapters check ...`
+//! (validate adapter files) and `status` (who shares the port).
 
 use std::path::PathBuf;
 
@@ -29,6 +30,16 @@ pub enum Command {
     /// ws://127.0.0.1:PORT.
     #[command(alias = "serve")]
     Mcp(McpArgs),
+    /// Set Tabwire up for this user: the pairing secret, the extension (written out and paired),
+    /// and Tabwire in the config of every MCP client found (Claude Desktop, Claude Code, Cursor,
+    /// VS Code). Prints the one step left to do by hand.
+    Setup(SetupArgs),
+    /// Check the installation and the connection; print each problem with its fix. Exits 1 when
+    /// something is wrong.
+    Doctor(DoctorArgs),
+    /// The Chrome extension this binary carries.
+    #[command(subcommand)]
+    Extension(ExtensionCommand),
     /// Create the pairing secret if needed and write the extension's pairing file.
     Pair(PairArgs),
     /// Show the tabwire process that owns the port (the hub), the other tabwire processes
@@ -37,6 +48,45 @@ pub enum Command {
     /// Work with adapter files.
     #[command(subcommand)]
     Adapters(AdaptersCommand),
+    /// Print the manifest.json of this platform's .mcpb bundle (used by the build).
+    #[command(hide = true)]
+    McpbManifest,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ExtensionCommand {
+    /// Write the extension into DIR (default: Tabwire's folder in your data directory), paired
+    /// with this tabwire, ready for Chrome's "Load unpacked".
+    Install {
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        connection: ConnectionArgs,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Where to write the extension (default: Tabwire's folder in your data directory).
+    #[arg(long, value_name = "DIR")]
+    pub extension_dir: Option<PathBuf>,
+    /// Show what would change (a diff of each client config) and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Adapter folders to check too (those in the MCP clients' configs are checked anyway).
+    #[arg(long = "adapters", value_name = "DIR")]
+    pub adapter_dirs: Vec<PathBuf>,
+    /// When no tabwire is running, how long to listen for the browser extension ourselves.
+    #[arg(long, default_value_t = 4000, value_name = "MS")]
+    pub wait_ms: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -77,6 +127,8 @@ pub struct McpArgs {
     pub extension_id: String,
     /// A directory of adapter files (every *.json in it); repeatable. A file whose adapter has a
     /// built-in adapter's name replaces it. Watched: edits reach open tabs within a second.
+    /// The environment variable TABWIRE_ADAPTERS may name one more (the .mcpb bundle's
+    /// setting; empty: none).
     #[arg(long = "adapters", value_name = "DIR")]
     pub adapter_dirs: Vec<PathBuf>,
     /// Add a match pattern to an adapter, e.g. `todomvc=http://127.0.0.1/*`; repeatable.

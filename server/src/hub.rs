@@ -379,6 +379,7 @@ impl Hub {
             } => {
                 tracing::info!(conn, protocol, %extension_version, %instance_id,
                     browser = %browser.name, version = %browser.version, "extension said hello");
+                crate::diagnostics::extension_said_hello(&extension_version);
                 if protocol != PROTOCOL_VERSION {
                     tracing::warn!(
                         conn,
@@ -1104,22 +1105,14 @@ impl Hub {
         }
     }
 
+    /// The NOT_CONNECTED error a browser tool answers now.
+    pub fn not_connected_error(&self) -> WireError {
+        self.not_connected(&lock(&self.state))
+    }
+
+    /// NOT_CONNECTED, saying why and what the user should do (the model relays it).
     fn not_connected(&self, st: &State) -> WireError {
-        let port = self.config.port;
-        let message = match &st.link {
-            Some(Link::PortInUse) => format!(
-                "port {port} on 127.0.0.1 is in use by another program; start tabwire with \
-                 --port N (and set the same port in the extension) or stop that program"
-            ),
-            Some(Link::Failed(reason)) => {
-                format!("tabwire cannot listen on 127.0.0.1:{port}: {reason}")
-            }
-            Some(Link::Listening) | None => format!(
-                "the Tabwire browser extension is not connected (tabwire listens on \
-                 127.0.0.1:{port}); is Chrome running with the extension installed and paired \
-                 (`tabwire pair`)?"
-            ),
-        };
+        let message = crate::diagnostics::not_connected_advice(self.config.port, st.link.as_ref());
         WireError::new(ErrorCode::NotConnected, message)
     }
 }
@@ -1782,10 +1775,11 @@ mod tests {
         assert_eq!(err.code, ErrorCode::NotConnected);
         assert!(
             err.message.starts_with(
-                "port 17373 on 127.0.0.1 is in use by another program; start tabwire with --port N"
+                "No browser can connect: port 17373 on 127.0.0.1 is held by another program"
             ),
             "{err}"
         );
+        assert!(err.message.contains("tabwire setup --port N"), "{err}");
     }
 
     #[tokio::test]

@@ -1,18 +1,25 @@
 //! `tabwire`: the entry point. Parses the command line, sets up logging (stderr only: stdout
 //! belongs to the MCP stdio protocol), and runs `mcp` (the MCP server on stdio or, with
 //! `--http`, Streamable HTTP, plus the browser WebSocket, or a peer of the tabwire that has it),
-//! `pair` (write the extension's pairing file), `adapters check`, or `status` (ask the hub who is
-//! connected).
+//! `setup`, `doctor`, `extension install`, `pair` (write the extension's pairing file),
+//! `adapters check`, or `status` (ask the hub who is connected).
 
 mod adapters;
 mod auth;
 mod cli;
+mod clients;
+mod diagnostics;
+mod doctor;
+mod extension;
 mod http;
 mod hub;
 mod mcp;
+mod mcpb;
 mod pairing;
 mod peer;
+mod setup;
 mod site_state;
+mod user_dirs;
 mod ws;
 
 use std::process::ExitCode;
@@ -23,7 +30,9 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{AdaptersCommand, Cli, Command, ConnectionArgs, McpArgs, PairArgs, StatusArgs};
+use crate::cli::{
+    AdaptersCommand, Cli, Command, ConnectionArgs, ExtensionCommand, McpArgs, PairArgs, StatusArgs,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,8 +46,17 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Mcp(args) => run_mcp(args),
         Command::Pair(args) => run_pair(args),
+        Command::Setup(args) => setup::run(&args),
+        Command::Doctor(args) => return doctor::run(&args),
+        Command::Extension(ExtensionCommand::Install { dir, connection }) => {
+            run_extension_install(dir, &connection)
+        }
         Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
         Command::Status(args) => run_status(args),
+        Command::McpbManifest => {
+            println!("{:#}", mcpb::manifest());
+            Ok(())
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -56,15 +74,45 @@ fn secret_path(connection: &ConnectionArgs) -> anyhow::Result<std::path::PathBuf
     }
 }
 
+fn user_dirs() -> anyhow::Result<user_dirs::UserDirs> {
+    user_dirs::UserDirs::from_env()
+        .context("cannot tell where this user's folders are (is HOME set?)")
+}
+
 fn run_pair(args: PairArgs) -> anyhow::Result<()> {
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
-    pairing::write_extension_config(&args.extension_config, args.connection.port, &secret)?;
+    extension::pair(
+        &user_dirs()?,
+        &args.extension_config,
+        args.connection.port,
+        &secret,
+    )?;
     tracing::info!(
         config = %args.extension_config.display(),
         secret_file = %secret_path.display(),
         port = args.connection.port,
         "wrote the extension's pairing file"
+    );
+    Ok(())
+}
+
+fn run_extension_install(
+    dir: Option<std::path::PathBuf>,
+    connection: &ConnectionArgs,
+) -> anyhow::Result<()> {
+    let dirs = user_dirs()?;
+    let root = dir.unwrap_or_else(|| dirs.default_extension());
+    let secret = pairing::load_or_create_secret(&secret_path(connection)?)?;
+    extension::install(&dirs, &root, connection.port, &secret)?;
+    let root = std::path::absolute(&root).unwrap_or(root);
+    println!(
+        "Wrote the Tabwire extension {} to {}, paired for port {}.\n\
+         In Chrome: chrome://extensions → Developer mode → Load unpacked → choose that folder\n\
+         (after an update there, click the reload icon on Tabwire's card instead).",
+        extension::VERSION,
+        root.display(),
+        connection.port
     );
     Ok(())
 }
@@ -111,7 +159,11 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
+fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
+    // The .mcpb bundle passes its optional "adapter folder" setting this way, empty when unset.
+    if let Some(dir) = std::env::var_os("TABWIRE_ADAPTERS").filter(|d| !d.is_empty()) {
+        args.adapter_dirs.push(dir.into());
+    }
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
     let mut last_good = adapters::LastGood::new();
@@ -146,6 +198,7 @@ fn run_mcp(args: McpArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    diagnostics::server_started();
     let served = runtime.block_on(async {
         tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
         if !args.adapter_dirs.is_empty() {

@@ -356,6 +356,40 @@ impl TabwireMcp {
         ))
     }
 
+    /// A call made while the browser is probably connecting (within the connect window after the
+    /// server started or the extension's probe reached the port) waits for it, bounded, instead
+    /// of answering NOT_CONNECTED.
+    async fn wait_for_connecting_browser(&self) {
+        if self.hub.browser_ready() {
+            return;
+        }
+        let Some(end) = crate::diagnostics::connect_window_end() else {
+            return;
+        };
+        let left = end.saturating_duration_since(Instant::now());
+        if !left.is_zero() {
+            let ready = self.hub.wait_for_browser(left).await;
+            tracing::debug!(ready, "a call waited for a connecting browser");
+        }
+    }
+
+    /// `browser_tabs`: whether a browser is connected (and how many), the tabs with tools, and
+    /// when there is nothing to use, a note saying why and what the user should do.
+    fn browser_tabs(&self) -> Value {
+        let browsers = self.hub.browsers().len();
+        let tabs = self.hub.tabs();
+        let mut answer = json!({"connected": browsers > 0, "browsers": browsers, "tabs": tabs});
+        if browsers == 0 {
+            answer["note"] = Value::from(self.hub.not_connected_error().message);
+        } else if tabs.is_empty() {
+            answer["note"] = Value::from(
+                "a browser is connected but no open tab offers tools: open a site with \
+                 browser_open (one an adapter covers, or a page with WebMCP tools)",
+            );
+        }
+        answer
+    }
+
     /// Runs one tools/call; progress reports go to `report`.
     async fn dispatch(
         &self,
@@ -363,8 +397,9 @@ impl TabwireMcp {
         args: JsonObject,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.wait_for_connecting_browser().await;
         match name {
-            "browser_tabs" => Ok(success(json!({"tabs": self.hub.tabs()}))),
+            "browser_tabs" => Ok(success(self.browser_tabs())),
             "browser_open" => self.browser_open(args, report.as_ref()).await,
             "site_call" => self.site_call(args, report).await,
             "site_state" => self.site_state(args).await,
@@ -761,12 +796,26 @@ fn tab_id_property() -> Value {
     json!({"type": "integer", "minimum": 0, "description": TAB_ID_DESCRIPTION})
 }
 
+/// The meta-tools' names and descriptions (for the `.mcpb` manifest).
+pub fn meta_tool_summaries() -> Vec<(String, String)> {
+    meta_tools()
+        .into_iter()
+        .map(|tool| {
+            (
+                tool.name.into_owned(),
+                tool.description.map(|d| d.into_owned()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
 fn meta_tools() -> Vec<Tool> {
     let read_only = ToolAnnotations::new().read_only(true).destructive(false);
     vec![
         Tool::new(
             "browser_tabs",
-            "List the browser tabs Tabwire sees: id, URL, title and site tools of each.",
+            "Whether a browser is connected, and the tabs Tabwire sees: id, URL, title and site \
+             tools of each. When nothing can be used, a note says why and what the user should do.",
             object(json!({"type": "object", "properties": {}})),
         )
         .with_title("Browser tabs")

@@ -1,11 +1,13 @@
 //! Pairing between tabwire and the extension: the secret file (64 hex characters from the OS
-//! CSPRNG, mode 0600), the extension's pairing file, the "a browser connected before" marker,
-//! and the extension id the WebSocket `Origin` must carry.
+//! CSPRNG, readable by this user only), the extension's pairing file, the "a browser connected
+//! before" marker, and the extension id the WebSocket `Origin` must carry.
+//!
+//! On Unix the secret's file is created mode 0600 in a 0700 directory. On Windows it lives in the
+//! user's roaming AppData, which only that user (and administrators) can read.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The id Chrome gives the unpacked extension, fixed by the `key` in the repository's
@@ -16,7 +18,7 @@ const SECRET_BYTES: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PairingError {
-    #[error("no secret file given and neither XDG_CONFIG_HOME nor HOME is set")]
+    #[error("no secret file given and this user has no configuration directory (is HOME set?)")]
     NoConfigDir,
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
@@ -61,19 +63,13 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// `$XDG_CONFIG_HOME/tabwire/secret`, else `~/.config/tabwire/secret`.
+/// `secret` in Tabwire's configuration folder: `$XDG_CONFIG_HOME/tabwire` (else
+/// `~/.config/tabwire`) on Linux, `~/Library/Application Support/tabwire` on macOS,
+/// `%APPDATA%\tabwire` on Windows.
 pub fn default_secret_path() -> Result<PathBuf, PairingError> {
-    let non_empty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(config) = non_empty("XDG_CONFIG_HOME").map(PathBuf::from)
-        && config.is_absolute()
-    {
-        return Ok(config.join("tabwire").join("secret"));
-    }
-    let home = non_empty("HOME").ok_or(PairingError::NoConfigDir)?;
-    Ok(PathBuf::from(home)
-        .join(".config")
-        .join("tabwire")
-        .join("secret"))
+    crate::user_dirs::UserDirs::from_env()
+        .map(|dirs| dirs.secret())
+        .ok_or(PairingError::NoConfigDir)
 }
 
 /// Reads the secret at `path`, creating it (and its directory, mode 0700) when missing.
@@ -90,20 +86,30 @@ pub fn load_or_create_secret(path: &Path) -> Result<Secret, PairingError> {
     }
 }
 
+/// Creates `dir` and its missing parents, private to this user where the OS has modes.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Options that create a file readable by this user only (mode 0600 on Unix).
+fn private_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
 fn create_secret(path: &Path) -> Result<Secret, PairingError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io_error(dir))?;
+        create_private_dir(dir).map_err(io_error(dir))?;
     }
     let secret = Secret::generate()?;
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path);
+    let file = private_file().create_new(true).open(path);
     match file {
         Ok(mut file) => {
             writeln!(file, "{}", secret.expose()).map_err(io_error(path))?;
@@ -116,7 +122,12 @@ fn create_secret(path: &Path) -> Result<Secret, PairingError> {
     }
 }
 
+#[cfg(not(unix))]
+fn warn_if_readable_by_others(_path: &Path) {}
+
+#[cfg(unix)]
 fn warn_if_readable_by_others(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = fs::metadata(path)
         && meta.permissions().mode() & 0o077 != 0
     {
@@ -128,19 +139,40 @@ fn warn_if_readable_by_others(path: &Path) {
     }
 }
 
-/// Writes the extension's pairing file, `{"port":P,"secret":"..."}`, mode 0600 (it holds the secret).
+/// Writes the extension's pairing file, `{"port":P,"secret":"...","path":"<this file>"}` (the
+/// path lets the popup print the exact command that re-pairs it), readable by this user only
+/// (it holds the secret). A file that already says the same is left alone (the server's build
+/// embeds the extension's directory and would rebuild for a new timestamp).
 pub fn write_extension_config(path: &Path, port: u16, secret: &Secret) -> Result<(), PairingError> {
-    let body = serde_json::json!({"port": port, "secret": secret.expose()}).to_string();
-    let mut file = OpenOptions::new()
-        .write(true)
+    let absolute = std::path::absolute(path).map_err(io_error(path))?;
+    let body = serde_json::json!({
+        "port": port,
+        "secret": secret.expose(),
+        "path": absolute.display().to_string(),
+    })
+    .to_string();
+    if fs::read_to_string(path).is_ok_and(|old| old == body) {
+        return tighten(path);
+    }
+    let mut file = private_file()
         .create(true)
         .truncate(true)
-        .mode(0o600)
         .open(path)
         .map_err(io_error(path))?;
     file.write_all(body.as_bytes()).map_err(io_error(path))?;
-    // `mode` applies only when the file is created; tighten an existing one too.
-    fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(io_error(path))
+    tighten(path)
+}
+
+/// The creation mode applies only when a file is created; tighten an existing one too.
+fn tighten(path: &Path) -> Result<(), PairingError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(io_error(path))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// The marker saying a browser connected to tabwire before, kept next to the secret: when it
@@ -154,6 +186,8 @@ mod tests {
     use super::*;
     use base64::Engine;
     use sha2::{Digest, Sha256};
+    #[cfg(unix)]
+    use std::os::unix::fs::PermissionsExt;
 
     /// Chrome's id for an unpacked extension with a `key`: sha256 of the DER public key, first
     /// 16 bytes, each nibble `n` written as the letter `'a' + n`.
@@ -213,7 +247,7 @@ mod tests {
             serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(
             written,
-            serde_json::json!({"port": 4242, "secret": "ab".repeat(32)})
+            serde_json::json!({"port": 4242, "secret": "ab".repeat(32), "path": path.display().to_string()})
         );
         assert_eq!(
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,

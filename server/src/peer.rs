@@ -89,6 +89,9 @@ pub struct Status {
     pub browsers: Vec<Option<BrowserInfo>>,
     pub tabs: Vec<TabInfo>,
     pub tools: Vec<String>,
+    /// What went wrong on the hub's browser side (a wrong pairing secret, ...).
+    #[serde(default)]
+    pub diagnostics: crate::diagnostics::Report,
 }
 
 fn this_process() -> PeerHello {
@@ -142,6 +145,7 @@ where
             .iter()
             .map(|t| t.name.clone())
             .collect(),
+        diagnostics: crate::diagnostics::report(),
     };
     let frame = serde_json::to_string(&status).unwrap_or_default();
     let _ = socket.send(Message::Text(Utf8Bytes::from(frame))).await;
@@ -588,6 +592,7 @@ mod tests {
                 runtime: None,
             }],
             tools: vec!["todomvc_add_todo".into()],
+            diagnostics: Default::default(),
         };
         assert_eq!(
             render_status(&status),

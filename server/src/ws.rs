@@ -170,6 +170,10 @@ fn answer_handshake(
             Ok(response)
         }
         Err(refusal) => {
+            if refusal == auth::Refusal::BadSecret {
+                let origin = request.headers().get(header::ORIGIN);
+                crate::diagnostics::pairing_failed(origin.and_then(|o| o.to_str().ok()));
+            }
             // The origin is no secret; the protocol list (which may hold one) is never logged.
             tracing::warn!(%peer, origin = ?request.headers().get(header::ORIGIN),
                 reason = %refusal, "refused a WebSocket handshake");
@@ -194,6 +198,7 @@ async fn accept(
     // HANDSHAKE_TIMEOUT, not twice that.
     let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
     if answered_probe(&mut stream, deadline).await {
+        crate::diagnostics::probe_answered();
         return None;
     }
     let mut client = Client::Browser;

@@ -280,7 +280,9 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     assert_eq!(tools.len(), 4);
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(
-        "NOT_CONNECTED: port {} on 127.0.0.1 is in use by another program; start tabwire with --port N",
+        "NOT_CONNECTED: No browser can connect: port {} on 127.0.0.1 is held by another program \
+         (or a tabwire with another pairing secret). Ask the user to stop that program, or to \
+         move Tabwire to a free port with `tabwire setup --port N`",
         setup.port
     );
     // The listener reports the busy port as soon as it tried; the MCP side may be faster.

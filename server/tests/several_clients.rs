@@ -218,7 +218,11 @@ async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_
         port: setup.port,
     };
     let (stranger_client, _, _) = start(&stranger).await;
-    let expected = format!("NOT_CONNECTED: port {} on 127.0.0.1 is in use", setup.port);
+    let expected = format!(
+        "NOT_CONNECTED: No browser can connect: port {} on 127.0.0.1 is held by another program \
+         (or a tabwire with another pairing secret)",
+        setup.port
+    );
     let deadline = Instant::now() + DEADLINE;
     let mut out = call(&stranger_client, "todomvc_list_todos", json!({})).await;
     while !text(&out).starts_with(&expected) && Instant::now() < deadline {

@@ -1,4 +1,4 @@
-"""Code adapters: JS files bundled into the extension at build time (scripts/bundle-code-adapters.sh, here run
+"""Code adapters: JS files bundled into the extension at build time (`cargo xtask bundle-code-adapters`, here run
 on tests/fixtures/code-adapters into this test's extension copy) register tools through the same bridge. Their
 declarations are validated by the Rust worker (an invalid one is skipped, a file that throws does not stop the
 others), the Rust runtime routes calls to the handlers, enforces the call timeout and turns a throw into
@@ -22,9 +22,10 @@ PAGE = "live/index.html"
 def extension_dir(extension_dir):
     bundle = extension_dir / "extension" / "dist" / "code-adapters.js"
     subprocess.run(
-        [str(REPO / "scripts" / "bundle-code-adapters.sh"), str(FIXTURES / "code-adapters"), str(bundle)],
+        ["cargo", "xtask", "bundle-code-adapters", str(FIXTURES / "code-adapters"), str(bundle)],
         check=True,
-        timeout=30,
+        cwd=REPO,
+        timeout=120,
     )
     return extension_dir
 

@@ -56,3 +56,26 @@ async def test_the_extension_probes_a_missing_server_and_connects_when_it_starts
             timeout=10,
             what="the extension to connect to the server that started late",
         )
+
+
+async def test_a_call_made_as_chrome_starts_waits_for_the_extension(tabwire, launch_chromium, extension_dir, todomvc_url):
+    """The issue's case: Chrome (and tabwire) just started and the model calls browser_open at once,
+    a few hundred ms before the extension has connected. The call waits for it instead of failing
+    with NOT_CONNECTED."""
+    await launch_chromium(extension_dir=extension_dir)
+    opened = await tabwire.call("browser_open", {"url": todomvc_url("plain")})
+    assert not opened.is_error, opened.text
+    assert "todomvc_add_todo" in opened.structured["tools"]
+    listed = (await tabwire.call_ok("browser_tabs")).structured
+    assert listed["connected"] is True and listed["browsers"] == 1 and "note" not in listed, listed
+
+
+async def test_browser_tabs_tells_the_model_when_no_browser_is_connected(tabwire, pairing):
+    listed = await tabwire.call_ok("browser_tabs")
+    assert listed.structured["connected"] is False and listed.structured["browsers"] == 0
+    assert listed.structured["tabs"] == []
+    note = listed.structured["note"]
+    assert f"the Tabwire extension has not connected to tabwire on 127.0.0.1:{pairing.port}" in note
+    assert "tabwire setup" in note and "tabwire doctor" in note
+    called = await tabwire.call("todomvc_list_todos")
+    assert called.is_error and called.text.startswith("NOT_CONNECTED: No browser is connected"), called.text

@@ -12,6 +12,7 @@ use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 
 use crate::backoff::Backoff;
+use crate::link_problem::Problem;
 use crate::outbox::Outbox;
 use crate::tabs::{self, Sender, TabRegistry};
 
@@ -74,7 +75,12 @@ pub enum LinkState {
 pub struct Status {
     pub state: LinkState,
     pub port: Option<u16>,
+    /// Why the link is down (kept while reconnecting, cleared by `welcome`).
+    pub problem: Option<Problem>,
+    /// The same, as a sentence.
     pub last_error: Option<String>,
+    /// The pairing file this extension was paired with (for the popup's fix command).
+    pub pairing_file: Option<String>,
     pub server_version: Option<String>,
     pub queued: usize,
     pub dropped: usize,
@@ -96,7 +102,8 @@ pub struct Core {
     link: LinkState,
     backoff: Backoff,
     port: Option<u16>,
-    last_error: Option<String>,
+    problem: Option<Problem>,
+    pairing_file: Option<String>,
     server_version: Option<String>,
 }
 
@@ -113,7 +120,8 @@ impl Core {
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
             port: None,
-            last_error: None,
+            problem: None,
+            pairing_file: None,
             server_version: None,
         }
     }
@@ -143,7 +151,9 @@ impl Core {
         Status {
             state: self.link,
             port: self.port,
-            last_error: self.last_error.clone(),
+            problem: self.problem.clone(),
+            last_error: self.problem.as_ref().map(|p| p.describe(self.port)),
+            pairing_file: self.pairing_file.clone(),
             server_version: self.server_version.clone(),
             queued: self.outbox.len(),
             dropped: self.outbox.dropped(),
@@ -189,9 +199,10 @@ impl Core {
 
     // ---- the link -------------------------------------------------------------------------
 
-    /// A connection attempt to `port` starts.
-    pub fn connecting(&mut self, port: u16) {
+    /// A connection attempt to `port` starts, with the pairing read from `pairing_file`.
+    pub fn connecting(&mut self, port: u16, pairing_file: Option<String>) {
         self.port = Some(port);
+        self.pairing_file = pairing_file;
     }
 
     /// The socket opened: the `hello` frame to send first.
@@ -219,19 +230,14 @@ impl Core {
         .encode()
     }
 
-    /// The socket closed or never opened; returns the delay before the next attempt.
-    pub fn socket_closed(&mut self, why: &str, random: f64) -> u32 {
+    /// The socket closed or never opened (or pairing failed before any socket), for the reason
+    /// `problem`; returns the delay before the next attempt.
+    pub fn socket_closed(&mut self, problem: Problem, random: f64) -> u32 {
         if self.link == LinkState::Connected {
             self.backoff.reset();
         }
         self.link = LinkState::Disconnected;
-        self.last_error = Some(why.to_owned());
-        self.backoff.next_delay_ms(random)
-    }
-
-    /// Pairing failed before any socket: remember why, for the popup.
-    pub fn config_error(&mut self, why: &str, random: f64) -> u32 {
-        self.last_error = Some(why.to_owned());
+        self.problem = Some(problem);
         self.backoff.next_delay_ms(random)
     }
 
@@ -287,7 +293,7 @@ impl Core {
                 }
                 self.link = LinkState::Connected;
                 self.backoff.reset();
-                self.last_error = None;
+                self.problem = None;
                 self.server_version = Some(server_version);
                 self.set_adapters(adapters, &mut actions);
                 let snapshot = ToServer::ToolsSnapshot {
@@ -845,7 +851,7 @@ mod tests {
 
     fn connected() -> Core {
         let mut core = Core::new(ME);
-        core.connecting(17373);
+        core.connecting(17373, None);
         let hello: Value =
             serde_json::from_str(&core.socket_opened("0.1.0", "inst", BrowserInfo::default()))
                 .unwrap();
@@ -1295,18 +1301,26 @@ mod tests {
         let sent = frames(&core.on_server_frame(r#"{"type":"request_state","id":"s1","tab":1}"#));
         assert_eq!(sent[0]["type"], "state_error");
         assert!(core.ping(1).is_some());
-        core.socket_closed("closed", 0.5);
+        core.socket_closed(Problem::Closed { code: 1001 }, 0.5);
         assert!(core.ping(2).is_none());
         assert_eq!(core.status().state, LinkState::Disconnected);
+        assert_eq!(core.status().problem, Some(Problem::Closed { code: 1001 }));
     }
 
     #[test]
     fn backoff_restarts_after_a_good_connection() {
         let mut core = Core::new(ME);
-        assert_eq!(core.socket_closed("refused", 0.5), 100);
-        assert_eq!(core.socket_closed("refused", 0.5), 200);
+        assert_eq!(core.socket_closed(Problem::Refused, 0.5), 100);
+        assert_eq!(core.socket_closed(Problem::Refused, 0.5), 200);
+        assert!(
+            core.status()
+                .last_error
+                .unwrap()
+                .contains("pairing mismatch")
+        );
         core.socket_opened("0.1.0", "i", BrowserInfo::default());
         core.on_server_frame(&welcome());
-        assert_eq!(core.socket_closed("server went away", 0.5), 100);
+        assert_eq!(core.status().problem, None, "welcome clears the problem");
+        assert_eq!(core.socket_closed(Problem::Closed { code: 1006 }, 0.5), 100);
     }
 }

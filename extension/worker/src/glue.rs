@@ -13,6 +13,7 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
 use crate::core::{Action, Core, LinkState, OnReply};
+use crate::link_problem::{Probe, Problem};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
 use crate::ports::{PortRequests, PortSerial};
 use crate::tabs::{self, Sender};
@@ -60,15 +61,14 @@ struct PagePort {
     document: Option<String>,
 }
 
-const NOT_REACHABLE: &str =
-    "server not reachable (not running, wrong port, or the pairing secret was refused)";
-
 /// What a request sent over a port that closed fails with (what `channel_closed` recognizes).
 const PORT_CLOSED: &str = "the page's message channel closed before a response was received";
 
 #[derive(Default)]
 struct Link {
     socket: Option<WebSocket>,
+    /// What the current attempt's probe got (says why a socket that never opened failed).
+    probe: Probe,
     /// Reading the pairing config before opening a socket.
     connecting: bool,
     retry_scheduled: bool,
@@ -326,12 +326,15 @@ async fn connect() {
         Ok(p) => p,
         Err(e) => {
             LINK.with(|l| l.borrow_mut().connecting = false);
-            let delay = with_core(|core| core.config_error(&e.to_string(), js_sys::Math::random()));
+            let problem = Problem::NotPaired {
+                detail: e.to_string(),
+            };
+            let delay = with_core(|core| core.socket_closed(problem, js_sys::Math::random()));
             persist_status();
             return schedule_connect(delay);
         }
     };
-    with_core(|core| core.connecting(pairing.port));
+    with_core(|core| core.connecting(pairing.port, pairing.path.clone()));
     let probe = format!("http://127.0.0.1:{}/", pairing.port);
     let init = from_json(PROBE_INIT);
     let _ = js_sys::Reflect::set(
@@ -339,13 +342,20 @@ async fn connect() {
         &JsValue::from_str("signal"),
         &chrome::abort_after(PROBE_TIMEOUT_MS),
     );
-    let answered = JsFuture::from(chrome::fetch_with(&probe, &init))
-        .await
-        .is_ok_and(|response| get(&response, "status").as_f64() == Some(PROBE_STATUS));
-    LINK.with(|l| l.borrow_mut().connecting = false);
+    let probe = match JsFuture::from(chrome::fetch_with(&probe, &init)).await {
+        Ok(response) if get(&response, "status").as_f64() == Some(PROBE_STATUS) => Probe::Tabwire,
+        Ok(_) => Probe::OtherAnswer,
+        Err(_) => Probe::NoAnswer,
+    };
+    LINK.with(|l| {
+        let mut l = l.borrow_mut();
+        l.connecting = false;
+        l.probe = probe;
+    });
     let now = js_sys::Date::now();
-    if !crate::backoff::open_socket(answered, now, LAST_SOCKET_MS.get()) {
-        let delay = with_core(|core| core.socket_closed(NOT_REACHABLE, js_sys::Math::random()));
+    if !crate::backoff::open_socket(probe == Probe::Tabwire, now, LAST_SOCKET_MS.get()) {
+        let problem = Problem::of_attempt(probe, false, 0);
+        let delay = with_core(|core| core.socket_closed(problem, js_sys::Math::random()));
         persist_status();
         return schedule_connect(delay);
     }
@@ -365,8 +375,11 @@ async fn connect() {
             l.socket = Some(socket);
         }),
         Err(e) => {
-            let delay =
-                with_core(|core| core.socket_closed(&error_text(&e), js_sys::Math::random()));
+            let problem = Problem::SocketError {
+                detail: error_text(&e),
+            };
+            let delay = with_core(|core| core.socket_closed(problem, js_sys::Math::random()));
+            persist_status();
             schedule_connect(delay);
         }
     }
@@ -421,14 +434,14 @@ fn socket_handlers() -> [JsValue; 3] {
         if from_current_socket(&event).is_none() {
             return;
         }
-        LINK.with(|l| l.borrow_mut().socket = None);
-        let was_up = with_core(|core| core.link() != LinkState::Disconnected);
-        let why = if was_up {
-            format!("connection closed (code {})", event.code())
-        } else {
-            NOT_REACHABLE.to_owned()
-        };
-        let delay = with_core(|core| core.socket_closed(&why, js_sys::Math::random()));
+        let probe = LINK.with(|l| {
+            let mut l = l.borrow_mut();
+            l.socket = None;
+            l.probe
+        });
+        let opened = with_core(|core| core.link() != LinkState::Disconnected);
+        let problem = Problem::of_attempt(probe, opened, event.code());
+        let delay = with_core(|core| core.socket_closed(problem, js_sys::Math::random()));
         persist_status();
         schedule_connect(delay);
     });

@@ -7,6 +7,7 @@ pub mod backoff;
 pub mod chrome;
 pub mod core;
 pub mod glue;
+pub mod link_problem;
 pub mod outbox;
 pub mod pairing;
 pub mod ports;

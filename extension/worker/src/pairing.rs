@@ -8,6 +8,9 @@ use serde::Deserialize;
 pub struct Pairing {
     pub port: u16,
     pub secret: String,
+    /// Where `tabwire pair` wrote this file (for the popup's fix command); absent in older files.
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 impl Pairing {
@@ -32,9 +35,7 @@ pub enum PairingError {
     BadSecret,
     #[error("pairing port 0 is not a port")]
     BadPort,
-    #[error(
-        "no pairing config: run `tabwire pair --extension-config <repo>/extension/pairing.json` ({0})"
-    )]
+    #[error("no pairing config: run `tabwire setup` ({0})")]
     Missing(String),
 }
 

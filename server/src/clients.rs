@@ -1,0 +1,379 @@
+//! The MCP clients `tabwire setup` configures and `tabwire doctor` checks: where each keeps its
+//! config for this user (per OS), how to tell it is installed, what its entry for Tabwire looks
+//! like, and the edit that adds or updates that entry. Edits go through a concrete syntax tree
+//! (jsonc-parser), so everything else in the file (other servers, comments in VS Code's JSONC,
+//! key order, indentation) stays exactly as it was.
+
+use std::path::{Path, PathBuf};
+
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use serde_json::Value;
+
+use crate::user_dirs::UserDirs;
+
+/// The name of Tabwire's entry in every client's server list.
+pub const ENTRY_NAME: &str = "tabwire";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    VsCode,
+}
+
+impl Client {
+    pub const ALL: [Client; 4] = [
+        Client::ClaudeDesktop,
+        Client::ClaudeCode,
+        Client::Cursor,
+        Client::VsCode,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::ClaudeCode => "Claude Code",
+            Client::Cursor => "Cursor",
+            Client::VsCode => "VS Code",
+        }
+    }
+
+    /// The user-level config file: Claude Desktop's and VS Code's in the OS's application config
+    /// folder (`~/.config` on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
+    /// Windows), Claude Code's and Cursor's in the home folder.
+    pub fn config_file(self, dirs: &UserDirs) -> PathBuf {
+        match self {
+            Client::ClaudeDesktop => dirs
+                .config
+                .join("Claude")
+                .join("claude_desktop_config.json"),
+            Client::ClaudeCode => dirs.home.join(".claude.json"),
+            Client::Cursor => dirs.home.join(".cursor").join("mcp.json"),
+            Client::VsCode => dirs.config.join("Code").join("User").join("mcp.json"),
+        }
+    }
+
+    /// Whether the client is installed for this user: its config file, or the folder it
+    /// creates on first start, exists.
+    pub fn installed(self, dirs: &UserDirs) -> bool {
+        let file = self.config_file(dirs);
+        file.exists()
+            || match self {
+                Client::ClaudeCode => dirs.home.join(".claude").is_dir(),
+                _ => file.parent().is_some_and(Path::is_dir),
+            }
+    }
+
+    /// The top-level key of the server list.
+    fn servers_key(self) -> &'static str {
+        match self {
+            Client::VsCode => "servers",
+            _ => "mcpServers",
+        }
+    }
+
+    /// Tabwire's entry: `command` with `args`, plus the `"type": "stdio"` that Claude Code and
+    /// VS Code write for local servers.
+    fn entry(self, launch: &Launch) -> Vec<(String, Value)> {
+        let mut entry = Vec::new();
+        if matches!(self, Client::ClaudeCode | Client::VsCode) {
+            entry.push(("type".to_owned(), Value::from("stdio")));
+        }
+        entry.push((
+            "command".to_owned(),
+            Value::from(launch.command.to_string_lossy().into_owned()),
+        ));
+        entry.push(("args".to_owned(), Value::from(launch.args.clone())));
+        entry
+    }
+}
+
+/// How a client starts tabwire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub command: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// What an edit did (or would do) to a config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Unchanged,
+    /// No file: it is created with Tabwire alone.
+    Created,
+    Added,
+    Updated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub change: Change,
+    /// The whole file after the edit.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    #[error("it is not valid JSON: {0}")]
+    Syntax(String),
+    #[error("its top level is not an object")]
+    NotAnObject,
+    #[error("its \"{0}\" is not an object")]
+    ServersNotAnObject(&'static str),
+}
+
+/// Adds Tabwire to the config `text` of `client` (`None`: no file yet), or brings an existing
+/// entry up to date: its `command`, `args` and `type` are set, any other key in it (an `env`
+/// the user added) is kept. Nothing else in the file changes.
+pub fn edit(client: Client, text: Option<&str>, launch: &Launch) -> Result<Edit, EditError> {
+    let entry = client.entry(launch);
+    let created = text.is_none_or(|t| t.trim().is_empty());
+    let text = if created {
+        "{}\n"
+    } else {
+        text.unwrap_or_default()
+    };
+    let root = CstRootNode::parse(text, &ParseOptions::default())
+        .map_err(|e| EditError::Syntax(e.to_string()))?;
+    if root.value().is_some() && root.object_value().is_none() {
+        return Err(EditError::NotAnObject);
+    }
+    let top = root.object_value_or_set();
+    let key = client.servers_key();
+    if top.get(key).is_some() && top.object_value(key).is_none() {
+        return Err(EditError::ServersNotAnObject(key));
+    }
+    let servers = top.object_value_or_set(key);
+    let change = match servers.get(ENTRY_NAME) {
+        None if created => {
+            servers.append(ENTRY_NAME, input_object(&entry));
+            Change::Created
+        }
+        None => {
+            servers.append(ENTRY_NAME, input_object(&entry));
+            Change::Added
+        }
+        Some(prop) => match prop.object_value() {
+            Some(existing) => {
+                let mut changed = false;
+                for (name, value) in &entry {
+                    let current = existing
+                        .get(name)
+                        .and_then(|p| p.value())
+                        .and_then(|v| v.to_serde_value());
+                    if current.as_ref() == Some(value) {
+                        continue;
+                    }
+                    changed = true;
+                    match existing.get(name) {
+                        Some(p) => p.set_value(input(value)),
+                        None => {
+                            existing.append(name, input(value));
+                        }
+                    }
+                }
+                if changed {
+                    Change::Updated
+                } else {
+                    Change::Unchanged
+                }
+            }
+            None => {
+                prop.set_value(input_object(&entry));
+                Change::Updated
+            }
+        },
+    };
+    let text = match change {
+        Change::Unchanged => text.to_owned(),
+        _ => root.to_string(),
+    };
+    Ok(Edit { change, text })
+}
+
+fn input_object(entry: &[(String, Value)]) -> CstInputValue {
+    CstInputValue::Object(entry.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+}
+
+fn input(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
+    }
+}
+
+/// Tabwire's entry in a config `text`, if it has one: how that client would start tabwire.
+pub fn find_entry(client: Client, text: &str) -> Option<Launch> {
+    let root = CstRootNode::parse(text, &ParseOptions::default()).ok()?;
+    let entry = root
+        .object_value()?
+        .object_value(client.servers_key())?
+        .object_value(ENTRY_NAME)?;
+    let entry = entry.to_serde_value()?;
+    Some(Launch {
+        command: PathBuf::from(entry["command"].as_str()?),
+        args: entry["args"]
+            .as_array()
+            .map(|args| {
+                args.iter()
+                    .filter_map(|a| a.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
+}
+
+/// A unified diff of `before` (empty: no file) and `after`, for `setup --dry-run`.
+pub fn diff(path: &Path, before: Option<&str>, after: &str) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(before.unwrap_or(""), after)
+        .unified_diff()
+        .context_radius(3)
+        .header(if before.is_some() { &name } else { "/dev/null" }, &name)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::user_dirs::Os;
+
+    fn launch() -> Launch {
+        Launch {
+            command: PathBuf::from("/opt/tabwire/tabwire"),
+            args: vec!["mcp".to_owned()],
+        }
+    }
+
+    fn user(os: Os) -> UserDirs {
+        let (home, config) = match os {
+            Os::Linux => ("/home/ann", "/home/ann/.config"),
+            Os::Mac => ("/Users/ann", "/Users/ann/Library/Application Support"),
+            Os::Windows => ("C:/Users/ann", "C:/Users/ann/AppData/Roaming"),
+        };
+        UserDirs {
+            os,
+            home: home.into(),
+            config: config.into(),
+            data: config.into(),
+        }
+    }
+
+    #[test]
+    fn config_files_are_where_each_client_keeps_them() {
+        let mac = user(Os::Mac);
+        assert_eq!(
+            Client::ClaudeDesktop.config_file(&mac),
+            PathBuf::from(
+                "/Users/ann/Library/Application Support/Claude/claude_desktop_config.json"
+            )
+        );
+        let windows = user(Os::Windows);
+        assert_eq!(
+            Client::ClaudeDesktop.config_file(&windows),
+            PathBuf::from("C:/Users/ann/AppData/Roaming/Claude/claude_desktop_config.json")
+        );
+        assert_eq!(
+            Client::VsCode.config_file(&windows),
+            PathBuf::from("C:/Users/ann/AppData/Roaming/Code/User/mcp.json")
+        );
+        let linux = user(Os::Linux);
+        assert_eq!(
+            Client::ClaudeDesktop.config_file(&linux),
+            PathBuf::from("/home/ann/.config/Claude/claude_desktop_config.json")
+        );
+        assert_eq!(
+            Client::ClaudeCode.config_file(&linux),
+            PathBuf::from("/home/ann/.claude.json")
+        );
+        assert_eq!(
+            Client::Cursor.config_file(&linux),
+            PathBuf::from("/home/ann/.cursor/mcp.json")
+        );
+    }
+
+    #[test]
+    fn adding_keeps_every_other_server_and_the_formatting() {
+        let before = "{\n    \"mcpServers\": {\n        \"files\": {\"command\": \"npx\", \"args\": [\"fs\"]}\n    },\n    \"theme\": \"dark\"\n}\n";
+        let edit = edit(Client::ClaudeDesktop, Some(before), &launch()).unwrap();
+        assert_eq!(edit.change, Change::Added);
+        let after: Value = serde_json::from_str(&edit.text).unwrap();
+        assert_eq!(after["mcpServers"]["files"]["args"][0], "fs");
+        assert_eq!(after["theme"], "dark");
+        assert_eq!(
+            after["mcpServers"]["tabwire"]["command"],
+            "/opt/tabwire/tabwire"
+        );
+        assert_eq!(
+            after["mcpServers"]["tabwire"]["args"],
+            serde_json::json!(["mcp"])
+        );
+        assert!(edit.text.starts_with("{\n    \"mcpServers\": {\n        \"files\": {\"command\": \"npx\", \"args\": [\"fs\"]},\n"), "{}", edit.text);
+    }
+
+    #[test]
+    fn a_second_edit_changes_nothing() {
+        let first = edit(Client::Cursor, None, &launch()).unwrap();
+        assert_eq!(first.change, Change::Created);
+        let second = edit(Client::Cursor, Some(&first.text), &launch()).unwrap();
+        assert_eq!(second.change, Change::Unchanged);
+        assert_eq!(second.text, first.text);
+        assert_eq!(find_entry(Client::Cursor, &second.text), Some(launch()));
+    }
+
+    #[test]
+    fn an_outdated_entry_is_updated_keeping_the_users_additions() {
+        let before = r#"{"mcpServers": {"tabwire": {"command": "/old/tabwire", "args": ["mcp"], "env": {"RUST_LOG": "debug"}}}}"#;
+        let edit = edit(Client::ClaudeDesktop, Some(before), &launch()).unwrap();
+        assert_eq!(edit.change, Change::Updated);
+        let after: Value = serde_json::from_str(&edit.text).unwrap();
+        assert_eq!(
+            after["mcpServers"]["tabwire"]["command"],
+            "/opt/tabwire/tabwire"
+        );
+        assert_eq!(after["mcpServers"]["tabwire"]["env"]["RUST_LOG"], "debug");
+    }
+
+    #[test]
+    fn vs_code_jsonc_keeps_its_comments_and_uses_servers() {
+        let before = "// my servers\n{\n  \"servers\": {\n    // the GitHub one\n    \"github\": {\"type\": \"http\", \"url\": \"https://example.invalid/mcp\"},\n  },\n  \"inputs\": []\n}\n";
+        let edit = edit(Client::VsCode, Some(before), &launch()).unwrap();
+        assert_eq!(edit.change, Change::Added);
+        assert!(edit.text.contains("// my servers") && edit.text.contains("// the GitHub one"));
+        let entry = find_entry(Client::VsCode, &edit.text).unwrap();
+        assert_eq!(entry, launch());
+        assert!(edit.text.contains("\"type\": \"stdio\""), "{}", edit.text);
+    }
+
+    #[test]
+    fn broken_configs_are_refused_not_rewritten() {
+        for (text, expected) in [
+            ("{\"mcpServers\": {", "not valid JSON"),
+            ("[1, 2]", "top level"),
+            ("{\"mcpServers\": []}", "\"mcpServers\" is not an object"),
+        ] {
+            let error = edit(Client::ClaudeDesktop, Some(text), &launch()).unwrap_err();
+            assert!(error.to_string().contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_dry_run_diff_shows_the_added_lines() {
+        let before = "{\n  \"mcpServers\": {}\n}\n";
+        let edit = edit(Client::ClaudeDesktop, Some(before), &launch()).unwrap();
+        let diff = diff(Path::new("/c.json"), Some(before), &edit.text);
+        assert!(diff.starts_with("--- /c.json\n+++ /c.json\n"), "{diff}");
+        assert!(
+            diff.contains("+      \"command\": \"/opt/tabwire/tabwire\","),
+            "{diff}"
+        );
+    }
+}

@@ -1,0 +1,545 @@
+//! `tabwire doctor`: every check of an installation, each printed with what it found and, when
+//! something is wrong, the fix; exit status 1 when anything is. The checks:
+//! - the pairing secret exists;
+//! - each MCP client set up for Tabwire starts a binary that exists (and at least one is set up),
+//!   and the adapter folders its `--adapters` names (and `doctor --adapters`) have no errors;
+//! - each extension folder this user paired holds this binary's version and pairing;
+//! - the port: a tabwire hub answers there (else doctor listens there itself for a few seconds,
+//!   so an extension that is trying to connect shows up), or another program holds it;
+//! - a browser is connected, with this binary's extension version, and no extension tried a wrong
+//!   pairing secret; a tab offers tools.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::{DEFAULT_PORT, DoctorArgs};
+use crate::clients::{self, Client};
+use crate::diagnostics::{self, Report};
+use crate::extension;
+use crate::hub::TabInfo;
+use crate::pairing::Secret;
+use crate::peer::{self, ConnectError, StatusError};
+use crate::user_dirs::UserDirs;
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub ok: bool,
+    pub what: String,
+    pub fix: Option<String>,
+}
+
+fn ok(what: impl Into<String>) -> Finding {
+    Finding {
+        ok: true,
+        what: what.into(),
+        fix: None,
+    }
+}
+
+fn problem(what: impl Into<String>, fix: impl Into<String>) -> Finding {
+    Finding {
+        ok: false,
+        what: what.into(),
+        fix: Some(fix.into()),
+    }
+}
+
+const RELOAD: &str = "then reload Tabwire in chrome://extensions (the ⟳ icon on its card)";
+
+pub fn run(args: &DoctorArgs) -> ExitCode {
+    let Some(dirs) = UserDirs::from_env() else {
+        eprintln!("tabwire doctor: cannot tell where this user's folders are (is HOME set?)");
+        return ExitCode::FAILURE;
+    };
+    let binary = crate::setup::current_binary().unwrap_or_else(|_| PathBuf::from("tabwire"));
+    println!("tabwire {} at {}", extension::VERSION, binary.display());
+    let mut findings = Vec::new();
+    let secret_path = args
+        .connection
+        .secret_file
+        .clone()
+        .unwrap_or_else(|| dirs.secret());
+    let secret = check_secret(&secret_path, &mut findings);
+    let adapter_dirs = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
+    check_extension_folders(&dirs, args.connection.port, secret.as_ref(), &mut findings);
+    if let Some(secret) = &secret {
+        check_browser(args, secret, &mut findings);
+    }
+    check_adapters(&adapter_dirs, &mut findings);
+    let (text, all_well) = render(&findings);
+    print!("{text}");
+    if all_well {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The report's text, and whether all is well.
+pub fn render(findings: &[Finding]) -> (String, bool) {
+    let mut out = String::new();
+    for finding in findings {
+        let mark = if finding.ok { "ok  " } else { "FAIL" };
+        let _ = writeln!(out, "{mark} {}", finding.what);
+        if let Some(fix) = &finding.fix {
+            let _ = writeln!(out, "     fix: {fix}");
+        }
+    }
+    let failed = findings.iter().filter(|f| !f.ok).count();
+    match failed {
+        0 => out.push_str("All is well.\n"),
+        1 => out.push_str("1 problem found.\n"),
+        n => {
+            let _ = writeln!(out, "{n} problems found.");
+        }
+    }
+    (out, failed == 0)
+}
+
+fn check_secret(path: &Path, findings: &mut Vec<Finding>) -> Option<Secret> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => match Secret::parse(text.trim()) {
+            Some(secret) => {
+                findings.push(ok(format!("pairing secret: {}", path.display())));
+                Some(secret)
+            }
+            None => {
+                findings.push(problem(
+                    format!("{} does not hold a pairing secret (64 hex characters)", path.display()),
+                    format!(
+                        "delete it, then run `tabwire setup` (a new secret; the extension is paired \
+                         again), {RELOAD}"
+                    ),
+                ));
+                None
+            }
+        },
+        Err(_) => {
+            findings.push(problem(
+                format!(
+                    "no pairing secret at {}: Tabwire was never set up for this user",
+                    path.display()
+                ),
+                "run `tabwire setup`",
+            ));
+            None
+        }
+    }
+}
+
+/// Checks each client's Tabwire entry; returns the adapter folders to check (`extra` plus those
+/// the entries name with `--adapters`).
+fn check_clients(
+    dirs: &UserDirs,
+    findings: &mut Vec<Finding>,
+    extra: Vec<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut adapter_dirs = extra;
+    let mut set_up = 0;
+    for client in Client::ALL {
+        let file = client.config_file(dirs);
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Some(launch) = clients::find_entry(client, &text) else {
+            continue;
+        };
+        set_up += 1;
+        let mut args = launch.args.iter();
+        while let Some(arg) = args.next() {
+            if arg == "--adapters"
+                && let Some(dir) = args.next()
+            {
+                adapter_dirs.push(PathBuf::from(dir));
+            }
+        }
+        if launch.command.is_file() {
+            findings.push(ok(format!(
+                "{} starts {} {} ({})",
+                client.name(),
+                launch.command.display(),
+                launch.args.join(" "),
+                file.display()
+            )));
+        } else {
+            findings.push(problem(
+                format!(
+                    "{} starts {}, which does not exist ({})",
+                    client.name(),
+                    launch.command.display(),
+                    file.display()
+                ),
+                "run `tabwire setup` with the tabwire you want to use (it points every client at itself)",
+            ));
+        }
+    }
+    if set_up == 0 {
+        findings.push(problem(
+            "no MCP client (Claude Desktop, Claude Code, Cursor, VS Code) is set up to start tabwire",
+            "run `tabwire setup`, or add `tabwire mcp` to your client's MCP servers by hand",
+        ));
+    }
+    adapter_dirs
+}
+
+fn check_extension_folders(
+    dirs: &UserDirs,
+    port: u16,
+    secret: Option<&Secret>,
+    findings: &mut Vec<Finding>,
+) {
+    let roots = extension::remembered(dirs);
+    if roots.is_empty() {
+        findings.push(problem(
+            "no extension folder was written or paired for this user",
+            "run `tabwire setup`, then load the folder it prints with Chrome's \"Load unpacked\"",
+        ));
+    }
+    for root in roots {
+        if let Some(finding) = check_extension_folder(&root, port, secret) {
+            findings.push(finding);
+        }
+    }
+}
+
+/// One paired extension folder: gone (no finding: an old checkout may be deleted), a different
+/// version, or a pairing for another port or secret.
+fn check_extension_folder(root: &Path, port: u16, secret: Option<&Secret>) -> Option<Finding> {
+    let version = extension::installed_version(root)?;
+    let shown = root.display();
+    if version != extension::VERSION {
+        return Some(problem(
+            format!(
+                "the extension in {shown} is version {version}, this tabwire is {}",
+                extension::VERSION
+            ),
+            format!("run `tabwire extension install \"{shown}\"`, {RELOAD}"),
+        ));
+    }
+    let config = root.join(extension::PAIRING_FILE);
+    let pairing: Option<serde_json::Value> = std::fs::read_to_string(&config)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let paired_port = pairing.as_ref().and_then(|p| p["port"].as_u64());
+    let paired_secret = pairing
+        .as_ref()
+        .and_then(|p| p["secret"].as_str().map(str::to_owned));
+    let repair = format!(
+        "run `tabwire pair --port {port} --extension-config \"{}\"`, {RELOAD}",
+        config.display()
+    );
+    if paired_port != Some(u64::from(port)) {
+        return Some(problem(
+            format!(
+                "the extension in {shown} is paired for port {}, tabwire uses {port}",
+                paired_port.map_or("(none)".to_owned(), |p| p.to_string())
+            ),
+            repair,
+        ));
+    }
+    if let Some(secret) = secret
+        && paired_secret.as_deref() != Some(secret.expose())
+    {
+        return Some(problem(
+            format!("pairing mismatch: the extension in {shown} holds another pairing secret"),
+            repair,
+        ));
+    }
+    Some(ok(format!(
+        "extension {version} in {shown}, paired for port {port}"
+    )))
+}
+
+/// What the browser side looks like from the port.
+struct BrowserView {
+    browsers: usize,
+    tabs: Vec<TabInfo>,
+    report: Report,
+}
+
+fn check_browser(args: &DoctorArgs, secret: &Secret, findings: &mut Vec<Finding>) {
+    let port = args.connection.port;
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            findings.push(problem(
+                format!("cannot start the async runtime: {e}"),
+                "report this",
+            ));
+            return;
+        }
+    };
+    let view = runtime.block_on(async {
+        match peer::fetch_status(port, secret).await {
+            Ok(status) => {
+                findings.push(ok(format!(
+                    "tabwire {} (pid {}) is running on 127.0.0.1:{port}, with {} other tabwire \
+                     process(es) sharing it",
+                    status.hub.version,
+                    status.hub.pid,
+                    status.peers.len()
+                )));
+                Some(BrowserView {
+                    browsers: status.browsers.len(),
+                    tabs: status.tabs,
+                    report: status.diagnostics,
+                })
+            }
+            Err(StatusError::Connect(ConnectError::NoHub(_))) => {
+                listen_for_browser(args, secret, findings).await
+            }
+            Err(_) => {
+                findings.push(port_held(port).await);
+                None
+            }
+        }
+    });
+    if let Some(view) = view {
+        browser_findings(port, &view, findings);
+    }
+}
+
+/// The finding for a port whose holder refused tabwire's status handshake: a tabwire with
+/// another secret (it answers the extension's probe) or another program.
+async fn port_held(port: u16) -> Finding {
+    if answers_probe(port).await {
+        problem(
+            format!("a tabwire with another pairing secret holds 127.0.0.1:{port}"),
+            "give doctor the same secret as that tabwire (--secret-file, as in your MCP client's \
+             config), or run `tabwire setup` so that all of them use the default one",
+        )
+    } else {
+        problem(
+            format!("another program (not tabwire) holds 127.0.0.1:{port}"),
+            format!(
+                "stop that program (`lsof -i :{port}` on Linux and macOS, `netstat -ano | findstr \
+                 {port}` on Windows shows which), or move Tabwire to a free port: `tabwire setup \
+                 --port {}`, {RELOAD}",
+                if port == DEFAULT_PORT {
+                    DEFAULT_PORT + 1
+                } else {
+                    DEFAULT_PORT
+                }
+            ),
+        )
+    }
+}
+
+/// Whether the port answers the extension's probe (`HEAD /`) as tabwire does (204).
+async fn answers_probe(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        stream
+            .write_all(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .await
+            .ok()?;
+        let mut answer = [0u8; 12];
+        stream.read_exact(&mut answer).await.ok()?;
+        Some(answer.ends_with(b"204"))
+    };
+    tokio::time::timeout(Duration::from_secs(2), exchange)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
+
+/// No tabwire runs: listen on the port for `--wait-ms`, as tabwire would, to see whether the
+/// extension connects (and with which secret). The port being free is checked on the way.
+async fn listen_for_browser(
+    args: &DoctorArgs,
+    secret: &Secret,
+    findings: &mut Vec<Finding>,
+) -> Option<BrowserView> {
+    let port = args.connection.port;
+    let listener = match crate::ws::bind(port).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            findings.push(problem(
+                e.to_string(),
+                "run `tabwire doctor` again (the port was taken meanwhile)",
+            ));
+            return None;
+        }
+    };
+    let wait = Duration::from_millis(args.wait_ms);
+    findings.push(ok(format!(
+        "no tabwire is running (your MCP client starts it); doctor listened on 127.0.0.1:{port} \
+         itself for {:.1} s",
+        wait.as_secs_f64()
+    )));
+    let hub = Arc::new(crate::hub::Hub::new(crate::hub::HubConfig {
+        port,
+        call_timeout: Duration::from_secs(5),
+        instance_id: format!("doctor-{}", std::process::id()),
+        adapters: crate::adapters::load_watched(&[], &[], &mut crate::adapters::LastGood::new())
+            .map(|loaded| loaded.adapters)
+            .unwrap_or_default(),
+    }));
+    let policy = Arc::new(crate::auth::HandshakePolicy::new(
+        crate::pairing::DEFAULT_EXTENSION_ID,
+        secret.clone(),
+    ));
+    let server = tokio::spawn(crate::ws::serve(listener, hub.clone(), policy, None));
+    let deadline = tokio::time::Instant::now() + wait;
+    // Done early once a browser told its tabs, or an extension offered a wrong secret.
+    while tokio::time::Instant::now() < deadline
+        && !hub.browser_ready()
+        && diagnostics::report().pairing_failure.is_none()
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.abort();
+    Some(BrowserView {
+        browsers: hub.browsers().len(),
+        tabs: hub.tabs(),
+        report: diagnostics::report(),
+    })
+}
+
+fn browser_findings(port: u16, view: &BrowserView, findings: &mut Vec<Finding>) {
+    if let Some(failure) = &view.report.pairing_failure {
+        findings.push(problem(
+            format!(
+                "pairing mismatch: {} tried to connect with the wrong pairing secret {} ({} time(s))",
+                failure.origin.as_deref().unwrap_or("a client without an Origin"),
+                diagnostics::ago(failure.at_unix_ms),
+                failure.count
+            ),
+            format!(
+                "run `tabwire pair --port {port} --extension-config \"<the folder you loaded>/{}\"` \
+                 (or `tabwire setup` if you loaded the folder it wrote), {RELOAD}",
+                extension::PAIRING_FILE
+            ),
+        ));
+    }
+    if view.browsers == 0 {
+        findings.push(problem(
+            "no browser is connected",
+            "open Chrome with the Tabwire extension loaded (chrome://extensions: Tabwire is on); \
+             its toolbar popup says why it cannot connect",
+        ));
+        return;
+    }
+    match &view.report.extension_version {
+        Some(version) if version != extension::VERSION => findings.push(problem(
+            format!(
+                "the connected extension is version {version}, this tabwire is {}",
+                extension::VERSION
+            ),
+            format!("run `tabwire setup` (or `tabwire extension install <the folder you loaded>`), {RELOAD}"),
+        )),
+        _ => findings.push(ok(format!("{} browser(s) connected", view.browsers))),
+    }
+    let with_tools: Vec<&TabInfo> = view.tabs.iter().filter(|t| !t.tools.is_empty()).collect();
+    if with_tools.is_empty() {
+        findings.push(problem(
+            "a browser is connected but no open tab offers tools",
+            "open a site an adapter covers (TodoMVC, TiddlyWiki, MailDev or your own adapters), or \
+             a page that registers WebMCP tools",
+        ));
+    } else {
+        let tools: usize = with_tools.iter().map(|t| t.tools.len()).sum();
+        findings.push(ok(format!(
+            "{} tab(s) offer {tools} tool(s)",
+            with_tools.len()
+        )));
+    }
+}
+
+fn check_adapters(dirs: &[PathBuf], findings: &mut Vec<Finding>) {
+    if dirs.is_empty() {
+        return;
+    }
+    let report = crate::adapters::check(dirs);
+    let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    if report.problems.is_empty() {
+        findings.push(ok(format!(
+            "adapters: {} file(s) in {} check out",
+            report.files,
+            shown.join(", ")
+        )));
+        return;
+    }
+    let mut what = format!(
+        "adapter files with errors ({} problem(s)):",
+        report.problems.len()
+    );
+    for problem in &report.problems {
+        let _ = write!(what, "\n       {problem}");
+    }
+    findings.push(problem(
+        what,
+        format!(
+            "correct them (until then those files are skipped); `tabwire adapters check {}` checks again",
+            shown.join(" ")
+        ),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_says_each_fix_and_whether_all_is_well() {
+        let (text, well) = render(&[ok("pairing secret: /s")]);
+        assert!(well);
+        assert_eq!(text, "ok   pairing secret: /s\nAll is well.\n");
+        let (text, well) = render(&[ok("a"), problem("no browser is connected", "open Chrome")]);
+        assert!(!well);
+        assert_eq!(
+            text,
+            "ok   a\nFAIL no browser is connected\n     fix: open Chrome\n1 problem found.\n"
+        );
+    }
+
+    #[test]
+    fn extension_folders_are_checked_for_version_and_pairing() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = crate::extension::tests::user_in(dir.path());
+        let root = dir.path().join("ext");
+        let secret = Secret::parse(&"ab".repeat(32)).unwrap();
+        let other = Secret::parse(&"cd".repeat(32)).unwrap();
+        crate::extension::install(&user, &root, 4000, &secret).unwrap();
+        assert!(
+            check_extension_folder(&root, 4000, Some(&secret))
+                .unwrap()
+                .ok
+        );
+        let wrong_port = check_extension_folder(&root, 4001, Some(&secret)).unwrap();
+        assert!(
+            wrong_port
+                .what
+                .contains("paired for port 4000, tabwire uses 4001"),
+            "{wrong_port:?}"
+        );
+        let mismatch = check_extension_folder(&root, 4000, Some(&other)).unwrap();
+        assert!(
+            mismatch.what.starts_with("pairing mismatch"),
+            "{mismatch:?}"
+        );
+        assert!(
+            mismatch
+                .fix
+                .unwrap()
+                .contains("tabwire pair --port 4000 --extension-config")
+        );
+        let manifest = root.join("manifest.json");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(&manifest, text.replace(extension::VERSION, "0.0.1")).unwrap();
+        let old = check_extension_folder(&root, 4000, Some(&secret)).unwrap();
+        assert!(old.what.contains("is version 0.0.1"), "{old:?}");
+        assert!(check_extension_folder(&dir.path().join("gone"), 4000, None).is_none());
+    }
+}

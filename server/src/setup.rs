@@ -1,0 +1,313 @@
+//! `tabwire setup`: everything a new user needs but one click. Creates the pairing secret, writes
+//! the extension this binary carries (paired) into a folder, adds or updates Tabwire in the config
+//! of every MCP client installed for this user (a backup of each changed file first; a run with
+//! nothing to change writes nothing), and prints the one step left: Chrome's "Load unpacked" with
+//! that folder. `--dry-run` prints what would change (a diff of each config) and writes nothing.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::cli::{DEFAULT_PORT, SetupArgs};
+use crate::clients::{self, Change, Client, Launch};
+use crate::pairing;
+use crate::user_dirs::{Os, UserDirs};
+
+/// The suffix of the copy `setup` keeps of a client config before changing it.
+pub const BACKUP_SUFFIX: &str = ".tabwire.bak";
+
+/// Runs setup; the report goes to stdout. Fails (after doing all it can) when a client's config
+/// could not be updated.
+pub fn run(args: &SetupArgs) -> anyhow::Result<()> {
+    let dirs =
+        UserDirs::from_env().context("cannot tell where this user's folders are (is HOME set?)")?;
+    let (report, ok) = setup(&dirs, args, &current_binary()?)?;
+    print!("{report}");
+    anyhow::ensure!(ok, "some MCP client configs were not updated (see above)");
+    Ok(())
+}
+
+/// This binary's path, as the MCP clients should start it.
+pub fn current_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("finding this binary's path")?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
+
+/// How the clients start tabwire: `mcp`, plus the port and secret file when not the defaults.
+pub fn launch(binary: &Path, args: &SetupArgs, dirs: &UserDirs) -> Launch {
+    let mut launch_args = vec!["mcp".to_owned()];
+    if args.connection.port != DEFAULT_PORT {
+        launch_args.extend(["--port".to_owned(), args.connection.port.to_string()]);
+    }
+    if let Some(secret) = &args.connection.secret_file
+        && *secret != dirs.secret()
+    {
+        launch_args.extend(["--secret-file".to_owned(), secret.display().to_string()]);
+    }
+    Launch {
+        command: binary.to_owned(),
+        args: launch_args,
+    }
+}
+
+/// Does the work; returns the report and whether every client config is in order.
+fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(String, bool)> {
+    let mut out = String::new();
+    let dry = args.dry_run;
+    let port = args.connection.port;
+    let secret_path = args
+        .connection
+        .secret_file
+        .clone()
+        .unwrap_or_else(|| dirs.secret());
+    let extension_dir = args
+        .extension_dir
+        .clone()
+        .unwrap_or_else(|| dirs.default_extension());
+    let extension_dir = std::path::absolute(&extension_dir).unwrap_or(extension_dir);
+    if dry {
+        writeln!(out, "Dry run: nothing is written.\n")?;
+    }
+
+    // 1. The secret and the paired extension.
+    if dry {
+        let exists = secret_path.exists();
+        writeln!(
+            out,
+            "Pairing secret: {} ({})",
+            secret_path.display(),
+            if exists { "exists" } else { "would be created" }
+        )?;
+        writeln!(
+            out,
+            "Extension: would be written to {} and paired for port {port}",
+            extension_dir.display()
+        )?;
+    } else {
+        let secret = pairing::load_or_create_secret(&secret_path)?;
+        writeln!(out, "Pairing secret: {}", secret_path.display())?;
+        crate::extension::install(dirs, &extension_dir, port, &secret)
+            .with_context(|| format!("writing the extension to {}", extension_dir.display()))?;
+        writeln!(
+            out,
+            "Extension {}: written to {} and paired for port {port}",
+            crate::extension::VERSION,
+            extension_dir.display()
+        )?;
+    }
+
+    // 2. The MCP clients.
+    let launch = launch(binary, args, dirs);
+    writeln!(
+        out,
+        "\nMCP clients (each starts: {} {}):",
+        launch.command.display(),
+        launch.args.join(" ")
+    )?;
+    let mut all_ok = true;
+    let mut configured = 0;
+    for client in Client::ALL {
+        let file = client.config_file(dirs);
+        if !client.installed(dirs) {
+            writeln!(
+                out,
+                "  {:<15} not found ({} does not exist)",
+                client.name(),
+                file.display()
+            )?;
+            continue;
+        }
+        match configure(client, &file, &launch, dry, &mut out) {
+            Ok(()) => configured += 1,
+            Err(e) => {
+                all_ok = false;
+                writeln!(out, "  {:<15} NOT UPDATED: {e:#}", client.name())?;
+                writeln!(out, "{}", manual_entry(client, &launch))?;
+            }
+        }
+    }
+    if configured == 0 && all_ok {
+        writeln!(
+            out,
+            "  No MCP client found. Add Tabwire to yours by hand: the command is\n    {} {}",
+            launch.command.display(),
+            launch.args.join(" ")
+        )?;
+    }
+
+    // 3. What is left.
+    let paste = match dirs.os {
+        Os::Mac => "in the folder dialog, Cmd+Shift+G lets you paste the path",
+        Os::Windows => "in the folder dialog, paste the path into the address bar",
+        Os::Linux => "in the folder dialog, Ctrl+L lets you paste the path",
+    };
+    writeln!(
+        out,
+        "\nOne step is left, in Chrome (or Edge, Brave...):\n  \
+         1. Open chrome://extensions and turn on \"Developer mode\" (top right).\n  \
+         2. Click \"Load unpacked\" and choose this folder ({paste}):\n       {}\n\
+         Then restart your MCP client. `tabwire doctor` checks that everything works.",
+        extension_dir.display()
+    )?;
+    Ok((out, all_ok))
+}
+
+/// Adds or updates Tabwire in one client's config (or, in a dry run, prints the diff).
+fn configure(
+    client: Client,
+    file: &Path,
+    launch: &Launch,
+    dry: bool,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let before = match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    let edit = clients::edit(client, before.as_deref(), launch)
+        .with_context(|| format!("{} was left as it is", file.display()))?;
+    let what = match edit.change {
+        Change::Unchanged => {
+            writeln!(
+                out,
+                "  {:<15} already set up ({})",
+                client.name(),
+                file.display()
+            )?;
+            return Ok(());
+        }
+        Change::Created => "create",
+        Change::Added => "add Tabwire to",
+        Change::Updated => "update Tabwire in",
+    };
+    if dry {
+        writeln!(
+            out,
+            "  {:<15} would {what} {}:",
+            client.name(),
+            file.display()
+        )?;
+        for line in clients::diff(file, before.as_deref(), &edit.text).lines() {
+            writeln!(out, "      {line}")?;
+        }
+        return Ok(());
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut backup_note = String::new();
+    if before.is_some() {
+        let backup = PathBuf::from(format!("{}{BACKUP_SUFFIX}", file.display()));
+        std::fs::copy(file, &backup).with_context(|| format!("backing up {}", file.display()))?;
+        backup_note = format!(" (backup: {})", backup.display());
+    }
+    write_keeping_permissions(file, &edit.text)?;
+    let done = match edit.change {
+        Change::Created => "created",
+        Change::Added => "added Tabwire to",
+        _ => "updated Tabwire in",
+    };
+    writeln!(
+        out,
+        "  {:<15} {done} {}{backup_note}",
+        client.name(),
+        file.display()
+    )?;
+    Ok(())
+}
+
+/// Replaces `file` with `text` through a temporary file and a rename, with the old file's
+/// permissions (Claude Code's config, for one, is private).
+fn write_keeping_permissions(file: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = PathBuf::from(format!("{}.tabwire.tmp", file.display()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(file) {
+        std::fs::set_permissions(&tmp, meta.permissions())?;
+    }
+    std::fs::rename(&tmp, file).with_context(|| format!("replacing {}", file.display()))
+}
+
+/// The entry to paste by hand when a config could not be edited.
+fn manual_entry(client: Client, launch: &Launch) -> String {
+    let edit = clients::edit(client, None, launch).expect("a new config is always written");
+    edit.text
+        .lines()
+        .map(|line| format!("      {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ConnectionArgs;
+
+    fn args(dir: &Path, dry_run: bool) -> SetupArgs {
+        SetupArgs {
+            connection: ConnectionArgs {
+                port: DEFAULT_PORT,
+                secret_file: None,
+            },
+            extension_dir: Some(dir.join("ext")),
+            dry_run,
+        }
+    }
+
+    #[test]
+    fn setup_configures_the_installed_clients_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = crate::extension::tests::user_in(dir.path());
+        let desktop = Client::ClaudeDesktop.config_file(&dirs);
+        std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
+        std::fs::write(&desktop, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+        std::fs::create_dir_all(dirs.home.join(".cursor")).unwrap();
+        let binary = dir.path().join("bin/tabwire");
+
+        let (dry, ok) = setup(&dirs, &args(dir.path(), true), &binary).unwrap();
+        assert!(ok, "{dry}");
+        assert!(dry.contains("would add Tabwire to"), "{dry}");
+        assert!(
+            !dirs.secret().exists() && !dir.path().join("ext").exists(),
+            "dry run wrote"
+        );
+        assert!(!Client::Cursor.config_file(&dirs).exists());
+
+        let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
+        assert!(ok, "{report}");
+        assert!(report.contains("Claude Code     not found"), "{report}");
+        assert!(report.contains("Load unpacked"), "{report}");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&desktop).unwrap()).unwrap();
+        assert_eq!(written["mcpServers"]["other"]["command"], "x");
+        assert_eq!(
+            written["mcpServers"]["tabwire"]["command"],
+            binary.display().to_string()
+        );
+        let backup =
+            std::fs::read_to_string(format!("{}{BACKUP_SUFFIX}", desktop.display())).unwrap();
+        assert!(
+            !backup.contains("tabwire"),
+            "the backup is the file before the change"
+        );
+        assert!(Client::Cursor.config_file(&dirs).exists());
+
+        let (again, _) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
+        assert_eq!(again.matches("already set up").count(), 2, "{again}");
+    }
+
+    #[test]
+    fn a_broken_config_is_reported_with_the_entry_to_add_by_hand() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = crate::extension::tests::user_in(dir.path());
+        let cursor = Client::Cursor.config_file(&dirs);
+        std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+        std::fs::write(&cursor, "{ not json").unwrap();
+        let (report, ok) = setup(&dirs, &args(dir.path(), false), Path::new("/t/tabwire")).unwrap();
+        assert!(!ok);
+        assert!(report.contains("Cursor          NOT UPDATED"), "{report}");
+        assert!(report.contains("\"command\": \"/t/tabwire\""), "{report}");
+        assert_eq!(std::fs::read_to_string(&cursor).unwrap(), "{ not json");
+    }
+}

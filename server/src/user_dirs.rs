@@ -1,0 +1,71 @@
+//! Where this user's files are, per operating system: Tabwire's own (the pairing secret, the list
+//! of paired extensions, the default extension folder) and, for `setup` and `doctor`, the MCP
+//! clients'. Everything is derived from a [`UserDirs`] value, so tests build one over a temporary
+//! folder instead of touching the real home.
+
+use std::path::PathBuf;
+
+/// The operating systems Tabwire runs on; decides where the MCP clients keep their configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    Mac,
+    Windows,
+}
+
+impl Os {
+    pub fn current() -> Os {
+        if cfg!(target_os = "macos") {
+            Os::Mac
+        } else if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Linux
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserDirs {
+    pub os: Os,
+    /// The home folder (`HOME`; `%USERPROFILE%` on Windows).
+    pub home: PathBuf,
+    /// Application configuration: `$XDG_CONFIG_HOME` or `~/.config` on Linux, `~/Library/Application
+    /// Support` on macOS, `%APPDATA%` on Windows (where Electron apps such as Claude Desktop and
+    /// VS Code keep theirs too).
+    pub config: PathBuf,
+    /// Application data: `$XDG_DATA_HOME` or `~/.local/share` on Linux; as `config` elsewhere.
+    pub data: PathBuf,
+}
+
+impl UserDirs {
+    /// This user's folders, as the OS (and on Linux the XDG variables) say.
+    pub fn from_env() -> Option<UserDirs> {
+        Some(UserDirs {
+            os: Os::current(),
+            home: dirs::home_dir()?,
+            config: dirs::config_dir()?,
+            data: dirs::data_dir()?,
+        })
+    }
+
+    /// Tabwire's configuration folder.
+    pub fn tabwire_config(&self) -> PathBuf {
+        self.config.join("tabwire")
+    }
+
+    /// The pairing secret's default place.
+    pub fn secret(&self) -> PathBuf {
+        self.tabwire_config().join("secret")
+    }
+
+    /// The list of the extension folders this user paired (see [`crate::extension::remembered`]).
+    pub fn extensions_list(&self) -> PathBuf {
+        self.tabwire_config().join("extensions.json")
+    }
+
+    /// Where `tabwire setup` writes the extension unless told otherwise.
+    pub fn default_extension(&self) -> PathBuf {
+        self.data.join("tabwire").join("extension")
+    }
+}

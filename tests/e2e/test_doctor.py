@@ -1,0 +1,201 @@
+"""`tabwire doctor` in each failure state, as a user runs it: its printed findings (each with its
+fix) and its exit status. Every test starts from a clean HOME set up by the real `tabwire setup`;
+the browser is headless Chromium with the extension setup wrote, the hub the real `tabwire mcp`
+started from the written client config.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import subprocess
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from harness.mcp_client import open_tabwire_session
+from harness.waiting import wait_for
+
+pytestmark = pytest.mark.anyio
+
+WAIT_MS = "1500"  # how long doctor listens itself when no tabwire runs
+
+
+class Home:
+    """A clean HOME where `tabwire setup` ran (Claude Desktop installed), and ways to run tabwire in it."""
+
+    def __init__(self, tmp_path: Path, binary: Path, port: int) -> None:
+        self.root = tmp_path / "home"
+        self.binary = binary
+        self.port = port
+        self.tmp = tmp_path
+        self.env = {"HOME": str(self.root), "PATH": "/usr/bin:/bin", "RUST_LOG": "warn"}
+        self.desktop = self.root / ".config" / "Claude" / "claude_desktop_config.json"
+        self.desktop.parent.mkdir(parents=True)
+        self.extension = self.root / ".local" / "share" / "tabwire" / "extension"
+        self.secret = self.root / ".config" / "tabwire" / "secret"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.binary), *args], env=self.env, capture_output=True, text=True, timeout=60)
+
+    def setup(self) -> None:
+        done = self.run("setup", "--port", str(self.port))
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def doctor(self, *extra: str) -> tuple[int, str]:
+        done = self.run("doctor", "--port", str(self.port), "--wait-ms", WAIT_MS, *extra)
+        print(done.stdout)
+        return done.returncode, done.stdout
+
+    @asynccontextmanager
+    async def hub(self):
+        """`tabwire mcp` as Claude Desktop's config says, serving TodoMVC on 127.0.0.1 too."""
+        entry = json.loads(self.desktop.read_text())["mcpServers"]["tabwire"]
+        args = entry["args"] + ["--adapter-match", "todomvc=http://127.0.0.1/*"]
+        async with open_tabwire_session(Path(entry["command"]), args, env=self.env, cwd=self.tmp,
+                                        stderr_path=self.tmp / "tabwire.stderr.log") as client:
+            yield client
+
+
+@pytest.fixture
+def home(tmp_path, tabwire_binary, pairing) -> Home:
+    return Home(tmp_path, tabwire_binary, pairing.port)
+
+
+def fail_line(out: str, text: str) -> str:
+    """The FAIL finding containing `text` (its lines up to and with its fix)."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("FAIL ") and text in line:
+            rest = lines[i + 1 :]
+            end = next((j for j, l in enumerate(rest) if not l.startswith(" ")), len(rest))
+            finding = [line, *rest[:end]]
+            assert finding[-1].startswith("     fix: "), f"the finding {line!r} has no fix line:\n{out}"
+            return "\n".join(finding)
+    raise AssertionError(f"no FAIL line with {text!r} in:\n{out}")
+
+
+def test_on_a_fresh_home_doctor_says_to_run_setup(home):
+    status, out = home.doctor()
+    assert status == 1
+    assert "run `tabwire setup`" in fail_line(out, f"no pairing secret at {home.secret}")
+    assert "run `tabwire setup`" in fail_line(out, "no MCP client (Claude Desktop, Claude Code, Cursor, VS Code) is set up")
+    assert "tabwire setup" in fail_line(out, "no extension folder was written or paired")
+    assert out.rstrip().endswith("3 problems found.")
+
+
+async def test_all_well_then_no_tab_then_no_browser(home, launch_chromium, todomvc_url):
+    home.setup()
+    async with home.hub() as client:
+        browser = await launch_chromium(extension_dir=home.extension)
+        await client.browser_open(todomvc_url("plain"))
+        status, out = home.doctor()
+        assert status == 0, out
+        assert f"ok   Claude Desktop starts {home.binary} mcp --port {home.port}" in out
+        assert f"ok   extension 0.1.0 in {home.extension}, paired for port {home.port}" in out
+        assert f"is running on 127.0.0.1:{home.port}" in out
+        assert "ok   1 browser(s) connected" in out
+        assert "ok   1 tab(s) offer" in out
+        assert out.rstrip().endswith("All is well.")
+
+        page = await browser.cdp.wait_for_page(todomvc_url("plain"))
+        await browser.cdp.send(page, "Page.close")
+        await wait_for(lambda: _no_tabs(client), timeout=20, what="the closed tab to leave browser_tabs")
+        status, out = home.doctor()
+        assert status == 1
+        assert "open a site an adapter covers" in fail_line(out, "a browser is connected but no open tab offers tools")
+
+        browser.stop()
+        status, out = home.doctor()
+        assert status == 1
+        assert "toolbar popup says why" in fail_line(out, "no browser is connected")
+    # No tabwire at all now: doctor listens itself, and still no browser comes.
+    status, out = home.doctor()
+    assert f"no tabwire is running (your MCP client starts it); doctor listened on 127.0.0.1:{home.port}" in out
+    assert "FAIL no browser is connected" in out and status == 1
+
+
+async def _no_tabs(client) -> bool:
+    listed = (await client.call_ok("browser_tabs")).structured
+    return listed["connected"] and not listed["tabs"]
+
+
+async def test_a_pairing_mismatch_is_named_with_its_fix(home, launch_chromium):
+    home.setup()
+    # The extension is paired with a secret this tabwire does not have.
+    other = home.tmp / "other-secret"
+    other.write_text(secrets.token_hex(32) + "\n")
+    done = home.run("pair", "--port", str(home.port), "--secret-file", str(other),
+                    "--extension-config", str(home.extension / "extension" / "pairing.json"))
+    assert done.returncode == 0, done.stderr
+    async with home.hub():
+        await launch_chromium(extension_dir=home.extension)
+
+        async def refused() -> str | None:
+            status, out = home.doctor()
+            return out if status == 1 and "tried to connect with the wrong pairing secret" in out else None
+
+        out = await wait_for(refused, timeout=30, what="doctor to report the refused extension")
+    found = fail_line(out, "pairing mismatch: chrome-extension://nfoddanklbblmbkneanahdhgiikgphao tried to connect")
+    assert "tabwire pair --port" in found and "reload Tabwire" in found
+    on_disk = fail_line(out, f"pairing mismatch: the extension in {home.extension} holds another pairing secret")
+    assert f'tabwire pair --port {home.port} --extension-config "{home.extension}/extension/pairing.json"' in on_disk
+
+
+async def test_an_extension_of_another_version_is_named(home, launch_chromium):
+    home.setup()
+    manifest = home.extension / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"version": "0.1.0"', '"version": "0.0.9"'))
+    async with home.hub() as client:
+        await launch_chromium(extension_dir=home.extension)
+        await wait_for(lambda: _connected(client), timeout=20, what="the extension to connect")
+        status, out = home.doctor()
+    assert status == 1
+    assert f'tabwire extension install "{home.extension}"' in fail_line(
+        out, f"the extension in {home.extension} is version 0.0.9, this tabwire is 0.1.0")
+    assert "tabwire setup" in fail_line(out, "the connected extension is version 0.0.9, this tabwire is 0.1.0")
+
+
+async def _connected(client) -> bool:
+    return (await client.call_ok("browser_tabs")).structured["connected"]
+
+
+def test_a_held_port_a_missing_binary_and_broken_adapters(home):
+    home.setup()
+    # Cursor points at a tabwire that was deleted; Claude Desktop loads an adapter folder with a broken file.
+    cursor = home.root / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text(json.dumps({"mcpServers": {"tabwire": {"command": "/opt/gone/tabwire", "args": ["mcp"]}}}))
+    adapters = home.tmp / "my-adapters"
+    adapters.mkdir()
+    (adapters / "shop.json").write_text('{"name": "shop", "match": ["https://shop.example/*"], "tools": [\n  {"name": 3}\n]}\n')
+    desktop = json.loads(home.desktop.read_text())
+    desktop["mcpServers"]["tabwire"]["args"] += ["--adapters", str(adapters)]
+    home.desktop.write_text(json.dumps(desktop))
+    # Another program holds the port: it accepts and answers like a web server that is not tabwire.
+    with socket.create_server(("127.0.0.1", home.port)) as holder:
+        holder.settimeout(10)
+        import threading
+
+        def answer() -> None:
+            for _ in range(3):
+                try:
+                    conn, _ = holder.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        status, out = home.doctor()
+    assert status == 1
+    held = fail_line(out, f"another program (not tabwire) holds 127.0.0.1:{home.port}")
+    assert f"lsof -i :{home.port}" in held and "tabwire setup --port 17373" in held
+    assert "run `tabwire setup`" in fail_line(out, "Cursor starts /opt/gone/tabwire, which does not exist")
+    broken = fail_line(out, "adapter files with errors (")
+    assert f"tabwire adapters check {adapters}" in broken
+    assert f"{adapters / 'shop.json'}:" in out, out
