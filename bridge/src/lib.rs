@@ -6,6 +6,7 @@
 //! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
+pub mod args;
 pub mod code_adapter;
 pub mod fetch;
 pub mod keys;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bridge::args::{self, ArgumentError};
 use bridge::protocol::ToolSpec;
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
@@ -166,16 +167,17 @@ impl TabwireMcp {
 
     /// Checks `args` against site tool `name`'s input schema: the exported tool's or, for a tool
     /// of a loaded adapter that no tab offers right now, the adapter's own. `None`: no such tool.
-    fn check_site_arguments(&self, name: &str, args: &JsonObject) -> Option<Result<(), String>> {
+    fn check_site_arguments(
+        &self,
+        name: &str,
+        args: &JsonObject,
+    ) -> Option<Result<(), ArgumentError>> {
         if let Some(spec) = self.hub.exported_tool(name) {
-            return Some(check_arguments(&spec.input_schema, args));
+            return Some(args::check(&spec.input_schema, args));
         }
         self.hub.adapters().iter().find_map(|adapter| {
-            let tool = name
-                .strip_prefix(adapter.name.as_str())
-                .and_then(|rest| rest.strip_prefix('_'))?;
-            let def = adapter.tools.iter().find(|t| t.name == tool)?;
-            Some(check_arguments(&def.input_schema, args))
+            let def = adapter.tool_named(name)?;
+            Some(args::check(&def.input_schema, args))
         })
     }
 
@@ -306,12 +308,7 @@ impl TabwireMcp {
                     format!("there is no site tool {tool:?}; browser_tabs lists each tab's tools"),
                 )));
             }
-            Some(Err(problem)) => {
-                return Ok(tool_error(&WireError::new(
-                    ErrorCode::InvalidArgs,
-                    format!("{tool}: {problem}"),
-                )));
-            }
+            Some(Err(problem)) => return Ok(tool_error(&problem.for_tool(&tool))),
             Some(Ok(())) => {}
         }
         Ok(outcome(
@@ -328,9 +325,14 @@ impl TabwireMcp {
         report: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallToolResult, ErrorData> {
         let tab = take_tab_id(&mut args)?;
-        self.check_site_arguments(name, &args)
+        // Calling a tool that does not exist is protocol misuse; arguments that do not fit its
+        // schema are the model's to correct, so they are a tool failure it reads (INVALID_ARGS).
+        if let Err(problem) = self
+            .check_site_arguments(name, &args)
             .ok_or_else(|| invalid_params(format!("unknown tool {name:?}")))?
-            .map_err(invalid_params)?;
+        {
+            return Ok(tool_error(&problem.for_tool(name)));
+        }
         Ok(outcome(
             self.hub
                 .call_tool_reporting(name, Value::Object(args), tab, report)
@@ -916,53 +918,6 @@ fn site_tool(spec: &ToolSpec) -> Tool {
     }
 }
 
-/// A light check of `args` against the top level of a JSON schema: required properties are
-/// present and declared property types match. (Deeper rules are the page's to enforce; its
-/// errors come back as INVALID_ARGS.)
-fn check_arguments(schema: &Value, args: &JsonObject) -> Result<(), String> {
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !args.contains_key(name) {
-                return Err(format!("missing required argument `{name}`"));
-            }
-        }
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Ok(());
-    };
-    for (name, value) in args {
-        let Some(declared) = properties.get(name).and_then(|p| p.get("type")) else {
-            continue;
-        };
-        let allowed: Vec<&str> = match declared {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => continue,
-        };
-        if !allowed.iter().any(|t| has_type(value, t)) {
-            return Err(format!(
-                "argument `{name}` must be of type {}",
-                allowed.join(" or ")
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn has_type(value: &Value, json_type: &str) -> bool {
-    match json_type {
-        "string" => value.is_string(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "boolean" => value.is_boolean(),
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "null" => value.is_null(),
-        // A type this check does not know: let the page decide.
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1065,28 +1020,6 @@ mod tests {
             ..spec
         };
         assert_eq!(site_tool(&not_an_object).output_schema, None);
-    }
-
-    #[test]
-    fn arguments_are_checked_against_the_schema_top_level() {
-        let schema = json!({"type": "object", "properties": {"title": {"type": "string"},
-                            "n": {"type": ["integer", "null"]}}, "required": ["title"]});
-        let args = |v: Value| v.as_object().unwrap().clone();
-        assert!(check_arguments(&schema, &args(json!({"title": "x"}))).is_ok());
-        assert!(
-            check_arguments(&schema, &args(json!({"title": "x", "n": null, "extra": 1}))).is_ok()
-        );
-        assert!(
-            check_arguments(&schema, &args(json!({})))
-                .unwrap_err()
-                .contains("title")
-        );
-        assert!(
-            check_arguments(&schema, &args(json!({"title": 3})))
-                .unwrap_err()
-                .contains("string")
-        );
-        assert!(check_arguments(&schema, &args(json!({"title": "x", "n": 1.5}))).is_err());
     }
 
     #[test]

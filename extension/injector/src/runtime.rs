@@ -11,7 +11,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use bridge::adapter::ToolDef;
 use bridge::page::{FromPage, RuntimeKind, ToPage};
 use bridge::webmcp::{self, PageTool};
 use bridge::{ErrorCode, WireError};
@@ -225,15 +224,7 @@ async fn call_page_tool(
     args: serde_json::Value,
     timeout_ms: u64,
 ) -> Result<serde_json::Value, WireError> {
-    let def = ToolDef {
-        name: tool.spec.name.clone(),
-        description: String::new(),
-        input_schema: tool.spec.input_schema.clone(),
-        output_schema: None,
-        annotations: tool.spec.annotations,
-        steps: Vec::new(),
-    };
-    let args = check_args(&def, args)?;
+    let args = check_args(&tool.spec.name, &tool.spec.input_schema, args)?;
     let document = web_sys::window()
         .and_then(|w| w.document())
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
@@ -693,7 +684,14 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let (adapter, tool) = catalog.find_with_adapter(tool)?;
     let (args, resume_at) = match start {
-        Start::Call(args) => (check_args(tool, args)?, 0),
+        Start::Call(args) => (
+            check_args(
+                &bridge::names::public_tool_name(adapter, &tool.name),
+                &tool.input_schema,
+                args,
+            )?,
+            0,
+        ),
         Start::Continue { resume_at, vars } => (vars, resume_at),
     };
     if let Some(handler) = code_handler(adapter, &tool.name) {

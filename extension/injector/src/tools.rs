@@ -72,75 +72,10 @@ impl Catalog {
     }
 }
 
-/// The call's arguments as template variables, after checking them against the tool's schema:
-/// an object, every required property present, declared properties of the declared JSON type.
-pub fn check_args(tool: &ToolDef, args: Value) -> Result<Vars, WireError> {
-    let invalid = |message: String| WireError::new(ErrorCode::InvalidArgs, message);
-    let args = match args {
-        Value::Null => Vars::new(),
-        Value::Object(map) => map,
-        other => {
-            return Err(invalid(format!(
-                "arguments must be a JSON object, got {other}"
-            )));
-        }
-    };
-    let schema = &tool.input_schema;
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if args.get(name).is_none_or(Value::is_null) {
-                return Err(invalid(format!(
-                    "missing required argument {name:?} for {}",
-                    tool.name
-                )));
-            }
-        }
-    }
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (name, value) in &args {
-            let Some(property) = properties.get(name) else {
-                continue;
-            };
-            let Some(expected) = property.get("type").and_then(Value::as_str) else {
-                continue;
-            };
-            if !has_type(value, expected) && !value.is_null() {
-                return Err(invalid(format!(
-                    "argument {name:?} must be of type {expected}, got {value}"
-                )));
-            }
-            // An array's items, when the schema gives their type (a for_each over them would
-            // otherwise type whatever they are).
-            let item_type = property
-                .get("items")
-                .and_then(|items| items.get("type"))
-                .and_then(Value::as_str);
-            if let (Value::Array(items), Some(item_type)) = (value, item_type)
-                && let Some((i, item)) = items
-                    .iter()
-                    .enumerate()
-                    .find(|(_, item)| !has_type(item, item_type))
-            {
-                return Err(invalid(format!(
-                    "argument {name:?} must hold items of type {item_type}, got {item} at index {i}"
-                )));
-            }
-        }
-    }
-    Ok(args)
-}
-
-/// Whether `value` is of the JSON Schema type `expected` (an unknown type accepts anything).
-fn has_type(value: &Value, expected: &str) -> bool {
-    match expected {
-        "string" => value.is_string(),
-        "number" => value.is_number(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "boolean" => value.is_boolean(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        _ => true,
-    }
+/// The call's arguments as template variables, after [`bridge::args::checked`] (the same check the
+/// server made).
+pub fn check_args(public_name: &str, schema: &Value, args: Value) -> Result<Vars, WireError> {
+    bridge::args::checked(schema, args).map_err(|e| e.for_tool(public_name))
 }
 
 #[cfg(test)]
@@ -178,49 +113,22 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_checked() {
+    fn arguments_are_checked_as_the_server_checks_them() {
         let catalog = catalog();
         let add = catalog.find("todomvc_add_todo").unwrap();
-        let err = check_args(add, json!({})).unwrap_err();
+        let err = check_args("todomvc_add_todo", &add.input_schema, json!({})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArgs);
-        assert!(err.message.contains("\"title\""), "{err}");
-        assert!(
-            check_args(add, json!({"title": 5}))
-                .unwrap_err()
-                .message
-                .contains("string")
-        );
-        assert!(check_args(add, json!([1])).is_err());
         assert_eq!(
-            check_args(add, json!({"title": "x"})).unwrap()["title"],
-            "x"
+            err.message,
+            "todomvc_add_todo: missing required argument \"title\""
         );
+        let args = check_args("todomvc_add_todo", &add.input_schema, json!({"title": "x"}));
+        assert_eq!(args.unwrap()["title"], "x");
         let list = catalog.find("todomvc_list_todos").unwrap();
-        assert!(check_args(list, Value::Null).unwrap().is_empty());
-    }
-
-    #[test]
-    fn array_items_are_checked_against_their_declared_type() {
-        let tool: ToolDef = serde_json::from_value(json!({
-            "name": "t", "description": "d", "steps": [{"step": "click"}],
-            "input_schema": {"type": "object", "properties": {
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "any": {"type": "array"}
-            }}
-        }))
-        .unwrap();
-        let args = check_args(&tool, json!({"tags": ["a", "b c"], "any": [1, "x"]})).unwrap();
-        assert_eq!(args["tags"], json!(["a", "b c"]));
-        let err = check_args(&tool, json!({"tags": ["a", 2]})).unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArgs);
-        assert_eq!(
-            err.message,
-            "argument \"tags\" must hold items of type string, got 2 at index 1"
-        );
-        let err = check_args(&tool, json!({"tags": "a"})).unwrap_err();
-        assert_eq!(
-            err.message,
-            "argument \"tags\" must be of type array, got \"a\""
+        assert!(
+            check_args("todomvc_list_todos", &list.input_schema, Value::Null)
+                .unwrap()
+                .is_empty()
         );
     }
 }

@@ -693,7 +693,7 @@ fn tagging_tool(steps: Value) -> ToolDef {
 }
 
 fn run_with(dom: &FakeDom, tool: &ToolDef, args: Value) -> Result<Value, WireError> {
-    let args = check_args(tool, args)?;
+    let args = check_args(&tool.name, &tool.input_schema, args)?;
     block_on(run_value(dom, tool, args, 1000, &Cell::new(false)))
 }
 
