@@ -27,7 +27,7 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
     let mut socket = setup.extension().await;
     let seen = counter.count();
     let welcome = offer_todomvc_tab(&mut socket, "http://todomvc.com/examples/vanillajs/").await;
-    assert_eq!(welcome["protocol"], 1);
+    assert_eq!(welcome["protocol"], bridge::PROTOCOL_VERSION);
     counter.wait_above(seen).await;
     let page = tokio::spawn(play_page(socket));
 

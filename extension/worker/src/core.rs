@@ -5,16 +5,17 @@
 
 use std::collections::HashMap;
 
-use bridge::adapter::Adapter;
-use bridge::page::{FromPage, ToPage};
-use bridge::protocol::{AdapterMatch, BrowserInfo, LoadedPage, RequestId, TabId, TabTools};
+use bridge::page::{CallAnswer, FromPage, ToPage};
+use bridge::protocol::{BrowserInfo, LoadedPage, RequestId, TabId};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 
+use crate::adapters::AdapterSet;
 use crate::backoff::Backoff;
 use crate::link_problem::Problem;
 use crate::outbox::Outbox;
 use crate::tabs::{self, Sender, TabRegistry};
+use bridge::packed::PackedAdapter;
 
 /// The largest page answer forwarded: a bridge message, less room for the frame around it.
 pub const MAX_RESULT_BYTES: usize = bridge::MAX_MESSAGE_BYTES - 4096;
@@ -88,10 +89,8 @@ pub struct Status {
 
 pub struct Core {
     extension_id: String,
-    /// The server's adapters merged with the code adapters (which win on a name clash).
-    adapters: Vec<Adapter>,
-    /// Code adapters bundled into the extension (`adapters/code`), validated.
-    code_adapters: Vec<Adapter>,
+    /// The server's adapters and the bundled code adapters (`adapters/code`), packed.
+    adapters: AdapterSet,
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
@@ -111,8 +110,7 @@ impl Core {
     pub fn new(extension_id: impl Into<String>) -> Core {
         Core {
             extension_id: extension_id.into(),
-            adapters: Vec::new(),
-            code_adapters: Vec::new(),
+            adapters: AdapterSet::default(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             continuations: HashMap::new(),
@@ -136,10 +134,8 @@ impl Core {
         if let Some(json) = tabs_json {
             self.tabs = TabRegistry::restore(json, live);
         }
-        // Through a `Value`, like every message: the wasm then holds one adapter decoder.
-        let adapters = adapters_json.and_then(|j| serde_json::from_str(j).ok());
-        if let Some(adapters) = adapters.and_then(|v| serde_json::from_value(v).ok()) {
-            self.adapters = adapters;
+        if let Some(json) = adapters_json {
+            self.adapters.restore_server(json);
         }
     }
 
@@ -165,7 +161,7 @@ impl Core {
     }
 
     pub fn adapters_json(&self) -> String {
-        serde_json::to_string(&self.adapters).expect("adapters serialize")
+        self.adapters.server_json()
     }
 
     pub fn tab_ids(&self) -> Vec<TabId> {
@@ -174,27 +170,16 @@ impl Core {
 
     /// The union of the adapters' match patterns (what the content script is registered for).
     pub fn match_patterns(&self) -> Vec<String> {
-        let mut patterns: Vec<String> = self
-            .adapters
-            .iter()
-            .flat_map(|a| a.matches.iter().cloned())
-            .collect();
-        patterns.sort();
-        patterns.dedup();
-        patterns
+        self.adapters.match_patterns()
     }
 
     /// The `adapters` message for a page at `url`.
     pub fn adapters_message(&self, url: &str) -> String {
-        let adapters = tabs::adapters_for(&self.adapters, url)
-            .into_iter()
-            .cloned()
-            .collect();
-        serde_json::to_string(&ToPage::Adapters { adapters }).expect("page messages serialize")
+        self.adapters.message_for(url)
     }
 
     pub fn any_adapter_matches(&self, url: &str) -> bool {
-        self.adapters.iter().any(|a| a.matches_url(url))
+        self.adapters.any_matches(url)
     }
 
     // ---- the link -------------------------------------------------------------------------
@@ -218,14 +203,7 @@ impl Core {
             extension_version: extension_version.to_owned(),
             instance_id: instance_id.to_owned(),
             browser,
-            code_adapters: self
-                .code_adapters
-                .iter()
-                .map(|a| AdapterMatch {
-                    name: a.name.clone(),
-                    matches: a.matches.clone(),
-                })
-                .collect(),
+            code_adapters: self.adapters.code().to_vec(),
         }
         .encode()
     }
@@ -310,6 +288,8 @@ impl Core {
                 self.set_adapters(adapters, &mut actions);
                 actions.push(Action::RefreshTabs);
             }
+            // The server chose the tab by the tools it offers; the page answers for itself
+            // should they have changed since.
             ToExtension::CallTool {
                 id,
                 tab,
@@ -317,32 +297,18 @@ impl Core {
                 args,
                 timeout_ms,
             } => {
-                if let Some(entry) = self.tabs.get(tab)
-                    && !entry.tools.iter().any(|t| t.name == tool)
-                {
-                    let error = WireError::new(
-                        ErrorCode::NoSuchTool,
-                        format!(
-                            "tab {tab} ({}) offers no tool {tool:?}; it offers: {}",
-                            entry.url,
-                            tool_list(entry)
-                        ),
-                    );
-                    self.send(ToServer::CallToolError { id, error }, &mut actions);
-                } else {
-                    let message = ToPage::CallTool {
-                        id: id.clone(),
-                        tool,
-                        args,
-                        timeout_ms,
-                    };
-                    self.calls.insert(id.clone(), tab);
-                    actions.push(Action::ToTab {
-                        tab,
-                        message: serde_json::to_string(&message).expect("page messages serialize"),
-                        on_reply: OnReply::CallTool(id),
-                    });
-                }
+                let message = ToPage::CallTool {
+                    id: id.clone(),
+                    tool,
+                    args,
+                    timeout_ms,
+                };
+                self.calls.insert(id.clone(), tab);
+                actions.push(Action::ToTab {
+                    tab,
+                    message: serde_json::to_string(&message).expect("page messages serialize"),
+                    on_reply: OnReply::CallTool(id),
+                });
             }
             ToExtension::Cancel { id } => {
                 if let Some(&tab) = self.calls.get(&id) {
@@ -392,35 +358,25 @@ impl Core {
         actions
     }
 
-    /// The code adapters' declarations (JSON, from the bundle); invalid ones are logged and skipped.
+    /// The code adapters' declarations (JSON, from the bundle); unreadable ones are logged and
+    /// skipped (the server validates the others, and says what is wrong with them).
     pub fn set_code_adapters(&mut self, declarations: &[String]) -> Vec<Action> {
-        let mut actions = Vec::new();
-        self.code_adapters.clear();
-        for declaration in declarations {
-            match bridge::code_adapter::parse(declaration) {
-                Ok(adapter) => self.code_adapters.push(adapter),
-                Err(problems) => {
-                    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
-                    actions.push(Action::Log(format!(
-                        "code adapter skipped: {}",
-                        problems.join("; ")
-                    )));
-                }
-            }
-        }
-        let current = std::mem::take(&mut self.adapters);
-        self.set_adapters(current, &mut actions);
+        let mut actions: Vec<Action> = self
+            .adapters
+            .set_code(declarations)
+            .into_iter()
+            .map(|why| Action::Log(format!("code adapter skipped: {why}")))
+            .collect();
+        self.adapters_changed(&mut actions);
         actions
     }
 
-    fn set_adapters(&mut self, adapters: Vec<Adapter>, actions: &mut Vec<Action>) {
-        let code = &self.code_adapters;
-        let mut merged: Vec<Adapter> = adapters
-            .into_iter()
-            .filter(|a| !code.iter().any(|c| c.name == a.name))
-            .collect();
-        merged.extend(code.iter().cloned());
-        self.adapters = merged;
+    fn set_adapters(&mut self, adapters: Vec<PackedAdapter>, actions: &mut Vec<Action>) {
+        self.adapters.set_server(adapters);
+        self.adapters_changed(actions);
+    }
+
+    fn adapters_changed(&mut self, actions: &mut Vec<Action>) {
         actions.push(Action::SyncContentScripts(self.match_patterns()));
         actions.push(Action::PersistAdapters);
     }
@@ -439,14 +395,14 @@ impl Core {
             return actions; // already answered (the tab closed meanwhile)
         };
         let msg = match reply {
-            Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
-                Ok(FromPage::CallToolContinue {
+            Ok(Some(text)) => match CallAnswer::read(&text, id) {
+                Ok(CallAnswer::Message(FromPage::CallToolContinue {
                     id: got,
                     tool,
                     resume_at,
                     vars,
                     timeout_ms,
-                }) if got == id => {
+                })) if got == id => {
                     // Still pending: a closed tab or a page without the tool fails it.
                     self.calls.insert(got.clone(), tab);
                     let rest = ToPage::ContinueTool {
@@ -471,31 +427,29 @@ impl Core {
                         ),
                     ),
                 },
-                Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
-                    ToServer::CallToolResult {
+                // The page wrote the very frame the server reads: passed on as it is.
+                Ok(CallAnswer::Result) if self.link == LinkState::Connected => {
+                    actions.push(Action::Frame(text));
+                    return actions;
+                }
+                // The outbox keeps messages, not frames: queued, the result is decoded after all.
+                Ok(CallAnswer::Result) => match serde_json::from_str::<FromPage>(&text) {
+                    Ok(FromPage::CallToolResult { result, .. }) => ToServer::CallToolResult {
                         id: id.to_owned(),
                         result,
-                    }
-                }
-                Ok(FromPage::CallToolError { id: got, error }) if got == id => {
+                    },
+                    // `read` found a result; decoded, it is one all the same.
+                    other => something_else(tab, id, other.err()),
+                },
+                Ok(CallAnswer::Message(FromPage::CallToolError { id: got, error }))
+                    if got == id =>
+                {
                     ToServer::CallToolError {
                         id: id.to_owned(),
                         error,
                     }
                 }
-                other => ToServer::CallToolError {
-                    id: id.to_owned(),
-                    error: WireError::new(
-                        ErrorCode::Internal,
-                        format!(
-                            "tab {tab} answered call {id} with something else{}",
-                            match other {
-                                Ok(_) => String::new(),
-                                Err(e) => format!(": {e}"),
-                            }
-                        ),
-                    ),
-                },
+                other => something_else(tab, id, other.err()),
             },
             Ok(None) => ToServer::CallToolError {
                 id: id.to_owned(),
@@ -632,7 +586,7 @@ impl Core {
                     )));
                 }
                 let continuing = self.continuations.remove(&tab).map(|(id, tool, rest)| {
-                    let offered = accepted.iter().any(|t| t.name == tool);
+                    let offered = accepted.iter().any(|t| t.name() == tool);
                     (id, tool, rest, offered)
                 });
                 let update = self.tabs.set_tools(tab, url, &title, accepted);
@@ -752,16 +706,18 @@ impl Core {
     }
 }
 
-fn tool_list(entry: &TabTools) -> String {
-    if entry.tools.is_empty() {
-        return "none".into();
+/// The failure of call `id` whose page answered with something else than an answer to it.
+fn something_else(tab: TabId, id: &str, why: Option<serde_json::Error>) -> ToServer {
+    ToServer::CallToolError {
+        id: id.to_owned(),
+        error: WireError::new(
+            ErrorCode::Internal,
+            format!(
+                "tab {tab} answered call {id} with something else{}",
+                why.map(|e| format!(": {e}")).unwrap_or_default()
+            ),
+        ),
     }
-    entry
-        .tools
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Whether a `tabs.sendMessage` rejection says the page went away before answering: it
@@ -812,7 +768,7 @@ pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge::protocol::ToolSpec;
+    use bridge::protocol::OfferedTool;
     use serde_json::{Value, json};
 
     const ME: &str = "extid";
@@ -825,7 +781,7 @@ mod tests {
     }
 
     fn welcome() -> String {
-        json!({"type": "welcome", "protocol": 1, "server_version": "0.1.0", "instance_id": "s",
+        json!({"type": "welcome", "protocol": 2, "server_version": "0.1.0", "instance_id": "s",
                "adapters": [adapter_json()]})
         .to_string()
     }
@@ -856,21 +812,14 @@ mod tests {
             serde_json::from_str(&core.socket_opened("0.1.0", "inst", BrowserInfo::default()))
                 .unwrap();
         assert_eq!(hello["type"], "hello");
-        assert_eq!(hello["protocol"], 1);
+        assert_eq!(hello["protocol"], bridge::PROTOCOL_VERSION);
         core.on_server_frame(&welcome());
         assert_eq!(core.link(), LinkState::Connected);
         core
     }
 
     fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
-        let tools = vec![ToolSpec {
-            name: "todomvc_list_todos".into(),
-            adapter: "todomvc".into(),
-            description: "x".into(),
-            input_schema: json!({}),
-            output_schema: None,
-            annotations: Default::default(),
-        }];
+        let tools = vec![OfferedTool::Adapter("todomvc_list_todos".into())];
         let msg = FromPage::ToolsUpdated {
             url: "http://page-claims-anything/".into(),
             title: "Todos".into(),
@@ -923,7 +872,8 @@ mod tests {
         let sent = frames(&announce(&mut core, 3));
         assert_eq!(sent[0]["type"], "tools_updated");
         assert_eq!(sent[0]["tab"], 3);
-        assert_eq!(sent[0]["tools"][0]["description"], "List");
+        // By name: the server describes its adapters' tools itself.
+        assert_eq!(sent[0]["tools"], json!(["todomvc_list_todos"]));
         assert!(core.tabs_json().contains(r#""runtime":"wasm""#));
     }
 
@@ -1046,18 +996,45 @@ mod tests {
     }
 
     #[test]
+    fn a_result_is_passed_on_as_the_page_wrote_it_or_queued_while_the_link_is_down() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"p1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let page = r#"{"type":"call_tool_result","id":"p1","result":{"n":1.50,"s":"\u00e9"}}"#;
+        assert_eq!(
+            core.on_call_reply("p1", Ok(Some(page.into()))),
+            [Action::Frame(page.into())],
+            "the very text, not decoded and written again"
+        );
+        core.on_server_frame(&call.to_string().replace("p1", "p2"));
+        core.socket_closed(Problem::Closed { code: 1006 }, 0.5);
+        let page = page.replace("p1", "p2");
+        assert!(core.on_call_reply("p2", Ok(Some(page))).is_empty());
+        core.socket_opened("0.1.0", "i", BrowserInfo::default());
+        let sent = frames(&core.on_server_frame(&welcome()));
+        assert_eq!(
+            sent[1],
+            json!({"type":"call_tool_result","id":"p2","result":{"n":1.5,"s":"é"}})
+        );
+    }
+
+    #[test]
     fn unknown_tools_and_dead_tabs_fail_clearly() {
         let mut core = connected();
         announce(&mut core, 3);
+        // The server decides which tab offers a tool; the page answers for itself if its tools
+        // changed meanwhile, so the worker passes the call on.
         let call = json!({"type":"call_tool","id":"c2","tab":3,"tool":"todomvc_nope","args":{},"timeout_ms":500});
-        let sent = frames(&core.on_server_frame(&call.to_string()));
-        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
+        let actions = core.on_server_frame(&call.to_string());
         assert!(
-            sent[0]["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("todomvc_list_todos")
+            matches!(&actions[..], [Action::ToTab { tab: 3, on_reply: OnReply::CallTool(id), .. }] if id == "c2"),
+            "{actions:?}"
         );
+        let refused =
+            r#"{"type":"call_tool_error","id":"c2","error":{"code":"NO_SUCH_TOOL","message":"m"}}"#;
+        let sent = frames(&core.on_call_reply("c2", Ok(Some(refused.into()))));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
 
         let call =
             json!({"type":"call_tool","id":"c3","tab":77,"tool":"x","args":{},"timeout_ms":500});
@@ -1230,9 +1207,11 @@ mod tests {
         let hello: Value =
             serde_json::from_str(&core.socket_opened("0.1.0", "i", BrowserInfo::default()))
                 .unwrap();
+        // The declarations, for the server to validate and describe.
         assert_eq!(
             hello["code_adapters"],
-            json!([{"name": "calc", "match": ["http://127.0.0.1/*"]}])
+            json!([{"name": "calc", "match": ["http://127.0.0.1/*"],
+                    "tools": [{"name": "sum", "description": "Add."}]}])
         );
         core.on_server_frame(&welcome());
         let actions = core.on_server_frame(
@@ -1259,32 +1238,22 @@ mod tests {
         let mut core = connected();
         let declaration = r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
             "tools": [{"name": "sum", "description": "Add."}]}"#;
-        let actions = core.set_code_adapters(&[declaration.into(), r#"{"name": "Bad"}"#.into()]);
+        let actions = core.set_code_adapters(&[declaration.into(), r#"{"match": []}"#.into()]);
         assert!(matches!(&actions[0], Action::Log(m) if m.contains("code adapter skipped")));
-        let names = |core: &Core| -> Vec<String> {
-            serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
-                .unwrap()
-                .into_iter()
-                .map(|a| a.name)
-                .collect()
-        };
+        let names =
+            |core: &Core| -> Vec<String> { core.adapters.all().map(|a| a.name.clone()).collect() };
         assert_eq!(names(&core), ["todomvc", "calc"]);
         core.on_server_frame(
             &json!({"type": "adapters_updated", "adapters": [adapter_json()]}).to_string(),
         );
         assert_eq!(names(&core), ["todomvc", "calc"]);
+        // Only the server's adapters are kept for a restarted worker: the code ones are bundled.
+        let kept: Value = serde_json::from_str(&core.adapters_json()).unwrap();
+        assert_eq!(kept.as_array().unwrap().len(), 1);
         let url = "http://127.0.0.1:8000/x";
-        let offered = vec![ToolSpec {
-            name: "calc_sum".into(),
-            adapter: "calc".into(),
-            description: "forged".into(),
-            input_schema: json!({}),
-            output_schema: None,
-            annotations: Default::default(),
-        }];
+        let offered = vec![OfferedTool::Adapter("calc_sum".into())];
         let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);
-        assert_eq!((accepted.len(), refused), (1, 0));
-        assert_eq!(accepted[0].description, "Add.");
+        assert_eq!((accepted, refused), (offered, 0));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! server. The decisions live in host-tested modules ([`core`], [`tabs`], [`backoff`],
 //! [`outbox`]); [`glue`] and [`chrome`] only touch the browser.
 
+pub mod adapters;
 pub mod backoff;
 pub mod chrome;
 pub mod core;
