@@ -40,22 +40,9 @@ struct ToolDeclaration {
 /// like an adapter file (what the server does with the declarations `hello` brings). A shape
 /// error is not located: the bundler wrote the declaration on one line.
 pub fn parse(declaration: Value) -> Result<Adapter, Vec<Problem>> {
-    let adapter =
-        decode(declaration).map_err(|e| vec![Problem::at(JsonPath::default(), e.to_string())])?;
-    let problems = adapter.validate();
-    if problems.is_empty() {
-        Ok(adapter)
-    } else {
-        Err(problems)
-    }
-}
-
-/// The adapter a declaration describes, not validated: what the page does, which runs code
-/// adapters whose tools the server validated and offers (the validator's code stays out of the
-/// page's wasm).
-pub fn decode(declaration: Value) -> Result<Adapter, serde_json::Error> {
-    let d: Declaration = serde_json::from_value(declaration)?;
-    Ok(Adapter {
+    let d: Declaration = serde_json::from_value(declaration)
+        .map_err(|e| vec![Problem::at(JsonPath::default(), e.to_string())])?;
+    let adapter = Adapter {
         schema: None,
         name: d.name,
         description: d.description,
@@ -78,7 +65,13 @@ pub fn decode(declaration: Value) -> Result<Adapter, serde_json::Error> {
             })
             .collect(),
         state: None,
-    })
+    };
+    let problems = adapter.validate();
+    if problems.is_empty() {
+        Ok(adapter)
+    } else {
+        Err(problems)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::packed::PackedAdapter;
 pub use crate::protocol::RuntimeKind;
 use crate::protocol::{OfferedTool, RequestId, WireError};
 use crate::tagged;
@@ -73,14 +72,15 @@ pub enum FromPage {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToPage {
-    /// The adapters whose match patterns cover the page's URL, and the code adapters' declarations
-    /// likewise (their handlers are in the page's bundle): the answer to [`FromPage::PageReady`],
-    /// and pushed unasked when the adapters change or the tab's URL changes in place (the page then
-    /// announces its tools again).
+    /// The adapters whose match patterns cover the page's URL, and the code adapters likewise
+    /// (their handlers are in the page's bundle): the answer to [`FromPage::PageReady`], and pushed
+    /// unasked when the adapters change or the tab's URL changes in place (the page then announces
+    /// its tools again). Each is an adapter's JSON ([`crate::adapter::Adapter`]) as the server sent
+    /// it: the page decodes each one itself, and a bad one alone is left out.
     Adapters {
-        adapters: Vec<PackedAdapter>,
+        adapters: Vec<Value>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        code_adapters: Vec<PackedAdapter>,
+        code_adapters: Vec<Value>,
     },
     CallTool {
         id: RequestId,
@@ -335,7 +335,7 @@ mod tests {
     fn every_page_message_round_trips() {
         let error = WireError::new(crate::ErrorCode::Timeout, "t");
         let vars = json!({"q": 1}).as_object().cloned().unwrap();
-        let adapter: PackedAdapter = serde_json::from_value(json!({
+        let adapter: Value = serde_json::from_value(json!({
             "name": "a", "match": ["http://127.0.0.1/*"],
             "tools": [{"name": "t", "description": "d", "steps": [{"step": "click", "selector": "#x"}]}]
         }))
@@ -514,15 +514,14 @@ mod tests {
             "{unknown}"
         );
         assert!(error("[1]").contains("invalid type: sequence"));
-        // Adapters travel packed: the page decodes each one itself (and refuses a bad one alone).
+        // The page decodes each adapter itself (and leaves out a bad one alone).
         let packed = serde_json::from_str::<ToPage>(
             r#"{"type":"adapters","adapters":[{"name":"a","match":[],"tools":[],"colour":1}]}"#,
         );
-        assert!(matches!(packed, Ok(ToPage::Adapters { adapters, .. }) if adapters[0].name == "a"));
-        let nameless = error_to_page(r#"{"type":"adapters","adapters":[{"match":[],"tools":[]}]}"#);
         assert!(
-            nameless.contains("an adapter needs a \"name\""),
-            "{nameless}"
+            matches!(packed, Ok(ToPage::Adapters { adapters, .. }) if adapters[0]["colour"] == 1)
         );
+        let not_a_list = error_to_page(r#"{"type":"adapters","adapters":{}}"#);
+        assert!(not_a_list.contains("invalid type: map"), "{not_a_list}");
     }
 }

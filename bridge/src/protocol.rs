@@ -305,6 +305,10 @@ pub enum ToExtension {
         server_version: String,
         instance_id: String,
         adapters: Vec<PackedAdapter>,
+        /// The code adapters `hello` declared that validated, as adapters: the worker gives pages
+        /// these (the one validator, and the one adapter model, are the server's).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        code_adapters: Vec<PackedAdapter>,
     },
     AdaptersUpdated {
         adapters: Vec<PackedAdapter>,
@@ -502,6 +506,7 @@ impl ToExtension {
                 server_version: f.req("server_version")?,
                 instance_id: f.req("instance_id")?,
                 adapters: f.req("adapters")?,
+                code_adapters: f.opt("code_adapters")?,
             },
             "adapters_updated" => ToExtension::AdaptersUpdated {
                 adapters: f.req("adapters")?,
@@ -887,6 +892,7 @@ mod tests {
                 server_version: "0.1.0".into(),
                 instance_id: "s".into(),
                 adapters: vec![],
+                code_adapters: vec![],
             },
             ToExtension::AdaptersUpdated { adapters: vec![] },
             ToExtension::CallTool {

@@ -25,8 +25,8 @@ mod validate;
 pub use kinds::{STEP_KINDS, StepKind};
 pub use locate::{JsonPath, PathSegment, Problem, locate};
 pub use step::{
-    Condition, FetchBody, Field, Loop, OptionChoice, Read, ResponseKind, Step, TextMatch,
-    WaitUntil, assigned_names,
+    Condition, FetchBody, Field, Loop, OptionChoice, Read, Step, TextMatch, WaitUntil,
+    assigned_names,
 };
 
 /// One site's tool set.

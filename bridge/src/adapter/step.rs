@@ -2,7 +2,7 @@
 //! two fields (`value` or `label`, `text_equals` or `text_contains`, `selector` or `items` with
 //! `as`, `selector` or `var`, `fields` only with a JSON `response`) are enums here, so a step the
 //! decoder accepted cannot hold both or neither. Files write steps flat (`{"step": "select",
-//! "selector": "#size", "label": "Large"}`): [`super::decode`] reads them, and `Serialize` below
+//! "selector": "#size", "label": "Large"}`): `super::decode` reads them, and `Serialize` below
 //! writes them back the same way.
 
 use std::collections::BTreeMap;
@@ -169,16 +169,7 @@ pub enum FetchBody {
     },
 }
 
-/// The `response` field of a `fetch` step.
-#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ResponseKind {
-    #[default]
-    Json,
-    Text,
-}
-
-#[derive(serde::Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitUntil {
     #[default]

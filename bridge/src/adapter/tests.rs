@@ -550,7 +550,7 @@ fn fetch_steps_are_validated_with_their_place() {
     );
     assert!(
         error(json!({"step": "fetch", "url": "/a", "into": "x", "response": "xml"}))
-            .contains("unknown variant `xml`")
+            .contains("`response` of a \"fetch\" step must be one of json, text, got \"xml\"")
     );
 }
 

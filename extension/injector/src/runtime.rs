@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use bridge::adapter::Adapter;
-use bridge::packed::PackedAdapter;
 use bridge::page::{FromPage, RuntimeKind, ToPage};
 use bridge::webmcp;
 use bridge::{ErrorCode, WireError};
@@ -220,7 +219,7 @@ fn announce() {
 /// Delays between checks of DOM predicates still unmet (the page may render late), in ms.
 const PREDICATE_RECHECKS_MS: &[f64] = &[100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0];
 
-fn set_adapters(adapters: Vec<PackedAdapter>, code: Vec<PackedAdapter>) {
+fn set_adapters(adapters: Vec<serde_json::Value>, code: Vec<serde_json::Value>) {
     let (adapters, code, problems) = tools::unpack(adapters, code);
     for problem in problems {
         console_warn(&format!("tabwire: left out {problem}"));

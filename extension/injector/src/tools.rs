@@ -8,7 +8,6 @@
 use std::cell::Cell;
 
 use bridge::adapter::{Adapter, ToolDef};
-use bridge::packed::PackedAdapter;
 use bridge::protocol::OfferedTool;
 use bridge::template::Vars;
 use bridge::webmcp::PageTool;
@@ -108,32 +107,30 @@ impl Catalog {
     }
 }
 
-/// Decodes the adapters the worker sent (packed: it reads only their names and patterns);
-/// returns the declarative and the code adapters, and why each undecodable one was left out.
-pub fn unpack(
-    adapters: Vec<PackedAdapter>,
-    code: Vec<PackedAdapter>,
-) -> (Vec<Adapter>, Vec<Adapter>, Vec<String>) {
+/// Decodes the adapters the worker sent (it read only their names and patterns), the code
+/// adapters as the server validated them; returns the declarative and the code adapters, and why
+/// each undecodable one was left out.
+pub fn unpack(adapters: Vec<Value>, code: Vec<Value>) -> (Vec<Adapter>, Vec<Adapter>, Vec<String>) {
     let mut problems = Vec::new();
-    let declarative = adapters
-        .into_iter()
-        .filter_map(|packed| {
-            let name = packed.name.clone();
-            serde_json::from_value(packed.into_json())
-                .map_err(|e| problems.push(format!("adapter {name}: {e}")))
-                .ok()
-        })
-        .collect();
-    let code = code
-        .into_iter()
-        .filter_map(|packed| {
-            let name = packed.name.clone();
-            bridge::code_adapter::decode(packed.into_json())
-                .map_err(|e| problems.push(format!("code adapter {name}: {e}")))
-                .ok()
-        })
-        .collect();
+    let mut decode_all = |adapters: Vec<Value>, what: &str| -> Vec<Adapter> {
+        adapters
+            .into_iter()
+            .filter_map(|json| {
+                let name = json.get("name").map(Value::to_string).unwrap_or_default();
+                decode(json)
+                    .map_err(|e| problems.push(format!("{what} {name}: {e}")))
+                    .ok()
+            })
+            .collect()
+    };
+    let declarative = decode_all(adapters, "adapter");
+    let code = decode_all(code, "code adapter");
     (declarative, code, problems)
+}
+
+/// One decoder for both kinds of adapters (a code adapter's steps are a placeholder).
+fn decode(json: Value) -> Result<Adapter, serde_json::Error> {
+    serde_json::from_value(json)
 }
 
 /// The call's arguments as template variables, after [`bridge::args::checked`] (the same check the

@@ -135,7 +135,7 @@ impl Core {
             self.tabs = TabRegistry::restore(json, live);
         }
         if let Some(json) = adapters_json {
-            self.adapters.restore_server(json);
+            self.adapters.restore(json);
         }
     }
 
@@ -161,7 +161,7 @@ impl Core {
     }
 
     pub fn adapters_json(&self) -> String {
-        self.adapters.server_json()
+        self.adapters.to_json()
     }
 
     pub fn tab_ids(&self) -> Vec<TabId> {
@@ -203,7 +203,7 @@ impl Core {
             extension_version: extension_version.to_owned(),
             instance_id: instance_id.to_owned(),
             browser,
-            code_adapters: self.adapters.code().to_vec(),
+            code_adapters: self.adapters.declared_code().to_vec(),
         }
         .encode()
     }
@@ -260,6 +260,7 @@ impl Core {
             ToExtension::Welcome {
                 server_version,
                 adapters,
+                code_adapters,
                 protocol,
                 ..
             } => {
@@ -273,6 +274,7 @@ impl Core {
                 self.backoff.reset();
                 self.problem = None;
                 self.server_version = Some(server_version);
+                self.adapters.set_validated_code(code_adapters);
                 self.set_adapters(adapters, &mut actions);
                 let snapshot = ToServer::ToolsSnapshot {
                     tabs: self.tabs.snapshot(),
@@ -363,7 +365,7 @@ impl Core {
     pub fn set_code_adapters(&mut self, declarations: &[String]) -> Vec<Action> {
         let mut actions: Vec<Action> = self
             .adapters
-            .set_code(declarations)
+            .set_declared_code(declarations)
             .into_iter()
             .map(|why| Action::Log(format!("code adapter skipped: {why}")))
             .collect();
@@ -1242,14 +1244,22 @@ mod tests {
         assert!(matches!(&actions[0], Action::Log(m) if m.contains("code adapter skipped")));
         let names =
             |core: &Core| -> Vec<String> { core.adapters.all().map(|a| a.name.clone()).collect() };
+        // The server validates the declaration and sends it back as an adapter.
+        let calc = json!({"name": "calc", "match": ["http://127.0.0.1/*"], "tools": [
+            {"name": "sum", "description": "Add.", "steps": [{"step": "return", "value": 1}]}]});
+        core.on_server_frame(
+            &json!({"type": "welcome", "protocol": 2, "server_version": "0.1.0",
+                    "instance_id": "s", "adapters": [adapter_json()], "code_adapters": [calc]})
+            .to_string(),
+        );
         assert_eq!(names(&core), ["todomvc", "calc"]);
         core.on_server_frame(
             &json!({"type": "adapters_updated", "adapters": [adapter_json()]}).to_string(),
         );
         assert_eq!(names(&core), ["todomvc", "calc"]);
-        // Only the server's adapters are kept for a restarted worker: the code ones are bundled.
+        // What the server sent is kept for a restarted worker.
         let kept: Value = serde_json::from_str(&core.adapters_json()).unwrap();
-        assert_eq!(kept.as_array().unwrap().len(), 1);
+        assert_eq!(kept["code"][0]["name"], "calc");
         let url = "http://127.0.0.1:8000/x";
         let offered = vec![OfferedTool::Adapter("calc_sum".into())];
         let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);

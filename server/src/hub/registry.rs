@@ -86,9 +86,9 @@ pub struct Registry {
     /// The WebSocket port (what NOT_CONNECTED names) and this process's id (in `welcome`).
     port: u16,
     instance_id: String,
-    /// The adapters served now (live reload replaces them) and `welcome` written with them.
+    /// The adapters served now (live reload replaces them), and packed for the extension.
     adapters: Arc<Vec<Adapter>>,
-    welcome: String,
+    packed: Vec<PackedAdapter>,
     /// `None` until the listener has tried the port.
     link: Option<Link>,
     next_conn: ConnId,
@@ -114,7 +114,7 @@ impl Registry {
             port,
             instance_id,
             adapters: Arc::default(),
-            welcome: String::new(),
+            packed: Vec::new(),
             link: None,
             next_conn: 0,
             connections: HashMap::new(),
@@ -139,17 +139,13 @@ impl Registry {
     /// Serves `adapters` from now on and pushes them to every connected extension, whose tabs then
     /// announce their tools again.
     pub fn set_adapters(&mut self, adapters: Vec<Adapter>) {
-        let packed: Vec<PackedAdapter> = adapters.iter().map(PackedAdapter::pack).collect();
-        self.welcome = ToExtension::Welcome {
-            protocol: PROTOCOL_VERSION,
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
-            instance_id: self.instance_id.clone(),
-            adapters: packed.clone(),
-        }
-        .encode();
+        self.packed = adapters.iter().map(PackedAdapter::pack).collect();
         self.adapters = Arc::new(adapters);
         if !self.connections.is_empty() {
-            let frame = ToExtension::AdaptersUpdated { adapters: packed }.encode();
+            let frame = ToExtension::AdaptersUpdated {
+                adapters: self.packed.clone(),
+            }
+            .encode();
             for c in self.connections.values() {
                 let _ = c.outbox.send(frame.clone());
             }
@@ -207,8 +203,9 @@ impl Registry {
         }
     }
 
-    /// A connection introduced itself: it is answered with `welcome` (or, speaking another
-    /// protocol version, with an `error` saying so), and its code adapters are validated.
+    /// A connection introduced itself: its code adapters are validated, and it is answered with
+    /// `welcome`, which carries the adapters and the code adapters that validated (or, speaking
+    /// another protocol version, with an `error` saying so).
     pub fn hello(
         &mut self,
         conn: ConnId,
@@ -219,7 +216,7 @@ impl Registry {
         let Some(c) = self.connections.get_mut(&conn) else {
             return Changes::default();
         };
-        let code = declared
+        let code: Vec<Adapter> = declared
             .iter()
             .filter_map(|packed| {
                 bridge::code_adapter::parse(packed.json().clone())
@@ -233,7 +230,14 @@ impl Registry {
             })
             .collect();
         let frame = if protocol == PROTOCOL_VERSION {
-            self.welcome.clone()
+            ToExtension::Welcome {
+                protocol: PROTOCOL_VERSION,
+                server_version: env!("CARGO_PKG_VERSION").to_owned(),
+                instance_id: self.instance_id.clone(),
+                adapters: self.packed.clone(),
+                code_adapters: code.iter().map(PackedAdapter::pack).collect(),
+            }
+            .encode()
         } else {
             let error = text::incompatible(protocol, PROTOCOL_VERSION);
             tracing::warn!(conn, protocol, ours = PROTOCOL_VERSION, "{}", error.message);

@@ -77,19 +77,19 @@ impl Backends for FakeBackends {
     }
 }
 
-fn packed(json: Value) -> PackedAdapter {
-    PackedAdapter::from_json(json).unwrap()
-}
-
 fn catalog() -> Catalog {
     let todomvc =
         bridge::adapter::parse_adapter(include_str!("../../../../adapters/todomvc.json")).unwrap();
-    let calc = json!({"name": "calc", "match": ["<all_urls>"], "tools": [
-        {"name": "sum", "description": "Add.", "annotations": {"read_only": true},
-         "input_schema": {"type": "object", "properties": {"a": {"type": "number"}},
-                          "required": ["a"]}}]});
-    let (adapters, code, problems) =
-        unpack(vec![PackedAdapter::pack(&todomvc)], vec![packed(calc)]);
+    // A code adapter's declaration, as the server validated it and sent it back in `welcome`.
+    let calc = bridge::code_adapter::parse(json!({"name": "calc", "match": ["<all_urls>"],
+        "tools": [{"name": "sum", "description": "Add.", "annotations": {"read_only": true},
+                   "input_schema": {"type": "object", "properties": {"a": {"type": "number"}},
+                                    "required": ["a"]}}]}))
+    .unwrap();
+    let (adapters, code, problems) = unpack(
+        vec![serde_json::to_value(&todomvc).unwrap()],
+        vec![serde_json::to_value(&calc).unwrap()],
+    );
     assert!(problems.is_empty(), "{problems:?}");
     let page_tools = bridge::webmcp::page_tools(
         &json!([{"name": "Greet", "description": "Say hi.",
@@ -238,16 +238,15 @@ fn undecodable_adapters_are_left_out_with_the_reason() {
     let steps_of_another_kind = json!({"name": "odd", "match": ["<all_urls>"],
         "tools": [{"name": "t", "description": "d", "steps": [{"step": "teleport"}]}]});
     let bad_code = json!({"name": "bad", "match": ["<all_urls>"], "tools": [{"name": "t"}]});
-    let (adapters, code, problems) =
-        unpack(vec![packed(steps_of_another_kind)], vec![packed(bad_code)]);
+    let (adapters, code, problems) = unpack(vec![steps_of_another_kind], vec![bad_code]);
     assert!(adapters.is_empty() && code.is_empty());
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
-        problems[0].starts_with("adapter odd: unknown variant `teleport`"),
+        problems[0].starts_with("adapter \"odd\": unknown variant `teleport`"),
         "{problems:?}"
     );
     assert!(
-        problems[1].starts_with("code adapter bad: missing field `description`"),
+        problems[1].starts_with("code adapter \"bad\": missing field `description`"),
         "{problems:?}"
     );
 }

@@ -117,7 +117,7 @@ fn an_extension_of_another_protocol_gets_an_error_and_calls_say_why() {
 #[test]
 fn code_adapters_from_hello_are_validated_and_their_tools_described_by_the_server() {
     let mut r = registry();
-    let (conn, _frames) = connect(&mut r);
+    let (conn, mut frames) = connect(&mut r);
     let declared = |json: serde_json::Value| PackedAdapter::from_json(json).unwrap();
     let _ = r.hello(
         conn,
@@ -130,6 +130,12 @@ fn code_adapters_from_hello_are_validated_and_their_tools_described_by_the_serve
         ],
     );
     assert_eq!(r.code_adapters().len(), 2, "as declared, for peers");
+    let [ToExtension::Welcome { code_adapters, .. }] = &sent(&mut frames)[..] else {
+        panic!("expected welcome")
+    };
+    let names: Vec<&str> = code_adapters.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["calc"], "only the valid ones, as adapters");
+    assert!(code_adapters[0].json()["tools"][0]["steps"].is_array());
     let _ = r.snapshot(
         conn,
         vec![tab(4, "http://127.0.0.1:8000/", &["calc_sum", "Bad_t"])],
