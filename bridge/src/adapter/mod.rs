@@ -2,11 +2,11 @@
 //! schemas and annotations, and handlers written as DOM steps the injector executes), and its
 //! validation, which reports every problem with the place it sits (path, line, column).
 //!
-//! - [`step`]: the steps, with either-or choices as enums;
-//! - [`kinds`]: the table of step kinds, the one list every other part follows;
-//! - [`decode`]: reading steps as files write them;
-//! - [`validate`]: the rules beyond the shape (variables, names, patterns, schemas);
-//! - [`locate`]: paths and the line and column of a problem in the file's text.
+//! - `step`: the steps, with either-or choices as enums;
+//! - `kinds`: the table of step kinds, the one list every other part follows;
+//! - `decode`: reading steps as files write them;
+//! - `validate`: the rules beyond the shape (variables, names, patterns, schemas);
+//! - `locate`: paths and the line and column of a problem in the file's text.
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! The browser side of each tool back-end ([`crate::tools::Backends`]): adapter steps against the
+//! The browser side of each tool back-end (`crate::tools::Backends`): adapter steps against the
 //! real DOM ([`WebDom`]), a code adapter's handler from the bundle (`extension/dist/code-adapters.js`),
 //! and the page's own tools (WebMCP), relayed to the page's world by `extension/webmcp.js` as
 //! CustomEvents with JSON string details (untrusted).

@@ -931,4 +931,6 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
 }
 
 #[cfg(test)]
+mod fetch_tests;
+#[cfg(test)]
 mod tests;

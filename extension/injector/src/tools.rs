@@ -2,7 +2,7 @@
 //! [`crate::steps`]), the code adapters (a bundled JS handler), and the tools the page registered
 //! itself through WebMCP (relayed to the page). [`Catalog`] holds them, announces them (adapter
 //! tools by name: the server describes them; the page's own in full) and finds a call's tool;
-//! [`call`] checks the arguments and runs the tool on its back-end, through [`Backends`], which
+//! `call` checks the arguments and runs the tool on its back-end, through `Backends`, which
 //! the browser glue implements (and tests fake).
 
 use std::cell::Cell;
