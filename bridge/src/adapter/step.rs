@@ -260,41 +260,26 @@ impl Step {
 
     /// The steps nested in this one (`within`, `for_each`, `frame`, both branches of `if`).
     pub fn children(&self) -> impl Iterator<Item = &Step> {
-        let (a, b): (&[Step], &[Step]) = match self {
-            Step::Within { steps, .. }
-            | Step::ForEach { steps, .. }
-            | Step::Frame { steps, .. } => (steps, &[]),
-            Step::If {
-                then, otherwise, ..
-            } => (then, otherwise),
-            Step::Wait { .. }
-            | Step::Click { .. }
-            | Step::Dblclick { .. }
-            | Step::Hover { .. }
-            | Step::ScrollIntoView { .. }
-            | Step::Fill { .. }
-            | Step::Clear { .. }
-            | Step::Blur { .. }
-            | Step::Press { .. }
-            | Step::Select { .. }
-            | Step::Check { .. }
-            | Step::Uncheck { .. }
-            | Step::Read { .. }
-            | Step::Extract { .. }
-            | Step::Navigate { .. }
-            | Step::Return { .. }
-            | Step::Fetch { .. } => (&[], &[]),
-        };
+        let (a, b, _) = self.parts();
         a.iter().chain(b)
     }
 
     /// The variable this step itself reads into, if any.
     pub fn assigns(&self) -> Option<&str> {
+        self.parts().2
+    }
+
+    /// Its nested steps (two lists: `if` has two branches) and the variable it reads into.
+    fn parts(&self) -> (&[Step], &[Step], Option<&str>) {
         match self {
+            Step::Within { steps, .. } | Step::Frame { steps, .. } => (steps, &[], None),
+            Step::ForEach { steps, into, .. } => (steps, &[], into.as_deref()),
+            Step::If {
+                then, otherwise, ..
+            } => (then, otherwise, None),
             Step::Read { into, .. } | Step::Extract { into, .. } | Step::Fetch { into, .. } => {
-                Some(into)
+                (&[], &[], Some(into))
             }
-            Step::ForEach { into, .. } => into.as_deref(),
             Step::Wait { .. }
             | Step::Click { .. }
             | Step::Dblclick { .. }
@@ -307,11 +292,8 @@ impl Step {
             | Step::Select { .. }
             | Step::Check { .. }
             | Step::Uncheck { .. }
-            | Step::Within { .. }
-            | Step::If { .. }
-            | Step::Frame { .. }
             | Step::Navigate { .. }
-            | Step::Return { .. } => None,
+            | Step::Return { .. } => (&[], &[], None),
         }
     }
 }

@@ -221,15 +221,11 @@ mod tests {
         OfferedTool::Adapter(name.into())
     }
 
+    /// A tool described in full, as a page's own travels (an object, where a name is a string).
     fn offered(adapter: &str, name: &str, description: &str) -> OfferedTool {
-        OfferedTool::Described(ToolSpec {
-            name: name.into(),
-            adapter: adapter.into(),
-            description: description.into(),
-            input_schema: json!({"type": "object"}),
-            output_schema: None,
-            annotations: Default::default(),
-        })
+        let spec = json!({"name": name, "adapter": adapter, "description": description,
+                          "input_schema": {"type": "object"}});
+        serde_json::from_value(spec).unwrap()
     }
 
     #[test]
