@@ -6,11 +6,13 @@
 //! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
+pub mod args;
 pub mod code_adapter;
 pub mod fetch;
 pub mod keys;
 pub mod lint;
 pub mod names;
+pub mod packed;
 pub mod page;
 pub mod pattern;
 pub mod protocol;
@@ -20,8 +22,9 @@ pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 
-/// Version of the wire protocol, exchanged in `hello` / `welcome`.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version of the wire protocol, exchanged in `hello` / `welcome`. 2: pages announce adapter tools
+/// by name, adapters travel packed, `hello` carries the code adapters' declarations.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest WebSocket frame or page message either side accepts, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -27,7 +27,7 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
     let mut socket = setup.extension().await;
     let seen = counter.count();
     let welcome = offer_todomvc_tab(&mut socket, "http://todomvc.com/examples/vanillajs/").await;
-    assert_eq!(welcome["protocol"], 1);
+    assert_eq!(welcome["protocol"], bridge::PROTOCOL_VERSION);
     counter.wait_above(seen).await;
     let page = tokio::spawn(play_page(socket));
 
@@ -116,15 +116,21 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
             .contains(&json!("todomvc_add_todo"))
     );
 
-    // Unknown tools and malformed arguments are JSON-RPC errors, not tool results.
+    // An unknown tool is a JSON-RPC error; arguments that do not fit the tool's schema are a tool
+    // failure the model reads and corrects (SEP-1303), in the words of bridge::args.
     let unknown = client
         .call_tool(CallToolRequestParams::new("no_such_tool"))
         .await;
     assert!(unknown.is_err(), "{unknown:?}");
     let missing_title = client
         .call_tool(CallToolRequestParams::new("todomvc_add_todo").with_arguments(JsonObject::new()))
-        .await;
-    assert!(missing_title.is_err(), "{missing_title:?}");
+        .await
+        .unwrap();
+    assert_eq!(missing_title.is_error, Some(true));
+    assert_eq!(
+        missing_title.content[0].as_text().unwrap().text,
+        "INVALID_ARGS: todomvc_add_todo: missing required argument \"title\""
+    );
 
     client.cancel().await.unwrap();
     page.abort();

@@ -17,6 +17,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from harness.fake_extension import PROTOCOL
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -100,14 +101,14 @@ async def test_websocket_accepts_our_extension_with_the_secret(tabwire, pairing,
         assert ws.subprotocol == "tabwire.v1", "the server must answer with the tabwire.v1 subprotocol only"
         hello = {
             "type": "hello",
-            "protocol": 1,
+            "protocol": PROTOCOL,
             "instance_id": str(uuid.uuid4()),
             "browser": {"name": "e2e-test", "version": "0", "user_agent": "pytest"},
             "extension_version": "0.0.0",
         }
         await ws.send(json.dumps(hello))
         welcome = await receive_until(ws, "welcome", timeout=10)
-        assert welcome.get("protocol") in (None, 1), f"welcome should speak protocol 1: {welcome}"
+        assert welcome.get("protocol") == PROTOCOL, f"welcome should speak protocol {PROTOCOL}: {welcome}"
 
     # The stdio side is unaffected by the socket.
     names = await tabwire.tool_names()

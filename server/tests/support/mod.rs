@@ -203,7 +203,8 @@ pub async fn receive(socket: &mut Socket) -> Value {
 pub async fn hello(socket: &mut Socket) -> Value {
     send(
         socket,
-        json!({"type": "hello", "protocol": 1, "extension_version": "test", "instance_id": "fake",
+        json!({"type": "hello", "protocol": bridge::PROTOCOL_VERSION, "extension_version": "test",
+               "instance_id": "fake",
                "browser": {"name": "fake", "version": "0", "user_agent": "test"}}),
     )
     .await;
@@ -225,7 +226,8 @@ pub async fn offer_todomvc_tab(socket: &mut Socket, url: &str) -> Value {
     welcome
 }
 
-/// The todomvc tools as a page registers them, built from the adapter in `welcome`.
+/// The todomvc tools as a page announces them (by name: the server describes them), from the
+/// adapter in `welcome`.
 pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
     let adapter = welcome["adapters"]
         .as_array()
@@ -237,13 +239,7 @@ pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|tool| {
-            json!({"name": format!("todomvc_{}", tool["name"].as_str().unwrap()),
-                   "adapter": "todomvc", "description": tool["description"],
-                   "input_schema": tool.get("input_schema").cloned()
-                        .unwrap_or(json!({"type": "object", "properties": {}})),
-                   "annotations": tool.get("annotations").cloned().unwrap_or(json!({}))})
-        })
+        .map(|tool| json!(format!("todomvc_{}", tool["name"].as_str().unwrap())))
         .collect()
 }
 
