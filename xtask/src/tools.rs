@@ -1,9 +1,9 @@
 //! The tools the extension's build runs after cargo, found or installed into the cache:
 //! `wasm-bindgen` (wasm-bindgen-cli at exactly the version Cargo.lock pins for the crate, `cargo
-//! install`ed when missing) and binaryen's `wasm-opt` and `wasm2js` (a new enough binaryen on
-//! PATH, else the npm package, installed into the cache when missing). Debian's binaryen 108
-//! silently corrupts wasm-bindgen's output (the externref table export), so a binaryen older than
-//! [`MIN_BINARYEN`] is never used.
+//! install`ed when missing), binaryen's `wasm-opt` and `wasm2js` (a new enough binaryen on
+//! PATH, else the npm package, installed into the cache when missing), and esbuild (npm, pinned),
+//! which minifies the wasm2js output. Debian's binaryen 108 silently corrupts wasm-bindgen's output
+//! (the externref table export), so a binaryen older than [`MIN_BINARYEN`] is never used.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +14,8 @@ use crate::util::{Paths, log, output, run, warn};
 
 /// The npm package version installed when no binaryen on PATH will do.
 pub const NPM_BINARYEN: u32 = 132;
+/// The esbuild installed from npm to minify the wasm2js output (the version the input fixtures use).
+pub const NPM_ESBUILD: &str = "0.28.2";
 /// The oldest binaryen taken from PATH. 108 (Debian 12's) corrupts wasm-bindgen 0.2.13x output;
 /// 132 is the version every build here is made and measured with.
 pub const MIN_BINARYEN: u32 = 120;
@@ -22,6 +24,7 @@ pub struct Tools {
     pub wasm_bindgen: PathBuf,
     pub wasm_opt: PathBuf,
     pub wasm2js: PathBuf,
+    pub esbuild: PathBuf,
     /// Files whose change must redo every post-processed output.
     pub fingerprint: Vec<PathBuf>,
 }
@@ -30,13 +33,20 @@ impl Tools {
     pub fn ensure(paths: &Paths) -> anyhow::Result<Tools> {
         let wasm_bindgen = ensure_wasm_bindgen(paths)?;
         let (wasm_opt, wasm2js) = ensure_binaryen(paths)?;
-        let mut fingerprint = vec![wasm_bindgen.clone(), wasm_opt.clone(), wasm2js.clone()];
+        let esbuild = ensure_esbuild(paths)?;
+        let mut fingerprint = vec![
+            wasm_bindgen.clone(),
+            wasm_opt.clone(),
+            wasm2js.clone(),
+            esbuild.clone(),
+        ];
         // This driver does the wasm2js fix-ups and the export check: a new driver redoes them.
         fingerprint.extend(std::env::current_exe().ok());
         Ok(Tools {
             wasm_bindgen,
             wasm_opt,
             wasm2js,
+            esbuild,
             fingerprint,
         })
     }
@@ -119,30 +129,84 @@ pub fn binaryen_version(text: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-fn ensure_binaryen(paths: &Paths) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let npm_root = paths.cache.join("npm");
-    let bin = npm_root.join("node_modules").join(".bin");
-    // npm writes `.cmd` launchers on Windows.
-    let launcher = |name: &str| {
-        bin.join(if cfg!(windows) {
+/// Where the build's npm packages are installed (binaryen when PATH has none that will do, esbuild).
+fn npm_root(paths: &Paths) -> PathBuf {
+    paths.cache.join("npm")
+}
+
+/// The launcher npm writes for `name` into `npm_root` (a `.cmd` on Windows).
+fn npm_launcher(npm_root: &Path, name: &str) -> PathBuf {
+    npm_root
+        .join("node_modules")
+        .join(".bin")
+        .join(if cfg!(windows) {
             format!("{name}.cmd")
         } else {
             name.to_owned()
         })
-    };
-    let npm_pair = (launcher("wasm-opt"), launcher("wasm2js"));
-    let npm_version = || {
-        let manifest = npm_root.join("node_modules/binaryen/package.json");
-        let text = std::fs::read_to_string(manifest).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        json["version"]
-            .as_str()?
-            .split('.')
-            .next()?
-            .parse::<u32>()
-            .ok()
-    };
-    if npm_version() == Some(NPM_BINARYEN) && npm_pair.0.exists() && npm_pair.1.exists() {
+}
+
+/// The installed version of npm package `package` under `npm_root`, from its package.json.
+fn npm_version(npm_root: &Path, package: &str) -> Option<String> {
+    let manifest = npm_root
+        .join("node_modules")
+        .join(package)
+        .join("package.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+    json["version"].as_str().map(str::to_owned)
+}
+
+/// `npm install package@version` into `npm_root`; `why` says what it is needed for when it fails.
+fn npm_install(npm_root: &Path, package: &str, why: &str) -> anyhow::Result<()> {
+    let npm = if cfg!(windows) { "npm.cmd" } else { "npm" };
+    log(&format!(
+        "npm install {package} into {}",
+        npm_root.display()
+    ));
+    std::fs::create_dir_all(npm_root)?;
+    run(
+        Command::new(npm)
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(npm_root)
+            .arg(package),
+        &format!("npm install {package}"),
+    )
+    .with_context(|| why.to_owned())
+}
+
+fn ensure_esbuild(paths: &Paths) -> anyhow::Result<PathBuf> {
+    let npm_root = npm_root(paths);
+    let esbuild = npm_launcher(&npm_root, "esbuild");
+    if npm_version(&npm_root, "esbuild").as_deref() == Some(NPM_ESBUILD) && esbuild.exists() {
+        return Ok(esbuild);
+    }
+    npm_install(
+        &npm_root,
+        &format!("esbuild@{NPM_ESBUILD}"),
+        "esbuild (from npm) minifies the strict-CSP fallback: install Node.js (for npm)",
+    )?;
+    if !esbuild.exists() {
+        bail!("npm installed esbuild but {} is missing", esbuild.display());
+    }
+    Ok(esbuild)
+}
+
+fn ensure_binaryen(paths: &Paths) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let npm_root = npm_root(paths);
+    let npm_pair = (
+        npm_launcher(&npm_root, "wasm-opt"),
+        npm_launcher(&npm_root, "wasm2js"),
+    );
+    let npm_major =
+        npm_version(&npm_root, "binaryen").and_then(|v| v.split('.').next()?.parse::<u32>().ok());
+    if npm_major == Some(NPM_BINARYEN) && npm_pair.0.exists() && npm_pair.1.exists() {
         return Ok(npm_pair);
     }
     if let Ok(wasm_opt) = which("wasm-opt") {
@@ -164,31 +228,14 @@ fn ensure_binaryen(paths: &Paths) -> anyhow::Result<(PathBuf, PathBuf)> {
             )),
         }
     }
-    let npm = if cfg!(windows) { "npm.cmd" } else { "npm" };
-    log(&format!(
-        "npm install binaryen@{NPM_BINARYEN} into {}",
-        npm_root.display()
-    ));
-    std::fs::create_dir_all(&npm_root)?;
-    run(
-        Command::new(npm)
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--prefix",
-            ])
-            .arg(&npm_root)
-            .arg(format!("binaryen@{NPM_BINARYEN}")),
-        "npm install binaryen",
-    )
-    .with_context(|| {
-        format!(
+    npm_install(
+        &npm_root,
+        &format!("binaryen@{NPM_BINARYEN}"),
+        &format!(
             "binaryen {MIN_BINARYEN}+ is needed (wasm-opt and wasm2js): install Node.js (for npm) \
              or binaryen {MIN_BINARYEN}+ on PATH"
-        )
-    })?;
+        ),
+    )?;
     if !(npm_pair.0.exists() && npm_pair.1.exists()) {
         bail!(
             "npm installed binaryen but {} is missing",

@@ -2,7 +2,7 @@
 //! cargo (profile `wasm-release`) → `wasm-bindgen --target web` → `wasm-opt -Oz` into the output
 //! directory; with a JS directory also the fallback for pages whose CSP forbids wasm: the MVP
 //! build → `wasm-bindgen --target bundler` → `wasm-opt -Oz` → `wasm2js -Oz` → the fix-ups of
-//! [`crate::wasm2js`]. Post-processing is skipped when its outputs are newer than its inputs.
+//! [`crate::wasm2js`] → esbuild's minifier. Post-processing is skipped when its outputs are newer than its inputs.
 
 use std::path::Path;
 use std::process::Command;
@@ -94,6 +94,7 @@ pub fn build_crate(
     std::fs::remove_file(&raw)?;
     std::fs::remove_file(&optimized)?;
     crate::wasm2js::fix_up(&tmp.0, name)?;
+    minify(tools, &tmp_js, name)?;
     crate::wasm2js::check_exports(&glue, &tmp.0, name)?;
     replace_dir(&tmp.0, js_dir)?;
     log(&format!(
@@ -101,6 +102,29 @@ pub fn build_crate(
         js_dir.display(),
         size(&js),
         started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Minifies the wasm2js output in place with esbuild: wasm2js indents every nested block, and its
+/// names are long (`$12_1`); the file is what a strict-CSP page parses before its first call.
+fn minify(tools: &Tools, js: &Path, name: &str) -> anyhow::Result<()> {
+    let before = size(js);
+    run(
+        Command::new(&tools.esbuild)
+            .arg(js)
+            .args([
+                "--minify",
+                "--format=esm",
+                "--log-level=warning",
+                "--allow-overwrite",
+            ])
+            .arg(format!("--outfile={}", js.display())),
+        &format!("esbuild --minify of {name}_bg.wasm.js"),
+    )?;
+    log(&format!(
+        "{name}_bg.wasm.js minified: {before} -> {} bytes",
+        size(js)
     ));
     Ok(())
 }
