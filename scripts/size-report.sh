@@ -5,7 +5,9 @@
 # function names, and prints the largest functions
 # with twiggy. twiggy is not installed by the build (it takes minutes to compile); install it once:
 #   cargo install twiggy --root ~/.cache/tabwire/tools-twiggy
-# Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS]   (default: both, 25 rows)
+# With --parts it prints each module's bytes by the part of the code that needs them instead
+# (scripts/size_parts.py: our modules, std's modules, other crates whole).
+# Usage: scripts/size-report.sh [worker|injector ...] [-n ROWS] [--parts]   (default: both, 25 rows)
 set -euo pipefail
 SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${TABWIRE_CACHE:-$HOME/.cache/tabwire}
@@ -16,12 +18,13 @@ WASM_OPT="$CACHE/npm/node_modules/.bin/wasm-opt"
 die() { printf '[size-report] ERROR: %s\n' "$*" >&2; exit 1; }
 ROOT=$(dirname "$SCRIPTS")
 
-ROWS=25 CRATES=()
+ROWS=25 CRATES=() PARTS=
 while [ $# -gt 0 ]; do
     case "$1" in
         -n) ROWS=$2; shift 2 ;;
+        --parts) PARTS=1; shift ;;
         worker | injector) CRATES+=("$1"); shift ;;
-        *) die "size-report.sh: unknown argument $1 (worker, injector, -n ROWS)" ;;
+        *) die "size-report.sh: unknown argument $1 (worker, injector, -n ROWS, --parts)" ;;
     esac
 done
 [ ${#CRATES[@]} -gt 0 ] || CRATES=(worker injector)
@@ -38,5 +41,9 @@ for crate in "${CRATES[@]}"; do
     shipped="$ROOT/extension/dist/$crate/${crate}_bg.wasm"
     printf '\n== %s: shipped %s bytes; with names kept %s bytes (the "function names" row is the difference)\n' \
         "$crate" "$(stat -c %s "$shipped" 2>/dev/null || echo '?')" "$(stat -c %s "$OUT/$crate/named.wasm")"
-    "$TWIGGY" top -n "$ROWS" "$OUT/$crate/named.wasm"
+    if [ -n "$PARTS" ]; then
+        "$TWIGGY" top -n 1000000 -f csv "$OUT/$crate/named.wasm" | python3 "$SCRIPTS/size_parts.py" "$ROWS"
+    else
+        "$TWIGGY" top -n "$ROWS" "$OUT/$crate/named.wasm"
+    fi
 done
