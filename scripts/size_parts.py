@@ -24,7 +24,7 @@ def part(name: str) -> str | None:
     """The part a twiggy item belongs to, or None for the name section (absent from shipped builds)."""
     if "function names" in name:
         return None
-    if name.startswith("data["):
+    if name.startswith(("data[", "data segment")):
         return "data segments (strings, tables)"
     if "externref shim" in name:
         return "wasm-bindgen shims (exports' glue, inlined)"
