@@ -36,7 +36,7 @@ fn bridge_depends_on_serde_only() {
     assert!(!deps.is_empty(), "the parser found no dependencies at all");
     for dep in &deps {
         assert!(
-            ["serde", "serde_json", "thiserror"].contains(&dep.as_str()),
+            ["serde", "serde_json", "thiserror", "hmac", "sha2"].contains(&dep.as_str()),
             "bridge must stay portable (native + wasm32, no runtime or browser bindings), but depends on {dep}"
         );
     }

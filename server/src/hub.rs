@@ -46,7 +46,8 @@ pub type Outbox = mpsc::UnboundedSender<String>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Link {
     Listening,
-    /// Another program holds the port. We never take it from them.
+    /// Something that cannot prove it knows the secret holds the port. We never take it from
+    /// them, and tell them nothing.
     PortInUse,
     Failed(String),
 }
@@ -1775,8 +1776,8 @@ mod tests {
         assert_eq!(err.code, ErrorCode::NotConnected);
         assert!(
             err.message.starts_with(
-                "No browser can connect: port 17373 on 127.0.0.1 is held by another program"
-            ),
+                "No browser can connect: something else is listening on port 17373 of 127.0.0.1 and did not prove"
+            ) && err.message.contains("tabwire setup --port N"),
             "{err}"
         );
         assert!(err.message.contains("tabwire setup --port N"), "{err}");
