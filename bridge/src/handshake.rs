@@ -25,8 +25,10 @@
 //! nothing on another connection, another port, or for another role: a listener that relays a
 //! client to a real tabwire elsewhere gets proofs that do not check.
 
+#[cfg(feature = "mac")]
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
+#[cfg(feature = "mac")]
 use sha2::Sha256;
 
 use crate::PROTOCOL_VERSION;
@@ -41,9 +43,6 @@ pub const NONCE_PREFIX: &str = "tabwire.nonce.";
 pub const CLOSE_UNPROVEN: u16 = 4001;
 /// The close code of a server whose client did not prove it knows the secret.
 pub const CLOSE_BAD_PROOF: u16 = 4003;
-
-const SERVER_LABEL: &str = "tabwire server proof";
-const CLIENT_LABEL: &str = "tabwire client proof";
 
 /// Who opens the socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,6 +79,22 @@ impl Role {
             Role::Browser => "tabwire.v1",
             Role::Peer => "tabwire.peer.v1",
             Role::Status => "tabwire.status.v1",
+        }
+    }
+}
+
+/// Which side a proof comes from (its label, so neither can be reflected as the other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Server,
+    Client,
+}
+
+impl Side {
+    fn label(self) -> &'static str {
+        match self {
+            Side::Server => "tabwire server proof",
+            Side::Client => "tabwire client proof",
         }
     }
 }
@@ -127,6 +142,61 @@ pub enum HandshakeError {
     WrongProof,
 }
 
+/// The server's first frame, read but not checked yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerProof {
+    pub nonce: Nonce,
+    pub proof: String,
+}
+
+impl ServerProof {
+    pub fn parse(frame: &str) -> Result<ServerProof, HandshakeError> {
+        let not_proof = HandshakeError::NotAProofFrame("server_proof");
+        let frame: Value = serde_json::from_str(frame).map_err(|_| not_proof.clone())?;
+        if frame["type"] != "server_proof" {
+            return Err(not_proof);
+        }
+        match frame["protocol"].as_u64() {
+            Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
+            Some(other) => return Err(HandshakeError::OtherProtocol(other)),
+            None => return Err(not_proof),
+        }
+        let nonce = frame["nonce"].as_str().and_then(Nonce::parse);
+        match (nonce, frame["proof"].as_str()) {
+            (Some(nonce), Some(proof)) => Ok(ServerProof {
+                nonce,
+                proof: proof.to_owned(),
+            }),
+            _ => Err(not_proof),
+        }
+    }
+}
+
+/// The proof in a client's answer.
+pub fn parse_client_proof(frame: &str) -> Result<String, HandshakeError> {
+    let not_proof = HandshakeError::NotAProofFrame("client_proof");
+    let frame: Value = serde_json::from_str(frame).map_err(|_| not_proof.clone())?;
+    match (&frame["type"], frame["proof"].as_str()) {
+        (Value::String(t), Some(proof)) if t == "client_proof" => Ok(proof.to_owned()),
+        _ => Err(not_proof),
+    }
+}
+
+/// The client's answer carrying its `proof` (hex).
+pub fn client_proof_frame(proof: &str) -> String {
+    json!({"type": "client_proof", "proof": proof}).to_string()
+}
+
+/// Whether two proofs (hex) are equal, looking at every byte whatever the first difference.
+pub fn proofs_equal(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let differences = a
+        .iter()
+        .zip(b)
+        .fold(0u8, |acc, (x, y)| acc | std::hint::black_box(x ^ y));
+    a.len() == b.len() && differences == 0
+}
+
 /// One connection's exchange: what both proofs are computed over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exchange {
@@ -137,29 +207,39 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    fn mac(&self, secret: &str, label: &str) -> Hmac<Sha256> {
+    /// What `side`'s proof is the HMAC-SHA256 of (under the pairing secret as key).
+    pub fn message(&self, side: Side) -> String {
+        format!(
+            "{}\0{}\0{}\0{}\0{}",
+            side.label(),
+            self.role.subprotocol(),
+            self.port,
+            self.client.to_hex(),
+            self.server.to_hex()
+        )
+    }
+}
+
+/// Computing and checking proofs with RustCrypto's HMAC (the server, and tests). The service
+/// worker uses the browser's `crypto.subtle` over [`Exchange::message`] instead, which costs its
+/// wasm module nothing.
+#[cfg(feature = "mac")]
+impl Exchange {
+    fn mac(&self, secret: &str, side: Side) -> Hmac<Sha256> {
         let mut mac =
             Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
-        for part in [
-            label.as_bytes(),
-            self.role.subprotocol().as_bytes(),
-            self.port.to_string().as_bytes(),
-            self.client.to_hex().as_bytes(),
-        ] {
-            mac.update(part);
-            mac.update(&[0]);
-        }
-        mac.update(self.server.to_hex().as_bytes());
+        mac.update(self.message(side).as_bytes());
         mac
     }
 
-    fn proof(&self, secret: &str, label: &str) -> String {
-        hex(&self.mac(secret, label).finalize().into_bytes())
+    /// `side`'s proof, hex.
+    pub fn proof(&self, secret: &str, side: Side) -> String {
+        hex(&self.mac(secret, side).finalize().into_bytes())
     }
 
-    fn check(&self, secret: &str, label: &str, proof: &str) -> bool {
+    fn check(&self, secret: &str, side: Side, proof: &str) -> bool {
         // `verify_slice` compares in constant time.
-        unhex(proof).is_some_and(|bytes| self.mac(secret, label).verify_slice(&bytes).is_ok())
+        unhex(proof).is_some_and(|bytes| self.mac(secret, side).verify_slice(&bytes).is_ok())
     }
 
     /// The server's first frame: its nonce and its proof.
@@ -168,14 +248,14 @@ impl Exchange {
             "type": "server_proof",
             "protocol": PROTOCOL_VERSION,
             "nonce": self.server.to_hex(),
-            "proof": self.proof(secret, SERVER_LABEL),
+            "proof": self.proof(secret, Side::Server),
         })
         .to_string()
     }
 
     /// The client's answer once the server's proof checked.
     pub fn client_proof_frame(&self, secret: &str) -> String {
-        json!({"type": "client_proof", "proof": self.proof(secret, CLIENT_LABEL)}).to_string()
+        client_proof_frame(&self.proof(secret, Side::Client))
     }
 
     /// The client's side: reads the server's first frame into the exchange (whose `server` nonce
@@ -187,27 +267,14 @@ impl Exchange {
         secret: &str,
         frame: &str,
     ) -> Result<Exchange, HandshakeError> {
-        let not_proof = HandshakeError::NotAProofFrame("server_proof");
-        let frame: Value = serde_json::from_str(frame).map_err(|_| not_proof.clone())?;
-        if frame["type"] != "server_proof" {
-            return Err(not_proof);
-        }
-        match frame["protocol"].as_u64() {
-            Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
-            Some(other) => return Err(HandshakeError::OtherProtocol(other)),
-            None => return Err(not_proof),
-        }
-        let server = frame["nonce"].as_str().and_then(Nonce::parse);
-        let (Some(server), Some(proof)) = (server, frame["proof"].as_str()) else {
-            return Err(not_proof);
-        };
+        let first = ServerProof::parse(frame)?;
         let exchange = Exchange {
             role,
             port,
             client,
-            server,
+            server: first.nonce,
         };
-        if exchange.check(secret, SERVER_LABEL, proof) {
+        if exchange.check(secret, Side::Server, &first.proof) {
             Ok(exchange)
         } else {
             Err(HandshakeError::WrongProof)
@@ -215,18 +282,9 @@ impl Exchange {
     }
 
     /// The server's side: checks the client's answer.
-    pub fn check_client_proof_frame(
-        &self,
-        secret: &str,
-        frame: &str,
-    ) -> Result<(), HandshakeError> {
-        let not_proof = HandshakeError::NotAProofFrame("client_proof");
-        let frame: Value = serde_json::from_str(frame).map_err(|_| not_proof.clone())?;
-        let proof = match (&frame["type"], frame["proof"].as_str()) {
-            (Value::String(t), Some(proof)) if t == "client_proof" => proof,
-            _ => return Err(not_proof),
-        };
-        if self.check(secret, CLIENT_LABEL, proof) {
+    pub fn check_client_proof_frame(&self, secret: &str, frame: &str) -> Result<(), HandshakeError> {
+        let proof = parse_client_proof(frame)?;
+        if self.check(secret, Side::Client, &proof) {
             Ok(())
         } else {
             Err(HandshakeError::WrongProof)
@@ -234,7 +292,8 @@ impl Exchange {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`: how nonces and proofs travel.
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     bytes
         .iter()
@@ -244,7 +303,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
@@ -415,5 +474,13 @@ mod tests {
             Nonce::from_subprotocol(&format!("tabwire.nonce.{}", "g".repeat(64))),
             None
         );
+    }
+
+    #[test]
+    fn proofs_are_compared_whole() {
+        assert!(proofs_equal("abcd", "abcd"));
+        assert!(!proofs_equal("abcd", "abce"));
+        assert!(!proofs_equal("abcd", "abc"));
+        assert!(!proofs_equal("", "a"));
     }
 }

@@ -89,8 +89,9 @@ async def test_the_popup_says_what_is_wrong_and_shows_the_tools(
     wrong = list(c.args)
     wrong[wrong.index(str(pairing.secret_file))] = str(other_secret)
     async with open_tabwire_session(c.binary, wrong, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path):
-        dom = await dom_when(lambda d: d["problem"] == "refused", "a pairing mismatch")
-        assert dom["reason"].startswith(f"pairing mismatch: tabwire on 127.0.0.1:{pairing.port} refused")
+        dom = await dom_when(lambda d: d["problem"] == "unproven", "a pairing mismatch")
+        assert dom["reason"].startswith(f"something else is listening on 127.0.0.1:{pairing.port}: it did not prove")
+        assert "pairing mismatch" in dom["reason"]
         pairing_file = installed_extension / "extension" / "pairing.json"
         assert dom["command"] == f'tabwire pair --port {pairing.port} --extension-config "{pairing_file}"'
         assert "reload Tabwire" in (await browser.cdp.evaluate(popup, "document.querySelector('#fix-after').textContent"))

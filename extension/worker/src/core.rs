@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use bridge::adapter::Adapter;
+use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
 use bridge::page::{FromPage, ToPage};
 use bridge::protocol::{AdapterMatch, BrowserInfo, LoadedPage, RequestId, TabId, TabTools};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
@@ -14,6 +15,7 @@ use serde::Serialize;
 use crate::backoff::Backoff;
 use crate::link_problem::Problem;
 use crate::outbox::Outbox;
+use crate::pairing::Pairing;
 use crate::tabs::{self, Sender, TabRegistry};
 
 /// The largest page answer forwarded: a bridge message, less room for the frame around it.
@@ -36,6 +38,15 @@ pub enum OnReply {
 pub enum Action {
     /// Write this frame on the WebSocket (the link is ready).
     Frame(String),
+    /// Close the WebSocket with this code and reason (the listener did not prove the secret).
+    Close { code: u16, reason: String },
+    /// HMAC-SHA256 both messages under `key` (the browser's `crypto.subtle`), then hand the
+    /// results (hex) to [`Core::proofs_made`].
+    MakeProofs {
+        key: String,
+        server_message: String,
+        client_message: String,
+    },
     /// `chrome.tabs.sendMessage(tab, message, {frameId: 0})`.
     ToTab {
         tab: TabId,
@@ -65,7 +76,11 @@ pub enum Action {
 #[serde(rename_all = "snake_case")]
 pub enum LinkState {
     Disconnected,
-    /// The socket is open and `hello` sent; waiting for `welcome`.
+    /// The socket is open; waiting for the listener to prove it knows the pairing secret.
+    /// Nothing has been sent, and nothing it says is obeyed.
+    Proving,
+    /// The listener proved itself, and this side its proof and `hello` sent; waiting for
+    /// `welcome`.
     Handshaking,
     Connected,
 }
@@ -86,6 +101,22 @@ pub struct Status {
     pub dropped: usize,
 }
 
+/// How long a listener may take to prove itself once the socket is open.
+pub const PROOF_TIMEOUT_MS: u32 = 5000;
+
+/// The current socket's side of the handshake: what its proof is checked against, and the
+/// `hello` sent once it checked.
+struct Proof {
+    port: u16,
+    secret: String,
+    nonce: Nonce,
+    hello: Option<String>,
+    /// The listener's first frame, while its proof is being checked.
+    claimed: Option<ServerProof>,
+    /// This socket's listener failed to prove itself, and was closed for it.
+    failed: bool,
+}
+
 pub struct Core {
     extension_id: String,
     /// The server's adapters merged with the code adapters (which win on a name clash).
@@ -104,6 +135,7 @@ pub struct Core {
     port: Option<u16>,
     problem: Option<Problem>,
     pairing_file: Option<String>,
+    proof: Option<Proof>,
     server_version: Option<String>,
 }
 
@@ -122,6 +154,7 @@ impl Core {
             port: None,
             problem: None,
             pairing_file: None,
+            proof: None,
             server_version: None,
         }
     }
@@ -199,21 +232,31 @@ impl Core {
 
     // ---- the link -------------------------------------------------------------------------
 
-    /// A connection attempt to `port` starts, with the pairing read from `pairing_file`.
-    pub fn connecting(&mut self, port: u16, pairing_file: Option<String>) {
-        self.port = Some(port);
-        self.pairing_file = pairing_file;
+    /// A connection attempt with `pairing` (read from its `path`) and this socket's fresh `nonce`
+    /// starts.
+    pub fn connecting(&mut self, pairing: &Pairing, nonce: Nonce) {
+        self.port = Some(pairing.port);
+        self.pairing_file = pairing.path.clone();
+        self.proof = Some(Proof {
+            port: pairing.port,
+            secret: pairing.secret.clone(),
+            nonce,
+            hello: None,
+            claimed: None,
+            failed: false,
+        });
     }
 
-    /// The socket opened: the `hello` frame to send first.
+    /// The socket opened. Nothing is sent until the listener proved it knows the secret; the
+    /// `hello` (with what the extension says about itself) waits for that.
     pub fn socket_opened(
         &mut self,
         extension_version: &str,
         instance_id: &str,
         browser: BrowserInfo,
-    ) -> String {
-        self.link = LinkState::Handshaking;
-        ToServer::Hello {
+    ) {
+        self.link = LinkState::Proving;
+        let hello = ToServer::Hello {
             protocol: bridge::PROTOCOL_VERSION,
             extension_version: extension_version.to_owned(),
             instance_id: instance_id.to_owned(),
@@ -227,7 +270,82 @@ impl Core {
                 })
                 .collect(),
         }
-        .encode()
+        .encode();
+        if let Some(proof) = &mut self.proof {
+            proof.hello = Some(hello);
+        }
+    }
+
+    /// The listener's first frame: its proof, to be checked (by [`Action::MakeProofs`], then
+    /// [`Core::proofs_made`]). Any other frame, or a second one before the check, and the
+    /// listener is given up on.
+    fn on_listener_proof(&mut self, text: &str) -> Vec<Action> {
+        let Some(proof) = self.proof.as_mut().filter(|p| p.claimed.is_none()) else {
+            return self.listener_unproven("it spoke before its proof was checked");
+        };
+        match ServerProof::parse(text) {
+            Ok(claimed) => {
+                let exchange = Exchange {
+                    role: Role::Browser,
+                    port: proof.port,
+                    client: proof.nonce,
+                    server: claimed.nonce,
+                };
+                proof.claimed = Some(claimed);
+                vec![Action::MakeProofs {
+                    key: proof.secret.clone(),
+                    server_message: exchange.message(Side::Server),
+                    client_message: exchange.message(Side::Client),
+                }]
+            }
+            Err(e) => self.listener_unproven(&e.to_string()),
+        }
+    }
+
+    /// The proofs [`Action::MakeProofs`] asked for (hex), or why the browser could not make
+    /// them. The listener's proof equal to the server's: this side's proof and `hello` go out.
+    pub fn proofs_made(&mut self, made: Result<(String, String), String>) -> Vec<Action> {
+        let claimed = self.proof.as_ref().and_then(|p| p.claimed.as_ref());
+        if self.link != LinkState::Proving || claimed.is_none() {
+            return Vec::new(); // the socket is gone, or already given up on
+        }
+        let (server, client) = match made {
+            Ok(made) => made,
+            Err(why) => return self.listener_unproven(&format!("making the proofs failed: {why}")),
+        };
+        if !claimed.is_some_and(|c| handshake::proofs_equal(&c.proof, &server)) {
+            return self.listener_unproven(&handshake::HandshakeError::WrongProof.to_string());
+        }
+        self.link = LinkState::Handshaking;
+        let mut actions = vec![Action::Frame(handshake::client_proof_frame(&client))];
+        actions.extend(self.proof.as_mut().and_then(|p| p.hello.take()).map(Action::Frame));
+        actions
+    }
+
+    /// The listener sent no proof in time (the glue's timer, [`PROOF_TIMEOUT_MS`]).
+    pub fn proof_timed_out(&mut self) -> Vec<Action> {
+        if self.link != LinkState::Proving {
+            return Vec::new();
+        }
+        self.listener_unproven(&format!("no proof within {PROOF_TIMEOUT_MS} ms"))
+    }
+
+    fn listener_unproven(&mut self, why: &str) -> Vec<Action> {
+        let problem = Problem::Unproven {
+            detail: why.to_owned(),
+        };
+        let message = problem.describe(self.port);
+        self.problem = Some(problem);
+        if let Some(proof) = &mut self.proof {
+            proof.failed = true;
+        }
+        vec![
+            Action::Log(message),
+            Action::Close {
+                code: handshake::CLOSE_UNPROVEN,
+                reason: "the listener did not prove the pairing secret".to_owned(),
+            },
+        ]
     }
 
     /// The socket closed or never opened (or pairing failed before any socket), for the reason
@@ -237,7 +355,10 @@ impl Core {
             self.backoff.reset();
         }
         self.link = LinkState::Disconnected;
-        self.problem = Some(problem);
+        // The reason an unproven listener was closed for says more than the close itself.
+        if !self.proof.take().is_some_and(|p| p.failed) {
+            self.problem = Some(problem);
+        }
         self.backoff.next_delay_ms(random)
     }
 
@@ -262,6 +383,12 @@ impl Core {
     // ---- frames from the server ----------------------------------------------------------
 
     pub fn on_server_frame(&mut self, text: &str) -> Vec<Action> {
+        match self.link {
+            LinkState::Proving => return self.on_listener_proof(text),
+            // A frame of a socket already given up on (the glue ignores these).
+            LinkState::Disconnected => return Vec::new(),
+            LinkState::Handshaking | LinkState::Connected => {}
+        }
         let mut actions = Vec::new();
         let msg = match ToExtension::decode(text) {
             Ok(msg) => msg,
@@ -849,17 +976,167 @@ mod tests {
             .collect()
     }
 
+    fn pairing() -> Pairing {
+        Pairing {
+            port: 17373,
+            secret: "5e".repeat(32),
+            path: None,
+        }
+    }
+
+    /// The server's side of the exchange for a socket `core` opens with `pairing()`.
+    fn server_exchange() -> Exchange {
+        Exchange {
+            role: Role::Browser,
+            port: 17373,
+            client: Nonce([1; 32]),
+            server: Nonce([2; 32]),
+        }
+    }
+
+    /// What the glue does with [`Action::MakeProofs`] (there through `crypto.subtle`).
+    fn make_proofs(core: &mut Core, actions: Vec<Action>) -> Vec<Action> {
+        let [
+            Action::MakeProofs {
+                key,
+                server_message,
+                client_message,
+            },
+        ] = &actions[..]
+        else {
+            return actions;
+        };
+        assert_eq!(key, &pairing().secret);
+        // The server's nonce closes the message (whatever the listener sent).
+        let server = Nonce::parse(&server_message[server_message.len() - 64..]).unwrap();
+        let exchange = Exchange {
+            server,
+            ..server_exchange()
+        };
+        assert_eq!(server_message, &exchange.message(Side::Server));
+        assert_eq!(client_message, &exchange.message(Side::Client));
+        core.proofs_made(Ok((
+            exchange.proof(key, Side::Server),
+            exchange.proof(key, Side::Client),
+        )))
+    }
+
+    /// Opens a socket and plays a server that proves itself; checks the extension's proof and
+    /// returns its `hello`.
+    fn open_and_prove(core: &mut Core) -> Value {
+        core.connecting(&pairing(), server_exchange().client);
+        core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+        assert_eq!(core.link(), LinkState::Proving);
+        let exchange = server_exchange();
+        let asked = core.on_server_frame(&exchange.server_proof_frame(&pairing().secret));
+        assert!(frames(&asked).is_empty(), "nothing is sent before the check");
+        let sent = frames(&make_proofs(core, asked));
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        exchange
+            .check_client_proof_frame(&pairing().secret, &sent[0].to_string())
+            .expect("the extension proves it knows the secret");
+        assert_eq!(core.link(), LinkState::Handshaking);
+        sent[1].clone()
+    }
+
     fn connected() -> Core {
         let mut core = Core::new(ME);
-        core.connecting(17373, None);
-        let hello: Value =
-            serde_json::from_str(&core.socket_opened("0.1.0", "inst", BrowserInfo::default()))
-                .unwrap();
+        let hello = open_and_prove(&mut core);
         assert_eq!(hello["type"], "hello");
-        assert_eq!(hello["protocol"], 1);
+        assert_eq!(hello["protocol"], bridge::PROTOCOL_VERSION);
         core.on_server_frame(&welcome());
         assert_eq!(core.link(), LinkState::Connected);
         core
+    }
+
+    #[test]
+    fn a_listener_that_cannot_prove_the_secret_is_told_nothing_and_obeyed_in_nothing() {
+        let forged = Exchange {
+            server: Nonce([3; 32]),
+            ..server_exchange()
+        }
+        .server_proof_frame(&"0".repeat(64));
+        let open_tab = r#"{"type":"open_tab","id":"o","url":"file:///etc/passwd"}"#;
+        for first in [forged.as_str(), &welcome(), open_tab, "not json"] {
+            let mut core = Core::new(ME);
+            announce(&mut core, 5); // queued while the link is down
+            core.connecting(&pairing(), server_exchange().client);
+            core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+            let asked = core.on_server_frame(first);
+            let actions = make_proofs(&mut core, asked);
+            assert!(frames(&actions).is_empty(), "{first}: {actions:?}");
+            assert!(
+                actions.contains(&Action::Close {
+                    code: handshake::CLOSE_UNPROVEN,
+                    reason: "the listener did not prove the pairing secret".into()
+                }),
+                "{first}: {actions:?}"
+            );
+            assert!(
+                !actions.iter().any(|a| matches!(
+                    a,
+                    Action::OpenTab { .. } | Action::SyncContentScripts(_) | Action::ToTab { .. }
+                )),
+                "{first}: {actions:?}"
+            );
+            // Whatever it says next is not obeyed either.
+            assert!(core.on_server_frame(open_tab).iter().all(|a| !matches!(
+                a,
+                Action::OpenTab { .. } | Action::Frame(_)
+            )));
+            // The popup says why, and keeps saying it once the socket closed.
+            core.socket_closed(Problem::Closed { code: 1005 }, 0.5);
+            let status = core.status();
+            assert!(matches!(status.problem, Some(Problem::Unproven { .. })));
+            let shown = status.last_error.unwrap();
+            assert!(
+                shown.starts_with(
+                    "something else is listening on 127.0.0.1:17373: it did not prove"
+                ),
+                "{shown}"
+            );
+            // The next attempt that finds nobody says so instead.
+            core.socket_closed(Problem::NotRunning, 0.5);
+            assert_eq!(core.status().problem, Some(Problem::NotRunning));
+        }
+    }
+
+    #[test]
+    fn a_listener_that_speaks_again_before_its_proof_is_checked_is_given_up_on() {
+        let mut core = Core::new(ME);
+        core.connecting(&pairing(), server_exchange().client);
+        core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+        let first = server_exchange().server_proof_frame(&pairing().secret);
+        assert!(matches!(
+            &core.on_server_frame(&first)[..],
+            [Action::MakeProofs { .. }]
+        ));
+        let again = core.on_server_frame(&welcome());
+        assert!(again.iter().any(|a| matches!(a, Action::Close { .. })));
+        // The proofs arriving afterwards change nothing.
+        let late = core.proofs_made(Ok(("x".into(), "y".into())));
+        assert!(frames(&late).is_empty());
+        assert!(matches!(
+            core.status().problem,
+            Some(Problem::Unproven { .. })
+        ));
+    }
+
+    #[test]
+    fn a_silent_listener_is_given_up_on_after_the_proof_timeout() {
+        let mut core = Core::new(ME);
+        core.connecting(&pairing(), server_exchange().client);
+        core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+        let actions = core.proof_timed_out();
+        assert!(
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Close { code, .. } if *code == handshake::CLOSE_UNPROVEN))
+        );
+        // Once proved, the timer has nothing to say.
+        let mut core = Core::new(ME);
+        open_and_prove(&mut core);
+        assert!(core.proof_timed_out().is_empty());
     }
 
     fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
@@ -885,7 +1162,7 @@ mod tests {
         let mut core = Core::new(ME);
         announce(&mut core, 5); // queued: the link is down
         core.on_open_tab_reply("o1", Ok(9), None); // queued
-        core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+        open_and_prove(&mut core);
         let actions = core.on_server_frame(&welcome());
         assert!(actions.contains(&Action::SyncContentScripts(vec![
             "http://127.0.0.1/*".into()
@@ -1227,9 +1504,7 @@ mod tests {
         core.set_code_adapters(&[r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
             "tools": [{"name": "sum", "description": "Add."}]}"#
             .into()]);
-        let hello: Value =
-            serde_json::from_str(&core.socket_opened("0.1.0", "i", BrowserInfo::default()))
-                .unwrap();
+        let hello = open_and_prove(&mut core);
         assert_eq!(
             hello["code_adapters"],
             json!([{"name": "calc", "match": ["http://127.0.0.1/*"]}])
@@ -1316,9 +1591,9 @@ mod tests {
             core.status()
                 .last_error
                 .unwrap()
-                .contains("pairing mismatch")
+                .contains("refused this extension's handshake")
         );
-        core.socket_opened("0.1.0", "i", BrowserInfo::default());
+        open_and_prove(&mut core);
         core.on_server_frame(&welcome());
         assert_eq!(core.status().problem, None, "welcome clears the problem");
         assert_eq!(core.socket_closed(Problem::Closed { code: 1006 }, 0.5), 100);
