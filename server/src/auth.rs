@@ -9,6 +9,7 @@
 //! looked at. A client of the previous protocol, which offered the secret itself in a
 //! subprotocol, is refused with a clear message (and that subprotocol is never logged).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
@@ -119,7 +120,7 @@ pub struct ProofFailure {
     pub what: ProofFailureKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProofFailureKind {
     /// It refused this tabwire's proof: it holds a different secret.
@@ -187,11 +188,11 @@ pub fn last_proof_failure(secret_path: &Path) -> Option<ProofFailure> {
     serde_json::from_str(&text).ok()
 }
 
-/// Writes failures to their file, at most one a second (a flood of bad clients costs no disk),
-/// and logs each kind at most once a second.
+/// Writes failures to their file and the log, at most one of each kind a second (a flood of bad
+/// clients costs no disk and no log).
 pub struct ProofFailures {
     path: Option<PathBuf>,
-    last_written: Mutex<Option<Instant>>,
+    last_written: Mutex<HashMap<ProofFailureKind, Instant>>,
 }
 
 impl ProofFailures {
@@ -200,7 +201,7 @@ impl ProofFailures {
     pub fn new(path: Option<PathBuf>) -> Self {
         ProofFailures {
             path,
-            last_written: Mutex::new(None),
+            last_written: Mutex::new(HashMap::new()),
         }
     }
 
@@ -209,10 +210,12 @@ impl ProofFailures {
             .last_written
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if last.is_some_and(|at| at.elapsed() < Self::EVERY) {
+        if let Some(at) = last.get(&failure.what)
+            && at.elapsed() < Self::EVERY
+        {
             return;
         }
-        *last = Some(Instant::now());
+        last.insert(failure.what, Instant::now());
         tracing::warn!("{}", failure.describe());
         if let Some(path) = &self.path {
             let body = serde_json::to_string(failure).expect("a failure serializes");
@@ -396,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn failures_are_recorded_for_doctor_at_most_once_a_second() {
+    fn failures_are_recorded_for_doctor_at_most_one_of_a_kind_a_second() {
         let dir = tempfile::tempdir().unwrap();
         let secret_path = dir.path().join("secret");
         assert_eq!(last_proof_failure(&secret_path), None);
@@ -406,10 +409,12 @@ mod tests {
             Some("chrome-extension://x"),
             ProofFailureKind::OtherSecret,
         );
-        failures.record(&first);
         failures.record(&ProofFailure::new(None, None, ProofFailureKind::NoProof));
+        failures.record(&first);
+        let flood = ProofFailure::new(None, None, ProofFailureKind::OtherSecret);
+        failures.record(&flood);
         let kept = last_proof_failure(&secret_path).unwrap();
-        assert_eq!(kept, first);
+        assert_eq!(kept, first, "the second of a kind within a second is not written");
         assert!(
             kept.describe()
                 .starts_with("pairing mismatch: the extension (origin chrome-extension://x) tried with a different secret at "),
