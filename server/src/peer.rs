@@ -45,6 +45,9 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// silent is not one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long a listener that failed its proof has to answer our close.
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// A tabwire process: who a peer says it is in its first frame, and who the hub is.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PeerHello {
@@ -435,7 +438,12 @@ pub async fn connect(
                     code: CloseCode::from(handshake::CLOSE_UNPROVEN),
                     reason: Utf8Bytes::from_static("the listener did not prove the secret"),
                 };
-                let _ = socket.close(Some(close)).await;
+                // Close politely (the close frame says why), without waiting long for the answer.
+                let closing = async {
+                    let _ = socket.close(Some(close)).await;
+                    while let Some(Ok(_)) = socket.next().await {}
+                };
+                let _ = tokio::time::timeout(CLOSE_TIMEOUT, closing).await;
                 return Err(());
             }
         };
