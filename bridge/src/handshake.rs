@@ -282,7 +282,11 @@ impl Exchange {
     }
 
     /// The server's side: checks the client's answer.
-    pub fn check_client_proof_frame(&self, secret: &str, frame: &str) -> Result<(), HandshakeError> {
+    pub fn check_client_proof_frame(
+        &self,
+        secret: &str,
+        frame: &str,
+    ) -> Result<(), HandshakeError> {
         let proof = parse_client_proof(frame)?;
         if self.check(secret, Side::Client, &proof) {
             Ok(())

@@ -414,7 +414,10 @@ mod tests {
         let flood = ProofFailure::new(None, None, ProofFailureKind::OtherSecret);
         failures.record(&flood);
         let kept = last_proof_failure(&secret_path).unwrap();
-        assert_eq!(kept, first, "the second of a kind within a second is not written");
+        assert_eq!(
+            kept, first,
+            "the second of a kind within a second is not written"
+        );
         assert!(
             kept.describe()
                 .starts_with("pairing mismatch: the extension (origin chrome-extension://x) tried with a different secret at "),

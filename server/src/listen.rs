@@ -13,27 +13,48 @@ use tokio::time::Instant;
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MAX_PAUSE: Duration = Duration::from_secs(1);
 
-/// A warning logged at most once per second; the ones left out are counted in the next.
-#[derive(Default)]
+/// Warnings logged at most `per_second` a second (one by default); the ones left out are
+/// counted in the next.
 pub struct RateLimitedLog {
-    last: Option<Instant>,
+    per_second: u32,
+    window: Option<Instant>,
+    in_window: u32,
     left_out: u64,
 }
 
+impl Default for RateLimitedLog {
+    fn default() -> Self {
+        RateLimitedLog::per_second(1)
+    }
+}
+
 impl RateLimitedLog {
-    const EVERY: Duration = Duration::from_secs(1);
+    const WINDOW: Duration = Duration::from_secs(1);
+
+    pub fn per_second(per_second: u32) -> Self {
+        RateLimitedLog {
+            per_second,
+            window: None,
+            in_window: 0,
+            left_out: 0,
+        }
+    }
 
     /// Whether a line may be logged now (and how many were left out since the last one).
     fn allow(&mut self) -> Option<u64> {
         let now = Instant::now();
         if self
-            .last
-            .is_some_and(|at| now.duration_since(at) < Self::EVERY)
+            .window
+            .is_none_or(|start| now.duration_since(start) >= Self::WINDOW)
         {
+            self.window = Some(now);
+            self.in_window = 0;
+        }
+        if self.in_window >= self.per_second {
             self.left_out += 1;
             return None;
         }
-        self.last = Some(now);
+        self.in_window += 1;
         Some(std::mem::take(&mut self.left_out))
     }
 
@@ -92,5 +113,8 @@ mod tests {
         tokio::time::advance(Duration::from_millis(1001)).await;
         assert_eq!(log.allow(), Some(1000));
         assert_eq!(log.allow(), None);
+        let mut burst = RateLimitedLog::per_second(3);
+        assert_eq!([burst.allow(), burst.allow(), burst.allow()], [Some(0); 3]);
+        assert_eq!(burst.allow(), None);
     }
 }

@@ -39,7 +39,10 @@ pub enum Action {
     /// Write this frame on the WebSocket (the link is ready).
     Frame(String),
     /// Close the WebSocket with this code and reason (the listener did not prove the secret).
-    Close { code: u16, reason: String },
+    Close {
+        code: u16,
+        reason: String,
+    },
     /// HMAC-SHA256 both messages under `key` (the browser's `crypto.subtle`), then hand the
     /// results (hex) to [`Core::proofs_made`].
     MakeProofs {
@@ -318,7 +321,12 @@ impl Core {
         }
         self.link = LinkState::Handshaking;
         let mut actions = vec![Action::Frame(handshake::client_proof_frame(&client))];
-        actions.extend(self.proof.as_mut().and_then(|p| p.hello.take()).map(Action::Frame));
+        actions.extend(
+            self.proof
+                .as_mut()
+                .and_then(|p| p.hello.take())
+                .map(Action::Frame),
+        );
         actions
     }
 
@@ -1029,7 +1037,10 @@ mod tests {
         assert_eq!(core.link(), LinkState::Proving);
         let exchange = server_exchange();
         let asked = core.on_server_frame(&exchange.server_proof_frame(&pairing().secret));
-        assert!(frames(&asked).is_empty(), "nothing is sent before the check");
+        assert!(
+            frames(&asked).is_empty(),
+            "nothing is sent before the check"
+        );
         let sent = frames(&make_proofs(core, asked));
         assert_eq!(sent.len(), 2, "{sent:?}");
         exchange
@@ -1080,10 +1091,11 @@ mod tests {
                 "{first}: {actions:?}"
             );
             // Whatever it says next is not obeyed either.
-            assert!(core.on_server_frame(open_tab).iter().all(|a| !matches!(
-                a,
-                Action::OpenTab { .. } | Action::Frame(_)
-            )));
+            assert!(
+                core.on_server_frame(open_tab)
+                    .iter()
+                    .all(|a| !matches!(a, Action::OpenTab { .. } | Action::Frame(_)))
+            );
             // The popup says why, and keeps saying it once the socket closed.
             core.socket_closed(Problem::Closed { code: 1005 }, 0.5);
             let status = core.status();
@@ -1128,11 +1140,9 @@ mod tests {
         core.connecting(&pairing(), server_exchange().client);
         core.socket_opened("0.1.0", "inst", BrowserInfo::default());
         let actions = core.proof_timed_out();
-        assert!(
-            actions
-                .iter()
-                .any(|a| matches!(a, Action::Close { code, .. } if *code == handshake::CLOSE_UNPROVEN))
-        );
+        assert!(actions.iter().any(
+            |a| matches!(a, Action::Close { code, .. } if *code == handshake::CLOSE_UNPROVEN)
+        ));
         // Once proved, the timer has nothing to say.
         let mut core = Core::new(ME);
         open_and_prove(&mut core);

@@ -63,7 +63,10 @@ mod tests {
         let offered = Pairing::protocols(&Nonce([0xab; 32]));
         assert_eq!(offered[0], "tabwire.v2");
         assert_eq!(offered[1], format!("tabwire.nonce.{}", "ab".repeat(32)));
-        assert!(!offered.iter().any(|o| o.contains(&p.secret)), "the secret is never offered");
+        assert!(
+            !offered.iter().any(|o| o.contains(&p.secret)),
+            "the secret is never offered"
+        );
         assert_eq!(
             parse_pairing(r#"{"port": 1, "secret": "a b"}"#),
             Err(PairingError::BadSecret)
