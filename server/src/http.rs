@@ -124,7 +124,7 @@ impl Refusal {
 }
 
 impl Gate {
-    fn header<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+    fn header(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
         headers.get(name).and_then(|v| v.to_str().ok())
     }
 
