@@ -214,3 +214,62 @@ async def test_the_takeover_race_with_a_rogue_never_authenticates_the_peer_to_it
             log.close()
     print(f"\ntakeover race, {ROUNDS} rounds: {outcomes}", file=sys.stderr)
     assert sum(outcomes.values()) == ROUNDS
+
+
+async def test_trace_logs_never_hold_the_secret(
+    tabwire_command, tabwire_binary, launch_chromium, extension_dir, fault_pages, pairing, tmp_path  # noqa: F811
+):
+    """Every process of a session at RUST_LOG=trace (tungstenite's and hyper's handshakes included): the hub
+    with the real extension and a call, a peer, `tabwire status`, and an HTTP server with a bearer client."""
+    from harness.tabwire_http import bearer, tabwire_http
+
+    c = tabwire_command
+    c.env["RUST_LOG"] = "trace"
+    logs = [c.stderr_path]
+    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+        await launch_chromium(extension_dir=extension_dir)
+        tab = await open_tab(tabwire, page_url(fault_pages, "home"))
+        assert (await tabwire.call_ok("faults_echo", {"n": 3, "tab_id": tab})).structured["n"] == 3
+
+        peer_log = tmp_path / "peer.log"
+        logs.append(peer_log)
+        with open(peer_log, "w") as log:
+            peer = subprocess.Popen([str(c.binary), *c.args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=log, env=c.env, cwd=c.cwd)
+        try:
+            status_log = tmp_path / "status.log"
+            logs.append(status_log)
+
+            def peer_listed() -> bool:
+                run = subprocess.run(
+                    [str(c.binary), "status", "--port", str(pairing.port), "--secret-file", str(pairing.secret_file)],
+                    capture_output=True, text=True, timeout=30, env=c.env, check=False,
+                )
+                status_log.write_text(status_log.read_text() + run.stdout + run.stderr if status_log.exists()
+                                      else run.stdout + run.stderr)
+                return f"peer: pid {peer.pid}," in run.stdout
+
+            await wait_for(lambda: anyio.to_thread.run_sync(peer_listed), timeout=15, what="the peer to join")
+            http_log = tmp_path / "http.stderr.log"
+            logs.append(http_log)
+            http_command = type(c)(c.binary, list(c.args), c.env, c.cwd, http_log)
+            with tabwire_http(http_command) as port:
+                import urllib.request
+
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/mcp", method="POST",
+                    data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                        "protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "trace", "version": "0"}}}).encode(),
+                    headers={"content-type": "application/json", "accept": "application/json, text/event-stream",
+                             **bearer(c)},
+                )
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    assert response.status == 200
+        finally:
+            peer.kill()
+            peer.wait(timeout=10)
+    for log in logs:
+        text = log.read_text()
+        assert "TRACE" in text or log == status_log, f"{log.name} was not written at trace level"
+        assert pairing.secret not in text, f"the secret appeared in {log.name}"

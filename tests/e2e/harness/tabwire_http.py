@@ -25,8 +25,9 @@ def bearer(command: Any) -> dict[str, str]:
 
 
 @contextmanager
-def tabwire_http(command: Any) -> Iterator[int]:
-    """Start `tabwire mcp --http 127.0.0.1:PORT` and yield PORT once it accepts connections; stop it after."""
+def tabwire_http(command: Any, *, with_process: bool = False) -> Iterator[Any]:
+    """Start `tabwire mcp --http 127.0.0.1:PORT` and yield PORT (or `(PORT, process)`) once it accepts
+    connections; stop it after (SIGTERM: a graceful shutdown, which must end the process)."""
     port = _free_port()
     with open(command.stderr_path, "a", encoding="utf-8") as errlog:
         process = subprocess.Popen(
@@ -48,7 +49,7 @@ def tabwire_http(command: Any) -> Iterator[int]:
                 return False
 
         wait_for_sync(accepting, timeout=10, what=f"tabwire to listen for HTTP on port {port}")
-        yield port
+        yield (port, process) if with_process else port
     finally:
         process.terminate()
         process.wait(timeout=10)
