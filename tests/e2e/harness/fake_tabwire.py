@@ -35,15 +35,7 @@ class FakeTabwire:
         await self._server.wait_closed()
 
     async def _serve(self, ws: ServerConnection) -> None:
-        offered = [p.strip() for p in ws.request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
-        client_nonce = handshake.client_nonce_of(offered)
-        server_nonce = handshake.fresh_nonce()
-        await ws.send(
-            handshake.server_proof_frame(self.secret, handshake.BROWSER, self.port, client_nonce, server_nonce)
-        )
-        answer = json.loads(await ws.recv())
-        expected = handshake.proof(self.secret, "client", handshake.BROWSER, self.port, client_nonce, server_nonce)
-        assert answer == {"type": "client_proof", "proof": expected}, f"the extension's proof: {answer}"
+        await handshake.prove_as_server(ws, self.secret, self.port)
         self._socket = ws
         async for text in ws:
             frame = json.loads(text)

@@ -59,3 +59,15 @@ async def prove_as_client(ws, secret: str, role: str, port: int, client_nonce: s
 
 def client_nonce_of(subprotocols: list[str]) -> str | None:
     return next((p[len(NONCE_PREFIX) :] for p in subprotocols if p.startswith(NONCE_PREFIX)), None)
+
+
+async def prove_as_server(ws, secret: str, port: int) -> None:
+    """The server's side on a `websockets` server connection of the extension: prove first, then check the
+    extension's proof."""
+    offered = [p.strip() for p in ws.request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+    client_nonce = client_nonce_of(offered)
+    server_nonce = fresh_nonce()
+    await ws.send(server_proof_frame(secret, BROWSER, port, client_nonce, server_nonce))
+    answer = json.loads(await ws.recv())
+    expected = proof(secret, "client", BROWSER, port, client_nonce, server_nonce)
+    assert answer == {"type": "client_proof", "proof": expected}, f"the extension's proof: {answer}"
