@@ -215,9 +215,36 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == b'*')
 }
 
+/// Whether `url` is an http(s) URL: the only kind Tabwire opens or navigates a tab to (not
+/// `javascript:`, `data:`, `file:`, `chrome:` or another extension's pages).
+pub fn is_web_url(url: &str) -> bool {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+    scheme.is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_http_and_https_urls_are_web_urls() {
+        for url in ["http://a/", "https://a.example/x?y", "HTTPS://A/"] {
+            assert!(is_web_url(url), "{url}");
+        }
+        for url in [
+            "javascript:alert(1)",
+            "data:text/html,<b>x</b>",
+            "file:///etc/passwd",
+            "chrome://settings",
+            "chrome-extension://abc/x.html",
+            "about:blank",
+            "/relative",
+            "",
+            " http://a/",
+        ] {
+            assert!(!is_web_url(url), "{url}");
+        }
+    }
 
     fn m(pattern: &str, url: &str) -> bool {
         MatchPattern::parse(pattern).unwrap().matches(url)

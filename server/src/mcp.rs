@@ -189,7 +189,7 @@ impl TabwireMcp {
             Some(Value::String(url)) => url.clone(),
             _ => return Err(invalid_params("browser_open needs a string `url`")),
         };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        if !bridge::pattern::is_web_url(&url) {
             return Ok(tool_error(&WireError::new(
                 ErrorCode::InvalidArgs,
                 format!("{url:?} is not an http:// or https:// URL"),

@@ -505,6 +505,14 @@ impl Core {
                     self.send(ToServer::StateError { id, error }, &mut actions);
                 }
             }
+            // Whoever asks, the extension opens web pages only.
+            ToExtension::OpenTab { id, url, .. } if !bridge::pattern::is_web_url(&url) => {
+                let error = WireError::new(
+                    ErrorCode::InvalidArgs,
+                    format!("{url:?} is not an http:// or https:// URL: the extension opens no other"),
+                );
+                self.send(ToServer::OpenTabError { id, error }, &mut actions);
+            }
             ToExtension::OpenTab {
                 id,
                 url,
@@ -1132,6 +1140,27 @@ mod tests {
             core.status().problem,
             Some(Problem::Unproven { .. })
         ));
+    }
+
+    #[test]
+    fn only_web_pages_are_opened_whoever_asks() {
+        let mut core = connected();
+        for url in [
+            "file:///etc/passwd",
+            "chrome://settings",
+            "javascript:alert(1)",
+            "data:text/html,x",
+        ] {
+            let frame = json!({"type": "open_tab", "id": "o", "url": url, "tab": 3}).to_string();
+            let actions = core.on_server_frame(&frame);
+            assert!(
+                !actions.iter().any(|a| matches!(a, Action::OpenTab { .. })),
+                "{url}: {actions:?}"
+            );
+            let sent = frames(&actions);
+            assert_eq!(sent[0]["type"], "open_tab_error", "{url}");
+            assert_eq!(sent[0]["error"]["code"], "INVALID_ARGS", "{url}");
+        }
     }
 
     #[test]
