@@ -37,6 +37,8 @@ pub enum ErrorCode {
     PageCsp,
     Cancelled,
     TooLarge,
+    /// A bound on what one side can make the other hold was reached (tabs, tools, pending calls).
+    TooMany,
     Protocol,
     Internal,
 }
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::PageCsp => "PAGE_CSP",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::TooLarge => "TOO_LARGE",
+            ErrorCode::TooMany => "TOO_MANY",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }

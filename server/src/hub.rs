@@ -39,6 +39,13 @@ const ORPHANS_REMEMBERED: usize = 1024;
 /// Identifies one extension connection (one socket) for the life of the process.
 pub type ConnId = u64;
 
+/// Tabs one browser connection (or peer) may register; more are refused with `TOO_MANY`.
+pub const MAX_TABS_PER_CONNECTION: usize = 512;
+/// Tools one tab may offer; more are dropped (the worker keeps 128 per tab too).
+pub const MAX_TOOLS_PER_TAB: usize = 128;
+/// Requests waiting for the browser at once; more fail with `TOO_MANY` at once.
+pub const MAX_PENDING: usize = 1024;
+
 /// Encoded frames on their way to one socket's writer task.
 pub type Outbox = mpsc::UnboundedSender<String>;
 
@@ -163,6 +170,8 @@ struct Connection {
     snapshot_seen: bool,
     /// The code adapters its `hello` named.
     code_adapters: Vec<AdapterMatch>,
+    /// It was told that tabs over the bound were refused (logged once).
+    refused_tabs: bool,
 }
 
 struct Tab {
@@ -291,6 +300,7 @@ impl Hub {
                 browser: None,
                 snapshot_seen: false,
                 code_adapters: Vec::new(),
+                refused_tabs: false,
             },
         );
         drop(st);
@@ -478,12 +488,16 @@ impl Hub {
             .map(|(id, t)| (*id, t.focused_at))
             .collect();
         st.tabs.retain(|_, t| t.conn != conn);
-        for tab in tabs {
+        let offered = tabs.len();
+        for tab in tabs.into_iter().take(MAX_TABS_PER_CONNECTION) {
             let focused_at = focus.get(&tab.tab).copied().unwrap_or(0);
             register(&mut st, conn, vet_tools(&adapters, tab), focused_at);
         }
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
+        if offered > MAX_TABS_PER_CONNECTION {
+            self.refuse_tabs(conn, offered - MAX_TABS_PER_CONNECTION);
+        }
         self.bump(tools_changed);
     }
 
@@ -493,11 +507,45 @@ impl Hub {
         if !st.connections.contains_key(&conn) {
             return;
         }
-        let focused_at = st.tabs.get(&tab.tab).map_or(0, |t| t.focused_at);
+        let known = st.tabs.get(&tab.tab).filter(|t| t.conn == conn);
+        let focused_at = known.map_or(0, |t| t.focused_at);
+        if known.is_none() && tabs_of(&st, conn) >= MAX_TABS_PER_CONNECTION {
+            drop(st);
+            return self.refuse_tabs(conn, 1);
+        }
         register(&mut st, conn, vet_tools(&adapters, tab), focused_at);
         let tools_changed = self.refresh_exported(&mut st);
         drop(st);
         self.bump(tools_changed);
+    }
+
+    /// Tells the connection (and the log, once per connection) that `count` tabs were refused.
+    fn refuse_tabs(&self, conn: ConnId, count: usize) {
+        let mut st = lock(&self.state);
+        let Some(c) = st.connections.get_mut(&conn) else {
+            return;
+        };
+        if !std::mem::replace(&mut c.refused_tabs, true) {
+            tracing::warn!(
+                conn,
+                "a browser connection reports more than {MAX_TABS_PER_CONNECTION} tabs with tools: \
+                 the rest are refused"
+            );
+        }
+        let error = WireError::new(
+            ErrorCode::TooMany,
+            format!(
+                "{count} tab(s) refused: a browser connection may report at most \
+                 {MAX_TABS_PER_CONNECTION} tabs with tools"
+            ),
+        );
+        let _ = c.outbox.send(
+            ToExtension::Error {
+                in_reply_to: None,
+                error,
+            }
+            .encode(),
+        );
     }
 
     fn close_tab(&self, conn: ConnId, tab: TabId) {
@@ -1187,6 +1235,7 @@ fn vet_tools(adapters: &[Adapter], mut tab: TabTools) -> TabTools {
         match vetted {
             Some(v)
                 if !RESERVED_TOOL_NAMES.contains(&v.name.as_str())
+                    && tab.tools.len() < MAX_TOOLS_PER_TAB
                     && !tab.tools.iter().any(|t| t.name == v.name) =>
             {
                 tab.tools.push(v)
@@ -1216,6 +1265,11 @@ fn welcome(config: &HubConfig, adapters: Vec<Adapter>) -> (Arc<Vec<Adapter>>, St
     }
     .encode();
     (Arc::new(adapters), frame)
+}
+
+/// How many tabs `conn` has registered.
+fn tabs_of(st: &State, conn: ConnId) -> usize {
+    st.tabs.values().filter(|t| t.conn == conn).count()
 }
 
 fn register(st: &mut State, conn: ConnId, tab: TabTools, focused_at: u64) {
@@ -1308,6 +1362,12 @@ fn start(
     kind: RequestKind,
     frame: impl FnOnce(RequestId) -> ToExtension,
 ) -> Result<Started, WireError> {
+    if st.pending.len() >= MAX_PENDING {
+        return Err(WireError::new(
+            ErrorCode::TooMany,
+            format!("{MAX_PENDING} requests are waiting for the browser already; try again shortly"),
+        ));
+    }
     let id = uuid::Uuid::new_v4().to_string();
     let encoded = frame(id.clone()).encode();
     let sent = st
@@ -1449,6 +1509,66 @@ mod tests {
 
     fn code(result: Result<Value, WireError>) -> ErrorCode {
         result.expect_err("expected an error").code
+    }
+
+    #[tokio::test]
+    async fn tabs_tools_and_pending_calls_are_bounded_with_typed_errors() {
+        let hub = hub();
+        let mut ext = FakeExtension::connect(&hub);
+        // A snapshot of more tabs than a connection may have keeps the first ones.
+        let many: Vec<Value> = (0..MAX_TABS_PER_CONNECTION as u64 + 10)
+            .map(|tab| json!({"tab": tab, "url": "http://todomvc.com/x", "title": "t",
+                              "tools": [tool("todomvc_a")]}))
+            .collect();
+        ext.say(&hub, json!({"type": "tools_snapshot", "tabs": many}));
+        assert_eq!(hub.tabs().len(), MAX_TABS_PER_CONNECTION);
+        match ext.next().await {
+            ToExtension::Error { error, .. } => {
+                assert_eq!(error.code, ErrorCode::TooMany);
+                assert!(error.message.starts_with("10 tab(s) refused"), "{error}");
+            }
+            other => panic!("expected an error frame, got {other:?}"),
+        }
+        // One more tab is refused; a known tab still updates.
+        let extra = json!({"type": "tools_updated", "tab": 100_000, "url": "http://todomvc.com/x",
+                           "title": "t", "tools": [tool("todomvc_a")]});
+        ext.say(&hub, extra);
+        assert!(matches!(ext.next().await, ToExtension::Error { .. }));
+        assert_eq!(hub.tabs().len(), MAX_TABS_PER_CONNECTION);
+        let known = json!({"type": "tools_updated", "tab": 0, "url": "http://todomvc.com/x",
+                           "title": "renamed", "tools": [tool("todomvc_a"), tool("todomvc_b")]});
+        ext.say(&hub, known);
+        assert!(hub.tabs().iter().any(|t| t.id == 0 && t.title == "renamed"));
+
+        // A tab offering more tools than allowed keeps the first ones.
+        let hub = hub_with_timeout(Duration::from_secs(30));
+        let ext = FakeExtension::connect(&hub);
+        let tools: Vec<Value> = (0..MAX_TOOLS_PER_TAB + 5)
+            .map(|i| tool(&format!("page_t{i}")))
+            .collect();
+        ext.say(
+            &hub,
+            json!({"type": "tools_snapshot", "tabs": [
+                {"tab": 1, "url": "http://a/", "title": "t", "tools": tools}]}),
+        );
+        assert_eq!(hub.tabs()[0].tools.len(), MAX_TOOLS_PER_TAB);
+    }
+
+    #[tokio::test]
+    async fn past_the_pending_bound_a_call_fails_at_once_with_too_many() {
+        let hub = hub();
+        let mut ext = two_tabs(&hub);
+        let waiting: Vec<_> = (0..MAX_PENDING)
+            .map(|_| spawn_call(&hub, "todomvc_a", Some(1)))
+            .collect();
+        for _ in 0..MAX_PENDING {
+            ext.next_call().await;
+        }
+        let refused = hub.call_tool("todomvc_a", json!({}), Some(1)).await;
+        assert_eq!(code(refused), ErrorCode::TooMany);
+        for call in waiting {
+            call.abort();
+        }
     }
 
     #[tokio::test]

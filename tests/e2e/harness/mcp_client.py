@@ -43,6 +43,7 @@ ERROR_CODES = frozenset(
         "PAGE_CSP",
         "CANCELLED",
         "TOO_LARGE",
+        "TOO_MANY",
         "PROTOCOL",
         "INTERNAL",
     }
