@@ -860,10 +860,10 @@ impl Adapter {
                 ),
             );
         }
-        if self.name == crate::webmcp::ADAPTER {
+        if let Some(why) = crate::names::reserved_adapter_name(&self.name) {
             v.problem(
                 root.key("name"),
-                "the adapter name \"webmcp\" is reserved for tools pages register themselves",
+                format!("the adapter name {:?} is reserved {why}", self.name),
             );
         }
         if self.matches.is_empty() {
@@ -1182,6 +1182,16 @@ impl Validator {
                     self.problem(
                         path.key("step"),
                         "\"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+                    );
+                }
+                // Arguments are percent-encoded into the URL, so its scheme is the template's own.
+                let literal = url.split("{{").next().unwrap_or_default();
+                if !crate::pattern::is_navigable(literal) {
+                    self.problem(
+                        path.key("url"),
+                        format!(
+                            "{url:?} is not a page a tool may navigate to: expected an http(s) or a relative URL"
+                        ),
                     );
                 }
                 self.template(url, &path.key("url"), known);
@@ -1574,6 +1584,45 @@ mod tests {
         ] {
             let text = GOOD.replace(r#""key": "Enter""#, &format!(r#""key": "{good}""#));
             assert!(parse_adapter(&text).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn reserved_names_and_foreign_navigation_are_refused_at_load_as_at_run_time() {
+        for name in ["browser", "site", "webmcp"] {
+            let text = GOOD.replace(r#""name": "demo""#, &format!(r#""name": "{name}""#));
+            let problems = parse_adapter(&text).unwrap_err();
+            assert!(
+                problems[0].message.contains("is reserved"),
+                "{name}: {}",
+                problems[0]
+            );
+        }
+        let navigating = |url: &str| {
+            let adapter: Adapter = serde_json::from_value(json!({
+                "name": "a", "match": ["<all_urls>"],
+                "tools": [{"name": "t", "description": "d", "input_schema": {"type": "object",
+                    "properties": {"q": {"type": "string"}}},
+                    "steps": [{"step": "navigate", "url": url}]}]
+            }))
+            .unwrap();
+            adapter.validate()
+        };
+        for refused in [
+            "javascript:alert(1)",
+            "data:text/html,x",
+            " JAVASCRIPT:x{{q}}",
+        ] {
+            let problems = navigating(refused);
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p.message.contains("not a page a tool may navigate to")),
+                "{refused}: {problems:?}"
+            );
+        }
+        for allowed in ["results.html?q={{q}}", "https://a.example/{{q}}", "{{q}}"] {
+            assert_eq!(navigating(allowed), [], "{allowed}");
         }
     }
 

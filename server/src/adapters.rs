@@ -392,9 +392,15 @@ mod tests {
                 && p.contains("a symbolic link to a file outside")),
             "{shown:?}"
         );
-        assert!(!shown.iter().any(|p| p.contains("do not show me")), "{shown:?}");
+        assert!(
+            !shown.iter().any(|p| p.contains("do not show me")),
+            "{shown:?}"
+        );
         // A link to a file of the directory itself is one more name for it.
-        assert!(!shown.iter().any(|p| p.contains("alias.json: a symbolic")), "{shown:?}");
+        assert!(
+            !shown.iter().any(|p| p.contains("alias.json: a symbolic")),
+            "{shown:?}"
+        );
         assert!(loaded.adapters.iter().any(|a| a.name == "mini"));
         let report = check(&[dir]);
         assert!(

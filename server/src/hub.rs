@@ -1178,8 +1178,7 @@ impl Drop for AbandonOnDrop<'_> {
 }
 
 /// Tool names a site tool may never take: the meta-tools (mcp.rs checks this list against its own).
-pub(crate) const RESERVED_TOOL_NAMES: &[&str] =
-    &["browser_tabs", "browser_open", "site_call", "site_state"];
+pub(crate) const RESERVED_TOOL_NAMES: &[&str] = bridge::names::META_TOOL_NAMES;
 
 /// Longest description, and largest input schema (as JSON), of a tool no loaded adapter defines
 /// (one the page registered itself): page text costs the model's context and is untrusted.
@@ -1365,7 +1364,9 @@ fn start(
     if st.pending.len() >= MAX_PENDING {
         return Err(WireError::new(
             ErrorCode::TooMany,
-            format!("{MAX_PENDING} requests are waiting for the browser already; try again shortly"),
+            format!(
+                "{MAX_PENDING} requests are waiting for the browser already; try again shortly"
+            ),
         ));
     }
     let id = uuid::Uuid::new_v4().to_string();
@@ -1517,8 +1518,10 @@ mod tests {
         let mut ext = FakeExtension::connect(&hub);
         // A snapshot of more tabs than a connection may have keeps the first ones.
         let many: Vec<Value> = (0..MAX_TABS_PER_CONNECTION as u64 + 10)
-            .map(|tab| json!({"tab": tab, "url": "http://todomvc.com/x", "title": "t",
-                              "tools": [tool("todomvc_a")]}))
+            .map(|tab| {
+                json!({"tab": tab, "url": "http://todomvc.com/x", "title": "t",
+                              "tools": [tool("todomvc_a")]})
+            })
             .collect();
         ext.say(&hub, json!({"type": "tools_snapshot", "tabs": many}));
         assert_eq!(hub.tabs().len(), MAX_TABS_PER_CONNECTION);

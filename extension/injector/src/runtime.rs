@@ -182,8 +182,8 @@ fn listen_for_page_tools(document: &web_sys::Document) {
     // Any answer to a pending call resolves it at once, even one too large or too deeply nested
     // to read (`call_page_tool` says which): the relay writes the call's id first.
     let on_result = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-        let Ok(detail) = Reflect::get(&event, &"detail".into())
-            .and_then(|d| d.dyn_into::<js_sys::JsString>())
+        let Ok(detail) =
+            Reflect::get(&event, &"detail".into()).and_then(|d| d.dyn_into::<js_sys::JsString>())
         else {
             return;
         };
@@ -288,7 +288,9 @@ async fn call_page_tool(
         Err(e) if e.to_string().contains("recursion limit") => {
             return Err(WireError::new(
                 ErrorCode::TooLarge,
-                format!("the page's own tool {name} answered with JSON nested deeper than 128 levels"),
+                format!(
+                    "the page's own tool {name} answered with JSON nested deeper than 128 levels"
+                ),
             ));
         }
         Err(e) => {

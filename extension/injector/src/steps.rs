@@ -67,6 +67,15 @@ pub async fn run_tool<D: Dom>(
             let label = format!("steps[{i}] (navigate)");
             let url =
                 template::render_url(url, &run.vars).map_err(|e| template_error(&label, e))?;
+            if !bridge::pattern::is_navigable(&url) {
+                return Err(fail(
+                    ErrorCode::AdapterError,
+                    &label,
+                    format!(
+                        "{url:?} is not a page a tool may navigate to (http(s) or relative only)"
+                    ),
+                ));
+            }
             let left = (run.deadline - dom.now_ms()).max(0.0) as u64;
             return Ok(Outcome::Navigate {
                 url,
@@ -983,6 +992,32 @@ mod tests {
             Outcome::Finished(value) => Ok(value),
             other => panic!("the call did not finish: {other:?}"),
         }
+    }
+
+    #[test]
+    fn navigate_never_loads_another_scheme_than_http_s() {
+        // Arguments are percent-encoded, but an adapter can still spell a scheme around one.
+        let tool: ToolDef = serde_json::from_value(json!({
+            "name": "t", "description": "d",
+            "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "steps": [{"step": "navigate", "url": "{{x}}script:alert(1)"}]
+        }))
+        .unwrap();
+        let args = json!({"x": "java"}).as_object().cloned().unwrap();
+        let failed = block_on(run_tool(
+            &todomvc(&[]),
+            &tool,
+            args,
+            0,
+            1000,
+            &Cell::new(false),
+        ))
+        .unwrap_err();
+        assert_eq!(failed.code, ErrorCode::AdapterError);
+        assert!(
+            failed.message.contains("not a page a tool may navigate to"),
+            "{failed}"
+        );
     }
 
     #[test]

@@ -509,7 +509,9 @@ impl Core {
             ToExtension::OpenTab { id, url, .. } if !bridge::pattern::is_web_url(&url) => {
                 let error = WireError::new(
                     ErrorCode::InvalidArgs,
-                    format!("{url:?} is not an http:// or https:// URL: the extension opens no other"),
+                    format!(
+                        "{url:?} is not an http:// or https:// URL: the extension opens no other"
+                    ),
                 );
                 self.send(ToServer::OpenTabError { id, error }, &mut actions);
             }
@@ -561,6 +563,17 @@ impl Core {
         let mut merged: Vec<Adapter> = adapters
             .into_iter()
             .filter(|a| !code.iter().any(|c| c.name == a.name))
+            // Checked as the server checks them, whoever sent them.
+            .filter(|a| {
+                let problems = a.validate();
+                if let Some(first) = problems.first() {
+                    actions.push(Action::Log(format!(
+                        "adapter {:?} from the server refused: {first}",
+                        a.name
+                    )));
+                }
+                problems.is_empty()
+            })
             .collect();
         merged.extend(code.iter().cloned());
         self.adapters = merged;
@@ -1140,6 +1153,34 @@ mod tests {
             core.status().problem,
             Some(Problem::Unproven { .. })
         ));
+    }
+
+    #[test]
+    fn adapters_are_validated_as_the_server_does() {
+        let mut core = connected();
+        let mut bad = adapter_json();
+        bad["name"] = json!("browser");
+        let mut navigates = adapter_json();
+        navigates["name"] = json!("nav");
+        navigates["tools"][0]["steps"] = json!([{"step": "navigate", "url": "file:///etc/passwd"}]);
+        let actions = core.on_server_frame(
+            &json!({"type": "adapters_updated", "adapters": [adapter_json(), bad, navigates]})
+                .to_string(),
+        );
+        let refused: Vec<&String> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Log(m) if m.contains("refused") => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(refused.len(), 2, "{actions:?}");
+        let names: Vec<String> = serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
+            .unwrap()
+            .into_iter()
+            .map(|a| a.name)
+            .collect();
+        assert_eq!(names, ["todomvc"]);
     }
 
     #[test]
