@@ -63,7 +63,7 @@ pub enum Refusal {
          tabwire speaks protocol 2: update the client (reload the extension, restart the other \
          tabwire)"
     )]
-    OldProtocol,
+    OldProtocol(Role),
     #[error("no nonce offered (subprotocol tabwire.nonce.<64 hex digits>)")]
     NoNonce,
 }
@@ -81,9 +81,11 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Offer,
     let role = offered().find_map(Role::from_subprotocol);
     let origin = headers.get(header::ORIGIN);
     let Some(role) = role else {
-        let legacy = offered().any(|p| Role::ALL.iter().any(|r| r.legacy_subprotocol() == p));
-        return Err(if legacy {
-            Refusal::OldProtocol
+        let legacy = Role::ALL
+            .into_iter()
+            .find(|r| offered().any(|p| p == r.legacy_subprotocol()));
+        return Err(if let Some(role) = legacy {
+            Refusal::OldProtocol(role)
         } else if origin.is_some_and(|o| o.as_bytes() != policy.expected_origin.as_bytes()) {
             Refusal::OriginNotAllowed
         } else {
@@ -349,7 +351,7 @@ mod tests {
         ] {
             let protocols = format!("{legacy}, tabwire.secret.{}", secret.expose());
             let refusal = decide(origin.as_deref(), Some(&protocols)).unwrap_err();
-            assert_eq!(refusal, Refusal::OldProtocol);
+            assert!(matches!(refusal, Refusal::OldProtocol(_)), "{refusal:?}");
             assert!(refusal.to_string().contains("protocol 2"));
         }
     }
@@ -359,7 +361,7 @@ mod tests {
         for refusal in [
             Refusal::OriginNotAllowed,
             Refusal::ProtocolNotOffered,
-            Refusal::OldProtocol,
+            Refusal::OldProtocol(Role::Browser),
             Refusal::NoNonce,
         ] {
             assert!(!refusal.to_string().contains(secret().expose()));

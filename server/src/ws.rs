@@ -250,17 +250,9 @@ async fn accept(
             .get(header::ORIGIN)
             .and_then(|o| o.to_str().ok())
             .map(str::to_owned);
-        if decision == Err(auth::Refusal::OldProtocol) {
-            let role = Role::ALL.into_iter().find(|r| {
-                request
-                    .headers()
-                    .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .any(|v| v.split(',').any(|p| p.trim() == r.legacy_subprotocol()))
-            });
+        if let Err(auth::Refusal::OldProtocol(role)) = decision {
             failures.record(&ProofFailure::new(
-                role,
+                Some(role),
                 origin.as_deref(),
                 ProofFailureKind::OldProtocol,
             ));
