@@ -1,5 +1,6 @@
 //! Who may open the browser WebSocket: the decision on a handshake request (a pure function), and
-//! the record of clients that failed to prove the pairing secret, which `tabwire doctor` reads.
+//! what becomes of a client that failed to prove the pairing secret (the diagnostics record that
+//! `tabwire status` and `tabwire doctor` read, and a rate-limited log line).
 //!
 //! Any web page can open `ws://127.0.0.1:PORT`, so a browser's handshake is accepted only when
 //! its `Origin` is exactly `chrome-extension://<our id>`. Another `tabwire` process (a peer, or
@@ -10,12 +11,10 @@
 //! subprotocol, is refused with a clear message (and that subprotocol is never logged).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use bridge::handshake::{Nonce, Role};
-use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, header};
 
 use crate::pairing::Secret;
@@ -107,23 +106,20 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Offer,
     Ok(Offer { role, nonce })
 }
 
-// ----- the record of failed proofs -----------------------------------------------------------
+// ----- failed proofs ----------------------------------------------------------------------
 
 /// A client that connected but did not prove it knows the pairing secret, or could not check
-/// this tabwire's proof (it holds another secret), as kept for `tabwire doctor`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// this tabwire's proof (it holds another secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProofFailure {
-    /// When, as an HTTP date (`Tue, 25 Nov 2026 08:11:43 GMT`).
-    pub at: String,
-    /// `browser`, `peer` or `status`.
-    pub client: String,
+    /// `the extension`, `a tabwire peer` or `` `tabwire status` ``.
+    pub client: &'static str,
     /// The `Origin` it sent, if any.
     pub origin: Option<String>,
     pub what: ProofFailureKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProofFailureKind {
     /// It refused this tabwire's proof: it holds a different secret.
     OtherSecret,
@@ -136,80 +132,64 @@ pub enum ProofFailureKind {
 }
 
 impl ProofFailure {
-    pub fn new(role: Option<Role>, origin: Option<&str>, what: ProofFailureKind) -> Self {
+    pub fn new(role: Role, origin: Option<&str>, what: ProofFailureKind) -> Self {
         ProofFailure {
-            at: httpdate::fmt_http_date(SystemTime::now()),
             client: match role {
-                Some(Role::Browser) | None => "the extension",
-                Some(Role::Peer) => "a tabwire peer",
-                Some(Role::Status) => "`tabwire status`",
-            }
-            .to_owned(),
+                Role::Browser => "the extension",
+                Role::Peer => "a tabwire peer",
+                Role::Status => "`tabwire status`",
+            },
             origin: origin.map(str::to_owned),
             what,
         }
     }
 
-    /// One line for `tabwire doctor` and the log.
+    /// One line for the log.
     pub fn describe(&self) -> String {
-        let who = &self.client;
+        let who = self.client;
         let origin = self
             .origin
             .as_deref()
             .map(|o| format!(" (origin {o})"))
             .unwrap_or_default();
-        let at = &self.at;
         match self.what {
             ProofFailureKind::OtherSecret => format!(
-                "pairing mismatch: {who}{origin} tried with a different secret at {at} (pair it \
-                 again: `tabwire pair`)"
+                "pairing mismatch: {who}{origin} tried with a different secret (pair it again: \
+                 `tabwire pair`)"
             ),
-            ProofFailureKind::WrongProof => format!(
-                "{who}{origin} connected at {at} but did not prove it knows the pairing secret"
-            ),
-            ProofFailureKind::NoProof => format!(
-                "{who}{origin} connected at {at} and never proved it knows the pairing secret"
-            ),
+            ProofFailureKind::WrongProof => {
+                format!("{who}{origin} did not prove it knows the pairing secret")
+            }
+            ProofFailureKind::NoProof => {
+                format!("{who}{origin} connected and never proved it knows the pairing secret")
+            }
             ProofFailureKind::OldProtocol => format!(
-                "{who}{origin} of an older version (protocol 1) tried to connect at {at}: \
-                 update it"
+                "{who}{origin} of an older version (protocol 1) tried to connect: update it"
             ),
         }
     }
 }
 
-/// Where the last failure is kept: next to the secret, like the browser-seen marker.
-pub fn proof_failure_path(secret_path: &Path) -> PathBuf {
-    secret_path.with_file_name("last-proof-failure.json")
-}
-
-/// The last client that failed to prove the secret to the tabwire using `secret_path`, if any
-/// (what `tabwire doctor` reports).
-pub fn last_proof_failure(secret_path: &Path) -> Option<ProofFailure> {
-    let text = std::fs::read_to_string(proof_failure_path(secret_path)).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// Writes failures to their file and the log, at most one of each kind a second (a flood of bad
-/// clients costs no disk and no log).
+/// Where failed proofs go: the diagnostics record (`tabwire status` and `tabwire doctor` read
+/// it), for every client that offered a wrong secret, and the log, at most one of each kind a
+/// second (a flood of bad clients costs no log).
+#[derive(Default)]
 pub struct ProofFailures {
-    path: Option<PathBuf>,
-    last_written: Mutex<HashMap<ProofFailureKind, Instant>>,
+    last_logged: Mutex<HashMap<ProofFailureKind, Instant>>,
 }
 
 impl ProofFailures {
     const EVERY: Duration = Duration::from_secs(1);
 
-    pub fn new(path: Option<PathBuf>) -> Self {
-        ProofFailures {
-            path,
-            last_written: Mutex::new(HashMap::new()),
-        }
-    }
-
     pub fn record(&self, failure: &ProofFailure) {
+        if matches!(
+            failure.what,
+            ProofFailureKind::OtherSecret | ProofFailureKind::WrongProof
+        ) {
+            crate::diagnostics::pairing_failed(failure.origin.as_deref());
+        }
         let mut last = self
-            .last_written
+            .last_logged
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(at) = last.get(&failure.what)
@@ -219,12 +199,6 @@ impl ProofFailures {
         }
         last.insert(failure.what, Instant::now());
         tracing::warn!("{}", failure.describe());
-        if let Some(path) = &self.path {
-            let body = serde_json::to_string(failure).expect("a failure serializes");
-            if let Err(e) = std::fs::write(path, body) {
-                tracing::debug!(path = %path.display(), error = %e, "cannot record the failure");
-            }
-        }
     }
 }
 
@@ -401,30 +375,18 @@ mod tests {
     }
 
     #[test]
-    fn failures_are_recorded_for_doctor_at_most_one_of_a_kind_a_second() {
-        let dir = tempfile::tempdir().unwrap();
-        let secret_path = dir.path().join("secret");
-        assert_eq!(last_proof_failure(&secret_path), None);
-        let failures = ProofFailures::new(Some(proof_failure_path(&secret_path)));
-        let first = ProofFailure::new(
-            Some(Role::Browser),
+    fn failures_are_described_for_the_log_and_never_hold_a_secret() {
+        let failure = ProofFailure::new(
+            Role::Browser,
             Some("chrome-extension://x"),
             ProofFailureKind::OtherSecret,
         );
-        failures.record(&ProofFailure::new(None, None, ProofFailureKind::NoProof));
-        failures.record(&first);
-        let flood = ProofFailure::new(None, None, ProofFailureKind::OtherSecret);
-        failures.record(&flood);
-        let kept = last_proof_failure(&secret_path).unwrap();
         assert_eq!(
-            kept, first,
-            "the second of a kind within a second is not written"
+            failure.describe(),
+            "pairing mismatch: the extension (origin chrome-extension://x) tried with a different \
+             secret (pair it again: `tabwire pair`)"
         );
-        assert!(
-            kept.describe()
-                .starts_with("pairing mismatch: the extension (origin chrome-extension://x) tried with a different secret at "),
-            "{}",
-            kept.describe()
-        );
+        let silent = ProofFailure::new(Role::Status, None, ProofFailureKind::NoProof);
+        assert!(silent.describe().starts_with("`tabwire status` connected and never proved"));
     }
 }

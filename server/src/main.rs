@@ -155,18 +155,9 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let status = runtime.block_on(peer::fetch_status(args.connection.port, &secret));
-    // A client that failed to prove the secret is worth knowing whether or not a hub answered.
-    let last_failure = auth::last_proof_failure(&secret_path);
-    if let Ok(status) = &status {
-        print!("{}", peer::render_status(status));
-        if let Some(failure) = &last_failure {
-            println!("last failed proof: {}", failure.describe());
-        }
-    } else if let Some(failure) = &last_failure {
-        eprintln!("last failed proof: {}", failure.describe());
-    }
-    status.map(|_| ()).map_err(anyhow::Error::from)
+    let status = runtime.block_on(peer::fetch_status(args.connection.port, &secret))?;
+    print!("{}", peer::render_status(&status));
+    Ok(())
 }
 
 fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
@@ -202,9 +193,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         secret.clone(),
     ));
     let marker = pairing::browser_seen_marker(&secret_path);
-    let failures = Arc::new(auth::ProofFailures::new(Some(auth::proof_failure_path(
-        &secret_path,
-    ))));
+    let failures = Arc::new(auth::ProofFailures::default());
     let browser_expected = marker.exists();
 
     // One thread: every task here is short and I/O bound, and a single-threaded runtime avoids

@@ -252,7 +252,7 @@ async fn accept(
             .map(str::to_owned);
         if let Err(auth::Refusal::OldProtocol(role)) = decision {
             failures.record(&ProofFailure::new(
-                Some(role),
+                role,
                 origin.as_deref(),
                 ProofFailureKind::OldProtocol,
             ));
@@ -278,7 +278,7 @@ async fn accept(
         Ok(()) => Some((socket, offer.role)),
         Err(failure) => {
             failures.record(&ProofFailure::new(
-                Some(offer.role),
+                offer.role,
                 origin.as_deref(),
                 failure,
             ));
