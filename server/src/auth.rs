@@ -387,6 +387,10 @@ mod tests {
              secret (pair it again: `tabwire pair`)"
         );
         let silent = ProofFailure::new(Role::Status, None, ProofFailureKind::NoProof);
-        assert!(silent.describe().starts_with("`tabwire status` connected and never proved"));
+        assert!(
+            silent
+                .describe()
+                .starts_with("`tabwire status` connected and never proved")
+        );
     }
 }

@@ -277,11 +277,7 @@ async fn accept(
     match prove(&mut socket, offer, port, policy, deadline).await {
         Ok(()) => Some((socket, offer.role)),
         Err(failure) => {
-            failures.record(&ProofFailure::new(
-                offer.role,
-                origin.as_deref(),
-                failure,
-            ));
+            failures.record(&ProofFailure::new(offer.role, origin.as_deref(), failure));
             let close = CloseFrame {
                 code: CloseCode::from(handshake::CLOSE_BAD_PROOF),
                 reason: Utf8Bytes::from_static("the pairing secret was not proved"),
