@@ -193,7 +193,6 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         secret.clone(),
     ));
     let marker = pairing::browser_seen_marker(&secret_path);
-    let failures = Arc::new(auth::ProofFailures::default());
     let browser_expected = marker.exists();
 
     // One thread: every task here is short and I/O bound, and a single-threaded runtime avoids
@@ -205,7 +204,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     diagnostics::server_started();
     let served = runtime.block_on(async {
-        tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker), failures));
+        tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
         if !args.adapter_dirs.is_empty() {
             tokio::spawn(adapters::watch(
                 hub.clone(),

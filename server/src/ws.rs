@@ -80,7 +80,6 @@ pub async fn run(
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
     seen_marker: Option<PathBuf>,
-    failures: Arc<ProofFailures>,
 ) {
     let mut vacant_tries = 0;
     let mut reported_held = false;
@@ -89,7 +88,7 @@ pub async fn run(
             Ok(listener) => {
                 hub.set_link(Link::Listening);
                 tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/");
-                serve(listener, hub, policy, seen_marker, failures).await;
+                serve(listener, hub, policy, seen_marker).await;
                 return;
             }
             Err(e) => e,
@@ -149,9 +148,9 @@ pub async fn serve(
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
     seen_marker: Option<PathBuf>,
-    failures: Arc<ProofFailures>,
 ) {
     let seen_marker: Option<Arc<Path>> = seen_marker.map(Arc::from);
+    let failures = Arc::new(ProofFailures::default());
     let peers = Arc::new(Peers::default());
     let port = listener.local_addr().map_or(0, |a| a.port());
     let handshaking = Arc::new(Semaphore::new(MAX_HANDSHAKING));
