@@ -73,7 +73,8 @@ function renderTabs(tabs, connected) {
     const tools = el("ul");
     for (const tool of tab.tools) {
       const entry = el("li");
-      entry.append(el("code", tool.name));
+      // An adapter's tool by name, a page's own described in full.
+      entry.append(el("code", typeof tool === "string" ? tool : tool.name));
       tools.append(entry);
     }
     item.append(tools);

@@ -20,7 +20,8 @@ extension, TodoMVC on 127.0.0.1 in four tabs. Measures:
   (the worker's performance.timeOrigin) → tabwire's log of the WebSocket connection and the hello.
 Both compare wall-clock epoch ms of one machine (the browser's and tabwire's, printed with its skew).
 `bench.py --latency` runs only these two. `bench.py --act [DIR...]` times an acting tool and a reading
-one for each extension copy (the repo's by default), alternating, to compare builds side by side.
+one for each extension copy (the repo's by default), alternating, to compare builds side by side;
+TABWIRE_BENCH_TODOS=N gives the list N todos first (a larger result for the reading tool).
 
 TABWIRE_BENCH_EXTENSION=DIR benchmarks the extension in DIR (a copy of the repo's `manifest.json`
 and `extension/`, e.g. an older build) instead of the repo's own.
@@ -492,6 +493,7 @@ async def main() -> None:
 
 
 ACT_CALLS = 300
+ACT_TODOS = int(os.environ.get("TABWIRE_BENCH_TODOS", "1"))
 
 
 async def act_latency(extensions: list[Path]) -> None:
@@ -509,12 +511,14 @@ async def act_latency(extensions: list[Path]) -> None:
             try:
                 async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
                     await s.wait_for_tools("todomvc_toggle_todo", timeout=30)
+                    for n in range(1, ACT_TODOS):
+                        await s.call_ok("todomvc_add_todo", {"title": f"Todo number {n} of the bench"})
                     await s.call_ok("todomvc_add_todo", {"title": "Bench"})
                     for _ in range(50):  # warm up
                         await timed(s, "todomvc_toggle_todo", {"title": "Bench"})
                     act = [await timed(s, "todomvc_toggle_todo", {"title": "Bench"}) for _ in range(ACT_CALLS)]
                     read = [await timed(s, "todomvc_list_todos", {}) for _ in range(ACT_CALLS)]
-                print(f"act:         {root.name}: toggle_todo {quantiles(act)}  | list_todos {quantiles(read)}")
+                print(f"act:         {root.name} ({ACT_TODOS} todos): toggle_todo {quantiles(act)}  | list_todos {quantiles(read)}")
             finally:
                 browser.stop()
     finally:

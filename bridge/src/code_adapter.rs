@@ -36,20 +36,12 @@ struct ToolDeclaration {
     annotations: ToolAnnotations,
 }
 
-/// The adapter a code adapter's declaration describes, validated like an adapter file.
-pub fn parse(declaration: &str) -> Result<Adapter, Vec<Problem>> {
-    // Through a `Value`, like every message the worker decodes: the wasm then holds one decoder
-    // per type. A shape error is then not located in the text; the bundler wrote it on one line.
-    let d: Declaration = serde_json::from_str(declaration)
-        .and_then(serde_json::from_value)
-        .map_err(|e| {
-            vec![Problem {
-                path: JsonPath::default(),
-                line: None,
-                column: None,
-                message: e.to_string(),
-            }]
-        })?;
+/// The adapter a code adapter's declaration (its JSON, as the bundle has it) describes, validated
+/// like an adapter file (what the server does with the declarations `hello` brings). A shape
+/// error is not located: the bundler wrote the declaration on one line.
+pub fn parse(declaration: Value) -> Result<Adapter, Vec<Problem>> {
+    let d: Declaration = serde_json::from_value(declaration)
+        .map_err(|e| vec![Problem::at(JsonPath::default(), e.to_string())])?;
     let adapter = Adapter {
         schema: None,
         name: d.name,
@@ -85,13 +77,14 @@ pub fn parse(declaration: &str) -> Result<Adapter, Vec<Problem>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn declarations_become_validated_adapters() {
         let adapter = parse(
-            r#"{"name": "calc", "match": ["http://127.0.0.1/*"], "tools": [
-                {"name": "sum", "description": "Add.", "annotations": {"read_only": true},
-                 "input_schema": {"type": "object", "properties": {"a": {"type": "number"}}}}]}"#,
+            json!({"name": "calc", "match": ["http://127.0.0.1/*"], "tools": [
+            {"name": "sum", "description": "Add.", "annotations": {"read_only": true},
+             "input_schema": {"type": "object", "properties": {"a": {"type": "number"}}}}]}),
         )
         .unwrap();
         assert_eq!(adapter.tools[0].name, "sum");
@@ -99,12 +92,12 @@ mod tests {
         assert!(adapter.matches_url("http://127.0.0.1:1/x"));
 
         let problems = parse(
-            r#"{"name": "Calc", "match": ["nope"], "tools": [{"name": "sum", "description": ""}]}"#,
+            json!({"name": "Calc", "match": ["nope"], "tools": [{"name": "sum", "description": ""}]}),
         )
         .unwrap_err();
         assert_eq!(problems.len(), 3, "{problems:?}");
         let problems =
-            parse(r#"{"name": "calc", "match": [], "tools": [], "handler": 1}"#).unwrap_err();
+            parse(json!({"name": "calc", "match": [], "tools": [], "handler": 1})).unwrap_err();
         assert!(problems[0].message.contains("handler"), "{problems:?}");
     }
 }

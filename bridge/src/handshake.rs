@@ -7,10 +7,10 @@
 //! must learn the same of the client. The exchange:
 //!
 //! 1. The client opens the WebSocket offering two subprotocols: its role
-//!    (`tabwire.v2`, `tabwire.peer.v2` or `tabwire.status.v2`) and `tabwire.nonce.<N_c>`, a fresh
+//!    (`tabwire.v3`, `tabwire.peer.v3` or `tabwire.status.v3`) and `tabwire.nonce.<N_c>`, a fresh
 //!    32-byte nonce in hex. (The browser's WebSocket API can set no other header.)
 //! 2. The server answers with the role's subprotocol, then sends its first frame:
-//!    `{"type":"server_proof","protocol":2,"nonce":"<N_s>","proof":"<P_s>"}` with its own
+//!    `{"type":"server_proof","protocol":3,"nonce":"<N_s>","proof":"<P_s>"}` with its own
 //!    fresh nonce `N_s`.
 //! 3. The client checks `P_s` (constant time). If it is wrong, the client closes with
 //!    [`CLOSE_UNPROVEN`] and sends nothing else: the listener is "something else". Otherwise it
@@ -61,9 +61,9 @@ impl Role {
     /// The subprotocol the client offers and the server answers with.
     pub fn subprotocol(self) -> &'static str {
         match self {
-            Role::Browser => "tabwire.v2",
-            Role::Peer => "tabwire.peer.v2",
-            Role::Status => "tabwire.status.v2",
+            Role::Browser => "tabwire.v3",
+            Role::Peer => "tabwire.peer.v3",
+            Role::Status => "tabwire.status.v3",
         }
     }
 
@@ -72,8 +72,8 @@ impl Role {
         Role::ALL.into_iter().find(|r| r.subprotocol() == offered)
     }
 
-    /// The subprotocol an older version offered for this role, which holds its secret in the
-    /// clear (`tabwire.secret.<secret>`) and gets a clear refusal.
+    /// The subprotocol older versions (protocols 1 and 2) offered for this role, which holds its
+    /// secret in the clear (`tabwire.secret.<secret>`) and gets a clear refusal.
     pub fn legacy_subprotocol(self) -> &'static str {
         match self {
             Role::Browser => "tabwire.v1",
@@ -354,7 +354,7 @@ mod tests {
         // What a Python or JavaScript side computes: the test harness does exactly this.
         let e = exchange();
         let message = format!(
-            "tabwire server proof\0tabwire.v2\017373\0{}\0{}",
+            "tabwire server proof\0tabwire.v3\017373\0{}\0{}",
             "01".repeat(32),
             "02".repeat(32)
         );
@@ -375,9 +375,9 @@ mod tests {
         for not_proof in [
             "",
             "{}",
-            r#"{"type":"welcome","protocol":2}"#,
-            r#"{"type":"server_proof","protocol":2,"nonce":"zz","proof":"00"}"#,
-            r#"{"type":"server_proof","protocol":2}"#,
+            r#"{"type":"welcome","protocol":3}"#,
+            r#"{"type":"server_proof","protocol":3,"nonce":"zz","proof":"00"}"#,
+            r#"{"type":"server_proof","protocol":3}"#,
         ] {
             assert_eq!(
                 Exchange::accept_server_proof(Role::Browser, 17373, e.client, SECRET, not_proof),
@@ -385,11 +385,14 @@ mod tests {
                 "{not_proof}"
             );
         }
-        let old = r#"{"type":"server_proof","protocol":1,"nonce":"","proof":""}"#;
-        assert_eq!(
-            Exchange::accept_server_proof(Role::Browser, 17373, e.client, SECRET, old),
-            Err(HandshakeError::OtherProtocol(1))
-        );
+        for version in [1, 2] {
+            let old =
+                format!(r#"{{"type":"server_proof","protocol":{version},"nonce":"","proof":""}}"#);
+            assert_eq!(
+                Exchange::accept_server_proof(Role::Browser, 17373, e.client, SECRET, &old),
+                Err(HandshakeError::OtherProtocol(version))
+            );
+        }
     }
 
     #[test]
@@ -397,7 +400,7 @@ mod tests {
         let e = exchange();
         let server_proof = proof_of(&e.server_proof_frame(SECRET));
         let replayed = |other: Exchange| {
-            let frame = json!({"type": "server_proof", "protocol": 2,
+            let frame = json!({"type": "server_proof", "protocol": PROTOCOL_VERSION,
                 "nonce": other.server.to_hex(), "proof": server_proof})
             .to_string();
             Exchange::accept_server_proof(other.role, other.port, other.client, SECRET, &frame)
@@ -441,7 +444,7 @@ mod tests {
             Err(HandshakeError::WrongProof)
         );
         for not_proof in [
-            r#"{"type":"hello","protocol":2}"#,
+            r#"{"type":"hello","protocol":3}"#,
             r#"{"type":"client_proof"}"#,
             "not json",
         ] {

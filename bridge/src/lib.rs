@@ -6,12 +6,14 @@
 //! `hmac`/`sha2` for the handshake) only, never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
+pub mod args;
 pub mod code_adapter;
 pub mod fetch;
 pub mod handshake;
 pub mod keys;
 pub mod lint;
 pub mod names;
+pub mod packed;
 pub mod page;
 pub mod pattern;
 pub mod protocol;
@@ -22,8 +24,10 @@ pub mod webmcp;
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 
 /// Version of the wire protocol, exchanged in `hello` / `welcome` and in the handshake's
-/// subprotocols (2: the mutual proof of the secret in [`handshake`]).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// subprotocols. 3 (one step over 1): the mutual proof of the secret in [`handshake`]; pages
+/// announce adapter tools by name, adapters travel packed, `hello` carries the code adapters'
+/// declarations. A side of any other version is told so.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest WebSocket frame or page message either side accepts, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -3,7 +3,7 @@
 //! prints these as warnings; they never stop an adapter from loading (ADAPTERS.md, "Answer what
 //! happened").
 
-use crate::adapter::{Adapter, JsonPath, PathSegment, Step};
+use crate::adapter::{Adapter, JsonPath, Step, StepKind};
 
 /// A likely mistake in a valid adapter, located like a [`crate::adapter::Problem`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub fn unconfirmed_effects(adapter: &Adapter) -> Vec<Warning> {
         .enumerate()
         .filter(|(_, tool)| !tool.annotations.read_only && !tool.annotations.idempotent)
         .filter_map(|(index, tool)| {
-            let steps = path(&[key("tools"), PathSegment::Index(index), key("steps")]);
+            let steps = JsonPath::default().key("tools").index(index).key("steps");
             let (path, kind) = last_action(&tool.steps, &steps)?;
             Some(Warning {
                 path,
@@ -40,39 +40,25 @@ pub fn unconfirmed_effects(adapter: &Adapter) -> Vec<Warning> {
 
 /// Where `steps` (at `at`) ends with an action: its path and kind. A trailing `return` does not
 /// count; `if` ends with an action when either branch does.
-fn last_action(steps: &[Step], at: &JsonPath) -> Option<(JsonPath, &'static str)> {
+fn last_action(steps: &[Step], at: &JsonPath) -> Option<(JsonPath, StepKind)> {
     let (index, step) = steps
         .iter()
         .enumerate()
         .rev()
         .find(|(_, step)| !matches!(step, Step::Return { .. }))?;
-    let here = child(at, PathSegment::Index(index));
+    let here = at.index(index);
     match step {
         Step::Within { steps, .. } | Step::ForEach { steps, .. } | Step::Frame { steps, .. } => {
-            last_action(steps, &child(&here, key("steps")))
+            last_action(steps, &here.key("steps"))
         }
         Step::If {
             then, otherwise, ..
-        } => last_action(then, &child(&here, key("then")))
-            .or_else(|| last_action(otherwise, &child(&here, key("else")))),
+        } => last_action(then, &here.key("then"))
+            .or_else(|| last_action(otherwise, &here.key("else"))),
         // Moving the pointer or the view changes nothing a caller is told about.
         Step::Hover { .. } | Step::ScrollIntoView { .. } => None,
         step => step.acts_on_page().then(|| (here, step.kind())),
     }
-}
-
-fn key(name: &str) -> PathSegment {
-    PathSegment::Key(name.to_owned())
-}
-
-fn path(segments: &[PathSegment]) -> JsonPath {
-    JsonPath(segments.to_vec())
-}
-
-fn child(parent: &JsonPath, segment: PathSegment) -> JsonPath {
-    let mut path = parent.clone();
-    path.0.push(segment);
-    path
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::adapter::Adapter;
 pub use crate::protocol::RuntimeKind;
-use crate::protocol::{RequestId, ToolSpec, WireError};
+use crate::protocol::{OfferedTool, RequestId, WireError};
 use crate::tagged;
 
 /// From the content script to the service worker. `Deserialize` is written by hand (see
@@ -24,11 +23,12 @@ pub enum FromPage {
         #[serde(default)]
         runtime: Option<RuntimeKind>,
     },
-    /// The tools this page offers now (empty: none).
+    /// The tools this page offers now (empty: none): its adapters' by name, its own (WebMCP)
+    /// described in full.
     ToolsUpdated {
         url: String,
         title: String,
-        tools: Vec<ToolSpec>,
+        tools: Vec<OfferedTool>,
     },
     /// The answer to [`ToPage::CallTool`], given through the message's response callback.
     CallToolResult {
@@ -72,11 +72,15 @@ pub enum FromPage {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToPage {
-    /// The adapters whose match patterns cover the page's URL: the answer to
-    /// [`FromPage::PageReady`], and pushed unasked when the adapters change or the tab's URL
-    /// changes in place (the page then announces its tools again).
+    /// The adapters whose match patterns cover the page's URL, and the code adapters likewise
+    /// (their handlers are in the page's bundle): the answer to [`FromPage::PageReady`], and pushed
+    /// unasked when the adapters change or the tab's URL changes in place (the page then announces
+    /// its tools again). Each is an adapter's JSON ([`crate::adapter::Adapter`]) as the server sent
+    /// it: the page decodes each one itself, and a bad one alone is left out.
     Adapters {
-        adapters: Vec<Adapter>,
+        adapters: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        code_adapters: Vec<Value>,
     },
     CallTool {
         id: RequestId,
@@ -101,6 +105,42 @@ pub enum ToPage {
         vars: Map<String, Value>,
         timeout_ms: u64,
     },
+}
+
+/// A page's answer to a `call_tool`, as the worker reads it.
+#[derive(Debug, PartialEq)]
+pub enum CallAnswer {
+    /// The call's result: the page's text is the wire's `call_tool_result` frame as it is
+    /// (the two protocols write that message alike), checked but not decoded.
+    Result,
+    /// Anything else, decoded.
+    Message(FromPage),
+}
+
+/// The fields of a `call_tool_result` answer, the result only checked for being JSON.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResultAnswer<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    id: std::borrow::Cow<'a, str>,
+    #[allow(dead_code)] // Read only to check that it is JSON.
+    result: serde::de::IgnoredAny,
+}
+
+impl CallAnswer {
+    /// Reads the answer `text` to call `id`. A result for `id` with no other field is not
+    /// decoded: building its value and writing it again costs the worker more than the check (a
+    /// list of 500 records: BENCHMARKS.md); everything else is decoded like any message.
+    pub fn read(text: &str, id: &str) -> Result<CallAnswer, serde_json::Error> {
+        match serde_json::from_str::<ResultAnswer>(text) {
+            Ok(answer) if answer.kind == "call_tool_result" && answer.id == id => {
+                Ok(CallAnswer::Result)
+            }
+            _ => serde_json::from_str(text).map(CallAnswer::Message),
+        }
+    }
 }
 
 const FROM_PAGE_TYPES: &[&str] = &[
@@ -177,6 +217,7 @@ impl ToPage {
         Ok(match kind.as_str() {
             "adapters" => ToPage::Adapters {
                 adapters: f.req("adapters")?,
+                code_adapters: f.opt("code_adapters")?,
             },
             "call_tool" => ToPage::CallTool {
                 id: f.req("id")?,
@@ -218,7 +259,10 @@ mod tests {
         let old: FromPage =
             serde_json::from_value(json!({"type":"page_ready","url":"u","title":"t"})).unwrap();
         assert!(matches!(old, FromPage::PageReady { runtime: None, .. }));
-        let pushed = ToPage::Adapters { adapters: vec![] };
+        let pushed = ToPage::Adapters {
+            adapters: vec![],
+            code_adapters: vec![],
+        };
         assert_eq!(
             serde_json::to_value(&pushed).unwrap(),
             json!({"type":"adapters","adapters":[]})
@@ -291,7 +335,7 @@ mod tests {
     fn every_page_message_round_trips() {
         let error = WireError::new(crate::ErrorCode::Timeout, "t");
         let vars = json!({"q": 1}).as_object().cloned().unwrap();
-        let adapter: Adapter = serde_json::from_value(json!({
+        let adapter: Value = serde_json::from_value(json!({
             "name": "a", "match": ["http://127.0.0.1/*"],
             "tools": [{"name": "t", "description": "d", "steps": [{"step": "click", "selector": "#x"}]}]
         }))
@@ -305,14 +349,17 @@ mod tests {
             FromPage::ToolsUpdated {
                 url: "u".into(),
                 title: "t".into(),
-                tools: vec![ToolSpec {
-                    name: "a_t".into(),
-                    adapter: "a".into(),
-                    description: "d".into(),
-                    input_schema: json!({"type": "object"}),
-                    output_schema: Some(json!({"type": "object"})),
-                    annotations: Default::default(),
-                }],
+                tools: vec![
+                    OfferedTool::Adapter("a_t".into()),
+                    OfferedTool::Described(crate::protocol::ToolSpec {
+                        name: "webmcp_x_t".into(),
+                        adapter: "webmcp".into(),
+                        description: "d".into(),
+                        input_schema: json!({"type": "object"}),
+                        output_schema: Some(json!({"type": "object"})),
+                        annotations: Default::default(),
+                    }),
+                ],
             },
             FromPage::CallToolResult {
                 id: "i".into(),
@@ -354,7 +401,8 @@ mod tests {
         assert_eq!(seen, FROM_PAGE_TYPES);
         let to_page = [
             ToPage::Adapters {
-                adapters: vec![adapter],
+                adapters: vec![adapter.clone()],
+                code_adapters: vec![adapter],
             },
             ToPage::CallTool {
                 id: "i".into(),
@@ -386,6 +434,50 @@ mod tests {
     }
 
     #[test]
+    fn a_call_result_is_forwarded_as_the_page_wrote_it() {
+        let result = FromPage::CallToolResult {
+            id: "c1".into(),
+            result: json!([{"title": "a \"b\"", "n": 12222222222222222222222.5}]),
+        };
+        let text = serde_json::to_string(&result).unwrap();
+        assert_eq!(CallAnswer::read(&text, "c1").unwrap(), CallAnswer::Result);
+        // The page's text is the server's frame: both protocols write the message alike.
+        let frame = crate::ToServer::CallToolResult {
+            id: "c1".into(),
+            result: json!([{"title": "a \"b\"", "n": 12222222222222222222222.5}]),
+        };
+        assert_eq!(text, frame.encode());
+        // Another call's result, a second `id`, an extra field or broken JSON is decoded (and so
+        // refused or answered as what it is).
+        assert_eq!(
+            CallAnswer::read(&text, "c2").unwrap(),
+            CallAnswer::Message(result)
+        );
+        for odd in [
+            r#"{"type":"call_tool_result","id":"c1","result":1,"id":"c2"}"#,
+            r#"{"type":"call_tool_result","id":"c1","result":1,"tab":3}"#,
+        ] {
+            assert!(
+                !matches!(CallAnswer::read(odd, "c1"), Ok(CallAnswer::Result)),
+                "{odd}"
+            );
+        }
+        assert!(
+            CallAnswer::read(
+                r#"{"type":"call_tool_result","id":"c1","result":[1,}"#,
+                "c1"
+            )
+            .is_err()
+        );
+        let error =
+            r#"{"type":"call_tool_error","id":"c1","error":{"code":"TIMEOUT","message":"t"}}"#;
+        assert!(matches!(
+            CallAnswer::read(error, "c1").unwrap(),
+            CallAnswer::Message(FromPage::CallToolError { .. })
+        ));
+    }
+
+    #[test]
     fn page_messages_ignore_unknown_fields_and_name_what_is_wrong() {
         let msg: FromPage = serde_json::from_str(
             r#"{"extra":[1],"type":"state_update","state":1,"ts":2,"more":{}}"#,
@@ -403,6 +495,11 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
+        let error_to_page = |text: &str| {
+            serde_json::from_str::<ToPage>(text)
+                .unwrap_err()
+                .to_string()
+        };
         assert!(
             error(r#"{"type":"call_tool_result","id":"a"}"#).contains("missing field `result`")
         );
@@ -417,14 +514,14 @@ mod tests {
             "{unknown}"
         );
         assert!(error("[1]").contains("invalid type: sequence"));
-        let bad_adapter = serde_json::from_str::<ToPage>(
+        // The page decodes each adapter itself (and leaves out a bad one alone).
+        let packed = serde_json::from_str::<ToPage>(
             r#"{"type":"adapters","adapters":[{"name":"a","match":[],"tools":[],"colour":1}]}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            bad_adapter.contains("unknown field `colour`"),
-            "{bad_adapter}"
         );
+        assert!(
+            matches!(packed, Ok(ToPage::Adapters { adapters, .. }) if adapters[0]["colour"] == 1)
+        );
+        let not_a_list = error_to_page(r#"{"type":"adapters","adapters":{}}"#);
+        assert!(not_a_list.contains("invalid type: map"), "{not_a_list}");
     }
 }

@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::adapter::{Adapter, ToolAnnotations};
+use crate::adapter::{Adapter, ToolAnnotations, ToolDef};
+use crate::names::public_tool_name;
+use crate::packed::PackedAdapter;
 use crate::tagged;
 
 /// A browser tab, as Chrome numbers it.
@@ -108,7 +110,8 @@ pub struct BrowserInfo {
     pub user_agent: String,
 }
 
-/// One tool a tab offers, as registered by the content script.
+/// A tool as MCP clients see it: built by the server from the adapter that defines it
+/// ([`ToolSpec::of`]), or from what a page registered itself ([`crate::webmcp`]).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ToolSpec {
     /// The public name, `<adapter>_<tool>`, already sanitized to `[a-z0-9_]`.
@@ -121,6 +124,53 @@ pub struct ToolSpec {
     pub output_schema: Option<Value>,
     #[serde(default)]
     pub annotations: ToolAnnotations,
+}
+
+impl ToolSpec {
+    /// The spec of `adapter`'s tool `tool`, in the adapter's own words.
+    pub fn of(adapter: &Adapter, tool: &ToolDef) -> ToolSpec {
+        ToolSpec {
+            name: public_tool_name(&adapter.name, &tool.name),
+            adapter: adapter.name.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            output_schema: tool.output_schema.clone(),
+            annotations: tool.annotations,
+        }
+    }
+}
+
+/// A tool a tab offers, as the page announces it: a tool of an adapter the server holds, by its
+/// public name (the server has the adapter and builds its spec), or a tool described in full (one
+/// the page registered itself through WebMCP; a hub's tabs as it mirrors them to a peer). Written
+/// as the name (a string) or the spec (an object).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub enum OfferedTool {
+    Adapter(String),
+    Described(ToolSpec),
+}
+
+impl OfferedTool {
+    /// The tool's public name.
+    pub fn name(&self) -> &str {
+        match self {
+            OfferedTool::Adapter(name) => name,
+            OfferedTool::Described(spec) => &spec.name,
+        }
+    }
+}
+
+/// Through a `Value`, like every message: serde's untagged enums buffer their input.
+impl<'de> Deserialize<'de> for OfferedTool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(name) => Ok(OfferedTool::Adapter(name)),
+            spec => serde_json::from_value(spec)
+                .map(OfferedTool::Described)
+                .map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// Which build of the content-script runtime runs in a page: the wasm module, or its wasm2js
@@ -141,19 +191,10 @@ pub struct TabTools {
     #[serde(default)]
     pub title: String,
     #[serde(default)]
-    pub tools: Vec<ToolSpec>,
+    pub tools: Vec<OfferedTool>,
     /// Which injector build runs in the tab, once it said so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimeKind>,
-}
-
-/// A code adapter bundled into the extension, as `hello` names it: the server matches the URL
-/// `browser_open` opens against it, to know the page will announce tools.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
-pub struct AdapterMatch {
-    pub name: String,
-    #[serde(rename = "match", default)]
-    pub matches: Vec<String>,
 }
 
 /// What the extension saw of a page it opened for `open_tab` with `wait_loaded_ms`, once the
@@ -180,9 +221,10 @@ pub enum ToServer {
         instance_id: String,
         #[serde(default)]
         browser: BrowserInfo,
-        /// The code adapters the extension bundles (older extensions name none).
+        /// The declarations of the code adapters the extension bundles: the server validates
+        /// them, builds their tools' specs, and knows which URLs they serve.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        code_adapters: Vec<AdapterMatch>,
+        code_adapters: Vec<PackedAdapter>,
     },
     /// The tools of one tab changed (an empty list: the tab has none any more).
     ToolsUpdated(TabTools),
@@ -265,10 +307,14 @@ pub enum ToExtension {
         protocol: u32,
         server_version: String,
         instance_id: String,
-        adapters: Vec<Adapter>,
+        adapters: Vec<PackedAdapter>,
+        /// The code adapters `hello` declared that validated, as adapters: the worker gives pages
+        /// these (the one validator, and the one adapter model, are the server's).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        code_adapters: Vec<PackedAdapter>,
     },
     AdaptersUpdated {
-        adapters: Vec<Adapter>,
+        adapters: Vec<PackedAdapter>,
     },
     CallTool {
         id: RequestId,
@@ -463,6 +509,7 @@ impl ToExtension {
                 server_version: f.req("server_version")?,
                 instance_id: f.req("instance_id")?,
                 adapters: f.req("adapters")?,
+                code_adapters: f.opt("code_adapters")?,
             },
             "adapters_updated" => ToExtension::AdaptersUpdated {
                 adapters: f.req("adapters")?,
@@ -620,21 +667,20 @@ mod tests {
             json!({"type":"hello","protocol":1,"extension_version":"0.1.0","instance_id":"i1",
                    "browser":{"name":"Chromium","version":"156","user_agent":"UA"}}),
         );
-        // Code adapters and page loads travel as optional fields an older peer ignores.
+        // Code adapters travel as their declarations, as the bundle has them.
+        let declaration = json!({"name": "listcode", "match": ["http://127.0.0.1/*"],
+                                 "tools": [{"name": "count", "description": "Count."}]});
         golden_to_server(
             ToServer::Hello {
-                protocol: 1,
+                protocol: 3,
                 extension_version: String::new(),
                 instance_id: String::new(),
                 browser: BrowserInfo::default(),
-                code_adapters: vec![AdapterMatch {
-                    name: "listcode".into(),
-                    matches: vec!["http://127.0.0.1/*".into()],
-                }],
+                code_adapters: vec![PackedAdapter::from_json(declaration.clone()).unwrap()],
             },
-            json!({"type":"hello","protocol":1,"extension_version":"","instance_id":"",
+            json!({"type":"hello","protocol":3,"extension_version":"","instance_id":"",
                    "browser":{"name":"","version":"","user_agent":""},
-                   "code_adapters":[{"name":"listcode","match":["http://127.0.0.1/*"]}]}),
+                   "code_adapters":[declaration]}),
         );
         golden_to_server(
             ToServer::OpenTabResult {
@@ -655,29 +701,53 @@ mod tests {
         );
     }
 
+    /// Adapter tools travel by name, tools the page described itself in full.
     #[test]
-    fn tools_updated_is_flat() {
+    fn tools_updated_is_flat_and_names_adapter_tools() {
         golden_to_server(
             ToServer::ToolsUpdated(TabTools {
                 tab: 7,
                 url: "http://127.0.0.1/".into(),
                 title: "T".into(),
-                tools: vec![ToolSpec {
-                    name: "todomvc_add_todo".into(),
-                    adapter: "todomvc".into(),
-                    description: "Add".into(),
-                    input_schema: json!({"type":"object"}),
-                    output_schema: None,
-                    annotations: ToolAnnotations::default(),
-                }],
+                tools: vec![
+                    OfferedTool::Adapter("todomvc_add_todo".into()),
+                    OfferedTool::Described(ToolSpec {
+                        name: "webmcp_127_0_0_1_hello".into(),
+                        adapter: "webmcp".into(),
+                        description: "Hi".into(),
+                        input_schema: json!({"type":"object"}),
+                        output_schema: None,
+                        annotations: ToolAnnotations::default(),
+                    }),
+                ],
                 runtime: Some(RuntimeKind::Js),
             }),
             json!({"type":"tools_updated","tab":7,"url":"http://127.0.0.1/","title":"T",
-                   "tools":[{"name":"todomvc_add_todo","adapter":"todomvc","description":"Add",
+                   "tools":["todomvc_add_todo",
+                            {"name":"webmcp_127_0_0_1_hello","adapter":"webmcp","description":"Hi",
                              "input_schema":{"type":"object"},
                              "annotations":{"read_only":false,"destructive":false,"idempotent":false}}],
                    "runtime":"js"}),
         );
+        let bad = ToServer::decode(r#"{"type":"tools_updated","tab":1,"tools":[7]}"#).unwrap_err();
+        assert!(
+            matches!(&bad.error, DecodeError::Invalid { reason, .. } if reason.contains("invalid type: integer `7`")),
+            "{bad:?}"
+        );
+    }
+
+    #[test]
+    fn a_tool_spec_is_the_adapters_words() {
+        let adapter = crate::adapter::parse_adapter(include_str!("../../adapters/todomvc.json"))
+            .expect("the shipped adapter");
+        let tool = adapter.tool_named("todomvc_list_todos").unwrap();
+        let spec = ToolSpec::of(&adapter, tool);
+        assert_eq!(spec.name, "todomvc_list_todos");
+        assert_eq!(spec.adapter, "todomvc");
+        assert_eq!(spec.description, tool.description);
+        assert_eq!(spec.input_schema, tool.input_schema);
+        assert_eq!(spec.output_schema, tool.output_schema);
+        assert!(spec.annotations.read_only);
     }
 
     #[test]
@@ -687,14 +757,14 @@ mod tests {
                 tab: 7,
                 url: String::new(),
                 title: String::new(),
-                tools: vec![ToolSpec {
+                tools: vec![OfferedTool::Described(ToolSpec {
                     name: "todomvc_list_todos".into(),
                     adapter: "todomvc".into(),
                     description: "List".into(),
                     input_schema: json!({"type":"object"}),
                     output_schema: Some(json!({"type":"object","required":["result"]})),
                     annotations: ToolAnnotations::default(),
-                }],
+                })],
                 runtime: None,
             }),
             json!({"type":"tools_updated","tab":7,"url":"","title":"",
@@ -741,10 +811,12 @@ mod tests {
                 extension_version: String::new(),
                 instance_id: "i".into(),
                 browser: BrowserInfo::default(),
-                code_adapters: vec![AdapterMatch {
-                    name: "notes".into(),
-                    matches: vec!["http://127.0.0.1/*".into()],
-                }],
+                code_adapters: vec![
+                    PackedAdapter::from_json(
+                        json!({"name": "notes", "match": ["http://127.0.0.1/*"], "tools": []}),
+                    )
+                    .unwrap(),
+                ],
             },
             ToServer::ToolsUpdated(TabTools {
                 tab: 1,
@@ -823,6 +895,7 @@ mod tests {
                 server_version: "0.1.0".into(),
                 instance_id: "s".into(),
                 adapters: vec![],
+                code_adapters: vec![],
             },
             ToExtension::AdaptersUpdated { adapters: vec![] },
             ToExtension::CallTool {

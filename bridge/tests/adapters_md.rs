@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use bridge::adapter::{STEP_KINDS, Step, parse_adapter};
+use bridge::adapter::{Step, StepKind, parse_adapter};
 use bridge::template;
 use serde_json::{Value, json};
 
@@ -74,7 +74,7 @@ fn item_loops(value: &Value) -> ItemLoops {
     out
 }
 
-fn kinds(steps: &[Step], out: &mut BTreeSet<&'static str>) {
+fn kinds(steps: &[Step], out: &mut BTreeSet<StepKind>) {
     for step in steps {
         out.insert(step.kind());
         let children: Vec<Step> = step.children().cloned().collect();
@@ -132,13 +132,16 @@ fn every_example_validates_and_every_step_has_one() {
     }
     assert_eq!(adapters, 1, "the tutorial's adapter");
 
-    let all = STEP_KINDS;
-    let missing: Vec<&&str> = all.iter().filter(|k| !seen.contains(**k)).collect();
+    let missing: Vec<&str> = StepKind::ALL
+        .iter()
+        .filter(|k| !seen.contains(*k))
+        .map(|k| k.name())
+        .collect();
     assert!(
         missing.is_empty(),
         "ADAPTERS.md has no example of {missing:?}"
     );
-    for kind in all {
+    for kind in StepKind::ALL {
         let quoted = format!("`{kind}`");
         assert!(
             DOC.lines()

@@ -1,8 +1,11 @@
 //! The JSON Schema for adapter files (`adapters/schema/adapter.schema.json`) must follow the Rust
-//! model: the same step kinds and the same top-level fields. (That the schema accepts every shipped
+//! model: the same step kinds, each with the fields the kind table gives it, and the same top-level
+//! and tool fields. (That the schema accepts every shipped
 //! adapter and rejects broken ones is checked with a real validator in tests/e2e/test_adapter_check.py.)
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use bridge::adapter::StepKind;
 
 use serde_json::Value;
 
@@ -27,13 +30,11 @@ fn expected_names(error: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The step kinds and each kind's fields, as the table in `bridge::adapter::StepKind` has them.
 #[test]
-fn the_schema_knows_exactly_the_step_kinds_of_the_model() {
-    let error = serde_json::from_str::<bridge::adapter::Step>(r#"{"step": "no_such_step"}"#)
-        .unwrap_err()
-        .to_string();
-    let model = expected_names(&error);
+fn the_schema_knows_exactly_the_step_kinds_of_the_model_and_their_fields() {
     let schema = schema();
+    let model: BTreeSet<String> = StepKind::ALL.iter().map(|k| k.name().to_owned()).collect();
     let listed: BTreeSet<String> = schema["definitions"]["step"]["properties"]["step"]["enum"]
         .as_array()
         .expect("definitions.step.properties.step.enum")
@@ -42,23 +43,52 @@ fn the_schema_knows_exactly_the_step_kinds_of_the_model() {
         .collect();
     assert_eq!(
         listed, model,
-        "adapters/schema/adapter.schema.json lists other step kinds than bridge::adapter::Step: add or remove them (with an if/then for each kind's fields)"
+        "adapters/schema/adapter.schema.json lists other step kinds than bridge::adapter::StepKind: add or remove them (with an if/then for each kind's fields)"
     );
-    let with_fields: BTreeSet<String> = schema["definitions"]["step"]["allOf"]
+    let rules: BTreeMap<String, Value> = schema["definitions"]["step"]["allOf"]
         .as_array()
         .unwrap()
         .iter()
         .map(|rule| {
-            rule["if"]["properties"]["step"]["const"]
-                .as_str()
-                .unwrap()
-                .to_owned()
+            let kind = rule["if"]["properties"]["step"]["const"].as_str().unwrap();
+            (kind.to_owned(), rule["then"].clone())
         })
         .collect();
     assert_eq!(
-        with_fields, model,
+        rules.keys().cloned().collect::<BTreeSet<_>>(),
+        model,
         "every step kind needs its if/then field rule"
     );
+    let names = |value: &Value| -> BTreeSet<String> {
+        match value {
+            Value::Object(map) => map.keys().cloned().collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect(),
+            _ => BTreeSet::new(),
+        }
+    };
+    for kind in StepKind::ALL {
+        let rule = &rules[kind.name()];
+        let mut fields: BTreeSet<String> = kind.fields().map(str::to_owned).collect();
+        fields.insert("step".to_owned());
+        assert_eq!(
+            names(&rule["properties"]),
+            fields,
+            "the fields of a {kind} step"
+        );
+        let required: BTreeSet<String> = kind.required().iter().map(|f| (*f).to_owned()).collect();
+        assert_eq!(
+            names(&rule["required"]),
+            required,
+            "the required fields of a {kind} step"
+        );
+        assert_eq!(
+            rule["additionalProperties"], false,
+            "a {kind} step takes no other field"
+        );
+    }
 }
 
 #[test]

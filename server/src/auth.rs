@@ -55,12 +55,13 @@ pub struct Offer {
 pub enum Refusal {
     #[error("origin not allowed")]
     OriginNotAllowed,
-    #[error("subprotocol tabwire.v2 not offered")]
+    #[error("subprotocol tabwire.v3 not offered")]
     ProtocolNotOffered,
     #[error(
-        "this client speaks tabwire protocol 1, which sent the pairing secret itself; this \
-         tabwire speaks protocol 2: update the client (reload the extension, restart the other \
-         tabwire)"
+        "this client speaks an older tabwire protocol (1 or 2), which sent the pairing secret \
+         itself; this tabwire speaks protocol {}: update the client (reload the extension, restart \
+         the other tabwire)",
+        bridge::PROTOCOL_VERSION
     )]
     OldProtocol(Role),
     #[error("no nonce offered (subprotocol tabwire.nonce.<64 hex digits>)")]
@@ -127,7 +128,7 @@ pub enum ProofFailureKind {
     WrongProof,
     /// It stayed silent until the handshake deadline.
     NoProof,
-    /// It speaks protocol 1 (it sent its secret in the clear).
+    /// It speaks protocol 1 or 2 (it sent its secret in the clear).
     OldProtocol,
 }
 
@@ -164,7 +165,7 @@ impl ProofFailure {
                 format!("{who}{origin} connected and never proved it knows the pairing secret")
             }
             ProofFailureKind::OldProtocol => format!(
-                "{who}{origin} of an older version (protocol 1) tried to connect: update it"
+                "{who}{origin} of an older version (protocol 1 or 2) tried to connect: update it"
             ),
         }
     }
@@ -252,11 +253,11 @@ mod tests {
         });
         assert_eq!(decide(Some(&ours()), Some(&offer(Role::Browser))), wanted);
         // Order and spacing of the list do not matter, nor several headers.
-        let reversed = format!("{},tabwire.v2", nonce().subprotocol());
+        let reversed = format!("{},tabwire.v3", nonce().subprotocol());
         assert_eq!(decide(Some(&ours()), Some(&reversed)), wanted);
         let req = Request::get("/")
             .header("Origin", ours())
-            .header("Sec-WebSocket-Protocol", "tabwire.v2")
+            .header("Sec-WebSocket-Protocol", "tabwire.v3")
             .header("Sec-WebSocket-Protocol", nonce().subprotocol())
             .body(())
             .unwrap();
@@ -302,10 +303,10 @@ mod tests {
             Err(Refusal::ProtocolNotOffered)
         );
         for protocols in [
-            "tabwire.v2".to_owned(),
-            "tabwire.v2, tabwire.nonce.".to_owned(),
-            format!("tabwire.v2, tabwire.nonce.{}", "ab".repeat(31)),
-            format!("tabwire.v2, tabwire.nonce.{}", "zz".repeat(32)),
+            "tabwire.v3".to_owned(),
+            "tabwire.v3, tabwire.nonce.".to_owned(),
+            format!("tabwire.v3, tabwire.nonce.{}", "ab".repeat(31)),
+            format!("tabwire.v3, tabwire.nonce.{}", "zz".repeat(32)),
         ] {
             assert_eq!(
                 decide(Some(&ours()), Some(&protocols)),
@@ -326,7 +327,7 @@ mod tests {
             let protocols = format!("{legacy}, tabwire.secret.{}", secret.expose());
             let refusal = decide(origin.as_deref(), Some(&protocols)).unwrap_err();
             assert!(matches!(refusal, Refusal::OldProtocol(_)), "{refusal:?}");
-            assert!(refusal.to_string().contains("protocol 2"));
+            assert!(refusal.to_string().contains("protocol 3"));
         }
     }
 
@@ -357,7 +358,7 @@ mod tests {
     #[test]
     fn a_browser_origin_is_never_accepted_as_a_peer() {
         for role in [Role::Peer, Role::Status] {
-            let protocols = format!("{}, tabwire.v2", offer(role));
+            let protocols = format!("{}, tabwire.v3", offer(role));
             for origin in [
                 ours(),
                 "http://127.0.0.1:17373".to_owned(),

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bridge::args;
 use bridge::protocol::ToolSpec;
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
@@ -168,44 +169,26 @@ impl TabwireMcp {
         tools
     }
 
-    /// Checks `args` against site tool `name`'s input schema: the exported tool's or, for a tool
-    /// of a loaded adapter that no tab offers right now, the adapter's own. `None`: no such tool.
-    fn check_site_arguments(&self, name: &str, args: &JsonObject) -> Option<Result<(), String>> {
-        if let Some(spec) = self.hub.exported_tool(name) {
-            return Some(check_arguments(&spec.input_schema, args));
-        }
-        self.hub.adapters().iter().find_map(|adapter| {
-            let tool = name
-                .strip_prefix(adapter.name.as_str())
-                .and_then(|rest| rest.strip_prefix('_'))?;
-            let def = adapter.tools.iter().find(|t| t.name == tool)?;
-            Some(check_arguments(&def.input_schema, args))
-        })
-    }
-
     async fn browser_open(
         &self,
         mut args: JsonObject,
         report: Option<&mpsc::UnboundedSender<PageProgress>>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResult, WireError> {
         let tab = take_tab_id(&mut args)?;
         let url = match args.get("url") {
             Some(Value::String(url)) => url.clone(),
-            _ => return Err(invalid_params("browser_open needs a string `url`")),
+            _ => return Err(bad_argument("browser_open", "needs a string `url`")),
         };
         if !bridge::pattern::is_web_url(&url) {
-            return Ok(tool_error(&WireError::new(
-                ErrorCode::InvalidArgs,
-                format!("{url:?} is not an http:// or https:// URL"),
-            )));
+            return Err(bad_argument(
+                "browser_open",
+                &format!("{url:?} is not an http:// or https:// URL"),
+            ));
         }
         let since = self.hub.now();
         // One deadline for the load and the tools, so the call never takes longer than OPEN_WAIT.
         let deadline = Instant::now() + OPEN_WAIT;
-        let opened = match self.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await {
-            Ok(opened) => opened,
-            Err(e) => return Ok(tool_error(&e)),
-        };
+        let opened = self.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await?;
         let tab = opened.tab;
         let loaded = self.hub.adapters();
         let code_adapters = self.hub.code_adapters_matching(&url);
@@ -292,71 +275,57 @@ impl TabwireMcp {
         &self,
         mut args: JsonObject,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResult, WireError> {
         let tab = take_tab_id(&mut args)?;
         let tool = match args.remove("tool") {
             Some(Value::String(tool)) => tool,
-            _ => return Err(invalid_params("site_call needs a string `tool`")),
+            _ => return Err(bad_argument("site_call", "needs a string `tool`")),
         };
         let tool_args = match args.remove("args") {
             None | Some(Value::Null) => JsonObject::new(),
             Some(Value::Object(tool_args)) => tool_args,
-            Some(_) => return Err(invalid_params("site_call's `args` must be an object")),
+            Some(_) => return Err(bad_argument("site_call", "`args` must be an object")),
         };
-        match self.check_site_arguments(&tool, &tool_args) {
-            None => {
-                return Ok(tool_error(&WireError::new(
-                    ErrorCode::NoSuchTool,
-                    format!("there is no site tool {tool:?}; browser_tabs lists each tab's tools"),
-                )));
-            }
-            Some(Err(problem)) => {
-                return Ok(tool_error(&WireError::new(
-                    ErrorCode::InvalidArgs,
-                    format!("{tool}: {problem}"),
-                )));
-            }
-            Some(Ok(())) => {}
-        }
-        Ok(outcome(
-            self.hub
-                .call_tool_reporting(&tool, Value::Object(tool_args), tab, report)
-                .await,
-        ))
+        let spec = self.hub.tool(&tool)?;
+        self.call_site_tool(&spec, tool_args, tab, report).await
     }
 
+    /// Calls site tool `spec` with `args`, once they fit its schema.
     async fn call_site_tool(
         &self,
-        name: &str,
-        mut args: JsonObject,
+        spec: &ToolSpec,
+        args: JsonObject,
+        tab: Option<TabId>,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let tab = take_tab_id(&mut args)?;
-        self.check_site_arguments(name, &args)
-            .ok_or_else(|| invalid_params(format!("unknown tool {name:?}")))?
-            .map_err(invalid_params)?;
-        Ok(outcome(
-            self.hub
-                .call_tool_reporting(name, Value::Object(args), tab, report)
-                .await,
-        ))
+    ) -> Result<CallToolResult, WireError> {
+        args::check(&spec.input_schema, &args).map_err(|e| e.for_tool(&spec.name))?;
+        let result = self
+            .hub
+            .call_tool_reporting(&spec.name, Value::Object(args), tab, report)
+            .await?;
+        Ok(success(result))
     }
 
-    async fn site_state(&self, mut args: JsonObject) -> Result<CallToolResult, ErrorData> {
+    async fn site_state(&self, mut args: JsonObject) -> Result<CallToolResult, WireError> {
         let tab = take_tab_id(&mut args)?;
         let force_refresh = match args.get("force_refresh") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(force)) => *force,
-            Some(_) => return Err(invalid_params("`force_refresh` must be a boolean")),
+            Some(_) => {
+                return Err(bad_argument(
+                    "site_state",
+                    "`force_refresh` must be a boolean",
+                ));
+            }
         };
         let Some(tab) = tab.or_else(|| self.hub.default_state_tab()) else {
-            return Ok(tool_error(&WireError::new(
+            return Err(WireError::new(
                 ErrorCode::NoSuchTab,
                 "no tab has site tools or state; open a site with browser_open",
-            )));
+            ));
         };
-        Ok(outcome(
-            site_state::site_state(&self.hub, tab, force_refresh).await,
+        Ok(success(
+            site_state::site_state(&self.hub, tab, force_refresh).await?,
         ))
     }
 
@@ -394,21 +363,33 @@ impl TabwireMcp {
         answer
     }
 
-    /// Runs one tools/call; progress reports go to `report`.
+    /// Runs one tools/call; progress reports go to `report`. Calling a tool that does not exist
+    /// is protocol misuse (a JSON-RPC error); every other failure, arguments that do not fit the
+    /// tool's schema included, is a tool failure the model reads (SEP-1303), with its code.
     async fn dispatch(
         &self,
         name: &str,
-        args: JsonObject,
+        mut args: JsonObject,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.wait_for_connecting_browser().await;
-        match name {
+        let outcome = match name {
             "browser_tabs" => Ok(success(self.browser_tabs())),
             "browser_open" => self.browser_open(args, report.as_ref()).await,
             "site_call" => self.site_call(args, report).await,
             "site_state" => self.site_state(args).await,
-            name => self.call_site_tool(name, args, report).await,
-        }
+            name => {
+                let spec = self
+                    .hub
+                    .tool(name)
+                    .map_err(|e| ErrorData::invalid_params(e.message, None))?;
+                match take_tab_id(&mut args) {
+                    Ok(tab) => self.call_site_tool(&spec, args, tab, report).await,
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        Ok(outcome.unwrap_or_else(|e| tool_error(&e)))
     }
 
     /// The resources clients can list: the tab list and the state of each tab with tools
@@ -752,8 +733,9 @@ impl ServerHandler for TabwireMcp {
     }
 }
 
-fn invalid_params(message: impl Into<String>) -> ErrorData {
-    ErrorData::invalid_params(message.into(), None)
+/// An argument of a meta-tool that does not fit.
+fn bad_argument(tool: &str, problem: &str) -> WireError {
+    WireError::new(ErrorCode::InvalidArgs, format!("{tool}: {problem}"))
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
@@ -764,13 +746,15 @@ fn unknown_resource(uri: &str) -> ErrorData {
 }
 
 /// Removes and checks the optional `tab_id` argument.
-fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, ErrorData> {
+fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, WireError> {
     match args.remove("tab_id") {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| invalid_params("`tab_id` must be a non-negative integer")),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            WireError::new(
+                ErrorCode::InvalidArgs,
+                format!("argument \"tab_id\" must be a non-negative integer, got {value}"),
+            )
+        }),
     }
 }
 
@@ -799,13 +783,6 @@ fn tool_error(error: &WireError) -> CallToolResult {
     );
     result.content = vec![ContentBlock::text(error.to_string())];
     result
-}
-
-fn outcome(result: Result<Value, WireError>) -> CallToolResult {
-    match result {
-        Ok(value) => success(value),
-        Err(error) => tool_error(&error),
-    }
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
@@ -939,53 +916,6 @@ fn site_tool(spec: &ToolSpec) -> Tool {
     }
 }
 
-/// A light check of `args` against the top level of a JSON schema: required properties are
-/// present and declared property types match. (Deeper rules are the page's to enforce; its
-/// errors come back as INVALID_ARGS.)
-fn check_arguments(schema: &Value, args: &JsonObject) -> Result<(), String> {
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !args.contains_key(name) {
-                return Err(format!("missing required argument `{name}`"));
-            }
-        }
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Ok(());
-    };
-    for (name, value) in args {
-        let Some(declared) = properties.get(name).and_then(|p| p.get("type")) else {
-            continue;
-        };
-        let allowed: Vec<&str> = match declared {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => continue,
-        };
-        if !allowed.iter().any(|t| has_type(value, t)) {
-            return Err(format!(
-                "argument `{name}` must be of type {}",
-                allowed.join(" or ")
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn has_type(value: &Value, json_type: &str) -> bool {
-    match json_type {
-        "string" => value.is_string(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "boolean" => value.is_boolean(),
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "null" => value.is_null(),
-        // A type this check does not know: let the page decide.
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1113,28 +1043,6 @@ mod tests {
             ..spec
         };
         assert_eq!(site_tool(&not_an_object).output_schema, None);
-    }
-
-    #[test]
-    fn arguments_are_checked_against_the_schema_top_level() {
-        let schema = json!({"type": "object", "properties": {"title": {"type": "string"},
-                            "n": {"type": ["integer", "null"]}}, "required": ["title"]});
-        let args = |v: Value| v.as_object().unwrap().clone();
-        assert!(check_arguments(&schema, &args(json!({"title": "x"}))).is_ok());
-        assert!(
-            check_arguments(&schema, &args(json!({"title": "x", "n": null, "extra": 1}))).is_ok()
-        );
-        assert!(
-            check_arguments(&schema, &args(json!({})))
-                .unwrap_err()
-                .contains("title")
-        );
-        assert!(
-            check_arguments(&schema, &args(json!({"title": 3})))
-                .unwrap_err()
-                .contains("string")
-        );
-        assert!(check_arguments(&schema, &args(json!({"title": "x", "n": 1.5}))).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Several MCP clients, one browser. The first `tabwire` process owns the loopback port (the
 //! hub); a later one connects to it as a peer over the same WebSocket (subprotocol
-//! `tabwire.peer.v2`, after both proved the secret: `bridge::handshake`) and relays at the bridge level: to its own [`Hub`] the hub
+//! `tabwire.peer.v3`, after both proved the secret: `bridge::handshake`) and relays at the bridge level: to its own [`Hub`] the hub
 //! looks like one more browser extension (it pushes `hello`, `tools_snapshot`, `tab_focused` and
 //! `state_update` frames mirroring its own tabs), and the peer's `call_tool`, `open_tab`,
 //! `request_state` and `cancel` frames become calls on the hub, which gives them fresh request
@@ -8,7 +8,7 @@
 //! browser only while it has one (`peer_browser_gone` when it leaves), so a peer's calls fail
 //! with NOT_CONNECTED exactly when the hub's would.
 //!
-//! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v2`) and its answer, and
+//! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v3`) and its answer, and
 //! the client side of the handshake both use: the listener must prove it knows the secret before
 //! this side sends anything but its nonce.
 

@@ -116,15 +116,21 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
             .contains(&json!("todomvc_add_todo"))
     );
 
-    // Unknown tools and malformed arguments are JSON-RPC errors, not tool results.
+    // An unknown tool is a JSON-RPC error; arguments that do not fit the tool's schema are a tool
+    // failure the model reads and corrects (SEP-1303), in the words of bridge::args.
     let unknown = client
         .call_tool(CallToolRequestParams::new("no_such_tool"))
         .await;
     assert!(unknown.is_err(), "{unknown:?}");
     let missing_title = client
         .call_tool(CallToolRequestParams::new("todomvc_add_todo").with_arguments(JsonObject::new()))
-        .await;
-    assert!(missing_title.is_err(), "{missing_title:?}");
+        .await
+        .unwrap();
+    assert_eq!(missing_title.is_error, Some(true));
+    assert_eq!(
+        missing_title.content[0].as_text().unwrap().text,
+        "INVALID_ARGS: todomvc_add_todo: missing required argument \"title\""
+    );
 
     client.cancel().await.unwrap();
     page.abort();
@@ -201,13 +207,13 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
         ),
         ("look-alike", "/", Some(&look_alike), Some(&good_protocols)),
         ("no origin", "/", None, Some(&good_protocols)),
-        ("no nonce", "/", Some(&good_origin), Some("tabwire.v2")),
+        ("no nonce", "/", Some(&good_origin), Some("tabwire.v3")),
         ("protocol 1", "/", Some(&good_origin), Some(&old_protocol)),
         (
             "secret in URL",
             &in_url,
             Some(&good_origin),
-            Some("tabwire.v2"),
+            Some("tabwire.v3"),
         ),
     ];
     for (case, path, origin, protocols) in cases {
@@ -221,7 +227,7 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
                     "{case}: the body echoes the secret"
                 );
                 if case == "protocol 1" {
-                    assert!(body.contains("protocol 2"), "{case}: {body}");
+                    assert!(body.contains("protocol 3"), "{case}: {body}");
                 }
             }
             Ok(_) => panic!("{case}: accepted"),

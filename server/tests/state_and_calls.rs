@@ -223,14 +223,17 @@ async fn site_state_serves_the_cache_asks_the_page_and_falls_back_with_a_note() 
         .call("todomvc_add_todo", json!({"title": "x", "tab_id": 7}))
         .await;
     assert!(text(&out).starts_with("TAB_CLOSED: "), "{}", text(&out));
-    // A malformed argument is protocol misuse: a JSON-RPC error naming it.
+    // A malformed argument is the model's to correct: a tool failure naming it (SEP-1303).
     let args: JsonObject = serde_json::from_value(json!({"force_refresh": "yes"})).unwrap();
-    let err = s
+    let out = s
         .client
         .call_tool(CallToolRequestParams::new("site_state").with_arguments(args))
         .await
-        .unwrap_err();
-    assert!(err.to_string().contains("force_refresh"), "{err}");
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        "INVALID_ARGS: site_state: `force_refresh` must be a boolean"
+    );
 }
 
 #[tokio::test]

@@ -53,7 +53,7 @@ async def test_web_pages_in_chromium_cannot_open_the_socket(
         # ... while a web page, on the fixture server's port or on another port, is refused, even with the secret.
         ws_url = f"ws://127.0.0.1:{pairing.port}/"
         attempts = {
-            "offering a nonce": ["tabwire.v2", "tabwire.nonce." + "ab" * 32],
+            "offering a nonce": ["tabwire.v3", "tabwire.nonce." + "ab" * 32],
             "with the secret (protocol 1)": ["tabwire.v1", f"tabwire.secret.{pairing.secret}"],
             "no subprotocol": [],
         }
@@ -107,7 +107,7 @@ async def test_secrets_stay_secret_and_files_are_private(tabwire_command, tmp_pa
         wrong = "f" * 64
         for protocols, query in (
             (["tabwire.v1", f"tabwire.secret.{wrong}"], ""),
-            (["tabwire.v2"], f"?secret={secret}"),
+            (["tabwire.v3"], f"?secret={secret}"),
         ):
             with pytest.raises(InvalidStatus) as refused:
                 async with handshake(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from harness.waiting import wait_for
 
@@ -77,9 +76,10 @@ async def test_page_registered_tools_are_captured_and_callable(tabwire, launch_c
     assert out.is_error and "ADAPTER_ERROR" in out.text and "the page says: the page says no" in out.text, out
     out = await tabwire.call(tool("hang"))
     assert out.is_error and "TIMEOUT" in out.text, out
-    # The page's own schema is enforced before the page sees the call.
-    with pytest.raises(MCPError, match="text"):
-        await tabwire.call(tool("add_note"), {})
+    # The page's own schema is enforced before the page sees the call: a tool failure the model
+    # reads (SEP-1303), naming the argument.
+    out = await tabwire.call(tool("add_note"), {})
+    assert out.is_error and out.text == f'INVALID_ARGS: {tool("add_note")}: missing required argument "text"', out
     assert await browser.cdp.evaluate(page, "document.querySelectorAll('#notes li').length") == 1
 
     # Aborting a tool's registration removes it (the draft has no unregisterTool).

@@ -3,7 +3,7 @@ they know the pairing secret, which never crosses the socket.
 
 Any web page can open `ws://127.0.0.1:PORT`, so the handshake is refused (HTTP 403, no upgrade) for a web
 page's origin, another extension's origin, a look-alike origin, no origin, no nonce, and a client of protocol
-1 (which sent its secret; it is told to update). Our extension's origin offering `tabwire.v2` and a nonce gets
+1 (which sent its secret; it is told to update). Our extension's origin offering `tabwire.v3` and a nonce gets
 the upgrade and then the server's proof, first; a client that answers with a wrong proof, or that finds the
 server's proof wrong (another secret), is closed, logged and recorded for `tabwire doctor` / `tabwire status`;
 one that proves itself speaks the bridge protocol (`hello` -> `welcome`).
@@ -22,6 +22,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from harness import handshake as hs
+from harness.fake_extension import PROTOCOL
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -91,24 +92,24 @@ async def test_websocket_refuses(case, tabwire, pairing, extension_id):
         body = refused.response.body.decode("utf-8", "replace")
         assert pairing.secret not in body, f"{case}: the refusal echoes the secret"
         if case.startswith("protocol 1"):
-            assert "protocol 2" in body and "update" in body, f"an old client is told what to do: {body!r}"
+            assert f"protocol {PROTOCOL}" in body and "update" in body, f"an old client is told what to do: {body!r}"
 
 
 async def test_websocket_accepts_our_extension_once_both_proved_the_secret(tabwire, pairing, extension_id):
     await wait_listening(pairing.port)
     async with handshake(pairing.port, origin=f"chrome-extension://{extension_id}", subprotocols=GOOD) as ws:
-        assert ws.subprotocol == hs.BROWSER, "the server must answer with the tabwire.v2 subprotocol only"
+        assert ws.subprotocol == hs.BROWSER, "the server must answer with the tabwire.v3 subprotocol only"
         await hs.prove_as_client(ws, pairing.secret, hs.BROWSER, pairing.port, NONCE)
         hello = {
             "type": "hello",
-            "protocol": hs.PROTOCOL_VERSION,
+            "protocol": PROTOCOL,
             "instance_id": str(uuid.uuid4()),
             "browser": {"name": "e2e-test", "version": "0", "user_agent": "pytest"},
             "extension_version": "0.0.0",
         }
         await ws.send(json.dumps(hello))
         welcome = await receive_until(ws, "welcome", timeout=10)
-        assert welcome.get("protocol") == hs.PROTOCOL_VERSION, f"welcome should speak protocol 2: {welcome}"
+        assert welcome.get("protocol") == PROTOCOL, f"welcome should speak protocol {PROTOCOL}: {welcome}"
 
     # The stdio side is unaffected by the socket.
     names = await tabwire.tool_names()
@@ -133,7 +134,7 @@ async def test_a_client_that_cannot_prove_the_secret_gets_only_the_servers_proof
 
     # A client without the secret: it gets the server's proof (worth nothing elsewhere), and its own guess,
     # or any frame in its place, closes the socket with no other frame.
-    for guess in ({"type": "client_proof", "proof": "00" * 32}, {"type": "hello", "protocol": 2}):
+    for guess in ({"type": "client_proof", "proof": "00" * 32}, {"type": "hello", "protocol": PROTOCOL}):
         async with handshake(pairing.port, origin=origin, subprotocols=GOOD) as ws:
             first = json.loads(await ws.recv())
             assert first["type"] == "server_proof" and pairing.secret not in json.dumps(first)

@@ -28,7 +28,12 @@ pub struct Paths {
 
 impl Paths {
     pub fn discover() -> anyhow::Result<Paths> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        // `cargo xtask` (cargo run) names this checkout at run time; the path compiled in is that
+        // of the checkout the binary was built for, another one when the target dir is shared.
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        let root = manifest_dir
             .parent()
             .context("xtask lives in the workspace")?
             .to_path_buf();

@@ -4,6 +4,7 @@
 //! ([`steps`]) against the DOM ([`dom`], [`web_dom`]); every action on the page goes through
 //! [`input`].
 
+pub mod backends;
 pub mod dom;
 #[cfg(test)]
 mod fake_dom;

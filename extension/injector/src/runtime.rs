@@ -11,17 +11,18 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use bridge::adapter::ToolDef;
+use bridge::adapter::Adapter;
 use bridge::page::{FromPage, RuntimeKind, ToPage};
-use bridge::webmcp::{self, PageTool};
+use bridge::webmcp;
 use bridge::{ErrorCode, WireError};
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
+use crate::backends::{self, WebBackends};
 use crate::state;
-use crate::steps::{Outcome, run_tool};
-use crate::tools::{Catalog, check_args};
+use crate::steps::Outcome;
+use crate::tools::{self, Catalog, Start};
 use crate::web_dom::WebDom;
 
 #[wasm_bindgen]
@@ -75,17 +76,14 @@ pub(crate) fn set_timeout(callback: &Function, ms: f64) {
 
 struct Page {
     runtime: Option<RuntimeKind>,
-    /// The adapters the worker sent for this URL, before their DOM predicates.
-    offered: Rc<Vec<bridge::adapter::Adapter>>,
+    /// The adapters and code adapters the worker sent for this URL, before their DOM predicates.
+    offered: Rc<(Vec<Adapter>, Vec<Adapter>)>,
     /// Bumped whenever `offered` changes: stale predicate re-checks stop.
     offered_generation: u32,
+    /// The adapters whose predicates hold, and the tools the page registered itself.
     catalog: Rc<Catalog>,
     /// Cancellation flags of the calls running now.
     running: HashMap<String, Rc<Cell<bool>>>,
-    /// The tools the page registered itself (WebMCP), sanitized.
-    page_tools: Rc<Vec<PageTool>>,
-    /// Calls of page tools waiting for the page: the `resolve` of each one's promise.
-    page_calls: HashMap<String, Function>,
     /// The state last pushed to the worker, so a change of the page pushes only a real change.
     last_state: Option<serde_json::Value>,
     /// Whether the page is observed for changes of its state (from the first adapter with one).
@@ -101,8 +99,6 @@ thread_local! {
         offered_generation: 0,
         catalog: Rc::default(),
         running: HashMap::new(),
-        page_tools: Rc::default(),
-        page_calls: HashMap::new(),
         last_state: None,
         watching_state: false,
         state_check_pending: false,
@@ -157,171 +153,30 @@ pub fn start(runtime: &str) {
 // ----- WebMCP: tools the page registers itself --------------------------------------------------
 
 const PAGE_TOOLS_EVENT: &str = "tabwire:webmcp-tools";
-const PAGE_RESULT_EVENT: &str = "tabwire:webmcp-result";
 
 fn listen_for_page_tools(document: &web_sys::Document) {
     let on_tools = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-        let Some(detail) = event_detail(&event, webmcp::MAX_DECLARATION_BYTES) else {
+        let Some(detail) = backends::event_detail(&event, webmcp::MAX_DECLARATION_BYTES) else {
             return;
         };
         let declared = serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null);
-        let tools = webmcp::page_tools(&declared, &location_and_title().0);
-        let changed = PAGE.with(|p| {
-            let mut p = p.borrow_mut();
-            let changed = *p.page_tools != tools;
-            p.page_tools = Rc::new(tools);
-            changed
-        });
-        if changed {
-            let adapters = PAGE.with(|p| p.borrow().catalog.adapters().to_vec());
-            announce_tools(adapters);
+        let page_tools = webmcp::page_tools(&declared, &location_and_title().0);
+        let catalog = PAGE.with(|p| p.borrow().catalog.clone());
+        if catalog.page_tools != page_tools {
+            announce_tools(Catalog {
+                page_tools,
+                ..Catalog::clone(&catalog)
+            });
         }
     })
     .into_js_value();
     let _ = document.add_event_listener_with_callback(PAGE_TOOLS_EVENT, on_tools.unchecked_ref());
-    // Any answer to a pending call resolves it at once, even one too large or too deeply nested
-    // to read (`call_page_tool` says which): the relay writes the call's id first.
-    let on_result = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-        let Ok(detail) =
-            Reflect::get(&event, &"detail".into()).and_then(|d| d.dyn_into::<js_sys::JsString>())
-        else {
-            return;
-        };
-        let head = String::from(detail.slice(0, 256));
-        let Some(id) = result_id(&head) else {
-            return;
-        };
-        if let Some(resolve) = PAGE.with(|p| p.borrow_mut().page_calls.remove(id)) {
-            let _ = resolve.call1(&JsValue::NULL, &detail);
-        }
-    })
-    .into_js_value();
-    let _ = document.add_event_listener_with_callback(PAGE_RESULT_EVENT, on_result.unchecked_ref());
+    backends::listen_for_page_results(document);
     // The page may have registered tools before this runtime loaded: ask for them again.
-    dispatch(document, "tabwire:webmcp-hello", "null");
+    backends::dispatch(document, "tabwire:webmcp-hello", "null");
 }
 
-/// The call id a WebMCP result starts with (`{"id":"<id>",...`).
-fn result_id(detail: &str) -> Option<&str> {
-    detail.strip_prefix(r#"{"id":""#)?.split('"').next()
-}
-
-/// A CustomEvent's `detail`, when it is a string of at most `max` bytes.
-fn event_detail(event: &JsValue, max: usize) -> Option<String> {
-    Reflect::get(event, &"detail".into())
-        .ok()?
-        .as_string()
-        .filter(|d| d.len() <= max)
-}
-
-fn dispatch(document: &web_sys::Document, kind: &str, detail: &str) {
-    let init = js_sys::Object::new();
-    let _ = Reflect::set(&init, &"detail".into(), &detail.into());
-    let event = Reflect::get(&js_sys::global(), &"CustomEvent".into())
-        .and_then(|ctor| ctor.dyn_into::<Function>())
-        .and_then(|ctor| Reflect::construct(&ctor, &js_sys::Array::of2(&kind.into(), &init)));
-    if let Ok(event) = event {
-        let _ = document.dispatch_event(event.unchecked_ref());
-    }
-}
-
-/// Relays a call to the page's own tool and waits for its answer, the deadline or a cancel.
-async fn call_page_tool(
-    id: &str,
-    tool: PageTool,
-    args: serde_json::Value,
-    timeout_ms: u64,
-) -> Result<serde_json::Value, WireError> {
-    let def = ToolDef {
-        name: tool.spec.name.clone(),
-        description: String::new(),
-        input_schema: tool.spec.input_schema.clone(),
-        output_schema: None,
-        annotations: tool.spec.annotations,
-        steps: Vec::new(),
-    };
-    let args = check_args(&def, args)?;
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
-    let key = id.to_owned();
-    let answer = Promise::new(&mut |resolve, _reject| {
-        let on_timeout = resolve.clone();
-        PAGE.with(|p| p.borrow_mut().page_calls.insert(key.clone(), resolve));
-        let fire = Closure::once_into_js(move || {
-            let _ = on_timeout.call1(&JsValue::NULL, &JsValue::NULL);
-        });
-        set_timeout(fire.unchecked_ref(), timeout_ms as f64);
-    });
-    let call = serde_json::json!({"id": id, "name": tool.page_name, "args": args});
-    dispatch(&document, "tabwire:webmcp-call", &call.to_string());
-    let outcome = JsFuture::from(answer).await;
-    PAGE.with(|p| p.borrow_mut().page_calls.remove(id));
-    let name = &tool.spec.name;
-    let outcome = outcome.unwrap_or(JsValue::NULL);
-    if outcome == JsValue::FALSE {
-        return Err(WireError::new(
-            ErrorCode::Cancelled,
-            format!("{name} was cancelled"),
-        ));
-    }
-    let Some(text) = outcome.dyn_ref::<js_sys::JsString>() else {
-        return Err(WireError::new(
-            ErrorCode::Timeout,
-            format!("the page's own tool {name} did not answer within {timeout_ms} ms"),
-        ));
-    };
-    // Measured before copying (a UTF-8 string has at least as many bytes as UTF-16 units): a page
-    // may answer with anything.
-    let max = bridge::MAX_MESSAGE_BYTES / 2;
-    let text = (text.length() as usize <= max)
-        .then(|| String::from(text))
-        .filter(|text| text.len() <= max);
-    let Some(text) = text else {
-        return Err(WireError::new(
-            ErrorCode::TooLarge,
-            format!("the page's own tool {name} answered with more than {max} bytes"),
-        ));
-    };
-    let reply = match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(reply) => reply,
-        Err(e) if e.to_string().contains("recursion limit") => {
-            return Err(WireError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "the page's own tool {name} answered with JSON nested deeper than 128 levels"
-                ),
-            ));
-        }
-        Err(e) => {
-            return Err(WireError::new(
-                ErrorCode::AdapterError,
-                format!("the page's own tool {name} answered with no JSON: {e}"),
-            ));
-        }
-    };
-    if reply.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
-        let value = reply
-            .get("value")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        Ok(webmcp::page_result(&location_and_title().0, value))
-    } else {
-        let why: String = reply
-            .get("error")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("no reason given")
-            .chars()
-            .take(1000)
-            .collect();
-        Err(WireError::new(
-            ErrorCode::AdapterError,
-            format!("the page's own tool {name} failed, the page says: {why}"),
-        ))
-    }
-}
-
-fn location_and_title() -> (String, String) {
+pub(crate) fn location_and_title() -> (String, String) {
     let window = web_sys::window();
     let url = window
         .as_ref()
@@ -346,11 +201,14 @@ fn announce() {
     spawn_local(async move {
         match JsFuture::from(runtime_send_message(&encode(&ready))).await {
             Ok(reply) => {
-                if let Some(ToPage::Adapters { adapters }) = reply
+                if let Some(ToPage::Adapters {
+                    adapters,
+                    code_adapters,
+                }) = reply
                     .as_string()
                     .and_then(|t| serde_json::from_str(&t).ok())
                 {
-                    set_adapters(adapters);
+                    set_adapters(adapters, code_adapters);
                 }
             }
             Err(e) => console_warn(&format!("tabwire: the extension did not answer: {e:?}")),
@@ -361,10 +219,14 @@ fn announce() {
 /// Delays between checks of DOM predicates still unmet (the page may render late), in ms.
 const PREDICATE_RECHECKS_MS: &[f64] = &[100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0];
 
-fn set_adapters(adapters: Vec<bridge::adapter::Adapter>) {
+fn set_adapters(adapters: Vec<serde_json::Value>, code: Vec<serde_json::Value>) {
+    let (adapters, code, problems) = tools::unpack(adapters, code);
+    for problem in problems {
+        console_warn(&format!("tabwire: left out {problem}"));
+    }
     let generation = PAGE.with(|p| {
         let mut p = p.borrow_mut();
-        p.offered = Rc::new(adapters);
+        p.offered = Rc::new((adapters, code));
         p.offered_generation = p.offered_generation.wrapping_add(1);
         p.offered_generation
     });
@@ -387,10 +249,16 @@ fn apply_predicates(generation: u32, attempt: usize, force: bool) {
             .as_ref()
             .is_some_and(|d| d.query_selector(selector).ok().flatten().is_some())
     };
-    let (applying, pending) = state::applicable(&offered, has_element);
-    let changed = PAGE.with(|p| p.borrow().catalog.adapters() != applying.as_slice());
-    if changed || force {
-        announce_tools(applying);
+    let (adapters, adapters_pending) = state::applicable(&offered.0, has_element);
+    let (code, code_pending) = state::applicable(&offered.1, has_element);
+    let pending = adapters_pending || code_pending;
+    let catalog = PAGE.with(|p| p.borrow().catalog.clone());
+    if force || catalog.adapters != adapters || catalog.code != code {
+        announce_tools(Catalog {
+            adapters,
+            code,
+            page_tools: catalog.page_tools.clone(),
+        });
     }
     if pending && let Some(delay) = PREDICATE_RECHECKS_MS.get(attempt) {
         let recheck =
@@ -399,15 +267,12 @@ fn apply_predicates(generation: u32, attempt: usize, force: bool) {
     }
 }
 
-fn announce_tools(adapters: Vec<bridge::adapter::Adapter>) {
-    let catalog = Catalog::new(adapters);
-    let mut tools = catalog.specs();
-    PAGE.with(|p| {
-        let mut p = p.borrow_mut();
-        tools.extend(p.page_tools.iter().map(|t| t.spec.clone()));
-        p.catalog = Rc::new(catalog);
-    });
-    if PAGE.with(|p| state::has_extractor(p.borrow().catalog.adapters())) {
+/// Makes `catalog` the page's and tells the worker its tools.
+fn announce_tools(catalog: Catalog) {
+    let tools = catalog.offered();
+    let watch = state::has_extractor(&catalog.adapters);
+    PAGE.with(|p| p.borrow_mut().catalog = Rc::new(catalog));
+    if watch {
         watch_state();
     }
     let (url, title) = location_and_title();
@@ -461,17 +326,18 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             spawn_local(answer(id, tool, start, timeout_ms, reply));
             true
         }
-        ToPage::Adapters { adapters } => {
-            set_adapters(adapters);
+        ToPage::Adapters {
+            adapters,
+            code_adapters,
+        } => {
+            set_adapters(adapters, code_adapters);
             false
         }
         ToPage::Cancel { id } => {
             if let Some(flag) = PAGE.with(|p| p.borrow().running.get(&id).cloned()) {
                 flag.set(true);
             }
-            if let Some(resolve) = PAGE.with(|p| p.borrow_mut().page_calls.remove(&id)) {
-                let _ = resolve.call1(&JsValue::NULL, &JsValue::FALSE);
-            }
+            backends::cancel_page_call(&id);
             false
         }
         ToPage::RequestState { id } => {
@@ -493,90 +359,16 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
     }
 }
 
-// ----- code adapters (adapters/code, bundled at build time) -----------------------------------
-
-/// The handler `extension/dist/code-adapters.js` holds for `adapter`'s `tool`, if it is a code tool.
-fn code_handler(adapter: &str, tool: &str) -> Option<Function> {
-    // Each level is checked before the next lookup: `Reflect.get` on `undefined` throws, and a
-    // thrown exception costs the runtime a slot of wasm-bindgen's externref table for good.
-    let property = |of: &JsValue, key: &str| {
-        Reflect::get(of, &key.into())
-            .ok()
-            .filter(JsValue::is_object)
-    };
-    let bundle = property(&js_sys::global(), "__tabwireCodeAdapters")?;
-    let tools = property(&property(&bundle, "handlers")?, adapter)?;
-    Reflect::get(&tools, &tool.into()).ok()?.dyn_into().ok()
-}
-
-/// Runs a code tool's handler under the call's deadline; its result must be JSON.
-async fn call_code_tool(
-    handler: &Function,
-    name: &str,
-    args: bridge::template::Vars,
-    timeout_ms: u64,
-) -> Result<serde_json::Value, WireError> {
-    let failed = |e: JsValue| {
-        let why = e
-            .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .unwrap_or_else(|| format!("{e:?}"));
-        WireError::new(
-            ErrorCode::AdapterError,
-            format!("{name}: the handler failed: {why}"),
-        )
-    };
-    let args = serde_json::Value::Object(args).to_string();
-    let args = js_sys::JSON::parse(&args).map_err(failed)?;
-    let returned = handler.call1(&JsValue::NULL, &args).map_err(failed)?;
-    let timed_out = js_sys::Object::new();
-    let marker = timed_out.clone();
-    let deadline = Promise::new(&mut |resolve, _reject| {
-        let marker = marker.clone();
-        let fire = Closure::once_into_js(move || {
-            let _ = resolve.call1(&JsValue::NULL, &marker);
-        });
-        set_timeout(fire.unchecked_ref(), timeout_ms as f64);
-    });
-    let race = Promise::race(&js_sys::Array::of2(&Promise::resolve(&returned), &deadline));
-    let value = JsFuture::from(race).await.map_err(failed)?;
-    if js_sys::Object::is(&value, &timed_out) {
-        return Err(WireError::new(
-            ErrorCode::Timeout,
-            format!("{name}: the handler did not finish within {timeout_ms} ms"),
-        ));
-    }
-    if value.is_undefined() {
-        return Ok(serde_json::Value::Null);
-    }
-    let text = js_sys::JSON::stringify(&value)
-        .map_err(failed)?
-        .as_string()
-        .unwrap_or_default();
-    if text.len() > bridge::MAX_MESSAGE_BYTES / 2 {
-        return Err(WireError::new(
-            ErrorCode::TooLarge,
-            format!("{name}: the handler returned {} bytes", text.len()),
-        ));
-    }
-    serde_json::from_str(&text).map_err(|e| {
-        WireError::new(
-            ErrorCode::AdapterError,
-            format!("{name}: the handler returned no JSON: {e}"),
-        )
-    })
-}
-
 async fn current_state() -> Result<serde_json::Value, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let dom = WebDom::new()
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
-    state::extract(&dom, catalog.adapters(), &Cell::new(false)).await
+    state::extract(&dom, &catalog.adapters, &Cell::new(false)).await
 }
 
 /// After a call that may have changed the page: push its state (if an adapter extracts one).
 fn push_state() {
-    if !PAGE.with(|p| state::has_extractor(p.borrow().catalog.adapters())) {
+    if !PAGE.with(|p| state::has_extractor(&p.borrow().catalog.adapters)) {
         return;
     }
     spawn_local(async {
@@ -638,7 +430,7 @@ fn check_state() {
     let (has_extractor, busy) = PAGE.with(|p| {
         let p = p.borrow();
         (
-            state::has_extractor(p.catalog.adapters()),
+            state::has_extractor(&p.catalog.adapters),
             !p.running.is_empty(),
         )
     });
@@ -658,15 +450,6 @@ fn check_state() {
             send_state(state);
         }
     });
-}
-
-/// A new call's arguments, or where a call that navigated here goes on.
-enum Start {
-    Call(serde_json::Value),
-    Continue {
-        resume_at: usize,
-        vars: bridge::template::Vars,
-    },
 }
 
 /// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
@@ -701,55 +484,19 @@ async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_t
     }
 }
 
+/// Runs call `id` on the tool's back-end, cancellable while it runs.
 async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Outcome, WireError> {
-    let page_tool = PAGE.with(|p| {
-        p.borrow()
-            .page_tools
-            .iter()
-            .find(|t| t.spec.name == tool)
-            .cloned()
-    });
-    if let Some(page_tool) = page_tool {
-        let Start::Call(args) = start else {
-            return Err(WireError::new(
-                ErrorCode::Internal,
-                "a page's own tool cannot continue after a navigation",
-            ));
-        };
-        let read_only = page_tool.spec.annotations.read_only;
-        let result = call_page_tool(id, page_tool, args, timeout_ms).await;
-        if !read_only {
-            push_state();
-        }
-        return result.map(Outcome::Finished);
-    }
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
-    let (adapter, tool) = catalog.find_with_adapter(tool)?;
-    let (args, resume_at) = match start {
-        Start::Call(args) => (check_args(tool, args)?, 0),
-        Start::Continue { resume_at, vars } => (vars, resume_at),
-    };
-    if let Some(handler) = code_handler(adapter, &tool.name) {
-        let result = call_code_tool(&handler, &tool.name, args, timeout_ms).await;
-        if !tool.annotations.read_only {
-            push_state();
-        }
-        return result.map(Outcome::Finished);
-    }
-    let dom = WebDom::new()
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| {
         p.borrow_mut()
             .running
             .insert(id.to_owned(), cancelled.clone())
     });
-    let result = run_tool(&dom, tool, args, resume_at, timeout_ms, &cancelled).await;
+    let backends = WebBackends {
+        on_state_change: push_state,
+    };
+    let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
     PAGE.with(|p| p.borrow_mut().running.remove(id));
-    // A failed call may have changed the page halfway, so its state is pushed too; a call that
-    // navigates pushes it from the next page, where it finishes.
-    if !tool.annotations.read_only && !matches!(result, Ok(Outcome::Navigate { .. })) {
-        push_state();
-    }
     result
 }

@@ -1,226 +1,223 @@
-//! The tools a page offers: built from the adapters the worker sent, found by public name, and
-//! the checks a call's arguments pass before any step runs.
+//! The tools a page offers and how each one runs: the adapters the worker sent (their steps, run by
+//! [`crate::steps`]), the code adapters (a bundled JS handler), and the tools the page registered
+//! itself through WebMCP (relayed to the page). [`Catalog`] holds them, announces them (adapter
+//! tools by name: the server describes them; the page's own in full) and finds a call's tool;
+//! `call` checks the arguments and runs the tool on its back-end, through `Backends`, which
+//! the browser glue implements (and tests fake).
+
+use std::cell::Cell;
 
 use bridge::adapter::{Adapter, ToolDef};
-use bridge::names::public_tool_name;
-use bridge::protocol::ToolSpec;
+use bridge::protocol::OfferedTool;
 use bridge::template::Vars;
+use bridge::webmcp::PageTool;
 use bridge::{ErrorCode, WireError};
 use serde_json::Value;
 
+use crate::steps::Outcome;
+
+/// The adapters serving this page and the tools it registered itself.
 #[derive(Debug, Default, Clone)]
 pub struct Catalog {
-    adapters: Vec<Adapter>,
+    /// Declarative adapters: their tools run their steps.
+    pub adapters: Vec<Adapter>,
+    /// Code adapters: their tools run the bundle's handler.
+    pub code: Vec<Adapter>,
+    /// The page's own tools (WebMCP), sanitized.
+    pub page_tools: Vec<PageTool>,
+}
+
+/// A tool of this page, as a call finds it: the back-end it runs on.
+#[derive(Debug, Clone, Copy)]
+pub enum Tool<'a> {
+    Steps(&'a ToolDef),
+    Code { adapter: &'a str, tool: &'a ToolDef },
+    Page(&'a PageTool),
+}
+
+impl Tool<'_> {
+    fn input_schema(&self) -> &Value {
+        match self {
+            Tool::Steps(tool) | Tool::Code { tool, .. } => &tool.input_schema,
+            Tool::Page(tool) => &tool.spec.input_schema,
+        }
+    }
+
+    fn read_only(&self) -> bool {
+        match self {
+            Tool::Steps(tool) | Tool::Code { tool, .. } => tool.annotations.read_only,
+            Tool::Page(tool) => tool.spec.annotations.read_only,
+        }
+    }
 }
 
 impl Catalog {
-    pub fn new(adapters: Vec<Adapter>) -> Catalog {
-        Catalog { adapters }
-    }
-
-    pub fn adapters(&self) -> &[Adapter] {
-        &self.adapters
-    }
-
-    /// Every tool, as announced to the worker.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    /// The tools as announced to the worker: adapter and code tools by name, the page's own
+    /// described in full.
+    pub fn offered(&self) -> Vec<OfferedTool> {
         self.adapters
             .iter()
-            .flat_map(|a| {
-                a.tools.iter().map(move |t| ToolSpec {
-                    name: public_tool_name(&a.name, &t.name),
-                    adapter: a.name.clone(),
-                    description: t.description.clone(),
-                    input_schema: t.input_schema.clone(),
-                    output_schema: t.output_schema.clone(),
-                    annotations: t.annotations,
-                })
-            })
+            .chain(&self.code)
+            .flat_map(Adapter::tool_names)
+            .map(OfferedTool::Adapter)
+            .chain(
+                self.page_tools
+                    .iter()
+                    .map(|t| OfferedTool::Described(t.spec.clone())),
+            )
             .collect()
     }
 
-    pub fn find(&self, public_name: &str) -> Result<&ToolDef, WireError> {
-        self.find_with_adapter(public_name).map(|(_, t)| t)
-    }
-
-    /// The tool and the name of the adapter it belongs to.
-    pub fn find_with_adapter(&self, public_name: &str) -> Result<(&str, &ToolDef), WireError> {
-        self.adapters
-            .iter()
-            .flat_map(|a| a.tools.iter().map(move |t| (a, t)))
-            .find(|(a, t)| {
-                public_name.len() == a.name.len() + 1 + t.name.len()
-                    && public_name.starts_with(a.name.as_str())
-                    && public_name.ends_with(t.name.as_str())
-                    && public_name.as_bytes()[a.name.len()] == b'_'
+    /// The tool a call names, or NO_SUCH_TOOL (the page's tools changed since the server chose
+    /// this tab, e.g. after an in-place navigation).
+    pub fn find(&self, public_name: &str) -> Result<Tool<'_>, WireError> {
+        let adapters = self.adapters.iter().map(|a| (a, false));
+        let code = self.code.iter().map(|a| (a, true));
+        let found = adapters.chain(code).find_map(|(adapter, is_code)| {
+            let tool = adapter.tool_named(public_name)?;
+            Some(if is_code {
+                Tool::Code {
+                    adapter: &adapter.name,
+                    tool,
+                }
+            } else {
+                Tool::Steps(tool)
             })
-            .map(|(a, t)| (a.name.as_str(), t))
-            .ok_or_else(|| {
-                let offered: Vec<String> = self.specs().into_iter().map(|s| s.name).collect();
-                WireError::new(
-                    ErrorCode::NoSuchTool,
-                    format!(
-                        "this page offers no tool {public_name:?} (it offers: {})",
-                        if offered.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            offered.join(", ")
-                        }
-                    ),
-                )
-            })
+        });
+        let page = || {
+            self.page_tools
+                .iter()
+                .find(|t| t.spec.name == public_name)
+                .map(Tool::Page)
+        };
+        found.or_else(page).ok_or_else(|| {
+            let offered: Vec<String> = self.offered().iter().map(|t| t.name().to_owned()).collect();
+            WireError::new(
+                ErrorCode::NoSuchTool,
+                format!(
+                    "this page offers no tool {public_name:?} (any more; it offers: {})",
+                    if offered.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        offered.join(", ")
+                    }
+                ),
+            )
+        })
     }
 }
 
-/// The call's arguments as template variables, after checking them against the tool's schema:
-/// an object, every required property present, declared properties of the declared JSON type.
-pub fn check_args(tool: &ToolDef, args: Value) -> Result<Vars, WireError> {
-    let invalid = |message: String| WireError::new(ErrorCode::InvalidArgs, message);
-    let args = match args {
-        Value::Null => Vars::new(),
-        Value::Object(map) => map,
-        other => {
-            return Err(invalid(format!(
-                "arguments must be a JSON object, got {other}"
-            )));
-        }
+/// Decodes the adapters the worker sent (it read only their names and patterns), the code
+/// adapters as the server validated them; returns the declarative and the code adapters, and why
+/// each undecodable one was left out.
+pub fn unpack(adapters: Vec<Value>, code: Vec<Value>) -> (Vec<Adapter>, Vec<Adapter>, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut decode_all = |adapters: Vec<Value>, what: &str| -> Vec<Adapter> {
+        adapters
+            .into_iter()
+            .filter_map(|json| {
+                let name = json.get("name").map(Value::to_string).unwrap_or_default();
+                decode(json)
+                    .map_err(|e| problems.push(format!("{what} {name}: {e}")))
+                    .ok()
+            })
+            .collect()
     };
-    let schema = &tool.input_schema;
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if args.get(name).is_none_or(Value::is_null) {
-                return Err(invalid(format!(
-                    "missing required argument {name:?} for {}",
-                    tool.name
-                )));
-            }
-        }
-    }
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (name, value) in &args {
-            let Some(property) = properties.get(name) else {
-                continue;
-            };
-            let Some(expected) = property.get("type").and_then(Value::as_str) else {
-                continue;
-            };
-            if !has_type(value, expected) && !value.is_null() {
-                return Err(invalid(format!(
-                    "argument {name:?} must be of type {expected}, got {value}"
-                )));
-            }
-            // An array's items, when the schema gives their type (a for_each over them would
-            // otherwise type whatever they are).
-            let item_type = property
-                .get("items")
-                .and_then(|items| items.get("type"))
-                .and_then(Value::as_str);
-            if let (Value::Array(items), Some(item_type)) = (value, item_type)
-                && let Some((i, item)) = items
-                    .iter()
-                    .enumerate()
-                    .find(|(_, item)| !has_type(item, item_type))
-            {
-                return Err(invalid(format!(
-                    "argument {name:?} must hold items of type {item_type}, got {item} at index {i}"
-                )));
-            }
-        }
-    }
-    Ok(args)
+    let declarative = decode_all(adapters, "adapter");
+    let code = decode_all(code, "code adapter");
+    (declarative, code, problems)
 }
 
-/// Whether `value` is of the JSON Schema type `expected` (an unknown type accepts anything).
-fn has_type(value: &Value, expected: &str) -> bool {
-    match expected {
-        "string" => value.is_string(),
-        "number" => value.is_number(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "boolean" => value.is_boolean(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        _ => true,
+/// One decoder for both kinds of adapters (a code adapter's steps are a placeholder).
+fn decode(json: Value) -> Result<Adapter, serde_json::Error> {
+    serde_json::from_value(json)
+}
+
+/// The call's arguments as template variables, after [`bridge::args::checked`] (the same check the
+/// server made).
+pub fn check_args(public_name: &str, schema: &Value, args: Value) -> Result<Vars, WireError> {
+    bridge::args::checked(schema, args).map_err(|e| e.for_tool(public_name))
+}
+
+/// A new call's arguments, or where a call that navigated here goes on.
+pub enum Start {
+    Call(Value),
+    Continue { resume_at: usize, vars: Vars },
+}
+
+/// What runs a tool, on each back-end: the browser in the page, a fake in tests.
+pub(crate) trait Backends {
+    /// Runs `tool`'s steps from `resume_at` on, cancelled when `cancelled` is set.
+    async fn steps(
+        &self,
+        tool: &ToolDef,
+        args: Vars,
+        resume_at: usize,
+        timeout_ms: u64,
+        cancelled: &Cell<bool>,
+    ) -> Result<Outcome, WireError>;
+    /// Runs the bundled handler of code adapter `adapter`'s tool `tool`.
+    async fn code(
+        &self,
+        adapter: &str,
+        tool: &ToolDef,
+        args: Vars,
+        timeout_ms: u64,
+    ) -> Result<Value, WireError>;
+    /// Relays the call `id` to the page's own tool.
+    async fn page(
+        &self,
+        id: &str,
+        tool: &PageTool,
+        args: Vars,
+        timeout_ms: u64,
+    ) -> Result<Value, WireError>;
+    /// The call may have changed the page: push its state.
+    fn state_may_have_changed(&self);
+}
+
+/// Runs call `id` of the tool named `name`: finds it, checks a new call's arguments, runs it on
+/// its back-end, and after a tool not annotated `read_only` has the state pushed (a failed call
+/// may have changed the page halfway too; one that navigates pushes it from the next page).
+pub(crate) async fn call<B: Backends>(
+    catalog: &Catalog,
+    backends: &B,
+    id: &str,
+    name: &str,
+    start: Start,
+    timeout_ms: u64,
+    cancelled: &Cell<bool>,
+) -> Result<Outcome, WireError> {
+    let tool = catalog.find(name)?;
+    let (args, resume_at, continuing) = match start {
+        Start::Call(args) => (check_args(name, tool.input_schema(), args)?, 0, false),
+        Start::Continue { resume_at, vars } => (vars, resume_at, true),
+    };
+    let result = match tool {
+        Tool::Steps(def) => {
+            backends
+                .steps(def, args, resume_at, timeout_ms, cancelled)
+                .await
+        }
+        // Only steps navigate, so only they continue in the next page.
+        Tool::Code { .. } | Tool::Page(_) if continuing => Err(WireError::new(
+            ErrorCode::Internal,
+            format!("{name} cannot continue after a navigation: only adapter steps navigate"),
+        )),
+        Tool::Code { adapter, tool } => backends
+            .code(adapter, tool, args, timeout_ms)
+            .await
+            .map(Outcome::Finished),
+        Tool::Page(tool) => backends
+            .page(id, tool, args, timeout_ms)
+            .await
+            .map(Outcome::Finished),
+    };
+    if !tool.read_only() && !matches!(result, Ok(Outcome::Navigate { .. })) {
+        backends.state_may_have_changed();
     }
+    result
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn catalog() -> Catalog {
-        let adapter =
-            bridge::adapter::parse_adapter(include_str!("../../../adapters/todomvc.json")).unwrap();
-        Catalog::new(vec![adapter])
-    }
-
-    #[test]
-    fn specs_and_lookup() {
-        let catalog = catalog();
-        let names: Vec<String> = catalog.specs().into_iter().map(|s| s.name).collect();
-        assert_eq!(
-            names,
-            [
-                "todomvc_add_todo",
-                "todomvc_list_todos",
-                "todomvc_toggle_todo",
-                "todomvc_clear_completed",
-                "todomvc_set_filter",
-                "todomvc_edit_todo",
-                "todomvc_delete_todo"
-            ]
-        );
-        assert_eq!(catalog.find("todomvc_add_todo").unwrap().name, "add_todo");
-        let err = catalog.find("todomvc_fly").unwrap_err();
-        assert_eq!(err.code, ErrorCode::NoSuchTool);
-        assert!(err.message.contains("todomvc_list_todos"), "{err}");
-        assert!(catalog.find("todomvcxadd_todo").is_err());
-    }
-
-    #[test]
-    fn arguments_are_checked() {
-        let catalog = catalog();
-        let add = catalog.find("todomvc_add_todo").unwrap();
-        let err = check_args(add, json!({})).unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArgs);
-        assert!(err.message.contains("\"title\""), "{err}");
-        assert!(
-            check_args(add, json!({"title": 5}))
-                .unwrap_err()
-                .message
-                .contains("string")
-        );
-        assert!(check_args(add, json!([1])).is_err());
-        assert_eq!(
-            check_args(add, json!({"title": "x"})).unwrap()["title"],
-            "x"
-        );
-        let list = catalog.find("todomvc_list_todos").unwrap();
-        assert!(check_args(list, Value::Null).unwrap().is_empty());
-    }
-
-    #[test]
-    fn array_items_are_checked_against_their_declared_type() {
-        let tool: ToolDef = serde_json::from_value(json!({
-            "name": "t", "description": "d", "steps": [{"step": "click"}],
-            "input_schema": {"type": "object", "properties": {
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "any": {"type": "array"}
-            }}
-        }))
-        .unwrap();
-        let args = check_args(&tool, json!({"tags": ["a", "b c"], "any": [1, "x"]})).unwrap();
-        assert_eq!(args["tags"], json!(["a", "b c"]));
-        let err = check_args(&tool, json!({"tags": ["a", 2]})).unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArgs);
-        assert_eq!(
-            err.message,
-            "argument \"tags\" must hold items of type string, got 2 at index 1"
-        );
-        let err = check_args(&tool, json!({"tags": "a"})).unwrap_err();
-        assert_eq!(
-            err.message,
-            "argument \"tags\" must be of type array, got \"a\""
-        );
-    }
-}
+mod tests;

@@ -1,22 +1,27 @@
 //! The service worker's brain, free of browser APIs so it is tested on the host: the link state
 //! (down / awaiting `welcome` / ready), the outbox, the adapters, the tab registry, and the
 //! routing of server frames, page messages and tab events into [`Action`]s the browser glue
-//! carries out.
+//! carries out. What pages and tabs say is handled in `core/pages.rs`.
 
 use std::collections::HashMap;
 
-use bridge::adapter::Adapter;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
-use bridge::page::{FromPage, ToPage};
-use bridge::protocol::{AdapterMatch, BrowserInfo, LoadedPage, RequestId, TabId, TabTools};
+use bridge::page::ToPage;
+use bridge::protocol::{BrowserInfo, RequestId, TabId};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 
+mod pages;
+
+pub use pages::{channel_closed, classify_send_failure};
+
+use crate::adapters::AdapterSet;
 use crate::backoff::Backoff;
 use crate::link_problem::Problem;
 use crate::outbox::Outbox;
 use crate::pairing::Pairing;
-use crate::tabs::{self, Sender, TabRegistry};
+use crate::tabs::TabRegistry;
+use bridge::packed::PackedAdapter;
 
 /// The largest page answer forwarded: a bridge message, less room for the frame around it.
 pub const MAX_RESULT_BYTES: usize = bridge::MAX_MESSAGE_BYTES - 4096;
@@ -122,10 +127,8 @@ struct Proof {
 
 pub struct Core {
     extension_id: String,
-    /// The server's adapters merged with the code adapters (which win on a name clash).
-    adapters: Vec<Adapter>,
-    /// Code adapters bundled into the extension (`adapters/code`), validated.
-    code_adapters: Vec<Adapter>,
+    /// The server's adapters and the bundled code adapters (`adapters/code`), packed.
+    adapters: AdapterSet,
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
@@ -146,8 +149,7 @@ impl Core {
     pub fn new(extension_id: impl Into<String>) -> Core {
         Core {
             extension_id: extension_id.into(),
-            adapters: Vec::new(),
-            code_adapters: Vec::new(),
+            adapters: AdapterSet::default(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             continuations: HashMap::new(),
@@ -172,10 +174,8 @@ impl Core {
         if let Some(json) = tabs_json {
             self.tabs = TabRegistry::restore(json, live);
         }
-        // Through a `Value`, like every message: the wasm then holds one adapter decoder.
-        let adapters = adapters_json.and_then(|j| serde_json::from_str(j).ok());
-        if let Some(adapters) = adapters.and_then(|v| serde_json::from_value(v).ok()) {
-            self.adapters = adapters;
+        if let Some(json) = adapters_json {
+            self.adapters.restore(json);
         }
     }
 
@@ -201,7 +201,7 @@ impl Core {
     }
 
     pub fn adapters_json(&self) -> String {
-        serde_json::to_string(&self.adapters).expect("adapters serialize")
+        self.adapters.to_json()
     }
 
     pub fn tab_ids(&self) -> Vec<TabId> {
@@ -210,27 +210,16 @@ impl Core {
 
     /// The union of the adapters' match patterns (what the content script is registered for).
     pub fn match_patterns(&self) -> Vec<String> {
-        let mut patterns: Vec<String> = self
-            .adapters
-            .iter()
-            .flat_map(|a| a.matches.iter().cloned())
-            .collect();
-        patterns.sort();
-        patterns.dedup();
-        patterns
+        self.adapters.match_patterns()
     }
 
     /// The `adapters` message for a page at `url`.
     pub fn adapters_message(&self, url: &str) -> String {
-        let adapters = tabs::adapters_for(&self.adapters, url)
-            .into_iter()
-            .cloned()
-            .collect();
-        serde_json::to_string(&ToPage::Adapters { adapters }).expect("page messages serialize")
+        self.adapters.message_for(url)
     }
 
     pub fn any_adapter_matches(&self, url: &str) -> bool {
-        self.adapters.iter().any(|a| a.matches_url(url))
+        self.adapters.any_matches(url)
     }
 
     // ---- the link -------------------------------------------------------------------------
@@ -264,14 +253,7 @@ impl Core {
             extension_version: extension_version.to_owned(),
             instance_id: instance_id.to_owned(),
             browser,
-            code_adapters: self
-                .code_adapters
-                .iter()
-                .map(|a| AdapterMatch {
-                    name: a.name.clone(),
-                    matches: a.matches.clone(),
-                })
-                .collect(),
+            code_adapters: self.adapters.declared_code().to_vec(),
         }
         .encode();
         if let Some(proof) = &mut self.proof {
@@ -417,6 +399,7 @@ impl Core {
             ToExtension::Welcome {
                 server_version,
                 adapters,
+                code_adapters,
                 protocol,
                 ..
             } => {
@@ -430,6 +413,7 @@ impl Core {
                 self.backoff.reset();
                 self.problem = None;
                 self.server_version = Some(server_version);
+                self.adapters.set_validated_code(code_adapters);
                 self.set_adapters(adapters, &mut actions);
                 let snapshot = ToServer::ToolsSnapshot {
                     tabs: self.tabs.snapshot(),
@@ -445,6 +429,8 @@ impl Core {
                 self.set_adapters(adapters, &mut actions);
                 actions.push(Action::RefreshTabs);
             }
+            // The server chose the tab by the tools it offers; the page answers for itself
+            // should they have changed since.
             ToExtension::CallTool {
                 id,
                 tab,
@@ -452,32 +438,18 @@ impl Core {
                 args,
                 timeout_ms,
             } => {
-                if let Some(entry) = self.tabs.get(tab)
-                    && !entry.tools.iter().any(|t| t.name == tool)
-                {
-                    let error = WireError::new(
-                        ErrorCode::NoSuchTool,
-                        format!(
-                            "tab {tab} ({}) offers no tool {tool:?}; it offers: {}",
-                            entry.url,
-                            tool_list(entry)
-                        ),
-                    );
-                    self.send(ToServer::CallToolError { id, error }, &mut actions);
-                } else {
-                    let message = ToPage::CallTool {
-                        id: id.clone(),
-                        tool,
-                        args,
-                        timeout_ms,
-                    };
-                    self.calls.insert(id.clone(), tab);
-                    actions.push(Action::ToTab {
-                        tab,
-                        message: serde_json::to_string(&message).expect("page messages serialize"),
-                        on_reply: OnReply::CallTool(id),
-                    });
-                }
+                let message = ToPage::CallTool {
+                    id: id.clone(),
+                    tool,
+                    args,
+                    timeout_ms,
+                };
+                self.calls.insert(id.clone(), tab);
+                actions.push(Action::ToTab {
+                    tab,
+                    message: serde_json::to_string(&message).expect("page messages serialize"),
+                    on_reply: OnReply::CallTool(id),
+                });
             }
             ToExtension::Cancel { id } => {
                 if let Some(&tab) = self.calls.get(&id) {
@@ -537,438 +509,37 @@ impl Core {
         actions
     }
 
-    /// The code adapters' declarations (JSON, from the bundle); invalid ones are logged and skipped.
+    /// The code adapters' declarations (JSON, from the bundle); unreadable ones are logged and
+    /// skipped (the server validates the others, and says what is wrong with them).
     pub fn set_code_adapters(&mut self, declarations: &[String]) -> Vec<Action> {
-        let mut actions = Vec::new();
-        self.code_adapters.clear();
-        for declaration in declarations {
-            match bridge::code_adapter::parse(declaration) {
-                Ok(adapter) => self.code_adapters.push(adapter),
-                Err(problems) => {
-                    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
-                    actions.push(Action::Log(format!(
-                        "code adapter skipped: {}",
-                        problems.join("; ")
-                    )));
-                }
-            }
-        }
-        let current = std::mem::take(&mut self.adapters);
-        self.set_adapters(current, &mut actions);
+        let mut actions: Vec<Action> = self
+            .adapters
+            .set_declared_code(declarations)
+            .into_iter()
+            .map(|why| Action::Log(format!("code adapter skipped: {why}")))
+            .collect();
+        self.adapters_changed(&mut actions);
         actions
     }
 
-    fn set_adapters(&mut self, adapters: Vec<Adapter>, actions: &mut Vec<Action>) {
-        let code = &self.code_adapters;
-        let mut merged: Vec<Adapter> = adapters
-            .into_iter()
-            .filter(|a| !code.iter().any(|c| c.name == a.name))
-            // Checked as the server checks them, whoever sent them.
-            .filter(|a| {
-                let problems = a.validate();
-                if let Some(first) = problems.first() {
-                    actions.push(Action::Log(format!(
-                        "adapter {:?} from the server refused: {first}",
-                        a.name
-                    )));
-                }
-                problems.is_empty()
-            })
-            .collect();
-        merged.extend(code.iter().cloned());
-        self.adapters = merged;
+    fn set_adapters(&mut self, adapters: Vec<PackedAdapter>, actions: &mut Vec<Action>) {
+        self.adapters.set_server(adapters);
+        self.adapters_changed(actions);
+    }
+
+    fn adapters_changed(&mut self, actions: &mut Vec<Action>) {
         actions.push(Action::SyncContentScripts(self.match_patterns()));
         actions.push(Action::PersistAdapters);
-    }
-
-    // ---- answers from tabs ---------------------------------------------------------------
-
-    /// The page answered `call_tool` `id` (`Ok`: the response, possibly `None` when the page
-    /// gave none) or `chrome.tabs.sendMessage` failed (`Err`: Chrome's message).
-    pub fn on_call_reply(
-        &mut self,
-        id: &str,
-        reply: Result<Option<String>, String>,
-    ) -> Vec<Action> {
-        let mut actions = Vec::new();
-        let Some(tab) = self.calls.remove(id) else {
-            return actions; // already answered (the tab closed meanwhile)
-        };
-        let msg = match reply {
-            Ok(Some(text)) => match serde_json::from_str::<FromPage>(&text) {
-                Ok(FromPage::CallToolContinue {
-                    id: got,
-                    tool,
-                    resume_at,
-                    vars,
-                    timeout_ms,
-                }) if got == id => {
-                    // Still pending: a closed tab or a page without the tool fails it.
-                    self.calls.insert(got.clone(), tab);
-                    let rest = ToPage::ContinueTool {
-                        id: got.clone(),
-                        tool: tool.clone(),
-                        resume_at,
-                        vars,
-                        timeout_ms,
-                    };
-                    self.continuations.insert(tab, (got, tool, rest));
-                    return actions;
-                }
-                // Forwarded, it would be a frame the server must refuse (closing the socket and
-                // every other call on it): fail this call alone.
-                _ if text.len() > MAX_RESULT_BYTES => ToServer::CallToolError {
-                    id: id.to_owned(),
-                    error: WireError::new(
-                        ErrorCode::TooLarge,
-                        format!(
-                            "tab {tab} answered with {} bytes, more than the {MAX_RESULT_BYTES} a result may have",
-                            text.len()
-                        ),
-                    ),
-                },
-                Ok(FromPage::CallToolResult { id: got, result }) if got == id => {
-                    ToServer::CallToolResult {
-                        id: id.to_owned(),
-                        result,
-                    }
-                }
-                Ok(FromPage::CallToolError { id: got, error }) if got == id => {
-                    ToServer::CallToolError {
-                        id: id.to_owned(),
-                        error,
-                    }
-                }
-                other => ToServer::CallToolError {
-                    id: id.to_owned(),
-                    error: WireError::new(
-                        ErrorCode::Internal,
-                        format!(
-                            "tab {tab} answered call {id} with something else{}",
-                            match other {
-                                Ok(_) => String::new(),
-                                Err(e) => format!(": {e}"),
-                            }
-                        ),
-                    ),
-                },
-            },
-            Ok(None) => ToServer::CallToolError {
-                id: id.to_owned(),
-                error: WireError::new(
-                    ErrorCode::NoSuchTool,
-                    format!(
-                        "tab {tab} has no Tabwire runtime to answer (no adapter matches its page, or it is still loading)"
-                    ),
-                ),
-            },
-            Err(why) => ToServer::CallToolError {
-                id: id.to_owned(),
-                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
-            },
-        };
-        self.send(msg, &mut actions);
-        actions
-    }
-
-    /// The page answered `request_state` `id`, or `chrome.tabs.sendMessage` to `tab` failed.
-    pub fn on_state_reply(
-        &mut self,
-        id: &str,
-        tab: TabId,
-        reply: Result<Option<String>, String>,
-    ) -> Vec<Action> {
-        let mut actions = Vec::new();
-        let id = id.to_owned();
-        let msg = match reply.map(|text| text.map(|t| serde_json::from_str::<FromPage>(&t))) {
-            Ok(Some(Ok(FromPage::StateResponse { id: got, state }))) if got == id => {
-                ToServer::StateResponse { id, state }
-            }
-            Ok(Some(Ok(FromPage::StateError { id: got, error }))) if got == id => {
-                ToServer::StateError { id, error }
-            }
-            Ok(None) => ToServer::StateError {
-                id,
-                error: WireError::new(
-                    ErrorCode::NoSuchTab,
-                    format!("tab {tab} has no Tabwire runtime to answer"),
-                ),
-            },
-            Ok(_) => ToServer::StateError {
-                id,
-                error: WireError::new(
-                    ErrorCode::Internal,
-                    format!("tab {tab} answered the state request with something else"),
-                ),
-            },
-            Err(why) => ToServer::StateError {
-                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
-                id,
-            },
-        };
-        self.send(msg, &mut actions);
-        actions
-    }
-
-    /// The tab `open_tab` `id` opened (with what was seen once its page loaded, when asked to
-    /// wait for that), or why it could not.
-    pub fn on_open_tab_reply(
-        &mut self,
-        id: &str,
-        reply: Result<TabId, String>,
-        loaded: Option<LoadedPage>,
-    ) -> Vec<Action> {
-        let mut actions = Vec::new();
-        let msg = match reply {
-            Ok(tab) => ToServer::OpenTabResult {
-                id: id.to_owned(),
-                tab,
-                loaded,
-            },
-            Err(why) => {
-                let code = if why.contains("No tab with id") {
-                    ErrorCode::NoSuchTab
-                } else {
-                    ErrorCode::Internal
-                };
-                ToServer::OpenTabError {
-                    id: id.to_owned(),
-                    error: WireError::new(code, format!("could not open the URL: {why}")),
-                }
-            }
-        };
-        self.send(msg, &mut actions);
-        actions
-    }
-
-    // ---- messages from pages -------------------------------------------------------------
-
-    /// A `runtime.onMessage` message; returns the response to give (if any) and the actions.
-    pub fn on_page_message(
-        &mut self,
-        sender: &Sender,
-        text: Option<&str>,
-    ) -> (Option<String>, Vec<Action>) {
-        let mut actions = Vec::new();
-        let tab = match tabs::check_sender(sender, &self.extension_id) {
-            Ok(tab) => tab,
-            Err(why) => {
-                actions.push(Action::Log(format!("ignored a message {why}")));
-                return (None, actions);
-            }
-        };
-        let Some(text) = text.filter(|t| t.len() <= bridge::MAX_MESSAGE_BYTES) else {
-            actions.push(Action::Log(format!(
-                "ignored a non-text or oversized message from tab {tab}"
-            )));
-            return (None, actions);
-        };
-        let msg = match serde_json::from_str::<FromPage>(text) {
-            Ok(msg) => msg,
-            Err(e) => {
-                actions.push(Action::Log(format!(
-                    "ignored an undecodable message from tab {tab}: {e}"
-                )));
-                return (None, actions);
-            }
-        };
-        // Chrome's idea of the page's URL, not the page's own claim.
-        let url = sender.url.as_str();
-        match msg {
-            FromPage::PageReady { title, runtime, .. } => {
-                self.tabs.page_ready(tab, url, &title, runtime);
-                actions.push(Action::PersistTabs);
-                (Some(self.adapters_message(url)), actions)
-            }
-            FromPage::ToolsUpdated { title, tools, .. } => {
-                let (accepted, refused) = tabs::accept_tools(&self.adapters, url, &tools);
-                if refused > 0 {
-                    actions.push(Action::Log(format!(
-                        "tab {tab} offered {refused} tool(s) no adapter for {url} defines: dropped"
-                    )));
-                }
-                let continuing = self.continuations.remove(&tab).map(|(id, tool, rest)| {
-                    let offered = accepted.iter().any(|t| t.name == tool);
-                    (id, tool, rest, offered)
-                });
-                let update = self.tabs.set_tools(tab, url, &title, accepted);
-                self.send(ToServer::ToolsUpdated(update), &mut actions);
-                if let Some((id, tool, rest, offered)) = continuing {
-                    if offered {
-                        actions.push(Action::ToTab {
-                            tab,
-                            message: serde_json::to_string(&rest).expect("page messages serialize"),
-                            on_reply: OnReply::CallTool(id),
-                        });
-                    } else {
-                        self.calls.remove(&id);
-                        let error = WireError::new(
-                            ErrorCode::Navigated,
-                            format!(
-                                "the call navigated tab {tab} to {url}, whose page offers no tool {tool:?} to continue it"
-                            ),
-                        );
-                        self.send(ToServer::CallToolError { id, error }, &mut actions);
-                    }
-                }
-                actions.push(Action::PersistTabs);
-                (None, actions)
-            }
-            FromPage::StateUpdate { state, ts } => {
-                self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
-                (None, actions)
-            }
-            FromPage::CallToolResult { .. }
-            | FromPage::CallToolError { .. }
-            | FromPage::StateResponse { .. }
-            | FromPage::StateError { .. }
-            | FromPage::CallToolContinue { .. } => {
-                actions.push(Action::Log(format!(
-                    "tab {tab} sent a call answer outside its response channel: ignored"
-                )));
-                (None, actions)
-            }
-        }
-    }
-
-    // ---- tab events ----------------------------------------------------------------------
-
-    pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
-        let mut actions = Vec::new();
-        self.continuations.remove(&tab);
-        let pending: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, t)| **t == tab)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in pending {
-            self.calls.remove(&id);
-            let error = WireError::new(
-                ErrorCode::TabClosed,
-                format!("tab {tab} was closed during the call"),
-            );
-            self.send(ToServer::CallToolError { id, error }, &mut actions);
-        }
-        if self.tabs.remove(tab) {
-            self.send(ToServer::TabClosed { tab }, &mut actions);
-            actions.push(Action::PersistTabs);
-        }
-        actions
-    }
-
-    /// `tabs.onUpdated`: `url` when it changed, the tab's current URL and title.
-    pub fn on_tab_updated(
-        &mut self,
-        tab: TabId,
-        changed_url: Option<&str>,
-        title: Option<&str>,
-    ) -> Vec<Action> {
-        let mut actions = Vec::new();
-        if let Some(url) = changed_url {
-            // Only tabs we know or that an adapter covers: the server has no business seeing
-            // the rest of the user's browsing.
-            let known = self.tabs.navigated(tab, url);
-            if known || self.any_adapter_matches(url) {
-                self.send(
-                    ToServer::TabNavigated {
-                        tab,
-                        url: url.to_owned(),
-                    },
-                    &mut actions,
-                );
-            }
-            if known {
-                actions.push(Action::PersistTabs);
-                // An in-place navigation (history.pushState) keeps the runtime alive: push it
-                // the adapters for the new URL so it announces again. After a full navigation
-                // nobody listens yet and the new page's own `page_ready` follows.
-                actions.push(Action::ToTab {
-                    tab,
-                    message: self.adapters_message(url),
-                    on_reply: OnReply::Nothing,
-                });
-            }
-        }
-        if let Some(title) = title
-            && self.tabs.contains(tab)
-        {
-            self.tabs.set_title(tab, title);
-            actions.push(Action::PersistTabs);
-        }
-        actions
-    }
-
-    pub fn on_tab_activated(&mut self, tab: TabId) -> Vec<Action> {
-        let mut actions = Vec::new();
-        if self.tabs.contains(tab) {
-            self.send(ToServer::TabFocused { tab }, &mut actions);
-        }
-        actions
-    }
-}
-
-fn tool_list(entry: &TabTools) -> String {
-    if entry.tools.is_empty() {
-        return "none".into();
-    }
-    entry
-        .tools
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Whether a `tabs.sendMessage` rejection says the page went away before answering: it
-/// navigated, reloaded, went into the back/forward cache, or its tab closed.
-pub fn channel_closed(why: &str) -> bool {
-    why.contains("message channel closed")
-        || why.contains("message port closed")
-        || why.contains("message channel is closed")
-        || why.contains("back/forward cache")
-}
-
-/// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
-pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
-    if why.contains("No tab with id") {
-        WireError::new(
-            ErrorCode::TabClosed,
-            format!("tab {tab} does not exist (closed?)"),
-        )
-    } else if why.contains("Receiving end does not exist") {
-        if had_runtime {
-            WireError::new(
-                ErrorCode::Navigated,
-                format!(
-                    "tab {tab} navigated away; its tools will be back once the new page registers them"
-                ),
-            )
-        } else {
-            WireError::new(
-                ErrorCode::NoSuchTool,
-                format!(
-                    "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
-                ),
-            )
-        }
-    } else if channel_closed(why) {
-        WireError::new(
-            ErrorCode::Navigated,
-            format!("tab {tab} navigated or reloaded before the call finished"),
-        )
-    } else {
-        WireError::new(
-            ErrorCode::Internal,
-            format!("sending to tab {tab} failed: {why}"),
-        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge::protocol::ToolSpec;
+    use crate::tabs::{self, Sender};
+    use bridge::page::FromPage;
+    use bridge::protocol::LoadedPage;
+    use bridge::protocol::OfferedTool;
     use serde_json::{Value, json};
 
     const ME: &str = "extid";
@@ -981,7 +552,7 @@ mod tests {
     }
 
     fn welcome() -> String {
-        json!({"type": "welcome", "protocol": 1, "server_version": "0.1.0", "instance_id": "s",
+        json!({"type": "welcome", "protocol": bridge::PROTOCOL_VERSION, "server_version": "0.1.0", "instance_id": "s",
                "adapters": [adapter_json()]})
         .to_string()
     }
@@ -1155,32 +726,33 @@ mod tests {
         ));
     }
 
+    /// The worker does not validate adapters (the validator stays out of its wasm): the server
+    /// refuses a bad one at load (`bridge::adapter`'s tests: reserved names, navigate's schemes),
+    /// and adapters are taken from a listener only once it proved it is that server.
     #[test]
-    fn adapters_are_validated_as_the_server_does() {
-        let mut core = connected();
+    fn adapters_are_taken_only_from_a_listener_that_proved_the_secret() {
         let mut bad = adapter_json();
         bad["name"] = json!("browser");
-        let mut navigates = adapter_json();
-        navigates["name"] = json!("nav");
-        navigates["tools"][0]["steps"] = json!([{"step": "navigate", "url": "file:///etc/passwd"}]);
-        let actions = core.on_server_frame(
-            &json!({"type": "adapters_updated", "adapters": [adapter_json(), bad, navigates]})
-                .to_string(),
-        );
-        let refused: Vec<&String> = actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Log(m) if m.contains("refused") => Some(m),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(refused.len(), 2, "{actions:?}");
-        let names: Vec<String> = serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
-            .unwrap()
-            .into_iter()
-            .map(|a| a.name)
-            .collect();
-        assert_eq!(names, ["todomvc"]);
+        let updated =
+            json!({"type": "adapters_updated", "adapters": [adapter_json(), bad]}).to_string();
+        for first in [welcome(), updated.clone()] {
+            let mut core = Core::new(ME);
+            core.connecting(&pairing(), server_exchange().client);
+            core.socket_opened("0.1.0", "inst", BrowserInfo::default());
+            let actions = core.on_server_frame(&first);
+            assert!(
+                !actions
+                    .iter()
+                    .any(|a| matches!(a, Action::SyncContentScripts(_) | Action::PersistAdapters)),
+                "{actions:?}"
+            );
+            core.on_server_frame(&updated);
+            assert_eq!(core.adapters_json(), AdapterSet::default().to_json());
+        }
+        let mut core = connected();
+        assert_ne!(core.adapters_json(), AdapterSet::default().to_json());
+        let actions = core.on_server_frame(&updated);
+        assert!(actions.contains(&Action::PersistAdapters), "{actions:?}");
     }
 
     #[test]
@@ -1220,14 +792,7 @@ mod tests {
     }
 
     fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
-        let tools = vec![ToolSpec {
-            name: "todomvc_list_todos".into(),
-            adapter: "todomvc".into(),
-            description: "x".into(),
-            input_schema: json!({}),
-            output_schema: None,
-            annotations: Default::default(),
-        }];
+        let tools = vec![OfferedTool::Adapter("todomvc_list_todos".into())];
         let msg = FromPage::ToolsUpdated {
             url: "http://page-claims-anything/".into(),
             title: "Todos".into(),
@@ -1280,7 +845,8 @@ mod tests {
         let sent = frames(&announce(&mut core, 3));
         assert_eq!(sent[0]["type"], "tools_updated");
         assert_eq!(sent[0]["tab"], 3);
-        assert_eq!(sent[0]["tools"][0]["description"], "List");
+        // By name: the server describes its adapters' tools itself.
+        assert_eq!(sent[0]["tools"], json!(["todomvc_list_todos"]));
         assert!(core.tabs_json().contains(r#""runtime":"wasm""#));
     }
 
@@ -1403,18 +969,45 @@ mod tests {
     }
 
     #[test]
+    fn a_result_is_passed_on_as_the_page_wrote_it_or_queued_while_the_link_is_down() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let call = json!({"type":"call_tool","id":"p1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+        core.on_server_frame(&call.to_string());
+        let page = r#"{"type":"call_tool_result","id":"p1","result":{"n":1.50,"s":"\u00e9"}}"#;
+        assert_eq!(
+            core.on_call_reply("p1", Ok(Some(page.into()))),
+            [Action::Frame(page.into())],
+            "the very text, not decoded and written again"
+        );
+        core.on_server_frame(&call.to_string().replace("p1", "p2"));
+        core.socket_closed(Problem::Closed { code: 1006 }, 0.5);
+        let page = page.replace("p1", "p2");
+        assert!(core.on_call_reply("p2", Ok(Some(page))).is_empty());
+        open_and_prove(&mut core);
+        let sent = frames(&core.on_server_frame(&welcome()));
+        assert_eq!(
+            sent[1],
+            json!({"type":"call_tool_result","id":"p2","result":{"n":1.5,"s":"é"}})
+        );
+    }
+
+    #[test]
     fn unknown_tools_and_dead_tabs_fail_clearly() {
         let mut core = connected();
         announce(&mut core, 3);
+        // The server decides which tab offers a tool; the page answers for itself if its tools
+        // changed meanwhile, so the worker passes the call on.
         let call = json!({"type":"call_tool","id":"c2","tab":3,"tool":"todomvc_nope","args":{},"timeout_ms":500});
-        let sent = frames(&core.on_server_frame(&call.to_string()));
-        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
+        let actions = core.on_server_frame(&call.to_string());
         assert!(
-            sent[0]["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("todomvc_list_todos")
+            matches!(&actions[..], [Action::ToTab { tab: 3, on_reply: OnReply::CallTool(id), .. }] if id == "c2"),
+            "{actions:?}"
         );
+        let refused =
+            r#"{"type":"call_tool_error","id":"c2","error":{"code":"NO_SUCH_TOOL","message":"m"}}"#;
+        let sent = frames(&core.on_call_reply("c2", Ok(Some(refused.into()))));
+        assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TOOL");
 
         let call =
             json!({"type":"call_tool","id":"c3","tab":77,"tool":"x","args":{},"timeout_ms":500});
@@ -1585,9 +1178,11 @@ mod tests {
             "tools": [{"name": "sum", "description": "Add."}]}"#
             .into()]);
         let hello = open_and_prove(&mut core);
+        // The declarations, for the server to validate and describe.
         assert_eq!(
             hello["code_adapters"],
-            json!([{"name": "calc", "match": ["http://127.0.0.1/*"]}])
+            json!([{"name": "calc", "match": ["http://127.0.0.1/*"],
+                    "tools": [{"name": "sum", "description": "Add."}]}])
         );
         core.on_server_frame(&welcome());
         let actions = core.on_server_frame(
@@ -1614,32 +1209,66 @@ mod tests {
         let mut core = connected();
         let declaration = r#"{"name": "calc", "match": ["http://127.0.0.1/*"],
             "tools": [{"name": "sum", "description": "Add."}]}"#;
-        let actions = core.set_code_adapters(&[declaration.into(), r#"{"name": "Bad"}"#.into()]);
+        let actions = core.set_code_adapters(&[declaration.into(), r#"{"match": []}"#.into()]);
         assert!(matches!(&actions[0], Action::Log(m) if m.contains("code adapter skipped")));
-        let names = |core: &Core| -> Vec<String> {
-            serde_json::from_str::<Vec<Adapter>>(&core.adapters_json())
-                .unwrap()
-                .into_iter()
-                .map(|a| a.name)
-                .collect()
-        };
+        let names =
+            |core: &Core| -> Vec<String> { core.adapters.all().map(|a| a.name.clone()).collect() };
+        // The server validates the declaration and sends it back as an adapter.
+        let calc = json!({"name": "calc", "match": ["http://127.0.0.1/*"], "tools": [
+            {"name": "sum", "description": "Add.", "steps": [{"step": "return", "value": 1}]}]});
+        core.on_server_frame(
+            &json!({"type": "welcome", "protocol": bridge::PROTOCOL_VERSION, "server_version": "0.1.0",
+                    "instance_id": "s", "adapters": [adapter_json()], "code_adapters": [calc]})
+            .to_string(),
+        );
         assert_eq!(names(&core), ["todomvc", "calc"]);
         core.on_server_frame(
             &json!({"type": "adapters_updated", "adapters": [adapter_json()]}).to_string(),
         );
         assert_eq!(names(&core), ["todomvc", "calc"]);
+        // What the server sent is kept for a restarted worker.
+        let kept: Value = serde_json::from_str(&core.adapters_json()).unwrap();
+        assert_eq!(kept["code"][0]["name"], "calc");
         let url = "http://127.0.0.1:8000/x";
-        let offered = vec![ToolSpec {
-            name: "calc_sum".into(),
-            adapter: "calc".into(),
-            description: "forged".into(),
-            input_schema: json!({}),
-            output_schema: None,
-            annotations: Default::default(),
-        }];
+        let offered = vec![OfferedTool::Adapter("calc_sum".into())];
         let (accepted, refused) = tabs::accept_tools(&core.adapters, url, &offered);
-        assert_eq!((accepted.len(), refused), (1, 0));
-        assert_eq!(accepted[0].description, "Add.");
+        assert_eq!((accepted, refused), (offered, 0));
+    }
+
+    #[test]
+    fn a_refresh_reaches_the_tabs_adapters_match_and_the_known_ones() {
+        let mut core = connected();
+        announce(&mut core, 3);
+        let open = [
+            (3, "https://moved.example/".to_owned()),
+            (5, "http://127.0.0.1:8000/new".to_owned()),
+            (6, "https://private.example/".to_owned()),
+        ];
+        let actions = core.refresh(&open);
+        let sent: Vec<(TabId, OnReply, Value)> = actions
+            .into_iter()
+            .map(|a| match a {
+                Action::ToTab {
+                    tab,
+                    message,
+                    on_reply,
+                } => (tab, on_reply, serde_json::from_str(&message).unwrap()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            sent.len(),
+            2,
+            "nothing for a tab no adapter serves: {sent:?}"
+        );
+        assert_eq!((sent[0].0, &sent[0].1), (3, &OnReply::Nothing));
+        assert_eq!(
+            sent[0].2["adapters"],
+            json!([]),
+            "the known tab drops its tools"
+        );
+        assert_eq!((sent[1].0, &sent[1].1), (5, &OnReply::InjectIfMissing));
+        assert_eq!(sent[1].2["adapters"][0]["name"], "todomvc");
     }
 
     #[test]

@@ -15,8 +15,9 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 use crate::chrome::{self, Port, error_text, from_json, get};
 use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS};
 use crate::link_problem::{Probe, Problem};
+use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
-use crate::ports::{PortRequests, PortSerial};
+use crate::ports::{PortRouter, PortSerial};
 use crate::tabs::{self, Sender};
 
 /// The dynamic content script's id and file.
@@ -38,9 +39,7 @@ thread_local! {
     static PING_NONCE: Cell<u64> = const { Cell::new(0) };
     /// Each page's long-lived port, by tab: calls go to the page over it (one message each way
     /// instead of `tabs.sendMessage`'s channel set-up and teardown per call).
-    static PORTS: RefCell<Vec<PagePort>> = const { RefCell::new(Vec::new()) };
-    static PORT_REQUESTS: RefCell<PortRequests> = RefCell::new(PortRequests::default());
-    static PORT_SERIAL: Cell<PortSerial> = const { Cell::new(0) };
+    static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
 }
@@ -52,15 +51,6 @@ const PROBE_INIT: &str = r#"{"method":"HEAD","cache":"no-store","credentials":"o
 const PROBE_TIMEOUT_MS: f64 = 1000.0;
 /// What tabwire answers a probe with; any other answer is some other program on the port.
 const PROBE_STATUS: f64 = 204.0;
-
-struct PagePort {
-    tab: TabId,
-    serial: PortSerial,
-    port: Port,
-    /// The document that opened it (`sender.documentId`): a message from another document of
-    /// the tab means this port belongs to a page that is gone.
-    document: Option<String>,
-}
 
 /// What a request sent over a port that closed fails with (what `channel_closed` recognizes).
 const PORT_CLOSED: &str = "the page's message channel closed before a response was received";
@@ -144,13 +134,13 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
     match name {
         "message" => {
             let sender = read_sender(&arg(1));
-            // Only the tab's current document says its port is stale: a page being unloaded
-            // may still send a last message after the next page's port connected.
-            let lifecycle = get(&arg(1), "documentLifecycle").as_string();
-            if let Some(tab) = sender.tab
-                && lifecycle.is_none_or(|l| l == "active")
-            {
-                forget_stale_port(tab, get(&arg(1), "documentId").as_string());
+            if let Some(tab) = sender.tab {
+                let document = get(&arg(1), "documentId").as_string();
+                let lifecycle = get(&arg(1), "documentLifecycle").as_string();
+                PORTS.with(|p| {
+                    p.borrow_mut()
+                        .message_from(tab, document.as_deref(), lifecycle.as_deref())
+                });
             }
             let text = arg(0).as_string();
             let (reply, actions) = with_core(|core| core.on_page_message(&sender, text.as_deref()));
@@ -159,8 +149,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         }
         "tab_removed" => {
             if let Some(tab) = tab(0) {
-                PORT_REQUESTS.with(|r| r.borrow_mut().tab_removed(tab));
-                PORTS.with(|p| p.borrow_mut().retain(|p| p.tab != tab));
+                PORTS.with(|p| p.borrow_mut().tab_removed(tab));
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -214,10 +203,8 @@ fn adopt_port(port: Port) {
         Ok(tab) => tab,
         Err(why) => return log(&format!("ignored a port {why}")),
     };
-    let serial = PORT_SERIAL.with(|n| {
-        n.set(n.get().wrapping_add(1));
-        n.get()
-    });
+    let document = get(&sender_js, "documentId").as_string();
+    let serial = PORTS.with(|p| p.borrow_mut().adopt(tab, document, port.clone()));
     let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
         on_port_message(tab, serial, &message)
     });
@@ -226,18 +213,6 @@ fn adopt_port(port: Port) {
     let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(serial));
     port.on_disconnect()
         .add_listener(on_disconnect.into_js_value().unchecked_ref());
-    let document = get(&sender_js, "documentId").as_string();
-    let page_port = PagePort {
-        tab,
-        serial,
-        port,
-        document,
-    };
-    PORTS.with(|p| {
-        let mut ports = p.borrow_mut();
-        ports.retain(|p| p.tab != tab);
-        ports.push(page_port);
-    });
 }
 
 /// A page's answer `[id, text]` on its port.
@@ -246,7 +221,7 @@ fn on_port_message(tab: TabId, serial: PortSerial, message: &JsValue) {
         return log(&format!("ignored a malformed answer from tab {tab}"));
     };
     let id = answer.get(0).as_string().unwrap_or_default();
-    match PORT_REQUESTS.with(|r| r.borrow_mut().answered(&id, tab, serial)) {
+    match PORTS.with(|p| p.borrow_mut().answered(&id, tab, serial)) {
         Some(on_reply) => spawn_local(on_tab_reply(tab, Ok(answer.get(1)), on_reply)),
         None => log(&format!(
             "tab {tab} answered {id:?}, which it was not asked"
@@ -255,8 +230,13 @@ fn on_port_message(tab: TabId, serial: PortSerial, message: &JsValue) {
 }
 
 fn on_port_closed(serial: PortSerial) {
-    PORTS.with(|p| p.borrow_mut().retain(|p| p.serial != serial));
-    for (tab, on_reply) in PORT_REQUESTS.with(|r| r.borrow_mut().port_closed(serial)) {
+    let owed = PORTS.with(|p| p.borrow_mut().closed(serial));
+    fail_owed(owed);
+}
+
+/// Requests a closed port owed: their page went away.
+fn fail_owed(owed: Vec<(TabId, OnReply)>) {
+    for (tab, on_reply) in owed {
         spawn_local(on_tab_reply(
             tab,
             Err(JsValue::from_str(PORT_CLOSED)),
@@ -265,37 +245,17 @@ fn on_port_closed(serial: PortSerial) {
     }
 }
 
-/// A message from another document of `tab` than the one whose port we hold: that page is gone
-/// (its port's disconnect may still be on its way), so nothing more is sent over its port.
-fn forget_stale_port(tab: TabId, document: Option<String>) {
-    let Some(document) = document else { return };
-    PORTS.with(|p| {
-        p.borrow_mut()
-            .retain(|p| p.tab != tab || p.document.as_ref().is_none_or(|d| *d == document))
-    });
-}
-
-/// Sends `message` to `tab` over its page's port; `false` when it has none (or posting failed),
-/// and the caller uses `tabs.sendMessage`. Injecting a missing runtime needs sendMessage's error.
+/// Sends `message` to `tab` over its page's port; `false` when it goes by `tabs.sendMessage`
+/// instead (no port, a runtime to inject, or posting failed).
 fn post_to_page(tab: TabId, message: &str, on_reply: &OnReply) -> bool {
-    if *on_reply == OnReply::InjectIfMissing {
-        return false;
-    }
-    let Some((serial, port)) = PORTS.with(|p| {
-        let ports = p.borrow();
-        let port = ports.iter().find(|p| p.tab == tab)?;
-        Some((port.serial, port.port.clone()))
-    }) else {
+    let Some((serial, port)) = PORTS.with(|p| p.borrow_mut().route(tab, on_reply)) else {
         return false;
     };
-    PORT_REQUESTS.with(|r| r.borrow_mut().sent(tab, serial, on_reply.clone()));
     if port.post_message(message).is_ok() {
         return true;
     }
-    if let Some(id) = PortRequests::awaited_id(on_reply) {
-        PORT_REQUESTS.with(|r| r.borrow_mut().unsent(id));
-    }
-    on_port_closed(serial);
+    let owed = PORTS.with(|p| p.borrow_mut().post_failed(serial, on_reply));
+    fail_owed(owed);
     false
 }
 
@@ -642,24 +602,28 @@ fn persist_status() {
     let _ = chrome::session_set(&from_json(&format!(r#"{{"status":{status}}}"#)));
 }
 
-/// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within a short
-/// bound. Closing a tab tears its page down (failing the message) a moment before Chrome stops
-/// listing it, so one look is not enough to tell a closed tab from a navigating one.
+/// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within the
+/// looks [`GoneProbe`] allows.
 async fn tab_gone(tab: TabId) -> Option<String> {
-    const LOOKS: u32 = 10;
-    const EVERY_MS: f64 = 30.0;
-    for look in 0..LOOKS {
-        if let Err(gone) = JsFuture::from(chrome::tabs_get(tab as f64)).await {
-            return Some(error_text(&gone));
-        }
-        if look + 1 < LOOKS {
-            let tick = js_sys::Promise::new(&mut |resolve, _| {
-                chrome::set_timeout(&resolve, EVERY_MS);
-            });
-            let _ = JsFuture::from(tick).await;
+    let mut probe = GoneProbe::default();
+    loop {
+        let look = JsFuture::from(chrome::tabs_get(tab as f64))
+            .await
+            .map(drop)
+            .map_err(|e| error_text(&e));
+        match probe.looked(look) {
+            Next::Gone(why) => return Some(why),
+            Next::StillThere => return None,
+            Next::LookAfter(ms) => sleep(ms).await,
         }
     }
-    None
+}
+
+async fn sleep(ms: f64) {
+    let tick = js_sys::Promise::new(&mut |resolve, _| {
+        chrome::set_timeout(&resolve, ms);
+    });
+    let _ = JsFuture::from(tick).await;
 }
 
 async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
@@ -672,20 +636,12 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
 async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
     match on_reply {
         OnReply::CallTool(id) => {
-            let reply = match reply.map(|v| v.as_string()).map_err(|e| error_text(&e)) {
-                // Closing a tab closes its message channel before tabs.onRemoved fires: ask
-                // Chrome whether the tab is gone, so the caller hears TAB_CLOSED, not NAVIGATED.
-                Err(why) => match tab_gone(tab).await {
-                    Some(gone) => Err(gone),
-                    None => Err(why),
-                },
-                // A page torn down mid-call can also resolve the message with no answer at all.
-                Ok(None) => match tab_gone(tab).await {
-                    Some(gone) => Err(gone),
-                    None => Ok(None),
-                },
-                answer => answer,
-            };
+            let mut reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            // Closing a tab closes its message channel before tabs.onRemoved fires: ask Chrome
+            // whether the tab is gone, so the caller hears TAB_CLOSED, not NAVIGATED.
+            if page_life::needs_looks(&reply) {
+                reply = page_life::settle(reply, tab_gone(tab).await);
+            }
             run(with_core(|core| core.on_call_reply(&id, reply)));
         }
         OnReply::State(id) => {
@@ -734,27 +690,21 @@ async fn open_tab(id: String, url: String, tab: Option<TabId>, wait_loaded_ms: O
     run(with_core(|core| core.on_open_tab_reply(&id, reply, loaded)));
 }
 
-/// Waits until `tab`'s page has finished loading (looking every 50 ms, at most `wait_ms`), then
-/// asks the page whether Tabwire's runtime runs or is starting there, injecting it into a page an
-/// adapter matches where it is missing (`None`: still loading).
+/// Waits until `tab`'s page has finished loading (looking every [`page_life::LOAD_EVERY_MS`], at
+/// most `wait_ms`), then asks the page whether Tabwire's runtime runs or is starting there,
+/// injecting it into a page an adapter matches where it is missing (`None`: still loading).
 async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
-    const EVERY_MS: f64 = 50.0;
     let deadline = js_sys::Date::now() + wait_ms;
     let loaded = loop {
         let info = JsFuture::from(chrome::tabs_get(tab as f64)).await.ok()?;
-        // Right after tabs.update the old page may still look complete: pendingUrl says not yet.
-        if get(&info, "status").as_string().as_deref() == Some("complete")
-            && get(&info, "pendingUrl").is_undefined()
-        {
+        let status = get(&info, "status").as_string();
+        if page_life::loaded(status.as_deref(), !get(&info, "pendingUrl").is_undefined()) {
             break info;
         }
-        if js_sys::Date::now() + EVERY_MS > deadline {
+        if js_sys::Date::now() + page_life::LOAD_EVERY_MS > deadline {
             return None;
         }
-        let tick = js_sys::Promise::new(&mut |resolve, _| {
-            chrome::set_timeout(&resolve, EVERY_MS);
-        });
-        let _ = JsFuture::from(tick).await;
+        sleep(page_life::LOAD_EVERY_MS).await;
     };
     // worker.js's probe runs in the content scripts' world, where content.js and the WebMCP
     // loader leave their marks (a page Chrome does not let us script has no runtime either).
@@ -770,18 +720,19 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
             .unwrap_or(false),
         Err(_) => false,
     };
-    // A tab opened while the content script's registration was still under way can miss it:
-    // an adapter page must not stay without its runtime.
     let url = get(&loaded, "url").as_string().unwrap_or_default();
-    if !runtime && with_core(|core| core.any_adapter_matches(&url)) {
-        let injection =
-            json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
-        let injected = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
-            .await
-            .is_ok();
-        return Some(LoadedPage { runtime: injected });
+    match page_life::after_load(runtime, with_core(|core| core.any_adapter_matches(&url))) {
+        AfterLoad::Report(page) => Some(page),
+        AfterLoad::Inject => {
+            let injection =
+                json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+            let injected =
+                JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
+                    .await
+                    .is_ok();
+            Some(LoadedPage { runtime: injected })
+        }
     }
-    Some(LoadedPage { runtime })
 }
 
 /// Brings the registered content script in line with the adapters' patterns, one change at a
@@ -829,21 +780,6 @@ async fn apply_content_scripts(patterns: &[String]) -> Result<(), JsValue> {
 /// Pushes the adapters to every open tab they match (injecting the runtime where it is missing)
 /// and to every known tab, which then announces its tools again.
 async fn refresh_tabs() {
-    for (tab, url) in open_tabs().await {
-        let (matches, known, message) = with_core(|core| {
-            (
-                core.any_adapter_matches(&url),
-                core.tab_ids().contains(&tab),
-                core.adapters_message(&url),
-            )
-        });
-        if matches || known {
-            let on_reply = if matches {
-                OnReply::InjectIfMissing
-            } else {
-                OnReply::Nothing
-            };
-            spawn_local(to_tab(tab, message, on_reply));
-        }
-    }
+    let open = open_tabs().await;
+    run(with_core(|core| core.refresh(&open)));
 }

@@ -1,14 +1,17 @@
 //! Tabwire's MV3 service worker in Rust. `extension/worker.js` registers Chrome's listeners and
 //! forwards events to [`glue::on_event`]; [`glue::start`] restores state and connects to the
-//! server. The decisions live in host-tested modules ([`core`], [`tabs`], [`backoff`],
-//! [`outbox`]); [`glue`] and [`chrome`] only touch the browser.
+//! server. The decisions live in host-tested modules ([`core`], [`adapters`], [`tabs`],
+//! [`ports`], [`page_life`], [`backoff`], [`outbox`]); [`glue`] and [`chrome`] only touch the
+//! browser.
 
+pub mod adapters;
 pub mod backoff;
 pub mod chrome;
 pub mod core;
 pub mod glue;
 pub mod link_problem;
 pub mod outbox;
+pub mod page_life;
 pub mod pairing;
 pub mod ports;
 pub mod tabs;

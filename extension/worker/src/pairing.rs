@@ -61,7 +61,7 @@ mod tests {
         let p = parse_pairing(r#"{"port": 17373, "secret": "ab12", "extra": 1}"#).unwrap();
         assert_eq!(p.url(), "ws://127.0.0.1:17373/");
         let offered = Pairing::protocols(&Nonce([0xab; 32]));
-        assert_eq!(offered[0], "tabwire.v2");
+        assert_eq!(offered[0], "tabwire.v3");
         assert_eq!(offered[1], format!("tabwire.nonce.{}", "ab".repeat(32)));
         assert!(
             !offered.iter().any(|o| o.contains(&p.secret)),

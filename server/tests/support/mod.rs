@@ -102,7 +102,7 @@ impl Setup {
     /// What the extension offers: its role and a nonce (fixed here: every handshake still gets
     /// the server's fresh one).
     pub fn protocols(&self) -> String {
-        format!("tabwire.v2, {}", self.nonce().subprotocol())
+        format!("tabwire.v3, {}", self.nonce().subprotocol())
     }
 
     pub fn nonce(&self) -> Nonce {
@@ -226,7 +226,8 @@ pub async fn receive_text(socket: &mut Socket) -> String {
 pub async fn hello(socket: &mut Socket) -> Value {
     send(
         socket,
-        json!({"type": "hello", "protocol": bridge::PROTOCOL_VERSION, "extension_version": "test", "instance_id": "fake",
+        json!({"type": "hello", "protocol": bridge::PROTOCOL_VERSION, "extension_version": "test",
+               "instance_id": "fake",
                "browser": {"name": "fake", "version": "0", "user_agent": "test"}}),
     )
     .await;
@@ -248,7 +249,8 @@ pub async fn offer_todomvc_tab(socket: &mut Socket, url: &str) -> Value {
     welcome
 }
 
-/// The todomvc tools as a page registers them, built from the adapter in `welcome`.
+/// The todomvc tools as a page announces them (by name: the server describes them), from the
+/// adapter in `welcome`.
 pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
     let adapter = welcome["adapters"]
         .as_array()
@@ -260,13 +262,7 @@ pub fn todomvc_tools(welcome: &Value) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|tool| {
-            json!({"name": format!("todomvc_{}", tool["name"].as_str().unwrap()),
-                   "adapter": "todomvc", "description": tool["description"],
-                   "input_schema": tool.get("input_schema").cloned()
-                        .unwrap_or(json!({"type": "object", "properties": {}})),
-                   "annotations": tool.get("annotations").cloned().unwrap_or(json!({}))})
-        })
+        .map(|tool| json!(format!("todomvc_{}", tool["name"].as_str().unwrap())))
         .collect()
 }
 

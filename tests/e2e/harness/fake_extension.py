@@ -30,7 +30,13 @@ async def wait_listening(port: int, *, timeout: float = 15) -> None:
     await wait_for(accepts, timeout=timeout, what=f"tabwire to listen on 127.0.0.1:{port}")
 
 
+# The bridge protocol version this harness speaks (bridge::PROTOCOL_VERSION).
+PROTOCOL = handshake.PROTOCOL_VERSION
+
+
 def tool_spec(adapter: str, tool: str, description: str = "test tool") -> dict[str, Any]:
+    """A tool described in full, as a page's own (WebMCP) tool or a hub's mirror travels; the
+    extension announces its adapters' tools by name instead (a plain string)."""
     return {
         "name": f"{adapter}_{tool}",
         "adapter": adapter,
@@ -63,7 +69,7 @@ class FakeExtension:
                 self.received.append(frame)
         raise AssertionError(f"no {frame_type!r} frame within {timeout}s; got instead: {self.received}")
 
-    async def offer(self, tab: int, tools: list[dict[str, Any]], url: str = "http://127.0.0.1:1/x") -> None:
+    async def offer(self, tab: int, tools: list[dict[str, Any] | str], url: str = "http://127.0.0.1:1/x") -> None:
         await self.send({"type": "tools_snapshot", "tabs": [{"tab": tab, "url": url, "title": "t", "tools": tools}]})
 
     async def answer(self, call: dict[str, Any], result: Any) -> None:
@@ -87,7 +93,7 @@ async def fake_extension(port: int, extension_id: str, secret: str) -> AsyncIter
             json.dumps(
                 {
                     "type": "hello",
-                    "protocol": handshake.PROTOCOL_VERSION,
+                    "protocol": PROTOCOL,
                     "instance_id": str(uuid.uuid4()),
                     "browser": {"name": "fake", "version": "0", "user_agent": "pytest"},
                     "extension_version": "0.0.0",

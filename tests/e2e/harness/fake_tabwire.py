@@ -75,7 +75,8 @@ class FakeTabwire:
             tabs: dict[int, set[str]] = {}
             for f in self.frames:
                 if f.get("type") == "tools_updated":
-                    tabs[f["tab"]] = {t["name"] for t in f["tools"]}
+                    # Adapter tools by name, a page's own described in full.
+                    tabs[f["tab"]] = {t if isinstance(t, str) else t["name"] for t in f["tools"]}
             return next((tab for tab, tools in tabs.items() if tools == names), None)
 
         return await wait_for(latest, timeout=timeout, what=f"a tab offering exactly {sorted(names)}")

@@ -10,13 +10,13 @@ import hmac
 import json
 import secrets
 
-BROWSER = "tabwire.v2"
-PEER = "tabwire.peer.v2"
-STATUS = "tabwire.status.v2"
+BROWSER = "tabwire.v3"
+PEER = "tabwire.peer.v3"
+STATUS = "tabwire.status.v3"
 NONCE_PREFIX = "tabwire.nonce."
 CLOSE_UNPROVEN = 4001
 CLOSE_BAD_PROOF = 4003
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 def fresh_nonce() -> str:

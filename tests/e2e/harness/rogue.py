@@ -16,6 +16,8 @@ import secrets
 import struct
 from dataclasses import dataclass, field
 
+from . import handshake as hs
+
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 GREEDY_ADAPTER = {
@@ -99,9 +101,9 @@ class Rogue:
                 ).encode()
             )
             # Its best guess at a proof, then everything it would like a client to do.
-            self._send(writer, {"type": "server_proof", "protocol": 2, "nonce": secrets.token_hex(32),
+            self._send(writer, {"type": "server_proof", "protocol": hs.PROTOCOL_VERSION, "nonce": secrets.token_hex(32),
                                 "proof": secrets.token_hex(32)})
-            self._send(writer, {"type": "welcome", "protocol": 2, "server_version": "rogue", "instance_id": "rogue",
+            self._send(writer, {"type": "welcome", "protocol": hs.PROTOCOL_VERSION, "server_version": "rogue", "instance_id": "rogue",
                                 "adapters": [GREEDY_ADAPTER]})
             for i, url in enumerate((self.victim_url, "file:///etc/passwd", "chrome://settings")):
                 self._send(writer, {"type": "open_tab", "id": f"rogue-{i}", "url": url})

@@ -1,0 +1,419 @@
+//! What the worker does with what pages say and with what happens to tabs: the answers to the
+//! requests it sent them (a call's result passed on as the page wrote it, a navigating call's
+//! continuation kept for the next page), the messages they send unasked (`page_ready`,
+//! `tools_updated`, `state_update`), and tabs closing, navigating and gaining focus. Part of
+//! [`Core`], which it extends; host-tested with it.
+
+use bridge::page::{CallAnswer, FromPage, ToPage};
+use bridge::protocol::{LoadedPage, RequestId, TabId};
+use bridge::{ErrorCode, ToServer, WireError};
+
+use super::{Action, Core, LinkState, MAX_RESULT_BYTES, OnReply};
+use crate::tabs::{self, Sender};
+
+impl Core {
+    // ---- answers from tabs ---------------------------------------------------------------
+
+    /// The page answered `call_tool` `id` (`Ok`: the response, possibly `None` when the page
+    /// gave none) or `chrome.tabs.sendMessage` failed (`Err`: Chrome's message).
+    pub fn on_call_reply(
+        &mut self,
+        id: &str,
+        reply: Result<Option<String>, String>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let Some(tab) = self.calls.remove(id) else {
+            return actions; // already answered (the tab closed meanwhile)
+        };
+        let msg = match reply {
+            Ok(Some(text)) => match CallAnswer::read(&text, id) {
+                Ok(CallAnswer::Message(FromPage::CallToolContinue {
+                    id: got,
+                    tool,
+                    resume_at,
+                    vars,
+                    timeout_ms,
+                })) if got == id => {
+                    // Still pending: a closed tab or a page without the tool fails it.
+                    self.calls.insert(got.clone(), tab);
+                    let rest = ToPage::ContinueTool {
+                        id: got.clone(),
+                        tool: tool.clone(),
+                        resume_at,
+                        vars,
+                        timeout_ms,
+                    };
+                    self.continuations.insert(tab, (got, tool, rest));
+                    return actions;
+                }
+                // Forwarded, it would be a frame the server must refuse (closing the socket and
+                // every other call on it): fail this call alone.
+                _ if text.len() > MAX_RESULT_BYTES => ToServer::CallToolError {
+                    id: id.to_owned(),
+                    error: WireError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "tab {tab} answered with {} bytes, more than the {MAX_RESULT_BYTES} a result may have",
+                            text.len()
+                        ),
+                    ),
+                },
+                // The page wrote the very frame the server reads: passed on as it is.
+                Ok(CallAnswer::Result) if self.link == LinkState::Connected => {
+                    actions.push(Action::Frame(text));
+                    return actions;
+                }
+                // The outbox keeps messages, not frames: queued, the result is decoded after all.
+                Ok(CallAnswer::Result) => match serde_json::from_str::<FromPage>(&text) {
+                    Ok(FromPage::CallToolResult { result, .. }) => ToServer::CallToolResult {
+                        id: id.to_owned(),
+                        result,
+                    },
+                    // `read` found a result; decoded, it is one all the same.
+                    other => something_else(tab, id, other.err()),
+                },
+                Ok(CallAnswer::Message(FromPage::CallToolError { id: got, error }))
+                    if got == id =>
+                {
+                    ToServer::CallToolError {
+                        id: id.to_owned(),
+                        error,
+                    }
+                }
+                other => something_else(tab, id, other.err()),
+            },
+            Ok(None) => ToServer::CallToolError {
+                id: id.to_owned(),
+                error: WireError::new(
+                    ErrorCode::NoSuchTool,
+                    format!(
+                        "tab {tab} has no Tabwire runtime to answer (no adapter matches its page, or it is still loading)"
+                    ),
+                ),
+            },
+            Err(why) => ToServer::CallToolError {
+                id: id.to_owned(),
+                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+            },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    /// The page answered `request_state` `id`, or `chrome.tabs.sendMessage` to `tab` failed.
+    pub fn on_state_reply(
+        &mut self,
+        id: &str,
+        tab: TabId,
+        reply: Result<Option<String>, String>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let id = id.to_owned();
+        let msg = match reply.map(|text| text.map(|t| serde_json::from_str::<FromPage>(&t))) {
+            Ok(Some(Ok(FromPage::StateResponse { id: got, state }))) if got == id => {
+                ToServer::StateResponse { id, state }
+            }
+            Ok(Some(Ok(FromPage::StateError { id: got, error }))) if got == id => {
+                ToServer::StateError { id, error }
+            }
+            Ok(None) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::NoSuchTab,
+                    format!("tab {tab} has no Tabwire runtime to answer"),
+                ),
+            },
+            Ok(_) => ToServer::StateError {
+                id,
+                error: WireError::new(
+                    ErrorCode::Internal,
+                    format!("tab {tab} answered the state request with something else"),
+                ),
+            },
+            Err(why) => ToServer::StateError {
+                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+                id,
+            },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    /// The tab `open_tab` `id` opened (with what was seen once its page loaded, when asked to
+    /// wait for that), or why it could not.
+    pub fn on_open_tab_reply(
+        &mut self,
+        id: &str,
+        reply: Result<TabId, String>,
+        loaded: Option<LoadedPage>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let msg = match reply {
+            Ok(tab) => ToServer::OpenTabResult {
+                id: id.to_owned(),
+                tab,
+                loaded,
+            },
+            Err(why) => {
+                let code = if why.contains("No tab with id") {
+                    ErrorCode::NoSuchTab
+                } else {
+                    ErrorCode::Internal
+                };
+                ToServer::OpenTabError {
+                    id: id.to_owned(),
+                    error: WireError::new(code, format!("could not open the URL: {why}")),
+                }
+            }
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
+    // ---- messages from pages -------------------------------------------------------------
+
+    /// A `runtime.onMessage` message; returns the response to give (if any) and the actions.
+    pub fn on_page_message(
+        &mut self,
+        sender: &Sender,
+        text: Option<&str>,
+    ) -> (Option<String>, Vec<Action>) {
+        let mut actions = Vec::new();
+        let tab = match tabs::check_sender(sender, &self.extension_id) {
+            Ok(tab) => tab,
+            Err(why) => {
+                actions.push(Action::Log(format!("ignored a message {why}")));
+                return (None, actions);
+            }
+        };
+        let Some(text) = text.filter(|t| t.len() <= bridge::MAX_MESSAGE_BYTES) else {
+            actions.push(Action::Log(format!(
+                "ignored a non-text or oversized message from tab {tab}"
+            )));
+            return (None, actions);
+        };
+        let msg = match serde_json::from_str::<FromPage>(text) {
+            Ok(msg) => msg,
+            Err(e) => {
+                actions.push(Action::Log(format!(
+                    "ignored an undecodable message from tab {tab}: {e}"
+                )));
+                return (None, actions);
+            }
+        };
+        // Chrome's idea of the page's URL, not the page's own claim.
+        let url = sender.url.as_str();
+        match msg {
+            FromPage::PageReady { title, runtime, .. } => {
+                self.tabs.page_ready(tab, url, &title, runtime);
+                actions.push(Action::PersistTabs);
+                (Some(self.adapters_message(url)), actions)
+            }
+            FromPage::ToolsUpdated { title, tools, .. } => {
+                let (accepted, refused) = tabs::accept_tools(&self.adapters, url, &tools);
+                if refused > 0 {
+                    actions.push(Action::Log(format!(
+                        "tab {tab} offered {refused} tool(s) no adapter for {url} defines: dropped"
+                    )));
+                }
+                let continuing = self.continuations.remove(&tab).map(|(id, tool, rest)| {
+                    let offered = accepted.iter().any(|t| t.name() == tool);
+                    (id, tool, rest, offered)
+                });
+                let update = self.tabs.set_tools(tab, url, &title, accepted);
+                self.send(ToServer::ToolsUpdated(update), &mut actions);
+                if let Some((id, tool, rest, offered)) = continuing {
+                    if offered {
+                        actions.push(Action::ToTab {
+                            tab,
+                            message: serde_json::to_string(&rest).expect("page messages serialize"),
+                            on_reply: OnReply::CallTool(id),
+                        });
+                    } else {
+                        self.calls.remove(&id);
+                        let error = WireError::new(
+                            ErrorCode::Navigated,
+                            format!(
+                                "the call navigated tab {tab} to {url}, whose page offers no tool {tool:?} to continue it"
+                            ),
+                        );
+                        self.send(ToServer::CallToolError { id, error }, &mut actions);
+                    }
+                }
+                actions.push(Action::PersistTabs);
+                (None, actions)
+            }
+            FromPage::StateUpdate { state, ts } => {
+                self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
+                (None, actions)
+            }
+            FromPage::CallToolResult { .. }
+            | FromPage::CallToolError { .. }
+            | FromPage::StateResponse { .. }
+            | FromPage::StateError { .. }
+            | FromPage::CallToolContinue { .. } => {
+                actions.push(Action::Log(format!(
+                    "tab {tab} sent a call answer outside its response channel: ignored"
+                )));
+                (None, actions)
+            }
+        }
+    }
+
+    // ---- tab events ----------------------------------------------------------------------
+
+    pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.continuations.remove(&tab);
+        let pending: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, t)| **t == tab)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in pending {
+            self.calls.remove(&id);
+            let error = WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} was closed during the call"),
+            );
+            self.send(ToServer::CallToolError { id, error }, &mut actions);
+        }
+        if self.tabs.remove(tab) {
+            self.send(ToServer::TabClosed { tab }, &mut actions);
+            actions.push(Action::PersistTabs);
+        }
+        actions
+    }
+
+    /// `tabs.onUpdated`: `url` when it changed, the tab's current URL and title.
+    pub fn on_tab_updated(
+        &mut self,
+        tab: TabId,
+        changed_url: Option<&str>,
+        title: Option<&str>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if let Some(url) = changed_url {
+            // Only tabs we know or that an adapter covers: the server has no business seeing
+            // the rest of the user's browsing.
+            let known = self.tabs.navigated(tab, url);
+            if known || self.any_adapter_matches(url) {
+                self.send(
+                    ToServer::TabNavigated {
+                        tab,
+                        url: url.to_owned(),
+                    },
+                    &mut actions,
+                );
+            }
+            if known {
+                actions.push(Action::PersistTabs);
+                // An in-place navigation (history.pushState) keeps the runtime alive: push it
+                // the adapters for the new URL so it announces again. After a full navigation
+                // nobody listens yet and the new page's own `page_ready` follows.
+                actions.push(Action::ToTab {
+                    tab,
+                    message: self.adapters_message(url),
+                    on_reply: OnReply::Nothing,
+                });
+            }
+        }
+        if let Some(title) = title
+            && self.tabs.contains(tab)
+        {
+            self.tabs.set_title(tab, title);
+            actions.push(Action::PersistTabs);
+        }
+        actions
+    }
+
+    /// The adapters for every open tab (`open`: id and URL) they match, injecting the runtime
+    /// where it is missing, and for every known tab, which then announces its tools again (or
+    /// drops those that no longer apply).
+    pub fn refresh(&self, open: &[(TabId, String)]) -> Vec<Action> {
+        open.iter()
+            .filter_map(|(tab, url)| {
+                let on_reply = if self.any_adapter_matches(url) {
+                    OnReply::InjectIfMissing
+                } else if self.tabs.contains(*tab) {
+                    OnReply::Nothing
+                } else {
+                    return None;
+                };
+                Some(Action::ToTab {
+                    tab: *tab,
+                    message: self.adapters_message(url),
+                    on_reply,
+                })
+            })
+            .collect()
+    }
+
+    pub fn on_tab_activated(&mut self, tab: TabId) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.tabs.contains(tab) {
+            self.send(ToServer::TabFocused { tab }, &mut actions);
+        }
+        actions
+    }
+}
+
+/// The failure of call `id` whose page answered with something else than an answer to it.
+fn something_else(tab: TabId, id: &str, why: Option<serde_json::Error>) -> ToServer {
+    ToServer::CallToolError {
+        id: id.to_owned(),
+        error: WireError::new(
+            ErrorCode::Internal,
+            format!(
+                "tab {tab} answered call {id} with something else{}",
+                why.map(|e| format!(": {e}")).unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// Whether a `tabs.sendMessage` rejection says the page went away before answering: it
+/// navigated, reloaded, went into the back/forward cache, or its tab closed.
+pub fn channel_closed(why: &str) -> bool {
+    why.contains("message channel closed")
+        || why.contains("message port closed")
+        || why.contains("message channel is closed")
+        || why.contains("back/forward cache")
+}
+
+/// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
+pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
+    if why.contains("No tab with id") {
+        WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab} does not exist (closed?)"),
+        )
+    } else if why.contains("Receiving end does not exist") {
+        if had_runtime {
+            WireError::new(
+                ErrorCode::Navigated,
+                format!(
+                    "tab {tab} navigated away; its tools will be back once the new page registers them"
+                ),
+            )
+        } else {
+            WireError::new(
+                ErrorCode::NoSuchTool,
+                format!(
+                    "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
+                ),
+            )
+        }
+    } else if channel_closed(why) {
+        WireError::new(
+            ErrorCode::Navigated,
+            format!("tab {tab} navigated or reloaded before the call finished"),
+        )
+    } else {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("sending to tab {tab} failed: {why}"),
+        )
+    }
+}

@@ -1,0 +1,619 @@
+//! The browser side of tabwire, independent of MCP and of the socket library. [`Hub`] is its
+//! async face: frames from the extension connections in, requests to their tabs out, each
+//! correlated by a UUID, bounded by a timeout (then cancelled on the page) and never lost
+//! silently; a closed tab, a closed socket or a bad frame fails it at once. A request's timeout
+//! restarts whenever its page reports progress, up to a hard ceiling. Watchers hear of changes
+//! through a tool-set generation (MCP's `tools/list_changed`), a tab generation and the tabs
+//! whose cached state changed (resource subscribers).
+//!
+//! Its parts, each testable alone:
+//! - [`registry`]: everything known (connections, tabs, tools, states, pending requests) under
+//!   one lock, changed synchronously;
+//! - [`pending`]: the typed table of requests waiting for an answer;
+//! - [`vetting`]: the tools a tab may offer, and their specs;
+//! - [`tabs`]: tab ranking and which tab a call goes to;
+//! - [`text`]: what a person is told when something is not there or did not work.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bridge::adapter::Adapter;
+use bridge::packed::PackedAdapter;
+use bridge::protocol::{BrowserInfo, RuntimeKind, TabTools, ToolSpec};
+use bridge::{TabId, ToExtension, ToServer, WireError};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::time::Instant;
+
+mod pending;
+mod registry;
+mod tabs;
+mod text;
+mod vetting;
+
+pub use pending::{OpenedTab, PageProgress};
+pub use text::Link;
+#[cfg(test)]
+pub(crate) use vetting::RESERVED_TOOL_NAMES;
+
+use pending::{Answer, Started, Waiter};
+use registry::{Changes, Registry};
+
+/// A call's timeout restarts on progress, but the call never runs longer than this many
+/// timeouts in all.
+const PROGRESS_CEILING_FACTOR: u32 = 4;
+
+/// Identifies one extension connection (one socket) for the life of the process.
+pub type ConnId = u64;
+
+/// Encoded frames on their way to one socket's writer task.
+pub type Outbox = mpsc::UnboundedSender<String>;
+
+#[derive(Debug, Clone)]
+pub struct HubConfig {
+    pub port: u16,
+    pub call_timeout: Duration,
+    /// This process, as told to the extension in `welcome`.
+    pub instance_id: String,
+    pub adapters: Vec<Adapter>,
+}
+
+/// A tab as `browser_tabs` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TabInfo {
+    pub id: TabId,
+    pub url: String,
+    pub title: String,
+    pub tools: Vec<String>,
+    /// The most recently focused tab (the one per-site tools go to by default).
+    pub focused: bool,
+    /// Which injector build runs there: `wasm`, or `js` on pages whose CSP forbids wasm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeKind>,
+}
+
+/// Where a state answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateSource {
+    /// Pushed by the page (`state_update`) after a state-changing call or on load.
+    Push,
+    /// Asked of the page (`request_state`).
+    Page,
+}
+
+/// A tab's last known adapter state.
+#[derive(Debug, Clone)]
+pub struct CachedState {
+    pub state: Value,
+    /// The page's own timestamp (ms since the epoch) for `state_update`s, 0 for answers.
+    pub page_ts: u64,
+    pub received: Instant,
+    pub source: StateSource,
+    /// The tab closed after reporting it: this is its last state, kept readable (for as long as
+    /// the tab is among the recently closed ones).
+    pub tab_closed: bool,
+}
+
+/// How waiting for a tab's tools ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolsWait {
+    Registered(Vec<String>),
+    TabClosed,
+    TimedOut,
+}
+
+pub struct Hub {
+    call_timeout: Duration,
+    registry: Mutex<Registry>,
+    /// Bumped when the exported tool set changes.
+    tools_generation: watch::Sender<u64>,
+    /// Bumped on every change to connections or tabs (what waiters re-check).
+    tabs_generation: watch::Sender<u64>,
+    /// The tab whose cached state changed (set, replaced or dropped).
+    state_changes: broadcast::Sender<TabId>,
+}
+
+impl Hub {
+    pub fn new(config: HubConfig) -> Hub {
+        Hub {
+            call_timeout: config.call_timeout,
+            registry: Mutex::new(Registry::new(
+                config.port,
+                config.instance_id,
+                config.adapters,
+            )),
+            tools_generation: watch::Sender::new(0),
+            tabs_generation: watch::Sender::new(0),
+            state_changes: broadcast::Sender::new(256),
+        }
+    }
+
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        // The registry is consistent between statements, so a panic elsewhere must not take
+        // the browser side down with it.
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Changes the registry with `change`, then tells the watchers what changed.
+    fn change<T>(&self, change: impl FnOnce(&mut Registry) -> (T, Changes)) -> T {
+        let (value, changes) = change(&mut self.registry());
+        for tab in changes.states {
+            let _ = self.state_changes.send(tab);
+        }
+        if changes.tools {
+            self.tools_generation.send_modify(|g| *g += 1);
+        }
+        if changes.tabs {
+            self.tabs_generation.send_modify(|g| *g += 1);
+        }
+        value
+    }
+
+    fn apply(&self, change: impl FnOnce(&mut Registry) -> Changes) {
+        self.change(|r| ((), change(r)));
+    }
+
+    pub fn adapters(&self) -> Arc<Vec<Adapter>> {
+        self.registry().adapters()
+    }
+
+    /// Live reload: serve `adapters` from now on and push them to every connected extension,
+    /// whose tabs then announce their tools again (which moves the tool generation).
+    pub fn set_adapters(&self, adapters: Vec<Adapter>) {
+        self.registry().set_adapters(adapters);
+    }
+
+    pub fn set_link(&self, link: Link) {
+        self.registry().set_link(link);
+    }
+
+    /// The current tool generation (see [`Hub::subscribe_tools`]).
+    pub fn tools_generation(&self) -> u64 {
+        *self.tools_generation.borrow()
+    }
+
+    /// Watches the exported tool set: the value changes whenever the set does.
+    pub fn subscribe_tools(&self) -> watch::Receiver<u64> {
+        self.tools_generation.subscribe()
+    }
+
+    /// Watches the tabs: the value changes whenever a tab or connection does.
+    pub fn subscribe_tabs(&self) -> watch::Receiver<u64> {
+        self.tabs_generation.subscribe()
+    }
+
+    /// Receives the id of each tab whose cached state changes.
+    pub fn subscribe_states(&self) -> broadcast::Receiver<TabId> {
+        self.state_changes.subscribe()
+    }
+
+    // ----- the socket side ------------------------------------------------------------------
+
+    /// Registers a new extension socket whose writer task drains `outbox`.
+    pub fn connect(&self, outbox: Outbox) -> ConnId {
+        self.change(|r| r.connect(outbox))
+    }
+
+    /// The socket closed: its tabs go away and its pending requests fail at once.
+    pub fn disconnect(&self, conn: ConnId) {
+        self.apply(|r| r.disconnect(conn, Instant::now()));
+    }
+
+    /// Handles one text frame from `conn`. Bad input is answered, never fatal.
+    pub fn handle_frame(&self, conn: ConnId, text: &str) {
+        match ToServer::decode(text) {
+            Ok(message) => self.handle_message(conn, message),
+            Err(bad) => {
+                tracing::warn!(conn, error = %bad.error, "undecodable frame from the extension");
+                let error = bad.to_wire_error();
+                let mut registry = self.registry();
+                // A malformed answer fails its request now rather than at its timeout.
+                if let Some(id) = &bad.request_id {
+                    registry.resolve(conn, id, Answer::Failed(error.clone()));
+                }
+                registry.send(
+                    conn,
+                    &ToExtension::Error {
+                        in_reply_to: bad.request_id,
+                        error,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Tells the extension this frame type is not something a server accepts.
+    pub fn refuse_binary_frame(&self, conn: ConnId) {
+        self.registry().send(
+            conn,
+            &ToExtension::Error {
+                in_reply_to: None,
+                error: WireError::new(
+                    bridge::ErrorCode::Protocol,
+                    "binary frames are not supported",
+                ),
+            },
+        );
+    }
+
+    fn handle_message(&self, conn: ConnId, message: ToServer) {
+        match message {
+            ToServer::Hello {
+                protocol,
+                extension_version,
+                instance_id,
+                browser,
+                code_adapters,
+            } => {
+                tracing::info!(conn, protocol, %extension_version, %instance_id,
+                    browser = %browser.name, version = %browser.version, "extension said hello");
+                crate::diagnostics::extension_said_hello(&extension_version);
+                self.apply(|r| r.hello(conn, protocol, browser, code_adapters));
+            }
+            ToServer::ToolsSnapshot { tabs } => self.apply(|r| r.snapshot(conn, tabs)),
+            ToServer::ToolsUpdated(tab) => self.apply(|r| r.update_tab(conn, tab)),
+            ToServer::TabClosed { tab } => self.apply(|r| r.close_tab(conn, tab)),
+            ToServer::TabNavigated { tab, url } => self.apply(|r| r.navigate_tab(conn, tab, url)),
+            ToServer::TabFocused { tab } => self.apply(|r| r.focus_tab(conn, tab)),
+            ToServer::CallToolResult { id, result } => {
+                self.answer(conn, &id, Answer::Call(Ok(result)))
+            }
+            ToServer::CallToolError { id, error } => {
+                self.answer(conn, &id, Answer::Call(Err(error)))
+            }
+            ToServer::OpenTabResult { id, tab, loaded } => {
+                self.answer(conn, &id, Answer::OpenTab(Ok(OpenedTab { tab, loaded })))
+            }
+            ToServer::OpenTabError { id, error } => {
+                self.answer(conn, &id, Answer::OpenTab(Err(error)))
+            }
+            ToServer::StateResponse { id, state } => {
+                self.answer(conn, &id, Answer::State(Ok(state)))
+            }
+            ToServer::StateError { id, error } => self.answer(conn, &id, Answer::State(Err(error))),
+            ToServer::Error {
+                in_reply_to: Some(id),
+                error,
+            } => {
+                tracing::warn!(conn, %id, %error, "the extension reported an error");
+                self.answer(conn, &id, Answer::Failed(error));
+            }
+            ToServer::Error {
+                in_reply_to: None,
+                error,
+            } => tracing::warn!(conn, %error, "the extension reported an error"),
+            ToServer::Ping { nonce } => self.registry().send(conn, &ToExtension::Pong { nonce }),
+            ToServer::Pong { .. } => {}
+            ToServer::StateUpdate { tab, state, ts } => {
+                tracing::trace!(conn, tab, "tab state cached");
+                self.apply(|r| {
+                    r.store_state(conn, tab, state, ts, StateSource::Push, Instant::now())
+                })
+            }
+            ToServer::Progress {
+                id,
+                message,
+                progress,
+                total,
+            } => {
+                let report = PageProgress {
+                    message,
+                    progress,
+                    total,
+                };
+                self.registry().progress(conn, &id, report);
+            }
+        }
+    }
+
+    fn answer(&self, conn: ConnId, id: &str, answer: Answer) {
+        self.registry().resolve(conn, id, answer);
+    }
+
+    // ----- the MCP side ---------------------------------------------------------------------
+
+    /// The tools offered to MCP clients, one per name, sorted by name.
+    pub fn exported_tools(&self) -> Vec<Arc<ToolSpec>> {
+        self.registry().exported_tools()
+    }
+
+    /// The tool a tab offers under `name`, as MCP clients see it.
+    pub fn exported_tool(&self, name: &str) -> Option<Arc<ToolSpec>> {
+        self.registry().exported_tools_named(name)
+    }
+
+    /// The site tool named `name`, offered by a tab or defined by a loaded adapter; NO_SUCH_TOOL
+    /// when there is none.
+    pub fn tool(&self, name: &str) -> Result<Arc<ToolSpec>, WireError> {
+        self.registry().tool(name)
+    }
+
+    /// Every known tab, the one calls go to by default first.
+    pub fn tabs(&self) -> Vec<TabInfo> {
+        self.registry().tabs()
+    }
+
+    /// Every known tab with its full tool specs (for peers), and the most recently focused one.
+    pub fn tab_tools(&self) -> (Vec<TabTools>, Option<TabId>) {
+        self.registry().tab_tools()
+    }
+
+    /// The NOT_CONNECTED error a browser tool answers now.
+    pub fn not_connected_error(&self) -> WireError {
+        self.registry().not_connected()
+    }
+
+    /// The code adapters the connected extensions bundle (from their `hello`), by connection.
+    pub fn code_adapters(&self) -> Vec<PackedAdapter> {
+        self.registry().code_adapters()
+    }
+
+    /// The names of the code adapters whose match patterns cover `url`.
+    pub fn code_adapters_matching(&self, url: &str) -> Vec<String> {
+        self.code_adapters()
+            .into_iter()
+            .filter(|a| a.matches_url(url))
+            .map(|a| a.name)
+            .collect()
+    }
+
+    /// What each connected extension said about its browser (`None` before its `hello`).
+    pub fn browsers(&self) -> Vec<Option<BrowserInfo>> {
+        self.registry().browsers()
+    }
+
+    /// `tab`'s cached state, if the page reported one.
+    pub fn cached_state(&self, tab: TabId) -> Option<CachedState> {
+        self.registry().cached_state(tab)
+    }
+
+    /// The tabs that have a cached state, by id.
+    pub fn tabs_with_state(&self) -> Vec<TabId> {
+        self.registry().tabs_with_state()
+    }
+
+    /// The tab state queries go to without an explicit tab: the most recently focused tab
+    /// that has site tools or a cached state.
+    pub fn default_state_tab(&self) -> Option<TabId> {
+        self.registry().default_state_tab()
+    }
+
+    /// A logical time: registrations after it are newer (see [`Hub::wait_for_tools`]).
+    pub fn now(&self) -> u64 {
+        self.registry().clock()
+    }
+
+    /// Whether an extension socket is open.
+    pub fn connected(&self) -> bool {
+        self.registry().connected()
+    }
+
+    /// Whether an extension is connected and has told us its tabs.
+    pub fn browser_ready(&self) -> bool {
+        self.registry().browser_ready()
+    }
+
+    /// Waits until [`Hub::browser_ready`], at most `timeout`; returns whether it is.
+    pub async fn wait_for_browser(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        self.wait_until(deadline, || self.browser_ready().then_some(()))
+            .await
+            .is_some()
+    }
+
+    /// Waits until `tab` registers, after logical time `since`, tools of one of `adapters` (of
+    /// any adapter when `adapters` is empty).
+    pub async fn wait_for_tools(
+        &self,
+        tab: TabId,
+        adapters: &[&str],
+        since: u64,
+        timeout: Duration,
+    ) -> ToolsWait {
+        let deadline = Instant::now() + timeout;
+        let mut seen = false;
+        self.wait_until(deadline, || {
+            self.registry()
+                .tools_registered(tab, adapters, since, &mut seen)
+        })
+        .await
+        .unwrap_or(ToolsWait::TimedOut)
+    }
+
+    /// Re-checks `ready` after every tab change until it yields or `deadline` passes.
+    async fn wait_until<T>(
+        &self,
+        deadline: Instant,
+        mut ready: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
+        let mut changes = self.tabs_generation.subscribe();
+        loop {
+            changes.mark_unchanged();
+            if let Some(value) = ready() {
+                return Some(value);
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return ready(),
+            }
+        }
+    }
+
+    /// Asks `tab`'s page for its current state; a fresh answer also refreshes the cache.
+    pub async fn request_state(&self, tab: TabId) -> Result<Value, WireError> {
+        let (started, conn) = {
+            let mut registry = self.registry();
+            registry.check_connected()?;
+            let conn = registry.state_connection(tab)?;
+            let started = registry.start(conn, Some(tab), Waiter::State, |id| {
+                ToExtension::RequestState { id, tab }
+            })?;
+            (started, conn)
+        };
+        let state = self
+            .finish(started, None, || format!("the state of tab {tab}"))
+            .await?;
+        self.apply(|r| {
+            r.store_state(
+                conn,
+                tab,
+                state.clone(),
+                0,
+                StateSource::Page,
+                Instant::now(),
+            )
+        });
+        Ok(state)
+    }
+
+    /// Calls `tool` with `args` in `tab` (or the best tab offering it) and waits for the answer.
+    #[cfg_attr(not(test), allow(dead_code))] // For callers that want no progress reports.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        args: Value,
+        tab: Option<TabId>,
+    ) -> Result<Value, WireError> {
+        self.call_tool_reporting(tool, args, tab, None).await
+    }
+
+    /// [`Hub::call_tool`], passing the page's progress reports to `progress`.
+    pub async fn call_tool_reporting(
+        &self,
+        tool: &str,
+        args: Value,
+        tab: Option<TabId>,
+        progress: Option<mpsc::UnboundedSender<PageProgress>>,
+    ) -> Result<Value, WireError> {
+        let timeout_ms = self.page_budget_ms();
+        // While a dropped browser connection may still re-announce its tabs, a call that finds
+        // no tab for it waits for them, so a call made as the extension reconnects is not told
+        // the tab is gone.
+        let reannounced = self
+            .registry()
+            .reannounce_deadline(tool, tab, Instant::now());
+        if let Some(until) = reannounced {
+            self.wait_until(until, || self.registry().select(tool, tab).ok().map(drop))
+                .await;
+        }
+        let (started, tab) = {
+            let mut registry = self.registry();
+            registry.check_connected()?;
+            let (tab, conn) = registry.select(tool, tab)?;
+            let started =
+                registry.start(conn, Some(tab), Waiter::Call, |id| ToExtension::CallTool {
+                    id,
+                    tab,
+                    tool: tool.to_owned(),
+                    args,
+                    timeout_ms,
+                })?;
+            (started, tab)
+        };
+        self.finish(started, progress, || format!("{tool} in tab {tab}"))
+            .await
+    }
+
+    /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,
+    /// the extension answers once the page has loaded (at most that long) and says what it saw.
+    pub async fn open_tab(
+        &self,
+        url: &str,
+        tab: Option<TabId>,
+        wait_loaded: Option<Duration>,
+    ) -> Result<OpenedTab, WireError> {
+        let budget = self.page_budget_ms();
+        let started = {
+            let mut registry = self.registry();
+            registry.check_connected()?;
+            let conn = registry.open_tab_connection(tab)?;
+            registry.start(conn, tab, Waiter::OpenTab, |id| ToExtension::OpenTab {
+                id,
+                url: url.to_owned(),
+                tab,
+                // Within the call's own deadline, so the answer always comes first.
+                wait_loaded_ms: wait_loaded.map(|wait| {
+                    u64::try_from(wait.as_millis())
+                        .unwrap_or(u64::MAX)
+                        .min(budget)
+                }),
+            })?
+        };
+        self.finish(started, None, || format!("opening {url}"))
+            .await
+    }
+
+    fn timeout_ms(&self) -> u64 {
+        u64::try_from(self.call_timeout.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The time the page is given: a little less than ours, so that a page's own, more precise
+    /// failure ("no element matches ...") arrives before our generic TIMEOUT.
+    fn page_budget_ms(&self) -> u64 {
+        let total = self.timeout_ms();
+        total - (total / 10).min(1000)
+    }
+
+    /// Waits for a started request's answer. The timeout restarts on every progress report
+    /// (each also passed on to `report`), but never runs past the hard ceiling.
+    async fn finish<T>(
+        &self,
+        started: Started<T>,
+        report: Option<mpsc::UnboundedSender<PageProgress>>,
+        what: impl FnOnce() -> String,
+    ) -> Result<T, WireError> {
+        let Started {
+            id,
+            mut answer,
+            mut progress,
+        } = started;
+        // Whatever ends this wait (an answer, the timeout, or the caller giving up and dropping
+        // this future), the guard makes sure nothing stays pending and the page is told to stop.
+        let _guard = AbandonOnDrop { hub: self, id };
+        let timeout = self.call_timeout;
+        let ceiling = Instant::now() + timeout * PROGRESS_CEILING_FACTOR;
+        let mut deadline = Instant::now() + timeout;
+        let mut progressed = false;
+        loop {
+            tokio::select! {
+                outcome = &mut answer => {
+                    return outcome.unwrap_or_else(|_| Err(WireError::new(
+                        bridge::ErrorCode::Internal,
+                        "the request was dropped without an answer",
+                    )));
+                }
+                Some(step) = progress.recv() => {
+                    progressed = true;
+                    deadline = (Instant::now() + timeout).min(ceiling);
+                    if let Some(report) = &report {
+                        let _ = report.send(step);
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let at_ceiling = progressed && deadline >= ceiling;
+                    let ms = if at_ceiling {
+                        self.timeout_ms() * u64::from(PROGRESS_CEILING_FACTOR)
+                    } else {
+                        self.timeout_ms()
+                    };
+                    return Err(text::timed_out(&what(), ms, at_ceiling));
+                }
+            }
+        }
+    }
+}
+
+struct AbandonOnDrop<'a> {
+    hub: &'a Hub,
+    id: bridge::protocol::RequestId,
+}
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        self.hub.registry().abandon(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests;
