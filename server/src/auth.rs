@@ -317,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_of_protocol_1_is_told_to_update_and_never_sees_its_secret_back() {
+    fn a_client_of_protocol_1_or_2_is_told_to_update_and_never_sees_its_secret_back() {
         let secret = secret();
         for (origin, legacy) in [
             (Some(ours()), "tabwire.v1"),
