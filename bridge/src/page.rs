@@ -355,6 +355,7 @@ mod tests {
                         name: "webmcp_x_t".into(),
                         adapter: "webmcp".into(),
                         description: "d".into(),
+                        title: None,
                         input_schema: json!({"type": "object"}),
                         output_schema: Some(json!({"type": "object"})),
                         annotations: Default::default(),

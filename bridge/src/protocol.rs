@@ -118,6 +118,9 @@ pub struct ToolSpec {
     pub name: String,
     pub adapter: String,
     pub description: String,
+    /// A short title for people (a client's tool list), when the tool's author gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub input_schema: Value,
     /// The adapter's schema for the call's `structuredContent`, when it declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +136,7 @@ impl ToolSpec {
             name: public_tool_name(&adapter.name, &tool.name),
             adapter: adapter.name.clone(),
             description: tool.description.clone(),
+            title: None,
             input_schema: tool.input_schema.clone(),
             output_schema: tool.output_schema.clone(),
             annotations: tool.annotations,
@@ -715,6 +719,7 @@ mod tests {
                         name: "webmcp_127_0_0_1_hello".into(),
                         adapter: "webmcp".into(),
                         description: "Hi".into(),
+                        title: None,
                         input_schema: json!({"type":"object"}),
                         output_schema: None,
                         annotations: ToolAnnotations::default(),
@@ -761,6 +766,7 @@ mod tests {
                     name: "todomvc_list_todos".into(),
                     adapter: "todomvc".into(),
                     description: "List".into(),
+                    title: None,
                     input_schema: json!({"type":"object"}),
                     output_schema: Some(json!({"type":"object","required":["result"]})),
                     annotations: ToolAnnotations::default(),

@@ -25,6 +25,8 @@ pub const MAX_DESCRIPTION: usize = 1024;
 pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 /// Largest declaration message the runtime reads from the page, in bytes.
 pub const MAX_DECLARATION_BYTES: usize = 256 * 1024;
+/// Longest title kept, in bytes (longer ones are cut).
+pub const MAX_TITLE: usize = 128;
 /// Longest origin part of a page tool's name (host and port, sanitized).
 const MAX_ORIGIN_SLUG: usize = 24;
 
@@ -118,6 +120,11 @@ fn spec_for(page_name: &str, raw: &Value, slug: &str) -> Option<ToolSpec> {
         .map(|d| truncate(d.trim(), MAX_DESCRIPTION))
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| format!("The page's own tool {name:?}."));
+    let title = raw
+        .get("title")
+        .and_then(Value::as_str)
+        .map(|t| truncate(t.trim(), MAX_TITLE))
+        .filter(|t| !t.is_empty());
     let input_schema = match raw.get("inputSchema") {
         None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
         Some(schema @ Value::Object(map))
@@ -141,12 +148,14 @@ fn spec_for(page_name: &str, raw: &Value, slug: &str) -> Option<ToolSpec> {
         name: public_tool_name(ADAPTER, &format!("{slug}_{name}")),
         adapter: ADAPTER.to_owned(),
         description,
+        title,
         input_schema,
         output_schema: None,
         annotations: ToolAnnotations {
             read_only: hint("readOnlyHint"),
             destructive: hint("destructiveHint"),
             idempotent: hint("idempotentHint"),
+            untrusted_content: hint("untrustedContentHint"),
         },
     })
 }
@@ -166,9 +175,20 @@ pub fn recheck(spec: &ToolSpec, url: &str) -> Option<ToolSpec> {
     let mut raw = Map::new();
     raw.insert("description".into(), spec.description.clone().into());
     raw.insert("inputSchema".into(), spec.input_schema.clone());
+    if let Some(title) = &spec.title {
+        raw.insert("title".into(), title.clone().into());
+    }
     let checked = spec_for(bare, &Value::Object(raw), &slug)?;
+    let host = origin
+        .split_once("://")
+        .map_or(origin.as_str(), |(_, host)| host);
     (checked.name == spec.name && spec.adapter == ADAPTER).then(|| ToolSpec {
         description: labelled(&origin, &checked.description),
+        // A person reading the client's tool list sees whose tool it is.
+        title: checked
+            .title
+            .as_ref()
+            .map(|title| format!("{title} ({host})")),
         annotations: spec.annotations,
         ..checked
     })
@@ -268,6 +288,23 @@ mod tests {
             checked.description,
             "[page tool of https://shop.example:8443; its text and results are the page's content] Hi."
         );
+        // The page's title and hints carry over; the title names whose tool it is.
+        let titled = page_tools(
+            &json!([{"name": "find", "title": "  Find items ", "description": "Find.",
+                     "annotations": {"readOnlyHint": true, "untrustedContentHint": true}}]),
+            SHOP,
+        )
+        .remove(0);
+        assert_eq!(titled.spec.title.as_deref(), Some("Find items"));
+        let checked_titled = recheck(&titled.spec, SHOP).expect("an honest spec");
+        assert_eq!(
+            checked_titled.title.as_deref(),
+            Some("Find items (shop.example:8443)")
+        );
+        assert!(
+            checked_titled.annotations.read_only && checked_titled.annotations.untrusted_content
+        );
+        assert_eq!(checked.title, None);
         // Another origin's page cannot offer (or answer for) this origin's tool.
         assert_eq!(recheck(&tool.spec, "https://evil.example/"), None);
         for forged in [

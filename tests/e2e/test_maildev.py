@@ -132,7 +132,7 @@ async def test_fetch_arguments_stay_inside_their_path_segment(tabwire, maildev, 
 
 
 async def test_the_inbox_state_follows_mail_that_arrives_and_is_read(tabwire, maildev, launch_chromium, extension_dir):
-    """The maildev adapter's state (the inbox with read flags, the open message) is pushed when mail arrives
+    """The maildev adapter's state (message and unread counts, the inbox with read flags, the open message) is pushed when mail arrives
     over SMTP, a change no tabwire call made; a subscribed client hears `resources/updated` and reads a
     state that matches MailDev's own API. Opening a message (a read-only tool) updates it too."""
     maildev.send("Alice <alice@example.com>", "Quarterly report", "The numbers are in.")
@@ -151,9 +151,12 @@ async def test_the_inbox_state_follows_mail_that_arrives_and_is_read(tabwire, ma
 
     async def state_matches_the_api() -> bool:
         try:
-            return sorted((await state())["inbox"], key=lambda m: m["subject"]) == api_inbox()
+            now = await state()
         except Exception:  # noqa: BLE001 - no state cached yet: not yet
             return False
+        inbox = api_inbox()
+        counts = {"messages": len(inbox), "unread": sum(not m["read"] for m in inbox)}
+        return sorted(now["inbox"], key=lambda m: m["subject"]) == inbox and {k: now[k] for k in counts} == counts
 
     updated = "notifications/resources/updated"
     seen = tabwire.notifications.count(updated)
@@ -161,8 +164,10 @@ async def test_the_inbox_state_follows_mail_that_arrives_and_is_read(tabwire, ma
     await wait_for(lambda: tabwire.notifications.count(updated) > seen, timeout=10, what="resources/updated for the new mail")
     await wait_for(state_matches_the_api, timeout=10, what="the state to list both messages as MailDev does")
     assert len(api_inbox()) == 2 and (await state())["open"] is None
+    assert {k: (await state())[k] for k in ("messages", "unread")} == {"messages": 2, "unread": 2}
 
     await tabwire.call_ok("maildev_open_message", {"subject": "Lunch?"})
     await wait_for(state_matches_the_api, timeout=10, what="the state to show Lunch? read, as MailDev does")
     assert {m["subject"]: m["read"] for m in api_inbox()} == {"Lunch?": True, "Quarterly report": False}
     assert (await state())["open"] == "Lunch?"
+    assert {k: (await state())[k] for k in ("messages", "unread")} == {"messages": 2, "unread": 1}

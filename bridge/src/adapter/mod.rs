@@ -76,6 +76,7 @@ impl StateExtractor {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
+                untrusted_content: false,
             },
             steps: self.steps.clone(),
         }
@@ -99,7 +100,9 @@ pub struct ToolDef {
     pub steps: Vec<Step>,
 }
 
-/// Hints for MCP clients (`readOnlyHint`, `destructiveHint`, `idempotentHint`).
+/// Hints for MCP clients (`readOnlyHint`, `destructiveHint`, `idempotentHint`), and whether the
+/// tool's results carry text a third party wrote (a mail's body, a page's own tool's answer): the
+/// server marks such results and tools so the model reads them as content, never as instructions.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ToolAnnotations {
@@ -109,6 +112,8 @@ pub struct ToolAnnotations {
     pub destructive: bool,
     #[serde(default)]
     pub idempotent: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted_content: bool,
 }
 
 fn empty_object_schema() -> Value {

@@ -189,7 +189,7 @@ pub struct Field {
     pub read: Read,
 }
 
-/// What to read from an element. Written as a string: `text`, `value`, `exists`,
+/// What to read from an element. Written as a string: `text`, `value`, `exists`, `count`,
 /// `attr:<name>`, `prop:<name>` or `has_class:<name>`.
 #[derive(serde::Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(try_from = "String", into = "String")]
@@ -203,13 +203,16 @@ pub enum Read {
     Value,
     /// Whether the element exists (never fails).
     Exists,
+    /// How many elements the selector matches in the scope (0 when none; never fails). Needs a
+    /// selector: a count of the scope itself says nothing.
+    Count,
     Attr(String),
     Prop(String),
     HasClass(String),
 }
 
 const READ_KINDS: &str =
-    "text, own_text, value, exists, attr:<name>, prop:<name> or has_class:<name>";
+    "text, own_text, value, exists, count, attr:<name>, prop:<name> or has_class:<name>";
 
 impl TryFrom<String> for Read {
     type Error = String;
@@ -228,6 +231,7 @@ impl TryFrom<String> for Read {
                 "own_text" => Ok(Read::OwnText),
                 "value" => Ok(Read::Value),
                 "exists" => Ok(Read::Exists),
+                "count" => Ok(Read::Count),
                 _ => Err(format!("unknown read {s:?}: expected {READ_KINDS}")),
             },
             Some(("attr", name)) => with_name(name, Read::Attr),
@@ -245,10 +249,18 @@ impl From<Read> for String {
             Read::OwnText => "own_text".into(),
             Read::Value => "value".into(),
             Read::Exists => "exists".into(),
+            Read::Count => "count".into(),
             Read::Attr(n) => format!("attr:{n}"),
             Read::Prop(n) => format!("prop:{n}"),
             Read::HasClass(n) => format!("has_class:{n}"),
         }
+    }
+}
+
+impl Read {
+    /// Whether reading never fails for want of an element (it answers `false` or 0 instead).
+    pub fn answers_when_missing(&self) -> bool {
+        matches!(self, Read::Exists | Read::Count)
     }
 }
 

@@ -600,6 +600,7 @@ fn read_kinds_parse_and_print() {
         "own_text",
         "value",
         "exists",
+        "count",
         "attr:href",
         "prop:checked",
         "has_class:done",
@@ -617,6 +618,36 @@ fn read_kinds_parse_and_print() {
             .unwrap_err()
             .contains("expected text")
     );
+}
+
+#[test]
+fn a_count_needs_something_to_count() {
+    let adapter = |steps: Value| {
+        json!({"name": "a", "match": ["https://a.example/*"],
+               "tools": [{"name": "t", "description": "T.", "steps": steps}]})
+        .to_string()
+    };
+    let counted = adapter(json!([
+        {"step": "read", "selector": "li", "read": "count", "into": "n"},
+        {"step": "extract", "selector": "ul", "into": "lists",
+         "fields": {"items": {"selector": "li", "read": "count"}}},
+        {"step": "return", "value": {"n": "{{n}}", "lists": "{{lists}}"}}
+    ]));
+    assert!(parse_adapter(&counted).is_ok());
+    let problems = parse_adapter(&adapter(json!([
+        {"step": "read", "read": "count", "into": "n"},
+        {"step": "extract", "selector": "ul", "into": "lists", "fields": {"items": {"read": "count"}}},
+        {"step": "return", "value": {"n": "{{n}}", "lists": "{{lists}}"}}
+    ])))
+    .unwrap_err();
+    let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].contains("tools[0].steps[0].read")
+            && said[0].contains("`count` needs a `selector`"),
+        "{said:?}"
+    );
+    assert!(said[1].contains("fields.items.read"), "{said:?}");
 }
 
 /// The adapters shipped in `adapters/` must always validate.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::locate::{JsonPath, Problem};
-use super::step::{Condition, FetchBody, Loop, OptionChoice, Step, TextMatch};
+use super::step::{Condition, FetchBody, Loop, OptionChoice, Read, Step, TextMatch};
 use super::{Adapter, StateExtractor, ToolDef};
 use crate::names::{MAX_ADAPTER_NAME, MAX_TOOL_NAME, is_identifier, public_tool_name};
 use crate::pattern::MatchPattern;
@@ -197,8 +197,16 @@ impl Validator {
                     OptionChoice::Label(l) => self.template(l, &path.key("label"), known),
                 }
             }
-            Step::Read { selector, into, .. } => {
+            Step::Read {
+                selector,
+                read,
+                into,
+                ..
+            } => {
                 self.optional_selector(selector, path, known);
+                if *read == Read::Count && selector.is_none() {
+                    self.problem(path.key("read"), "`count` needs a `selector` to count");
+                }
                 self.into(into, &path.key("into"), known);
             }
             Step::Extract {
@@ -211,12 +219,18 @@ impl Validator {
                     self.problem(path.key("fields"), "expected at least one field");
                 }
                 for (name, field) in fields {
-                    if let Some(selector) = &field.selector {
-                        self.selector(
-                            selector,
-                            &path.key("fields").key(name).key("selector"),
-                            known,
-                        );
+                    let field_path = path.key("fields").key(name);
+                    match &field.selector {
+                        Some(selector) => {
+                            self.selector(selector, &field_path.key("selector"), known);
+                        }
+                        None if field.read == Read::Count => {
+                            self.problem(
+                                field_path.key("read"),
+                                "`count` needs a `selector` to count",
+                            );
+                        }
+                        None => {}
                     }
                 }
                 self.into(into, &path.key("into"), known);

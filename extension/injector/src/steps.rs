@@ -332,22 +332,28 @@ impl<'d, D: Dom> Run<'d, D> {
                 into,
                 optional,
             } => {
-                let node = match selector {
+                let value = match selector {
                     Some(selector) => {
                         let selector = self.selector(selector, label)?;
-                        let node = self.query(scope, &selector, label)?;
-                        if node.is_none() && !optional && !matches!(read, Read::Exists) {
-                            return Err(fail(
-                                ErrorCode::ElementNotFound,
-                                label,
-                                format!("no element matches `{selector}`"),
-                            ));
+                        if *read == Read::Count {
+                            self.count(scope, &selector, label)?
+                        } else {
+                            let node = self.query(scope, &selector, label)?;
+                            if node.is_none() && !optional && !read.answers_when_missing() {
+                                return Err(fail(
+                                    ErrorCode::ElementNotFound,
+                                    label,
+                                    format!("no element matches `{selector}`"),
+                                ));
+                            }
+                            self.read(node.as_ref(), read)
                         }
-                        node
                     }
-                    None => Some(scope.cloned().unwrap_or_else(|| self.dom.root())),
+                    None => {
+                        let node = scope.cloned().unwrap_or_else(|| self.dom.root());
+                        self.read(Some(&node), read)
+                    }
                 };
-                let value = self.read(node.as_ref(), read);
                 self.vars.insert(into.clone(), value);
             }
             Step::Extract {
@@ -867,7 +873,13 @@ impl<'d, D: Dom> Run<'d, D> {
         let Some(node) = node else {
             return match read {
                 Read::Exists => Value::Bool(false),
-                _ => Value::Null,
+                Read::Count => Value::from(0),
+                Read::Text
+                | Read::OwnText
+                | Read::Value
+                | Read::Attr(_)
+                | Read::Prop(_)
+                | Read::HasClass(_) => Value::Null,
             };
         };
         match read {
@@ -875,6 +887,8 @@ impl<'d, D: Dom> Run<'d, D> {
             Read::OwnText => Value::String(self.dom.own_text(node).trim().to_owned()),
             Read::Value => self.dom.value(node).map_or(Value::Null, Value::String),
             Read::Exists => Value::Bool(true),
+            // Counted by `count` over the selector's matches; an element read by itself is one.
+            Read::Count => Value::from(1),
             Read::Attr(name) => self.dom.attr(node, name).map_or(Value::Null, Value::String),
             Read::Prop(name) => self.dom.prop(node, name),
             Read::HasClass(name) => Value::Bool(self.dom.has_class(node, name)),
@@ -902,10 +916,27 @@ impl<'d, D: Dom> Run<'d, D> {
         ))
     }
 
+    /// How many elements match `selector` in `scope` (what a `count` read answers).
+    fn count(
+        &self,
+        scope: Option<&D::Node>,
+        selector: &str,
+        label: &str,
+    ) -> Result<Value, WireError> {
+        let nodes = self
+            .dom
+            .query_all(scope, selector)
+            .map_err(|why| bad_selector(label, selector, &why))?;
+        Ok(Value::from(nodes.len()))
+    }
+
     fn field(&self, item: &D::Node, field: &Field, label: &str) -> Result<Value, WireError> {
         let node = match &field.selector {
             Some(selector) => {
                 let selector = self.selector(selector, label)?;
+                if field.read == Read::Count {
+                    return self.count(Some(item), &selector, label);
+                }
                 self.query(Some(item), &selector, label)?
             }
             None => Some(item.clone()),

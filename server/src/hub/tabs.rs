@@ -103,6 +103,7 @@ mod tests {
             name: name.into(),
             adapter: name.split('_').next().unwrap().into(),
             description: description.into(),
+            title: None,
             input_schema: json!({"type": "object"}),
             output_schema: None,
             annotations: Default::default(),

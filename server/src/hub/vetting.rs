@@ -110,6 +110,7 @@ mod tests {
             name: name.into(),
             adapter: adapter.into(),
             description: description.into(),
+            title: None,
             input_schema: json!({"type": "object"}),
             output_schema: None,
             annotations: Default::default(),

@@ -9,7 +9,9 @@ from __future__ import annotations
 import itertools
 import json
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -33,6 +35,20 @@ class Target:
     url: str
     title: str
     ws_url: str
+
+
+@dataclass
+class EventLog:
+    """DevTools events seen in one session, in order."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, frame: dict[str, Any]) -> None:
+        if "method" in frame:
+            self.events.append(frame)
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [e["params"] for e in self.events if e["method"] == method]
 
 
 class Cdp:
@@ -98,6 +114,38 @@ class Cdp:
             text = details.get("exception", {}).get("description") or details.get("text")
             raise CdpError(f"JS threw while evaluating {expression[:200]!r}: {text}")
         return result["result"].get("value")
+
+    @asynccontextmanager
+    async def recording(self, target: Target, enable: str) -> AsyncIterator[EventLog]:
+        """Record the events of `target` while inside: one DevTools session held open, domain
+        `enable` (e.g. "Network") enabled on it first."""
+        log = EventLog()
+        async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
+            msg_id = next(_ids)
+            await ws.send(json.dumps({"id": msg_id, "method": f"{enable}.enable", "params": {}}))
+
+            async def enabled() -> bool:
+                while True:
+                    frame = json.loads(await ws.recv())
+                    if frame.get("id") == msg_id:
+                        if "error" in frame:
+                            raise CdpError(f"CDP {enable}.enable failed: {frame['error']}")
+                        return True
+                    log.add(frame)
+
+            with anyio.fail_after(30):
+                await enabled()
+            async with anyio.create_task_group() as tasks:
+
+                async def read() -> None:
+                    async for raw in ws:
+                        log.add(json.loads(raw))
+
+                tasks.start_soon(read)
+                try:
+                    yield log
+                finally:
+                    tasks.cancel_scope.cancel()
 
     async def reload(self, target: Target, *, timeout: float = 20) -> None:
         """Reload the page and wait until the new document has finished loading."""

@@ -96,3 +96,12 @@ async def any_stored_todos(cdp: Cdp, page: Target) -> list[dict[str, Any]]:
     key per todo have no list order)."""
     todos = await cdp.evaluate(page, _ANY_STORED_TODOS_JS)
     return sorted(todos, key=lambda t: t["title"])
+
+
+async def type_as_the_user(cdp: Cdp, page: Target, text: str) -> None:
+    """Focus the new-todo field, insert `text` and press Enter, as keyboard input (DevTools Input domain)."""
+    await cdp.evaluate(page, "document.querySelector('#new-todo, .new-todo').focus()")
+    await cdp.send(page, "Input.insertText", {"text": text})
+    key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
+    await cdp.send(page, "Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
+    await cdp.send(page, "Input.dispatchKeyEvent", {"type": "keyUp", **key})

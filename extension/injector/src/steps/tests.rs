@@ -348,14 +348,26 @@ fn reads_of_every_kind() {
         {"step": "read", "selector": ITEMS, "read": "prop:checked", "into": "prop"},
         {"step": "within", "selector": ITEMS, "text_selector": "label", "text_equals": "a",
          "steps": [{"step": "read", "read": "has_class:completed", "into": "scoped"}]},
+        {"step": "read", "selector": ITEMS, "read": "count", "into": "count"},
+        {"step": "read", "selector": ".missing", "read": "count", "into": "none"},
         {"step": "return", "value": {"all": ["{{text}}", "{{value}}", "{{exists}}", "{{optional}}", "{{attr}}",
-                                             "{{no_attr}}", "{{prop}}", "{{scoped}}"]}}
+                                             "{{no_attr}}", "{{prop}}", "{{scoped}}", "{{count}}", "{{none}}"]}}
     ]);
     let result = run_adhoc(&dom, steps, json!({}), 1000).unwrap();
     assert_eq!(
         result,
-        json!({"all": ["a", "", false, null, "n3", null, true, true]})
+        json!({"all": ["a", "", false, null, "n3", null, true, true, 1, 0]})
     );
+    let two = todomvc(&[("a", true), ("b", false)]);
+    let counted = run_adhoc(
+        &two,
+        json!([{"step": "read", "selector": ITEMS, "read": "count", "into": "n"},
+               {"step": "return", "value": {"n": "{{n}}"}}]),
+        json!({}),
+        1000,
+    )
+    .unwrap();
+    assert_eq!(counted, json!({"n": 2}));
 
     let err = run_adhoc(
         &dom,
