@@ -20,9 +20,12 @@ function advice(problem, status) {
     case "not_running":
       return [`Nothing answers on 127.0.0.1:${port}: tabwire is not running. Your MCP client (Claude Desktop, Claude Code, Cursor, VS Code) starts it: open it. Not set up yet? In a terminal, run:`,
         "tabwire setup", "`tabwire doctor` says what else may be wrong."];
-    case "refused":
-      return [`Pairing mismatch: tabwire on 127.0.0.1:${port} has another pairing secret. Pair this extension again:`,
+    case "unproven": // something on the port could not prove it knows this extension's secret
+      return [`Something else is listening on 127.0.0.1:${port}: it could not prove it knows this extension's pairing secret, so Tabwire told it nothing. If it is a tabwire paired with another secret, pair this extension again:`,
         status.pairing_file ? `tabwire pair --port ${port} --extension-config "${status.pairing_file}"` : "tabwire setup", RELOAD];
+    case "refused":
+      return [`tabwire on 127.0.0.1:${port} refused this extension's handshake: update tabwire, or set this extension up again:`,
+        "tabwire setup", RELOAD];
     case "other_program":
       return [`Another program holds 127.0.0.1:${port}. Stop it, or move Tabwire to a free port (this updates your MCP clients and this extension's pairing):`,
         "tabwire setup --port 17374", RELOAD];

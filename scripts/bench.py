@@ -50,6 +50,7 @@ from websockets.exceptions import ConnectionClosed
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
+from harness import handshake  # noqa: E402
 from harness.cdp import Cdp, Target  # noqa: E402
 from harness.chromium import Chromium  # noqa: E402
 from harness.mcp_client import LIST_CHANGED, open_tabwire_session  # noqa: E402
@@ -135,7 +136,8 @@ def paired_setup(work: Path, name: str, source: Path = EXTENSION_ROOT) -> tuple[
 async def bare_ping(work: Path, page: str) -> list[float]:
     """Round trips server → worker → tab → worker → server of a message that runs nothing in the page."""
     port = free_port()
-    ext = paired_extension(work / "ping-extension", port, os.urandom(32).hex())  # not checked here
+    secret = os.urandom(32).hex()
+    ext = paired_extension(work / "ping-extension", port, secret)
     adapter = {
         "name": "bench",
         "match": ["http://127.0.0.1/*"],
@@ -146,6 +148,7 @@ async def bare_ping(work: Path, page: str) -> list[float]:
     async def extension_link(ws) -> None:
         link["ws"] = ws
         with contextlib.suppress(ConnectionClosed):  # the browser is stopped at the end
+            await handshake.prove_as_server(ws, secret, port)
             await answer_frames(ws)
 
     async def answer_frames(ws) -> None:
@@ -173,7 +176,7 @@ async def bare_ping(work: Path, page: str) -> list[float]:
         await answered.wait()
         return (time.perf_counter() - t0) * 1000
 
-    async with serve(extension_link, "127.0.0.1", port, subprotocols=["tabwire.v1"]):
+    async with serve(extension_link, "127.0.0.1", port, subprotocols=[handshake.BROWSER]):
         browser = Chromium(work / "ping-profile", work / "ping-chromium.log", ext, page)
         try:
             await wait_for(lambda: link["tabs"], timeout=30, what="the bench adapter's tools from the page")

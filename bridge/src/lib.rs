@@ -2,13 +2,14 @@
 //! the page protocol (service worker ⇄ content script), and the declarative adapter model with its
 //! validation, templates, key chords and URL match patterns.
 //!
-//! This crate builds for the host and for `wasm32-unknown-unknown`; it depends on serde only,
-//! never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
+//! This crate builds for the host and for `wasm32-unknown-unknown`; it depends on serde (and RustCrypto's
+//! `hmac`/`sha2` for the handshake) only, never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
 pub mod args;
 pub mod code_adapter;
 pub mod fetch;
+pub mod handshake;
 pub mod keys;
 pub mod lint;
 pub mod names;
@@ -22,9 +23,11 @@ pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 
-/// Version of the wire protocol, exchanged in `hello` / `welcome`. 2: pages announce adapter tools
-/// by name, adapters travel packed, `hello` carries the code adapters' declarations.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Version of the wire protocol, exchanged in `hello` / `welcome` and in the handshake's
+/// subprotocols. 3 (one step over 1): the mutual proof of the secret in [`handshake`]; pages
+/// announce adapter tools by name, adapters travel packed, `hello` carries the code adapters'
+/// declarations. A side of any other version is told so.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest WebSocket frame or page message either side accepts, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

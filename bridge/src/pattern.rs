@@ -215,9 +215,90 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == b'*')
 }
 
+/// Whether `url` is an http(s) URL: the only kind Tabwire opens or navigates a tab to (not
+/// `javascript:`, `data:`, `file:`, `chrome:` or another extension's pages).
+pub fn is_web_url(url: &str) -> bool {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+    scheme.is_some_and(is_web_scheme)
+}
+
+fn is_web_scheme(scheme: &str) -> bool {
+    scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+}
+
+/// The scheme `url` has as a browser reads it (leading blanks and any tab or newline dropped, as
+/// the URL standard does), or `None` for a relative URL.
+pub fn scheme_of(url: &str) -> Option<String> {
+    let read: String = url
+        .trim_start_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .take_while(|c| !matches!(c, '/' | '?' | '#'))
+        .collect();
+    let (scheme, _) = read.split_once(':')?;
+    let mut chars = scheme.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then(|| scheme.to_owned())
+}
+
+/// Whether a `navigate` step may load `url`: a relative URL (resolved against the page) or an
+/// http(s) one; never `javascript:`, `data:`, `file:` or any other scheme. Checked when an
+/// adapter loads (on the template's literal start) and again before navigating.
+pub fn is_navigable(url: &str) -> bool {
+    scheme_of(url).is_none_or(|scheme| is_web_scheme(&scheme))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn navigation_goes_to_relative_or_web_urls_only() {
+        for url in [
+            "results.html?q=a:b",
+            "/search?q=x",
+            "?page=2",
+            "#top",
+            "http://a/",
+            "HTTPS://a/b",
+            "//cdn.example/x",
+        ] {
+            assert!(is_navigable(url), "{url}");
+        }
+        for url in [
+            "javascript:alert(1)",
+            " JavaScript:alert(1)",
+            "java\nscript:alert(1)",
+            "\u{1}data:text/html,x",
+            "data:text/html,x",
+            "file:///etc/passwd",
+            "chrome://settings",
+            "vbscript:x",
+        ] {
+            assert!(!is_navigable(url), "{url:?}");
+        }
+    }
+
+    #[test]
+    fn only_http_and_https_urls_are_web_urls() {
+        for url in ["http://a/", "https://a.example/x?y", "HTTPS://A/"] {
+            assert!(is_web_url(url), "{url}");
+        }
+        for url in [
+            "javascript:alert(1)",
+            "data:text/html,<b>x</b>",
+            "file:///etc/passwd",
+            "chrome://settings",
+            "chrome-extension://abc/x.html",
+            "about:blank",
+            "/relative",
+            "",
+            " http://a/",
+        ] {
+            assert!(!is_web_url(url), "{url}");
+        }
+    }
 
     fn m(pattern: &str, url: &str) -> bool {
         MatchPattern::parse(pattern).unwrap().matches(url)

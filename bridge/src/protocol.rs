@@ -39,6 +39,8 @@ pub enum ErrorCode {
     PageCsp,
     Cancelled,
     TooLarge,
+    /// A bound on what one side can make the other hold was reached (tabs, tools, pending calls).
+    TooMany,
     Protocol,
     Internal,
 }
@@ -60,6 +62,7 @@ impl ErrorCode {
             ErrorCode::PageCsp => "PAGE_CSP",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::TooLarge => "TOO_LARGE",
+            ErrorCode::TooMany => "TOO_MANY",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -673,13 +676,13 @@ mod tests {
                                  "tools": [{"name": "count", "description": "Count."}]});
         golden_to_server(
             ToServer::Hello {
-                protocol: 2,
+                protocol: 3,
                 extension_version: String::new(),
                 instance_id: String::new(),
                 browser: BrowserInfo::default(),
                 code_adapters: vec![PackedAdapter::from_json(declaration.clone()).unwrap()],
             },
-            json!({"type":"hello","protocol":2,"extension_version":"","instance_id":"",
+            json!({"type":"hello","protocol":3,"extension_version":"","instance_id":"",
                    "browser":{"name":"","version":"","user_agent":""},
                    "code_adapters":[declaration]}),
         );

@@ -69,7 +69,7 @@ fn bridge_depends_on_serde_only() {
     );
     for dep in deps {
         assert!(
-            ["serde", "serde_json", "thiserror"].contains(&dep.as_str()),
+            ["serde", "serde_json", "thiserror", "hmac", "sha2"].contains(&dep.as_str()),
             "bridge must stay portable (native + wasm32, no runtime or browser bindings), but depends on {dep}"
         );
     }

@@ -298,7 +298,8 @@ pub fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {
         .collect()
 }
 
-/// The `*.json` files directly in `dir`, sorted so the load order is stable.
+/// The `*.json` files directly in `dir`, sorted so the load order is stable. A symbolic link that
+/// leads out of `dir` is refused (and not read: its target's text would show in errors).
 fn json_files(dir: &Path, problems: &mut Vec<FileProblem>) -> Vec<PathBuf> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -313,9 +314,36 @@ fn json_files(dir: &Path, problems: &mut Vec<FileProblem>) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "json") && path.is_file())
+        .filter(|path| {
+            let inside = stays_inside(dir, path);
+            if !inside {
+                problems.push(file_problem(
+                    &path.display().to_string(),
+                    format!(
+                        "a symbolic link to a file outside {}: refused (an adapter directory holds \
+                         its own files)",
+                        dir.display()
+                    ),
+                ));
+            }
+            inside
+        })
         .collect();
     files.sort();
     files
+}
+
+/// Whether `path` (an entry of `dir`) is a file of `dir`, or a link to one; not a link leading
+/// elsewhere.
+fn stays_inside(dir: &Path, path: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return true;
+    }
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(path)) {
+        (Ok(dir), Ok(target)) => target.parent() == Some(dir.as_path()),
+        _ => false,
+    }
 }
 
 fn file_problem(file: &str, message: String) -> FileProblem {
@@ -345,6 +373,42 @@ mod tests {
             adapter: adapter.into(),
             pattern: pattern.into(),
         }
+    }
+
+    #[test]
+    fn a_symlink_out_of_an_adapter_directory_is_refused_unread() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("adapters");
+        std::fs::create_dir(&dir).unwrap();
+        let outside = root.path().join("private.json");
+        std::fs::write(&outside, r#"{"secret": "do not show me"}"#).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("leak.json")).unwrap();
+        std::fs::write(dir.join("mini.json"), MINI).unwrap();
+        std::os::unix::fs::symlink(dir.join("mini.json"), dir.join("alias.json")).unwrap();
+        let loaded = load(std::slice::from_ref(&dir), &[]).unwrap();
+        let shown: Vec<String> = loaded.problems.iter().map(ToString::to_string).collect();
+        assert!(
+            shown.iter().any(|p| p.contains("leak.json")
+                && p.contains("a symbolic link to a file outside")),
+            "{shown:?}"
+        );
+        assert!(
+            !shown.iter().any(|p| p.contains("do not show me")),
+            "{shown:?}"
+        );
+        // A link to a file of the directory itself is one more name for it.
+        assert!(
+            !shown.iter().any(|p| p.contains("alias.json: a symbolic")),
+            "{shown:?}"
+        );
+        assert!(loaded.adapters.iter().any(|a| a.name == "mini"));
+        let report = check(&[dir]);
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.to_string().contains("a symbolic link to a file outside")),
+        );
     }
 
     #[test]

@@ -1,53 +1,28 @@
-//! Who may open the browser WebSocket: the decision on a handshake request, kept a pure function.
+//! Who may open the browser WebSocket: the decision on a handshake request (a pure function), and
+//! what becomes of a client that failed to prove the pairing secret (the diagnostics record that
+//! `tabwire status` and `tabwire doctor` read, and a rate-limited log line).
 //!
-//! Any web page can open `ws://127.0.0.1:PORT`, so a handshake is accepted only when its `Origin`
-//! is exactly `chrome-extension://<our id>` and its `Sec-WebSocket-Protocol` list offers
-//! `tabwire.v1` and `tabwire.secret.<secret>` (compared in constant time). The URL is never
-//! looked at: a secret there would end up in logs and histories.
-//!
-//! Another `tabwire` process (a peer, or `tabwire status`) offers `tabwire.peer.v1` or
-//! `tabwire.status.v1` plus the same secret, with no `Origin` or `Origin: tabwire-peer`: a
-//! browser page or extension can never pass as one.
+//! Any web page can open `ws://127.0.0.1:PORT`, so a browser's handshake is accepted only when
+//! its `Origin` is exactly `chrome-extension://<our id>`. Another `tabwire` process (a peer, or
+//! `tabwire status`) sends no `Origin` or `Origin: tabwire-peer`, which no browser page or
+//! extension can send. Every client offers its role's subprotocol and a fresh nonce; the secret
+//! is proved both ways after the upgrade (`bridge::handshake`), never sent. The URL is never
+//! looked at. A client of the previous protocol, which offered the secret itself in a
+//! subprotocol, is refused with a clear message (and that subprotocol is never logged).
 
-use subtle::ConstantTimeEq;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bridge::handshake::{Nonce, Role};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, header};
 
 use crate::pairing::Secret;
 
-/// The subprotocol both sides speak; the server answers with it.
-pub const PROTOCOL: &str = "tabwire.v1";
-
-/// The subprotocol of another tabwire process relaying its MCP client's calls to this hub.
-pub const PEER_PROTOCOL: &str = "tabwire.peer.v1";
-
-/// The subprotocol of `tabwire status`: one status frame, then close.
-pub const STATUS_PROTOCOL: &str = "tabwire.status.v1";
-
 /// The `Origin` a peer may send (it needs none).
 pub const PEER_ORIGIN: &str = "tabwire-peer";
 
-const SECRET_PREFIX: &str = "tabwire.secret.";
-
-/// Who an accepted handshake came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Browser,
-    Peer,
-    Status,
-}
-
-impl Client {
-    /// The subprotocol the server answers with.
-    pub fn protocol(self) -> &'static str {
-        match self {
-            Client::Browser => PROTOCOL,
-            Client::Peer => PEER_PROTOCOL,
-            Client::Status => STATUS_PROTOCOL,
-        }
-    }
-}
-
-/// What a handshake must present.
+/// What a handshake must present, and the secret the exchange after it proves.
 #[derive(Debug, Clone)]
 pub struct HandshakePolicy {
     expected_origin: String,
@@ -67,20 +42,34 @@ impl HandshakePolicy {
     }
 }
 
+/// An accepted handshake: who the client says it is, and its nonce for the exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub role: Role,
+    pub nonce: Nonce,
+}
+
 /// Why a handshake was refused. The `Display` text is the HTTP 403 body: short, and never
 /// containing anything the client sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     #[error("origin not allowed")]
     OriginNotAllowed,
-    #[error("subprotocol tabwire.v1 not offered")]
+    #[error("subprotocol tabwire.v3 not offered")]
     ProtocolNotOffered,
-    #[error("missing or wrong pairing secret")]
-    BadSecret,
+    #[error(
+        "this client speaks an older tabwire protocol (1 or 2), which sent the pairing secret \
+         itself; this tabwire speaks protocol {}: update the client (reload the extension, restart \
+         the other tabwire)",
+        bridge::PROTOCOL_VERSION
+    )]
+    OldProtocol(Role),
+    #[error("no nonce offered (subprotocol tabwire.nonce.<64 hex digits>)")]
+    NoNonce,
 }
 
 /// Accepts the handshake whose headers are `headers`, or says why not.
-pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Client, Refusal> {
+pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Offer, Refusal> {
     let offered = || {
         headers
             .get_all(header::SEC_WEBSOCKET_PROTOCOL)
@@ -89,48 +78,128 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Client
             .flat_map(|v| v.split(','))
             .map(str::trim)
     };
+    let role = offered().find_map(Role::from_subprotocol);
     let origin = headers.get(header::ORIGIN);
-    let tool_client = if offered().any(|p| p == PEER_PROTOCOL) {
-        Some(Client::Peer)
-    } else if offered().any(|p| p == STATUS_PROTOCOL) {
-        Some(Client::Status)
-    } else {
-        None
+    let Some(role) = role else {
+        let legacy = Role::ALL
+            .into_iter()
+            .find(|r| offered().any(|p| p == r.legacy_subprotocol()));
+        return Err(if let Some(role) = legacy {
+            Refusal::OldProtocol(role)
+        } else if origin.is_some_and(|o| o.as_bytes() != policy.expected_origin.as_bytes()) {
+            Refusal::OriginNotAllowed
+        } else {
+            Refusal::ProtocolNotOffered
+        });
     };
-    if let Some(client) = tool_client {
+    let origin_ok = match role {
         // Browsers always send an Origin, and never this one: no page or extension is a peer.
-        if origin.is_some_and(|o| o.as_bytes() != PEER_ORIGIN.as_bytes()) {
-            return Err(Refusal::OriginNotAllowed);
-        }
-        return check_secret(policy, offered()).map(|()| client);
-    }
-    let origin = origin.ok_or(Refusal::OriginNotAllowed)?;
-    // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
-    if origin.as_bytes() != policy.expected_origin.as_bytes() {
+        Role::Peer | Role::Status => origin.is_none_or(|o| o.as_bytes() == PEER_ORIGIN.as_bytes()),
+        // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
+        Role::Browser => origin.is_some_and(|o| o.as_bytes() == policy.expected_origin.as_bytes()),
+    };
+    if !origin_ok {
         return Err(Refusal::OriginNotAllowed);
     }
-    if !offered().any(|p| p == PROTOCOL) {
-        return Err(Refusal::ProtocolNotOffered);
-    }
-    check_secret(policy, offered()).map(|()| Client::Browser)
+    let nonce = offered()
+        .find_map(Nonce::from_subprotocol)
+        .ok_or(Refusal::NoNonce)?;
+    Ok(Offer { role, nonce })
 }
 
-fn check_secret<'a>(
-    policy: &HandshakePolicy,
-    offered: impl Iterator<Item = &'a str>,
-) -> Result<(), Refusal> {
-    let expected = policy.secret.expose().as_bytes();
-    // Fold over every offered secret without stopping early, so timing says nothing about
-    // which entry (if any) matched.
-    let matched = offered
-        .filter_map(|p| p.strip_prefix(SECRET_PREFIX))
-        .fold(subtle::Choice::from(0), |acc, candidate| {
-            acc | candidate.as_bytes().ct_eq(expected)
-        });
-    if bool::from(matched) {
-        Ok(())
-    } else {
-        Err(Refusal::BadSecret)
+// ----- failed proofs ----------------------------------------------------------------------
+
+/// A client that connected but did not prove it knows the pairing secret, or could not check
+/// this tabwire's proof (it holds another secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProofFailure {
+    /// `the extension`, `a tabwire peer` or `` `tabwire status` ``.
+    pub client: &'static str,
+    /// The `Origin` it sent, if any.
+    pub origin: Option<String>,
+    pub what: ProofFailureKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProofFailureKind {
+    /// It refused this tabwire's proof: it holds a different secret.
+    OtherSecret,
+    /// It answered with a wrong proof, or something else: it does not know the secret.
+    WrongProof,
+    /// It stayed silent until the handshake deadline.
+    NoProof,
+    /// It speaks protocol 1 or 2 (it sent its secret in the clear).
+    OldProtocol,
+}
+
+impl ProofFailure {
+    pub fn new(role: Role, origin: Option<&str>, what: ProofFailureKind) -> Self {
+        ProofFailure {
+            client: match role {
+                Role::Browser => "the extension",
+                Role::Peer => "a tabwire peer",
+                Role::Status => "`tabwire status`",
+            },
+            origin: origin.map(str::to_owned),
+            what,
+        }
+    }
+
+    /// One line for the log.
+    pub fn describe(&self) -> String {
+        let who = self.client;
+        let origin = self
+            .origin
+            .as_deref()
+            .map(|o| format!(" (origin {o})"))
+            .unwrap_or_default();
+        match self.what {
+            ProofFailureKind::OtherSecret => format!(
+                "pairing mismatch: {who}{origin} tried with a different secret (pair it again: \
+                 `tabwire pair`)"
+            ),
+            ProofFailureKind::WrongProof => {
+                format!("{who}{origin} did not prove it knows the pairing secret")
+            }
+            ProofFailureKind::NoProof => {
+                format!("{who}{origin} connected and never proved it knows the pairing secret")
+            }
+            ProofFailureKind::OldProtocol => format!(
+                "{who}{origin} of an older version (protocol 1 or 2) tried to connect: update it"
+            ),
+        }
+    }
+}
+
+/// Where failed proofs go: the diagnostics record (`tabwire status` and `tabwire doctor` read
+/// it), for every client that offered a wrong secret, and the log, at most one of each kind a
+/// second (a flood of bad clients costs no log).
+#[derive(Default)]
+pub struct ProofFailures {
+    last_logged: Mutex<HashMap<ProofFailureKind, Instant>>,
+}
+
+impl ProofFailures {
+    const EVERY: Duration = Duration::from_secs(1);
+
+    pub fn record(&self, failure: &ProofFailure) {
+        if matches!(
+            failure.what,
+            ProofFailureKind::OtherSecret | ProofFailureKind::WrongProof
+        ) {
+            crate::diagnostics::pairing_failed(failure.origin.as_deref());
+        }
+        let mut last = self
+            .last_logged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = last.get(&failure.what)
+            && at.elapsed() < Self::EVERY
+        {
+            return;
+        }
+        last.insert(failure.what, Instant::now());
+        tracing::warn!("{}", failure.describe());
     }
 }
 
@@ -149,6 +218,10 @@ mod tests {
         HandshakePolicy::new(ID, secret())
     }
 
+    fn nonce() -> Nonce {
+        Nonce([7; 32])
+    }
+
     fn request(uri: &str, origin: Option<&str>, protocols: Option<&str>) -> Request<()> {
         let mut builder = Request::get(uri);
         if let Some(origin) = origin {
@@ -160,46 +233,40 @@ mod tests {
         builder.body(()).unwrap()
     }
 
-    fn decide(uri: &str, origin: Option<&str>, protocols: Option<&str>) -> Result<Client, Refusal> {
-        authorize(&policy(), request(uri, origin, protocols).headers())
+    fn decide(origin: Option<&str>, protocols: Option<&str>) -> Result<Offer, Refusal> {
+        authorize(&policy(), request("/", origin, protocols).headers())
     }
 
-    fn good_protocols() -> String {
-        format!("tabwire.v1, tabwire.secret.{}", secret().expose())
+    fn offer(role: Role) -> String {
+        format!("{}, {}", role.subprotocol(), nonce().subprotocol())
     }
 
-    #[test]
-    fn our_extension_with_the_secret_is_accepted() {
-        let origin = format!("chrome-extension://{ID}");
-        assert_eq!(
-            decide("/", Some(&origin), Some(&good_protocols())),
-            Ok(Client::Browser)
-        );
-        // Order and spacing of the list do not matter.
-        let reversed = format!("tabwire.secret.{},tabwire.v1", secret().expose());
-        assert_eq!(
-            decide("/", Some(&origin), Some(&reversed)),
-            Ok(Client::Browser)
-        );
+    fn ours() -> String {
+        format!("chrome-extension://{ID}")
     }
 
     #[test]
-    fn protocols_split_over_several_headers_are_accepted() {
+    fn our_extension_offering_a_nonce_is_accepted() {
+        let wanted = Ok(Offer {
+            role: Role::Browser,
+            nonce: nonce(),
+        });
+        assert_eq!(decide(Some(&ours()), Some(&offer(Role::Browser))), wanted);
+        // Order and spacing of the list do not matter, nor several headers.
+        let reversed = format!("{},tabwire.v3", nonce().subprotocol());
+        assert_eq!(decide(Some(&ours()), Some(&reversed)), wanted);
         let req = Request::get("/")
-            .header("Origin", format!("chrome-extension://{ID}"))
-            .header("Sec-WebSocket-Protocol", "tabwire.v1")
-            .header(
-                "Sec-WebSocket-Protocol",
-                format!("tabwire.secret.{}", secret().expose()),
-            )
+            .header("Origin", ours())
+            .header("Sec-WebSocket-Protocol", "tabwire.v3")
+            .header("Sec-WebSocket-Protocol", nonce().subprotocol())
             .body(())
             .unwrap();
-        assert_eq!(authorize(&policy(), req.headers()), Ok(Client::Browser));
+        assert_eq!(authorize(&policy(), req.headers()), wanted);
     }
 
     #[test]
     fn foreign_origins_are_refused() {
-        let protocols = good_protocols();
+        let protocols = offer(Role::Browser);
         for origin in [
             "http://127.0.0.1:17373",
             "https://evil.example",
@@ -210,59 +277,58 @@ mod tests {
             "null",
         ] {
             assert_eq!(
-                decide("/", Some(origin), Some(&protocols)),
+                decide(Some(origin), Some(&protocols)),
                 Err(Refusal::OriginNotAllowed),
                 "{origin}"
             );
         }
         assert_eq!(
-            decide("/", None, Some(&protocols)),
+            decide(None, Some(&protocols)),
+            Err(Refusal::OriginNotAllowed)
+        );
+        assert_eq!(
+            decide(Some("https://evil.example"), None),
             Err(Refusal::OriginNotAllowed)
         );
     }
 
     #[test]
-    fn missing_short_or_wrong_secrets_are_refused() {
-        let origin = format!("chrome-extension://{ID}");
-        let s = secret();
+    fn a_client_without_a_role_or_a_nonce_is_refused() {
+        assert_eq!(
+            decide(Some(&ours()), None),
+            Err(Refusal::ProtocolNotOffered)
+        );
+        assert_eq!(
+            decide(Some(&ours()), Some(&nonce().subprotocol())),
+            Err(Refusal::ProtocolNotOffered)
+        );
         for protocols in [
-            "tabwire.v1".to_owned(),
-            format!("tabwire.v1, tabwire.secret.{}", "0".repeat(64)),
-            format!("tabwire.v1, tabwire.secret.{}", &s.expose()[..63]),
-            format!("tabwire.v1, tabwire.secret.{}0", s.expose()),
-            format!("tabwire.v1, {}", s.expose()),
-            "tabwire.v1, tabwire.secret.".to_owned(),
+            "tabwire.v3".to_owned(),
+            "tabwire.v3, tabwire.nonce.".to_owned(),
+            format!("tabwire.v3, tabwire.nonce.{}", "ab".repeat(31)),
+            format!("tabwire.v3, tabwire.nonce.{}", "zz".repeat(32)),
         ] {
             assert_eq!(
-                decide("/", Some(&origin), Some(&protocols)),
-                Err(Refusal::BadSecret),
+                decide(Some(&ours()), Some(&protocols)),
+                Err(Refusal::NoNonce),
                 "{protocols}"
             );
         }
-        assert_eq!(
-            decide("/", Some(&origin), None),
-            Err(Refusal::ProtocolNotOffered)
-        );
     }
 
     #[test]
-    fn the_secret_in_the_url_is_not_accepted() {
-        let origin = format!("chrome-extension://{ID}");
-        let uri = format!("/?secret={}", secret().expose());
-        assert_eq!(
-            decide(&uri, Some(&origin), Some("tabwire.v1")),
-            Err(Refusal::BadSecret)
-        );
-    }
-
-    #[test]
-    fn the_secret_without_tabwire_v1_is_refused() {
-        let origin = format!("chrome-extension://{ID}");
-        let protocols = format!("tabwire.secret.{}", secret().expose());
-        assert_eq!(
-            decide("/", Some(&origin), Some(&protocols)),
-            Err(Refusal::ProtocolNotOffered)
-        );
+    fn a_client_of_protocol_1_or_2_is_told_to_update_and_never_sees_its_secret_back() {
+        let secret = secret();
+        for (origin, legacy) in [
+            (Some(ours()), "tabwire.v1"),
+            (None, "tabwire.peer.v1"),
+            (None, "tabwire.status.v1"),
+        ] {
+            let protocols = format!("{legacy}, tabwire.secret.{}", secret.expose());
+            let refusal = decide(origin.as_deref(), Some(&protocols)).unwrap_err();
+            assert!(matches!(refusal, Refusal::OldProtocol(_)), "{refusal:?}");
+            assert!(refusal.to_string().contains("protocol 3"));
+        }
     }
 
     #[test]
@@ -270,60 +336,62 @@ mod tests {
         for refusal in [
             Refusal::OriginNotAllowed,
             Refusal::ProtocolNotOffered,
-            Refusal::BadSecret,
+            Refusal::OldProtocol(Role::Browser),
+            Refusal::NoNonce,
         ] {
             assert!(!refusal.to_string().contains(secret().expose()));
         }
     }
 
     #[test]
-    fn a_peer_with_the_secret_is_accepted_without_origin_or_with_the_peer_origin() {
-        for (wanted, protocol) in [
-            (Client::Peer, PEER_PROTOCOL),
-            (Client::Status, STATUS_PROTOCOL),
-        ] {
-            let protocols = format!("{protocol}, tabwire.secret.{}", secret().expose());
-            assert_eq!(decide("/", None, Some(&protocols)), Ok(wanted));
-            assert_eq!(decide("/", Some(PEER_ORIGIN), Some(&protocols)), Ok(wanted));
-            assert_eq!(wanted.protocol(), protocol);
-        }
-    }
-
-    #[test]
-    fn a_peer_must_present_the_secret() {
-        for protocols in [
-            PEER_PROTOCOL.to_owned(),
-            format!("{PEER_PROTOCOL}, tabwire.secret.{}", "0".repeat(64)),
-            format!("{STATUS_PROTOCOL}, tabwire.secret."),
-        ] {
-            assert_eq!(
-                decide("/", None, Some(&protocols)),
-                Err(Refusal::BadSecret),
-                "{protocols}"
-            );
+    fn a_peer_is_accepted_without_origin_or_with_the_peer_origin() {
+        for role in [Role::Peer, Role::Status] {
+            let wanted = Ok(Offer {
+                role,
+                nonce: nonce(),
+            });
+            assert_eq!(decide(None, Some(&offer(role))), wanted);
+            assert_eq!(decide(Some(PEER_ORIGIN), Some(&offer(role))), wanted);
         }
     }
 
     #[test]
     fn a_browser_origin_is_never_accepted_as_a_peer() {
-        for protocol in [PEER_PROTOCOL, STATUS_PROTOCOL] {
-            let protocols = format!(
-                "{protocol}, tabwire.v1, tabwire.secret.{}",
-                secret().expose()
-            );
+        for role in [Role::Peer, Role::Status] {
+            let protocols = format!("{}, tabwire.v3", offer(role));
             for origin in [
-                format!("chrome-extension://{ID}"),
+                ours(),
                 "http://127.0.0.1:17373".to_owned(),
                 "https://evil.example".to_owned(),
                 "null".to_owned(),
                 format!("{PEER_ORIGIN}.evil"),
             ] {
                 assert_eq!(
-                    decide("/", Some(&origin), Some(&protocols)),
+                    decide(Some(&origin), Some(&protocols)),
                     Err(Refusal::OriginNotAllowed),
                     "{origin}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn failures_are_described_for_the_log_and_never_hold_a_secret() {
+        let failure = ProofFailure::new(
+            Role::Browser,
+            Some("chrome-extension://x"),
+            ProofFailureKind::OtherSecret,
+        );
+        assert_eq!(
+            failure.describe(),
+            "pairing mismatch: the extension (origin chrome-extension://x) tried with a different \
+             secret (pair it again: `tabwire pair`)"
+        );
+        let silent = ProofFailure::new(Role::Status, None, ProofFailureKind::NoProof);
+        assert!(
+            silent
+                .describe()
+                .starts_with("`tabwire status` connected and never proved")
+        );
     }
 }

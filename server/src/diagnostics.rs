@@ -116,9 +116,11 @@ pub fn connect_window_end() -> Option<Instant> {
 pub fn not_connected_advice(port: u16, link: Option<&Link>) -> String {
     let why = match link {
         Some(Link::PortInUse) => format!(
-            "No browser can connect: port {port} on 127.0.0.1 is held by another program (or a \
-             tabwire with another pairing secret). Ask the user to stop that program, or to move \
-             Tabwire to a free port with `tabwire setup --port N` and reload the extension."
+            "No browser can connect: something else is listening on port {port} of 127.0.0.1 \
+             and did not prove it knows the pairing secret (another program, or a tabwire with \
+             another pairing secret), so tabwire told it nothing. Ask the user to stop that \
+             program, or to move Tabwire to a free port with `tabwire setup --port N` and \
+             reload the extension."
         ),
         Some(Link::Failed(reason)) => {
             format!("No browser can connect: tabwire cannot listen on 127.0.0.1:{port} ({reason}).")

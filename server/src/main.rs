@@ -13,6 +13,7 @@ mod doctor;
 mod extension;
 mod http;
 mod hub;
+mod listen;
 mod mcp;
 mod mcpb;
 mod pairing;
@@ -187,7 +188,10 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         instance_id: uuid::Uuid::new_v4().to_string(),
         adapters: loaded.adapters,
     }));
-    let policy = Arc::new(auth::HandshakePolicy::new(&args.extension_id, secret));
+    let policy = Arc::new(auth::HandshakePolicy::new(
+        &args.extension_id,
+        secret.clone(),
+    ));
     let marker = pairing::browser_seen_marker(&secret_path);
     let browser_expected = marker.exists();
 
@@ -211,7 +215,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
             ));
         }
         match args.http {
-            Some(addr) => http::serve_http(hub, addr, browser_expected)
+            Some(addr) => http::serve_http(hub, addr, browser_expected, secret)
                 .await
                 .map_err(anyhow::Error::from),
             None => mcp::serve_stdio(hub, browser_expected)

@@ -37,6 +37,10 @@ use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
 /// first change.
 const COALESCE: Duration = Duration::from_millis(20);
 
+/// At most one `tools/list_changed` per this long, whatever a page does: changes meanwhile are
+/// announced together by the next one.
+const MIN_NOTICE_INTERVAL: Duration = Duration::from_millis(500);
+
 /// How long the first `tools/list` waits for an expected browser's tools.
 const FIRST_LIST_WAIT: Duration = Duration::from_millis(1500);
 
@@ -175,7 +179,7 @@ impl TabwireMcp {
             Some(Value::String(url)) => url.clone(),
             _ => return Err(bad_argument("browser_open", "needs a string `url`")),
         };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        if !bridge::pattern::is_web_url(&url) {
             return Err(bad_argument(
                 "browser_open",
                 &format!("{url:?} is not an http:// or https:// URL"),
@@ -439,9 +443,9 @@ impl TabwireMcp {
 
     /// Sends the legacy `notifications/tools/list_changed` after every (coalesced) change.
     fn spawn_legacy_notifier(&self, peer: rmcp::Peer<RoleServer>) {
-        let mut generation = self.hub.subscribe_tools();
+        let mut changes = ToolChanges::new(self.hub.subscribe_tools());
         tokio::spawn(async move {
-            while next_change(&mut generation).await {
+            while changes.next().await {
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!(error = %e, "client gone; no more tool-list notifications");
                     break;
@@ -512,14 +516,33 @@ fn spawn_progress_forwarder(
     report
 }
 
-/// Waits for the next tool-set change and lets its burst settle; false when the hub is gone.
-async fn next_change(generation: &mut watch::Receiver<u64>) -> bool {
-    if generation.changed().await.is_err() {
-        return false;
+/// The tool-set changes one client hears of, coalesced: a burst is announced once it settled
+/// ([`COALESCE`]), and never sooner than [`MIN_NOTICE_INTERVAL`] after the last announcement.
+struct ToolChanges {
+    generation: watch::Receiver<u64>,
+    last: Option<tokio::time::Instant>,
+}
+
+impl ToolChanges {
+    fn new(generation: watch::Receiver<u64>) -> Self {
+        ToolChanges {
+            generation,
+            last: None,
+        }
     }
-    tokio::time::sleep(COALESCE).await;
-    generation.mark_unchanged();
-    true
+
+    /// Waits for the next change to announce; false when the hub is gone.
+    async fn next(&mut self) -> bool {
+        if self.generation.changed().await.is_err() {
+            return false;
+        }
+        let settled = tokio::time::Instant::now() + COALESCE;
+        let allowed = self.last.map_or(settled, |last| last + MIN_NOTICE_INTERVAL);
+        tokio::time::sleep_until(settled.max(allowed)).await;
+        self.generation.mark_unchanged();
+        self.last = Some(tokio::time::Instant::now());
+        true
+    }
 }
 
 impl ServerHandler for TabwireMcp {
@@ -680,13 +703,13 @@ impl ServerHandler for TabwireMcp {
             .flatten()
             .cloned()
             .collect();
-        let mut generation = self.hub.subscribe_tools();
+        let mut tool_changes = ToolChanges::new(self.hub.subscribe_tools());
         let mut changes = ResourceChanges::new(&self.hub);
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 () = stdin_closed(self.closing.clone()) => return Ok(()),
-                changed = next_change(&mut generation), if tools => {
+                changed = tool_changes.next(), if tools => {
                     if !changed {
                         return Ok(());
                     }
@@ -911,6 +934,31 @@ fn site_tool(spec: &ToolSpec) -> Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flood_of_tool_changes_is_announced_at_a_bounded_rate() {
+        let (bump, generation) = watch::channel(0u64);
+        let mut changes = ToolChanges::new(generation);
+        let flood = tokio::spawn(async move {
+            // A page re-registering every millisecond for 5 s.
+            for _ in 0..5000 {
+                bump.send_modify(|g| *g += 1);
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        let started = tokio::time::Instant::now();
+        let mut announced = 0;
+        while changes.next().await {
+            announced += 1;
+        }
+        flood.await.unwrap();
+        let seconds = started.elapsed().as_secs_f64();
+        assert!(
+            f64::from(announced) <= seconds / MIN_NOTICE_INTERVAL.as_secs_f64() + 1.0,
+            "{announced} announcements in {seconds} s"
+        );
+        assert!(announced >= 2, "the changes were still announced");
+    }
 
     #[test]
     fn the_hub_reserves_exactly_the_meta_tool_names() {

@@ -1,6 +1,6 @@
 //! Several MCP clients, one browser. The first `tabwire` process owns the loopback port (the
 //! hub); a later one connects to it as a peer over the same WebSocket (subprotocol
-//! `tabwire.peer.v1` plus the secret) and relays at the bridge level: to its own [`Hub`] the hub
+//! `tabwire.peer.v3`, after both proved the secret: `bridge::handshake`) and relays at the bridge level: to its own [`Hub`] the hub
 //! looks like one more browser extension (it pushes `hello`, `tools_snapshot`, `tab_focused` and
 //! `state_update` frames mirroring its own tabs), and the peer's `call_tool`, `open_tab`,
 //! `request_state` and `cancel` frames become calls on the hub, which gives them fresh request
@@ -8,13 +8,16 @@
 //! browser only while it has one (`peer_browser_gone` when it leaves), so a peer's calls fail
 //! with NOT_CONNECTED exactly when the hub's would.
 //!
-//! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v1`) and its answer.
+//! Also here: `tabwire status`'s question (subprotocol `tabwire.status.v3`) and its answer, and
+//! the client side of the handshake both use: the listener must prove it knows the secret before
+//! this side sends anything but its nonce.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use bridge::handshake::{self, Exchange, Role};
 use bridge::protocol::{BrowserInfo, RequestId};
 use bridge::{PROTOCOL_VERSION, ToExtension, ToServer};
 use futures_util::{SinkExt, StreamExt};
@@ -26,12 +29,14 @@ use tokio::task::AbortHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, header};
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::auth;
-use crate::hub::{Hub, PageProgress, TabInfo};
+use crate::hub::{Hub, Outbox, PageProgress, TabInfo};
 use crate::pairing::Secret;
+use crate::ws::{FrameRate, fresh_nonce, socket_config, spawn_writer};
 
 /// A peer that connects but does not introduce itself is dropped after this long.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -39,6 +44,9 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// A tabwire hub answers a handshake on loopback at once; a program that accepts and stays
 /// silent is not one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a listener that failed its proof has to answer our close.
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// A tabwire process: who a peer says it is in its first frame, and who the hub is.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -109,7 +117,7 @@ const BROWSER_GONE: &str = r#"{"type":"peer_browser_gone"}"#;
 
 /// Frames from the hub to one peer.
 #[derive(Clone)]
-struct PeerOutbox(mpsc::UnboundedSender<String>);
+struct PeerOutbox(Outbox);
 
 impl PeerOutbox {
     fn send(&self, message: ToServer) -> Result<(), mpsc::error::SendError<String>> {
@@ -119,12 +127,6 @@ impl PeerOutbox {
     fn browser_gone(&self) {
         let _ = self.0.send(BROWSER_GONE.to_owned());
     }
-}
-
-fn ws_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
-        .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES))
 }
 
 // ----- the hub side ---------------------------------------------------------------------------
@@ -157,7 +159,7 @@ pub async fn serve_peer<S>(socket: Socket<S>, hub: Arc<Hub>, peers: Arc<Peers>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut sink, mut frames) = socket.split();
+    let (sink, mut frames) = socket.split();
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, frames.next()).await {
         Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<PeerFrame>(text.as_str()),
         _ => {
@@ -176,21 +178,15 @@ where
     let pid = hello.pid;
     let peer_id = peers.add(hello);
 
-    let (frames_out, mut queue) = mpsc::unbounded_channel::<String>();
+    let (frames_out, writer) = spawn_writer(sink);
     let outbox = PeerOutbox(frames_out);
-    let writer = tokio::spawn(async move {
-        while let Some(frame) = queue.recv().await {
-            let frame = Message::Text(Utf8Bytes::from(frame));
-            if sink.send(frame).await.is_err() {
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
     let mirror = tokio::spawn(mirror_tabs(hub.clone(), outbox.clone()));
     let mut running: HashMap<RequestId, AbortHandle> = HashMap::new();
+    let mut rate = FrameRate::default();
+    let who = format!("tabwire peer {pid}");
 
     while let Some(frame) = frames.next().await {
+        rate.admit(&who).await;
         let text = match frame {
             Ok(Message::Text(text)) => text,
             Ok(Message::Close(_)) | Err(_) => break,
@@ -388,43 +384,79 @@ pub enum ConnectError {
     /// Nothing listens there (any more).
     #[error("no tabwire hub is running on 127.0.0.1:{0}")]
     NoHub(u16),
-    /// Something listens but refused us: another program, or a hub with another secret.
+    /// Something listens but did not prove it knows the pairing secret. It was sent nothing
+    /// but a nonce.
     #[error(
-        "port {0} on 127.0.0.1 is held by a program that refused tabwire's handshake \
-         (another program, or a tabwire with another pairing secret)"
+        "something else is listening on port {0} of 127.0.0.1: it did not prove it knows the \
+         pairing secret (another program, a tabwire paired with another secret, or an older \
+         tabwire), so it was told nothing"
     )]
-    Refused(u16),
+    Unproven(u16),
 }
 
-/// Opens a WebSocket to the hub on `port` speaking `protocol` (peer or status).
+/// Opens a WebSocket to the hub on `port` as `role` (peer or status), and runs the client side
+/// of the handshake: nothing but a fresh nonce goes out before the hub proved it knows the
+/// secret; then this side proves it back.
 pub async fn connect(
     port: u16,
     secret: &Secret,
-    protocol: &str,
+    role: Role,
 ) -> Result<Socket<TcpStream>, ConnectError> {
     let stream = TcpStream::connect(("127.0.0.1", port))
         .await
         .map_err(|_| ConnectError::NoHub(port))?;
     let _ = stream.set_nodelay(true);
+    let unproven = ConnectError::Unproven(port);
+    let nonce = fresh_nonce();
     let mut request = format!("ws://127.0.0.1:{port}/")
         .into_client_request()
-        .map_err(|_| ConnectError::Refused(port))?;
-    let offered = format!("{protocol}, tabwire.secret.{}", secret.expose());
-    let offered = HeaderValue::from_str(&offered).map_err(|_| ConnectError::Refused(port))?;
+        .map_err(|_| ConnectError::Unproven(port))?;
+    let offered = format!("{}, {}", role.subprotocol(), nonce.subprotocol());
+    let offered = HeaderValue::from_str(&offered).map_err(|_| ConnectError::Unproven(port))?;
     request
         .headers_mut()
         .insert(header::SEC_WEBSOCKET_PROTOCOL, offered);
     request
         .headers_mut()
         .insert(header::ORIGIN, HeaderValue::from_static(auth::PEER_ORIGIN));
-    let handshake = tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config()));
-    match tokio::time::timeout(CONNECT_TIMEOUT, handshake).await {
-        Ok(Ok((socket, _))) => Ok(socket),
-        Ok(Err(e)) => {
-            tracing::debug!(error = %e, "peer handshake failed");
-            Err(ConnectError::Refused(port))
-        }
-        Err(_) => Err(ConnectError::Refused(port)),
+    let proved = async {
+        let (mut socket, _) =
+            tokio_tungstenite::client_async_with_config(request, stream, Some(socket_config()))
+                .await
+                .map_err(|e| tracing::debug!(error = %e, "peer handshake failed"))?;
+        let first = match socket.next().await {
+            Some(Ok(Message::Text(text))) => text,
+            _ => return Err(()),
+        };
+        let checked =
+            Exchange::accept_server_proof(role, port, nonce, secret.expose(), first.as_str());
+        let exchange = match checked {
+            Ok(exchange) => exchange,
+            Err(e) => {
+                tracing::debug!(error = %e, "the listener's proof did not check");
+                let close = CloseFrame {
+                    code: CloseCode::from(handshake::CLOSE_UNPROVEN),
+                    reason: Utf8Bytes::from_static("the listener did not prove the secret"),
+                };
+                // Close politely (the close frame says why), without waiting long for the answer.
+                let closing = async {
+                    let _ = socket.close(Some(close)).await;
+                    while let Some(Ok(_)) = socket.next().await {}
+                };
+                let _ = tokio::time::timeout(CLOSE_TIMEOUT, closing).await;
+                return Err(());
+            }
+        };
+        let answer = exchange.client_proof_frame(secret.expose());
+        socket
+            .send(Message::Text(Utf8Bytes::from(answer)))
+            .await
+            .map_err(|_| ())?;
+        Ok(socket)
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, proved).await {
+        Ok(Ok(socket)) => Ok(socket),
+        Ok(Err(())) | Err(_) => Err(unproven),
     }
 }
 
@@ -440,21 +472,9 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
     {
         return;
     }
-    let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+    let (outbox, writer) = spawn_writer(sink);
     // The hub's browser becomes ours with the hub's first frame (its `hello`).
     let mut conn = None;
-    let writer = tokio::spawn(async move {
-        while let Some(frame) = queue.recv().await {
-            if sink
-                .send(Message::Text(Utf8Bytes::from(frame)))
-                .await
-                .is_err()
-            {
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
     while let Some(frame) = frames.next().await {
         match frame {
             Ok(Message::Text(text)) if text.as_str() == BROWSER_GONE => {
@@ -478,7 +498,7 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
 
 /// Asks the hub on `port` for its status.
 pub async fn fetch_status(port: u16, secret: &Secret) -> Result<Status, StatusError> {
-    let mut socket = connect(port, secret, auth::STATUS_PROTOCOL).await?;
+    let mut socket = connect(port, secret, Role::Status).await?;
     let frame = tokio::time::timeout(HELLO_TIMEOUT, socket.next())
         .await
         .map_err(|_| StatusError::NoAnswer)?;

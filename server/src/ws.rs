@@ -1,7 +1,9 @@
 //! The browser WebSocket on 127.0.0.1: binding the port (a port held by another program is
 //! reported, never fought over; one held by another tabwire is joined as a peer and taken over
-//! when that process exits), the authenticated handshake, and one reader loop plus one
-//! writer task per socket, which feed the [`Hub`] (peer and status sockets go to [`peer`]).
+//! when that process exits), the handshake (the origin check, then the mutual proof of the
+//! secret: this side proves first), and what every socket shares: the writer task, the reader's
+//! frame-rate bound and the size limits. Browser sockets feed the [`Hub`]; peer and status
+//! sockets go to [`peer`].
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -9,21 +11,42 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bridge::handshake::{self, Exchange, Nonce, Role};
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use crate::auth::{self, Client, HandshakePolicy};
-use crate::hub::{ConnId, Hub, Link};
+use crate::auth::{self, HandshakePolicy, Offer, ProofFailure, ProofFailureKind, ProofFailures};
+use crate::hub::{ConnId, Hub, Link, Outbox};
+use crate::listen::{self, AcceptErrors, RateLimitedLog};
 use crate::peer::{self, Peers};
 
-/// A client that connects but does not finish its handshake is dropped after this long.
+/// A client that connects but does not finish its handshake (the upgrade and both proofs) is
+/// dropped after this long.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// At most this many connections may be in their handshake at once; more are dropped at once,
+/// so a flood of silent connections cannot hold the process's file descriptors.
+const MAX_HANDSHAKING: usize = 32;
+
+/// At most this many authenticated sockets (browsers, peers, status) at once.
+const MAX_SOCKETS: usize = 64;
+
+/// How often a peer that found the port held by something else looks again.
+const HELD_PORT_RETRY: Duration = Duration::from_secs(3);
+
+/// Frames a socket may send per second before its reader is throttled (a flood costs the
+/// flooder time, not the server CPU; no frame is lost). Far above any browser's real rate.
+pub const MAX_FRAMES_PER_SECOND: u32 = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
@@ -49,8 +72,9 @@ const TAKEOVER_TRIES: u32 = 40;
 
 /// Binds the port and serves extensions on it until the process ends. When another tabwire
 /// holds the port, joins it as a peer, and tries to take the port over when that hub exits.
-/// When another program holds it, the hub learns why (its browser tools answer NOT_CONNECTED
-/// saying so) and MCP goes on. No process ever ends another.
+/// When something else holds it (a program that cannot prove it knows the pairing secret), the
+/// hub learns why (its browser tools answer NOT_CONNECTED saying so), MCP goes on, and the port
+/// is looked at again every few seconds. No process ever ends another.
 pub async fn run(
     port: u16,
     hub: Arc<Hub>,
@@ -58,6 +82,7 @@ pub async fn run(
     seen_marker: Option<PathBuf>,
 ) {
     let mut vacant_tries = 0;
+    let mut reported_held = false;
     loop {
         let error = match bind(port).await {
             Ok(listener) => {
@@ -68,41 +93,43 @@ pub async fn run(
             }
             Err(e) => e,
         };
-        if let BindError::InUse(_) = error {
-            match peer::connect(port, policy.secret(), auth::PEER_PROTOCOL).await {
-                Ok(socket) => {
-                    vacant_tries = 0;
-                    hub.set_link(Link::Listening);
-                    tracing::info!(%port, "another tabwire owns port {port}: joined it as a peer");
-                    peer::relay(socket, &hub).await;
-                    tracing::info!(%port, "the hub went away; trying to take over port {port}");
-                    jitter().await;
-                    continue;
-                }
-                Err(peer::ConnectError::NoHub(_)) if vacant_tries < TAKEOVER_TRIES => {
-                    // The hub is exiting and the port not free yet, or another peer is
-                    // binding it right now: look again shortly.
-                    vacant_tries += 1;
-                    jitter().await;
-                    continue;
-                }
-                Err(_) => {}
-            }
+        if let BindError::Other { .. } = error {
+            tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
+            hub.set_link(Link::Failed(error.to_string()));
+            return;
         }
-        match &error {
-            BindError::InUse(_) => {
-                tracing::error!(
-                    "{error}; browser tools will answer NOT_CONNECTED. Start tabwire \
-                    with --port N (and set the same port in the extension) to use another port"
-                );
-                hub.set_link(Link::PortInUse);
+        let held = match peer::connect(port, policy.secret(), Role::Peer).await {
+            Ok(socket) => {
+                vacant_tries = 0;
+                reported_held = false;
+                hub.set_link(Link::Listening);
+                tracing::info!(%port, "another tabwire owns port {port}: joined it as a peer");
+                peer::relay(socket, &hub).await;
+                tracing::info!(%port, "the hub went away; trying to take over port {port}");
+                jitter().await;
+                continue;
             }
-            BindError::Other { .. } => {
-                tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
-                hub.set_link(Link::Failed(error.to_string()));
+            // The hub is exiting and the port not free yet, or another peer is binding it
+            // right now: look again shortly.
+            Err(peer::ConnectError::NoHub(_)) if vacant_tries < TAKEOVER_TRIES => {
+                vacant_tries += 1;
+                jitter().await;
+                continue;
             }
+            Err(e) => e,
+        };
+        if !reported_held {
+            tracing::error!(
+                "{held}; browser tools will answer NOT_CONNECTED. Start tabwire with --port N \
+                 (and set the same port in the extension) to use another port; tabwire looks \
+                 at port {port} again every {} s",
+                HELD_PORT_RETRY.as_secs()
+            );
+            reported_held = true;
         }
-        return;
+        hub.set_link(Link::PortInUse);
+        vacant_tries = 0;
+        tokio::time::sleep(HELD_PORT_RETRY).await;
     }
 }
 
@@ -123,58 +150,64 @@ pub async fn serve(
     seen_marker: Option<PathBuf>,
 ) {
     let seen_marker: Option<Arc<Path>> = seen_marker.map(Arc::from);
+    let failures = Arc::new(ProofFailures::default());
     let peers = Arc::new(Peers::default());
     let port = listener.local_addr().map_or(0, |a| a.port());
+    let handshaking = Arc::new(Semaphore::new(MAX_HANDSHAKING));
+    let sockets = Arc::new(Semaphore::new(MAX_SOCKETS));
+    let mut errors = AcceptErrors::default();
+    let mut over_capacity = RateLimitedLog::default();
     loop {
-        match listener.accept().await {
-            Ok((stream, peer)) => {
-                let (hub, policy, seen_marker) = (hub.clone(), policy.clone(), seen_marker.clone());
-                let peers = peers.clone();
-                tokio::spawn(async move {
-                    let Some((socket, client)) = accept(stream, peer, &policy).await else {
-                        return;
-                    };
-                    match client {
-                        Client::Browser => serve_browser(socket, peer, hub, seen_marker).await,
-                        Client::Peer => peer::serve_peer(socket, hub, peers).await,
-                        Client::Status => peer::serve_status(socket, &hub, &peers, port).await,
-                    }
-                });
+        let (stream, peer) = listen::accept(&listener, &mut errors, "WebSocket").await;
+        let Ok(handshake) = handshaking.clone().try_acquire_owned() else {
+            over_capacity.warn(format_args!(
+                "{MAX_HANDSHAKING} connections are already in their handshake: dropped one from {peer}"
+            ));
+            continue;
+        };
+        let (hub, policy, seen_marker) = (hub.clone(), policy.clone(), seen_marker.clone());
+        let (peers, failures, sockets) = (peers.clone(), failures.clone(), sockets.clone());
+        tokio::spawn(async move {
+            let accepted = accept(stream, peer, port, &policy, &failures).await;
+            drop(handshake);
+            let Some((socket, role)) = accepted else {
+                return;
+            };
+            let Ok(_slot) = sockets.try_acquire_owned() else {
+                tracing::warn!(%peer, "{MAX_SOCKETS} sockets are open already: closed a new one");
+                return;
+            };
+            match role {
+                Role::Browser => serve_browser(socket, peer, hub, seen_marker).await,
+                Role::Peer => peer::serve_peer(socket, hub, peers).await,
+                Role::Status => peer::serve_status(socket, &hub, &peers, port).await,
             }
-            Err(e) => {
-                // Out of file descriptors and the like: wait a little rather than spin.
-                tracing::warn!(error = %e, "accepting a connection failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
+        });
     }
 }
 
-/// Accepts the upgrade with subprotocol `tabwire.v1`, or refuses it with HTTP 403.
+/// Accepts the upgrade with the client's role as subprotocol, or refuses it with HTTP 403.
 #[allow(
     clippy::result_large_err,
     reason = "tungstenite's handshake callback fixes these types"
 )]
 fn answer_handshake(
-    policy: &HandshakePolicy,
+    decision: Result<Offer, auth::Refusal>,
     peer: SocketAddr,
     request: &Request,
     mut response: Response,
 ) -> Result<Response, ErrorResponse> {
-    match auth::authorize(policy, request.headers()) {
-        Ok(client) => {
+    match decision {
+        Ok(offer) => {
             response.headers_mut().insert(
                 header::SEC_WEBSOCKET_PROTOCOL,
-                HeaderValue::from_static(client.protocol()),
+                HeaderValue::from_static(offer.role.subprotocol()),
             );
             Ok(response)
         }
         Err(refusal) => {
-            if refusal == auth::Refusal::BadSecret {
-                let origin = request.headers().get(header::ORIGIN);
-                crate::diagnostics::pairing_failed(origin.and_then(|o| o.to_str().ok()));
-            }
-            // The origin is no secret; the protocol list (which may hold one) is never logged.
+            // The origin is no secret; the protocol list (an old client's holds its secret)
+            // is never logged.
             tracing::warn!(%peer, origin = ?request.headers().get(header::ORIGIN),
                 reason = %refusal, "refused a WebSocket handshake");
             let mut refused = ErrorResponse::new(Some(refusal.to_string()));
@@ -184,39 +217,51 @@ fn answer_handshake(
     }
 }
 
-/// Runs the authenticated handshake; says who connected.
+/// Runs the handshake: the origin check, the upgrade, then the exchange of proofs. Says who
+/// connected, once it proved it knows the secret.
 async fn accept(
     mut stream: TcpStream,
     peer: SocketAddr,
+    port: u16,
     policy: &HandshakePolicy,
-) -> Option<(WebSocketStream<TcpStream>, Client)> {
+    failures: &ProofFailures,
+) -> Option<(WebSocketStream<TcpStream>, Role)> {
     // Calls are small request/response frames: send each at once.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
-    // One deadline for the probe check and the handshake: a silent connection is dropped after
-    // HANDSHAKE_TIMEOUT, not twice that.
+    // One deadline for the probe check, the upgrade and the proofs.
     let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
     if answered_probe(&mut stream, deadline).await {
         crate::diagnostics::probe_answered();
         return None;
     }
-    let mut client = Client::Browser;
+    let mut offer = None;
+    let mut origin = None;
     #[allow(
         clippy::result_large_err,
         reason = "tungstenite's handshake callback fixes these types"
     )]
     let check = |request: &Request, response: Response| {
-        if let Ok(who) = auth::authorize(policy, request.headers()) {
-            client = who;
+        let decision = auth::authorize(policy, request.headers());
+        origin = request
+            .headers()
+            .get(header::ORIGIN)
+            .and_then(|o| o.to_str().ok())
+            .map(str::to_owned);
+        if let Err(auth::Refusal::OldProtocol(role)) = decision {
+            failures.record(&ProofFailure::new(
+                role,
+                origin.as_deref(),
+                ProofFailureKind::OldProtocol,
+            ));
         }
-        answer_handshake(policy, peer, request, response)
+        offer = decision.ok();
+        answer_handshake(decision, peer, request, response)
     };
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
-        .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES));
-    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
-    let socket = match tokio::time::timeout_at(deadline, handshake).await {
+    let handshake =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(socket_config()));
+    let mut socket = match tokio::time::timeout_at(deadline, handshake).await {
         Ok(Ok(socket)) => socket,
         Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "WebSocket handshake failed");
@@ -227,7 +272,144 @@ async fn accept(
             return None;
         }
     };
-    Some((socket, client))
+    let offer = offer?;
+    match prove(&mut socket, offer, port, policy, deadline).await {
+        Ok(()) => Some((socket, offer.role)),
+        Err(failure) => {
+            failures.record(&ProofFailure::new(offer.role, origin.as_deref(), failure));
+            let close = CloseFrame {
+                code: CloseCode::from(handshake::CLOSE_BAD_PROOF),
+                reason: Utf8Bytes::from_static("the pairing secret was not proved"),
+            };
+            let _ = tokio::time::timeout_at(deadline, socket.close(Some(close))).await;
+            None
+        }
+    }
+}
+
+/// This side of the exchange (`bridge::handshake`): sends the server's proof, then waits for
+/// the client's and checks it. Nothing else is read or sent before.
+async fn prove<S>(
+    socket: &mut WebSocketStream<S>,
+    offer: Offer,
+    port: u16,
+    policy: &HandshakePolicy,
+    deadline: tokio::time::Instant,
+) -> Result<(), ProofFailureKind>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let exchange = Exchange {
+        role: offer.role,
+        port,
+        client: offer.nonce,
+        server: fresh_nonce(),
+    };
+    let secret = policy.secret().expose();
+    let first = Message::Text(Utf8Bytes::from(exchange.server_proof_frame(secret)));
+    let sent = tokio::time::timeout_at(deadline, socket.send(first)).await;
+    if !matches!(sent, Ok(Ok(()))) {
+        return Err(ProofFailureKind::NoProof);
+    }
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, socket.next()).await {
+            Err(_) | Ok(None) => return Err(ProofFailureKind::NoProof),
+            Ok(Some(frame)) => frame,
+        };
+        return match frame {
+            Ok(Message::Text(text)) => exchange
+                .check_client_proof_frame(secret, text.as_str())
+                .map_err(|_| ProofFailureKind::WrongProof),
+            Ok(Message::Close(Some(close)))
+                if u16::from(close.code) == handshake::CLOSE_UNPROVEN =>
+            {
+                Err(ProofFailureKind::OtherSecret)
+            }
+            Ok(Message::Ping(_) | Message::Pong(_)) => continue,
+            Ok(Message::Close(_)) | Err(_) => Err(ProofFailureKind::NoProof),
+            Ok(Message::Binary(_) | Message::Frame(_)) => Err(ProofFailureKind::WrongProof),
+        };
+    }
+}
+
+/// A fresh nonce from the operating system's generator.
+pub fn fresh_nonce() -> Nonce {
+    let mut bytes = [0u8; handshake::NONCE_BYTES];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator works");
+    Nonce(bytes)
+}
+
+/// The limits every socket to tabwire has, both ways.
+pub fn socket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(bridge::MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(bridge::MAX_MESSAGE_BYTES))
+}
+
+/// The one writer task of a socket: sends everything queued, then flushes once (a burst costs
+/// one syscall), until the queue's senders are gone or the socket fails; then closes it.
+pub fn spawn_writer<S>(mut sink: SplitSink<WebSocketStream<S>, Message>) -> (Outbox, JoinHandle<()>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = queue.recv().await {
+            let mut result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
+            while result.is_ok()
+                && let Ok(frame) = queue.try_recv()
+            {
+                result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
+            }
+            if let Err(e) = result.and(sink.flush().await) {
+                tracing::debug!(error = %e, "writing to a socket failed");
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    (outbox, writer)
+}
+
+/// Bounds how fast one socket's frames are read: a token bucket of
+/// [`MAX_FRAMES_PER_SECOND`]; past it the reader waits (logged once per socket).
+pub struct FrameRate {
+    tokens: f64,
+    last: tokio::time::Instant,
+    warned: bool,
+}
+
+impl Default for FrameRate {
+    fn default() -> Self {
+        FrameRate {
+            tokens: f64::from(MAX_FRAMES_PER_SECOND),
+            last: tokio::time::Instant::now(),
+            warned: false,
+        }
+    }
+}
+
+impl FrameRate {
+    /// Takes one frame's token, waiting for it when the socket is over its rate.
+    pub async fn admit(&mut self, who: &str) {
+        let rate = f64::from(MAX_FRAMES_PER_SECOND);
+        let now = tokio::time::Instant::now();
+        self.tokens = (self.tokens + now.duration_since(self.last).as_secs_f64() * rate).min(rate);
+        self.last = now;
+        if self.tokens < 1.0 {
+            if !self.warned {
+                tracing::warn!(
+                    "{who} sends more than {MAX_FRAMES_PER_SECOND} frames a second: throttled"
+                );
+                self.warned = true;
+            }
+            let wait = Duration::from_secs_f64((1.0 - self.tokens) / rate);
+            tokio::time::sleep(wait).await;
+            self.tokens = 1.0;
+            self.last = tokio::time::Instant::now();
+        }
+        self.tokens -= 1.0;
+    }
 }
 
 /// What a `HEAD` request on the port gets: an empty answer that only says "tabwire listens here".
@@ -292,27 +474,10 @@ async fn serve_browser(
         remember_browser(&marker);
     }
 
-    let (mut sink, mut frames) = socket.split();
-    let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+    let (sink, mut frames) = socket.split();
+    let (outbox, writer) = spawn_writer(sink);
     let conn = hub.connect(outbox);
     tracing::info!(conn, %peer, "browser extension connected");
-
-    // The writer sends everything queued, then flushes once: a burst costs one syscall.
-    let writer = tokio::spawn(async move {
-        while let Some(frame) = queue.recv().await {
-            let mut result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
-            while result.is_ok()
-                && let Ok(frame) = queue.try_recv()
-            {
-                result = sink.feed(Message::Text(Utf8Bytes::from(frame))).await;
-            }
-            if let Err(e) = result.and(sink.flush().await) {
-                tracing::debug!(error = %e, "writing to the browser socket failed");
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
 
     read_frames(conn, &hub, &mut frames).await;
     hub.disconnect(conn);
@@ -324,7 +489,10 @@ async fn read_frames<S>(conn: ConnId, hub: &Hub, frames: &mut S)
 where
     S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
 {
+    let mut rate = FrameRate::default();
+    let who = format!("browser socket {conn}");
     while let Some(frame) = frames.next().await {
+        rate.admit(&who).await;
         match frame {
             Ok(Message::Text(text)) => hub.handle_frame(conn, text.as_str()),
             Ok(Message::Binary(_)) => hub.refuse_binary_frame(conn),

@@ -190,7 +190,7 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
     let good_origin = setup.origin();
     let good_protocols = setup.protocols();
     let look_alike = format!("{good_origin}.evil");
-    let wrong_secret = format!("tabwire.v1, tabwire.secret.{}", "0".repeat(64));
+    let old_protocol = format!("tabwire.v1, tabwire.secret.{}", setup.secret);
     let in_url = format!("/?secret={}", setup.secret);
     let cases: [(&str, &str, Option<&str>, Option<&str>); 7] = [
         (
@@ -207,13 +207,13 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
         ),
         ("look-alike", "/", Some(&look_alike), Some(&good_protocols)),
         ("no origin", "/", None, Some(&good_protocols)),
-        ("no secret", "/", Some(&good_origin), Some("tabwire.v1")),
-        ("wrong secret", "/", Some(&good_origin), Some(&wrong_secret)),
+        ("no nonce", "/", Some(&good_origin), Some("tabwire.v3")),
+        ("protocol 1", "/", Some(&good_origin), Some(&old_protocol)),
         (
             "secret in URL",
             &in_url,
             Some(&good_origin),
-            Some("tabwire.v1"),
+            Some("tabwire.v3"),
         ),
     ];
     for (case, path, origin, protocols) in cases {
@@ -226,9 +226,45 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
                     !body.contains(&setup.secret),
                     "{case}: the body echoes the secret"
                 );
+                if case == "protocol 1" {
+                    assert!(body.contains("protocol 3"), "{case}: {body}");
+                }
             }
             Ok(_) => panic!("{case}: accepted"),
             Err(e) => panic!("{case}: expected HTTP 403, got {e}"),
+        }
+    }
+
+    // A client with another secret finds the server's proof wrong, and tells it so.
+    let mut socket = setup
+        .handshake("/", Some(&good_origin), Some(&good_protocols))
+        .await
+        .unwrap();
+    let wrong = "0".repeat(64);
+    assert_eq!(
+        setup.prove(&mut socket, &wrong).await,
+        Err(HandshakeError::WrongProof)
+    );
+    // A client that does not know the secret gets nothing but the server's proof: its own
+    // wrong proof (or any other frame in its place) closes the socket.
+    for first in [
+        json!({"type": "client_proof", "proof": "00".repeat(32)}),
+        json!({"type": "hello", "protocol": 2}),
+    ] {
+        let mut socket = setup
+            .handshake("/", Some(&good_origin), Some(&good_protocols))
+            .await
+            .unwrap();
+        let _server_proof = receive_text(&mut socket).await;
+        send(&mut socket, first.clone()).await;
+        let next = tokio::time::timeout(DEADLINE, socket.next())
+            .await
+            .expect("the server answers at once");
+        match next {
+            Some(Ok(Message::Close(Some(close)))) => {
+                assert_eq!(u16::from(close.code), handshake::CLOSE_BAD_PROOF, "{first}")
+            }
+            other => panic!("{first}: expected a close, got {other:?}"),
         }
     }
     // And the right one still gets in.
@@ -286,9 +322,8 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     assert_eq!(tools.len(), 4);
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(
-        "NOT_CONNECTED: No browser can connect: port {} on 127.0.0.1 is held by another program \
-         (or a tabwire with another pairing secret). Ask the user to stop that program, or to \
-         move Tabwire to a free port with `tabwire setup --port N`",
+        "NOT_CONNECTED: No browser can connect: something else is listening on port {} of \
+         127.0.0.1 and did not prove it knows the pairing secret",
         setup.port
     );
     // The listener reports the busy port as soon as it tried; the MCP side may be faster.
@@ -299,7 +334,10 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
         out = call(&client, "todomvc_list_todos", json!({})).await;
     }
     assert!(text(&out).starts_with(&expected), "{}", text(&out));
+    // Once the program lets the port go, tabwire takes it and the extension gets in.
     drop(holder);
+    let mut socket = setup.extension().await;
+    hello(&mut socket).await;
     client.cancel().await.unwrap();
 }
 

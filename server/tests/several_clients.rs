@@ -205,7 +205,8 @@ async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_
     let (title, out) = add(&peer_client, "with the browser back".to_owned()).await;
     assert_added(&title, &out);
 
-    // A process with another secret is refused as a peer: its tools say the port is taken.
+    // A process with another secret does not believe the hub (which cannot prove a secret it
+    // does not hold), tells it nothing, and says something else listens on the port.
     let other = Setup::new();
     std::fs::write(
         other.dir.path().join("secret"),
@@ -219,8 +220,8 @@ async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_
     };
     let (stranger_client, _, _) = start(&stranger).await;
     let expected = format!(
-        "NOT_CONNECTED: No browser can connect: port {} on 127.0.0.1 is held by another program \
-         (or a tabwire with another pairing secret)",
+        "NOT_CONNECTED: No browser can connect: something else is listening on port {} of \
+         127.0.0.1",
         setup.port
     );
     let deadline = Instant::now() + DEADLINE;

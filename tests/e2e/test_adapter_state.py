@@ -81,7 +81,7 @@ async def test_state_is_pushed_after_changing_calls_and_answered_on_request(
     pairing, launch_chromium, extension_dir, fixture_server
 ):
     url = fixture_server.url("plain", PAGE)
-    async with FakeTabwire(pairing.port, [LIST_ADAPTER]) as fake:
+    async with FakeTabwire(pairing.port, pairing.secret, [LIST_ADAPTER]) as fake:
         browser = await launch_chromium(extension_dir=extension_dir, url=url)
         tab = await fake.wait_tab_tools({"live_add_item", "live_heading"}, timeout=30)
         page = await browser.cdp.wait_for_page(url)
@@ -129,7 +129,7 @@ async def test_state_errors_are_reported(pairing, launch_chromium, extension_dir
     )
     without = {k: v for k, v in LIST_ADAPTER.items() if k != "state"}
     url = fixture_server.url("plain", PAGE)
-    async with FakeTabwire(pairing.port, [broken]) as fake:
+    async with FakeTabwire(pairing.port, pairing.secret, [broken]) as fake:
         await launch_chromium(extension_dir=extension_dir, url=url)
         tab = await fake.wait_tab_tools({"live_add_item", "live_heading"}, timeout=30)
         answer = await fake.request({"type": "request_state", "tab": tab}, ("state_response", "state_error"))
@@ -154,7 +154,7 @@ async def test_dom_predicates_decide_which_adapters_serve_the_page(
 ):
     url = fixture_server.url("plain", PAGE)
     adapters = [gated("app", ".listapp"), gated("other", ".not-on-this-page"), gated("late", "#late")]
-    async with FakeTabwire(pairing.port, adapters) as fake:
+    async with FakeTabwire(pairing.port, pairing.secret, adapters) as fake:
         browser = await launch_chromium(extension_dir=extension_dir, url=url)
         tab = await fake.wait_tab_tools({"app_heading"}, timeout=30)
         page = await browser.cdp.wait_for_page(url)

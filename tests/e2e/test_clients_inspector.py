@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CACHE
-from harness.tabwire_http import tabwire_http
+from harness.tabwire_http import bearer, tabwire_http
 from harness.todomvc import stored_todos, wait_until_app_ready
 from harness.waiting import wait_for
 
@@ -54,7 +54,8 @@ def test_inspector_lists_tools_over_stdio(tabwire_command):
 async def test_inspector_calls_tools_over_http(tabwire_command, launch_chromium, extension_dir, todomvc_url):
     url = todomvc_url("plain")
     with tabwire_http(tabwire_command) as port:
-        server = [f"http://127.0.0.1:{port}/mcp", "--transport", "http"]
+        authorization = bearer(tabwire_command)["Authorization"]
+        server = [f"http://127.0.0.1:{port}/mcp", "--transport", "http", "--header", f"Authorization: {authorization}"]
         names = {t["name"] for t in inspector(*server, "--method", "tools/list")["tools"]}
         assert "site_state" in names, names
         browser = await launch_chromium(extension_dir=extension_dir)

@@ -1,15 +1,20 @@
 """End to end: a real web page in Chromium cannot use tabwire's Streamable HTTP endpoint.
 
 A page on 127.0.0.1 (another port than tabwire's) POSTs an MCP `initialize` to the endpoint, both as a
-"simple" cross-origin request (no preflight: the request does reach the server) and as a JSON one. The
-browser's own record of the response (DevTools `Network` events: the status the server sent, which
-CORS hides from the page's script) must be a refusal, while the same request without a page's Origin
-is served. DNS rebinding (a foreign `Host`) is refused too.
+"simple" cross-origin request (no preflight: the request does reach the server) and as a JSON one (its
+preflight reaches the server). The oracle is the server's own log: it names each request it refused with the
+page's origin; the browser's view (the page's script never reads an answer; DevTools' `Network` events show
+only refusals when they show a status at all) is the second check. The same request without a page's Origin
+and with the bearer is served. DNS rebinding (a foreign `Host`) is refused too.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import socket
+import sys
 import urllib.error
 import urllib.request
 
@@ -20,7 +25,8 @@ from websockets.asyncio.client import connect
 from harness.cdp import Cdp, Target
 from harness.fixture_pages import FIXTURE_PAGES
 from harness.static_server import StaticServer
-from harness.tabwire_http import tabwire_http
+from harness.tabwire_http import bearer, tabwire_http
+from harness.waiting import wait_for, wait_for_sync
 
 pytestmark = pytest.mark.anyio
 
@@ -84,17 +90,27 @@ def post_without_a_page(endpoint: str, headers: dict[str, str]) -> int:
         return e.code
 
 
+def refused_in_log(log_path, method: str, origin: str) -> bool:
+    """Whether tabwire's log says it refused a `method /mcp` request from `origin` for that origin."""
+    return any(
+        f"refused an HTTP request ({method} /mcp from " in line and f"origin {origin}): Origin not allowed" in line
+        for line in log_path.read_text().splitlines()
+    )
+
+
 async def test_a_web_page_cannot_post_to_the_http_endpoint(tabwire_command, launch_chromium, tmp_path):
     site = StaticServer(FIXTURE_PAGES, tmp_path / "site.log")
+    auth = bearer(tabwire_command)
     try:
         with tabwire_http(tabwire_command) as port:
             endpoint = f"http://127.0.0.1:{port}/mcp"
             # The endpoint works for a local client (no Origin), so a refusal below is the Origin's doing.
-            assert post_without_a_page(endpoint, {}) == 200
+            assert post_without_a_page(endpoint, auth) == 200
             # DNS rebinding: a page on evil.example resolved to 127.0.0.1 sends its own Host.
-            assert post_without_a_page(endpoint, {"Host": f"evil.example:{port}"}) == 403
+            assert post_without_a_page(endpoint, {"Host": f"evil.example:{port}", **auth}) == 403
 
             url = site.url("plain", "faults.html?tab=http")
+            page_origin = url.split("/plain/")[0]
             browser = await launch_chromium(extension_dir=None, url=url)
             page = await browser.cdp.wait_for_page(url)
             for content_type in ("text/plain", "application/json"):
@@ -105,9 +121,110 @@ async def test_a_web_page_cannot_post_to_the_http_endpoint(tabwire_command, laun
                 }
                 outcome, statuses = await statuses_seen_by_the_browser(browser.cdp, page, js, endpoint)
                 assert outcome.startswith("blocked"), f"a page read tabwire's answer ({content_type}): {outcome}"
-                # A simple request reaches the server, which must refuse it; a JSON one stops at the preflight.
+                # What the browser saw, when DevTools reported a status in time: refusals only.
                 assert all(status >= 400 for status in statuses), f"{content_type}: tabwire answered {statuses}"
-                if content_type == "text/plain":
-                    assert statuses == [403], f"the server did not refuse the page's request: {statuses}"
+                # The server's own record: a simple request reaches it and is refused for its origin; a JSON
+                # one sends a preflight first, refused the same way, and goes no further.
+                method = "POST" if content_type == "text/plain" else "OPTIONS"
+                await wait_for(
+                    lambda: refused_in_log(tabwire_command.stderr_path, method, page_origin),
+                    timeout=10, what=f"tabwire's log to show it refused the page's {method} ({content_type})",
+                )
     finally:
         site.stop()
+
+
+def rss_kib(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+# Stated bounds (RELIABILITY.md): what the floods below may leave behind.
+RSS_GROWTH_BOUND_KIB = 16 * 1024
+LOG_BOUND_BYTES = 256 * 1024
+
+
+def test_a_session_flood_and_a_slowloris_stay_bounded_and_the_server_answers_after(tabwire_command):
+    auth = bearer(tabwire_command)
+    with tabwire_http(tabwire_command, with_process=True) as (port, process):
+        own = {"Host": f"127.0.0.1:{port}"}
+
+        def request(method: str, headers: dict[str, str], body: str | None = None) -> http.client.HTTPResponse:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                connection.request(method, "/mcp", body=body, headers={**own, **headers})
+                response = connection.getresponse()
+                response.read()
+                return response
+            finally:
+                connection.close()
+
+        def initialize(headers: dict[str, str]) -> tuple[int, str | None]:
+            response = request("POST", {"Content-Type": "application/json",
+                                        "Accept": "application/json, text/event-stream", **headers},
+                               json.dumps(INITIALIZE))
+            return response.status, response.getheader("mcp-session-id")
+
+        assert initialize(auth)[0] == 200
+        baseline = rss_kib(process.pid)
+        log_before = tabwire_command.stderr_path.stat().st_size
+
+        # Without the secret, a flood of initialize requests makes no session at all.
+        unauthenticated = [initialize({})[0] for _ in range(FLOOD)]
+        assert set(unauthenticated) == {401}, set(unauthenticated)
+        # With it, sessions stop at the cap; the rest are told to come back (503).
+        statuses, sessions = [], []
+        for _ in range(SESSION_FLOOD):
+            status, session = initialize(auth)
+            statuses.append(status)
+            if session:
+                sessions.append(session)
+        assert statuses.count(200) == 31, statuses  # 32 with the first one
+        assert set(statuses[31:]) == {503}, set(statuses[31:])
+        # Clients that close their sessions (DELETE, as the SDKs do) make room again.
+        for session in sessions:
+            request("DELETE", {**auth, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"})
+
+        # A slowloris: many connections that send their headers a byte at a time and never finish.
+        loris = []
+        for _ in range(SLOWLORIS):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            loris.append(s)
+        assert open_fds(process.pid) <= 64 + 32, open_fds(process.pid)
+
+        def all_dropped() -> bool:
+            dropped = 0
+            for s in loris:
+                try:
+                    s.sendall(b"X")
+                    s.settimeout(0.01)
+                    dropped += s.recv(1) == b""
+                except (TimeoutError, BlockingIOError):
+                    pass
+                except OSError:
+                    dropped += 1
+            return dropped == len(loris)
+
+        wait_for_sync(all_dropped, timeout=30, what="the server to drop every slowloris connection")
+        for s in loris:
+            s.close()
+
+        # Afterwards the server answers as before, memory and log stay within their bounds.
+        assert initialize(auth)[0] == 200
+        grown = rss_kib(process.pid) - baseline
+        logged = tabwire_command.stderr_path.stat().st_size - log_before
+        print(f"\nflood: RSS {baseline} KiB -> +{grown} KiB; log +{logged} bytes", file=sys.stderr)
+        assert grown <= RSS_GROWTH_BOUND_KIB, f"RSS grew by {grown} KiB"
+        assert logged <= LOG_BOUND_BYTES, f"the log grew by {logged} bytes"
+
+
+FLOOD = 5000
+SESSION_FLOOD = 200
+SLOWLORIS = 300

@@ -185,3 +185,51 @@ async def test_declarative_forms_are_tools(tabwire, launch_chromium, extension_d
     out = await tabwire.call_ok(subscribe, {"email": "ada@example.com"})
     assert out.structured["page_content"] == {"submitted": True}, out
     assert await browser.cdp.evaluate(page, "window.seen") == ["book agentInvoked=true", "subscribe ada@example.com"]
+
+
+async def test_huge_or_deep_answers_are_too_large_at_once_and_a_registration_flood_is_announced_at_a_bounded_rate(
+    tabwire, launch_chromium, extension_dir, fixture_server
+):
+    """A page tool answering 5 MB, or JSON nested 200 levels deep, fails with TOO_LARGE as soon as it answers
+    (this module's call timeout is 2 s: a lost answer would be TIMEOUT); a page re-registering a tool every few
+    milliseconds for 3 s makes the client hear `tools/list_changed` at most twice a second."""
+    url = fixture_server.url("plain", "live/index.html")
+    browser = await launch_chromium(extension_dir=extension_dir)
+    assert not (await tabwire.browser_open(url)).is_error
+    page = await browser.cdp.wait_for_page(url)
+    await wait_for(
+        lambda: browser.cdp.evaluate(page, "document.readyState === 'complete'"), timeout=10, what="the page to load"
+    )
+    await browser.cdp.evaluate(
+        page,
+        """document.modelContext.registerTool({name: 'huge', description: 'Huge.', execute: () => 'x'.repeat(5e6)});
+           document.modelContext.registerTool({name: 'deep', description: 'Deep.', execute: () => {
+             let v = 1; for (let i = 0; i < 200; i++) v = [v]; return v; }}); 1""",
+    )
+    await tabwire.wait_for_tools(page_tool(url, "huge"), page_tool(url, "deep"))
+    for name in ("huge", "deep"):
+        out = await tabwire.call(page_tool(url, name))
+        assert out.is_error and out.text.startswith("TOO_LARGE: "), f"{name}: {out.text[:300]}"
+
+    before = tabwire.list_changed_count()
+    flood_seconds = 3
+    await browser.cdp.evaluate(
+        page,
+        """new Promise((done) => {
+             const end = Date.now() + %d * 1000;
+             const tick = () => {
+               if (Date.now() > end) return done(1);
+               const stop = new AbortController();
+               document.modelContext.registerTool({name: 'flicker', description: 'On and off.', execute: () => 1},
+                                                  {signal: stop.signal});
+               setTimeout(() => { stop.abort(); setTimeout(tick, 2); }, 2);
+             };
+             tick();
+           })"""
+        % flood_seconds,
+        await_promise=True,
+    )
+    # The last change of the flood is announced too (within the bounded interval).
+    await tabwire.wait_for_list_changed(before, timeout=10)
+    heard = tabwire.list_changed_count() - before
+    assert 1 <= heard <= flood_seconds * 2 + 2, f"{heard} tools/list_changed during a {flood_seconds} s flood"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -187,3 +188,34 @@ async def test_peer_tools_cannot_shadow_meta_tools_or_escape_the_adapters(tabwir
         # The meta-tool still is the meta-tool.
         out = await tabwire.call_ok("browser_tabs")
         assert isinstance(out.structured, dict) and "tabs" in out.structured, out
+
+
+TAB_FLOOD = 20_000
+MAX_TABS_PER_CONNECTION = 512  # server/src/hub/registry.rs
+
+
+async def test_a_flood_of_twenty_thousand_tabs_is_refused_past_the_bound_and_takes_seconds(
+    tabwire, tabwire_command, pairing, extension_id
+):
+    """One authenticated socket announcing 20,000 tabs (each a tools_updated frame): the hub keeps the first
+    512, answers the rest with TOO_MANY, and stays responsive: the ping sent after the flood is answered within
+    a deadline far below the 200 s the quadratic bookkeeping took."""
+    async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:
+        started = anyio.current_time()
+        for tab in range(TAB_FLOOD):
+            await ext.send({"type": "tools_updated", "tab": tab, "url": f"http://127.0.0.1:1/t{tab}", "title": "t",
+                            "tools": [ECHO]})
+        await ext.send({"type": "ping", "nonce": 42})
+        with anyio.fail_after(60):
+            while True:
+                frame = json.loads(await ext.ws.recv())
+                if frame.get("type") == "pong":
+                    break
+                assert frame.get("type") == "error" and frame["error"]["code"] == "TOO_MANY", frame
+        took = anyio.current_time() - started
+        print(f"\n{TAB_FLOOD}-tab flood answered after {took:.1f} s", file=sys.stderr)
+        tabs = (await tabwire.call_ok("browser_tabs")).structured["tabs"]
+        assert len(tabs) == MAX_TABS_PER_CONNECTION, len(tabs)
+        await round_trip(tabwire, ext, 7)
+    log = tabwire_command.stderr_path.read_text()
+    assert log.count(f"more than {MAX_TABS_PER_CONNECTION} tabs") == 1, "the refusal is logged once"

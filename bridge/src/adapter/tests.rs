@@ -107,6 +107,45 @@ fn key_chords_are_checked_where_they_are_written() {
 }
 
 #[test]
+fn reserved_names_and_foreign_navigation_are_refused_at_load_as_at_run_time() {
+    for name in ["browser", "site", "webmcp"] {
+        let text = GOOD.replace(r#""name": "demo""#, &format!(r#""name": "{name}""#));
+        let problems = parse_adapter(&text).unwrap_err();
+        assert!(
+            problems[0].message.contains("is reserved"),
+            "{name}: {}",
+            problems[0]
+        );
+    }
+    let navigating = |url: &str| {
+        let adapter: Adapter = serde_json::from_value(json!({
+            "name": "a", "match": ["<all_urls>"],
+            "tools": [{"name": "t", "description": "d", "input_schema": {"type": "object",
+                "properties": {"q": {"type": "string"}}},
+                "steps": [{"step": "navigate", "url": url}]}]
+        }))
+        .unwrap();
+        adapter.validate()
+    };
+    for refused in [
+        "javascript:alert(1)",
+        "data:text/html,x",
+        " JAVASCRIPT:x{{q}}",
+    ] {
+        let problems = navigating(refused);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains("not a page a tool may navigate to")),
+            "{refused}: {problems:?}"
+        );
+    }
+    for allowed in ["results.html?q={{q}}", "https://a.example/{{q}}", "{{q}}"] {
+        assert_eq!(navigating(allowed), [], "{allowed}");
+    }
+}
+
+#[test]
 fn variables_read_later_are_not_known_earlier() {
     let adapter: Adapter = serde_json::from_value(json!({
         "name": "a", "match": ["<all_urls>"],

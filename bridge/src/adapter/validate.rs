@@ -27,10 +27,10 @@ impl Adapter {
                 ),
             );
         }
-        if self.name == crate::webmcp::ADAPTER {
+        if let Some(why) = crate::names::reserved_adapter_name(&self.name) {
             v.problem(
                 root.key("name"),
-                "the adapter name \"webmcp\" is reserved for tools pages register themselves",
+                format!("the adapter name {:?} is reserved {why}", self.name),
             );
         }
         if self.matches.is_empty() {
@@ -294,6 +294,16 @@ impl Validator {
                     self.problem(
                         path.key("step"),
                         "\"navigate\" must be a top-level step (the call continues in the new page with the next top-level step)",
+                    );
+                }
+                // Arguments are percent-encoded into the URL, so its scheme is the template's own.
+                let literal = url.split("{{").next().unwrap_or_default();
+                if !crate::pattern::is_navigable(literal) {
+                    self.problem(
+                        path.key("url"),
+                        format!(
+                            "{url:?} is not a page a tool may navigate to: expected an http(s) or a relative URL"
+                        ),
                     );
                 }
                 self.template(url, &path.key("url"), known);

@@ -82,24 +82,31 @@ impl Backends for WebBackends {
 
 // ----- WebMCP: tools the page registers itself --------------------------------------------------
 
-/// Listens for the answers of the page's own tools.
+/// Listens for the answers of the page's own tools. Any answer to a pending call resolves it at
+/// once, even one too large or too deeply nested to read (`call_page_tool` says which): the relay
+/// writes the call's id first.
 pub fn listen_for_page_results(document: &web_sys::Document) {
     let on_result = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-        let Some(detail) = event_detail(&event, bridge::MAX_MESSAGE_BYTES / 2) else {
-            return;
-        };
-        let Some(id) = serde_json::from_str::<Value>(&detail)
-            .ok()
-            .and_then(|reply| reply.get("id")?.as_str().map(str::to_owned))
+        let Ok(detail) =
+            Reflect::get(&event, &"detail".into()).and_then(|d| d.dyn_into::<js_sys::JsString>())
         else {
             return;
         };
-        if let Some(resolve) = PAGE_CALLS.with(|c| c.borrow_mut().remove(&id)) {
-            let _ = resolve.call1(&JsValue::NULL, &JsValue::from(detail));
+        let head = String::from(detail.slice(0, 256));
+        let Some(id) = result_id(&head) else {
+            return;
+        };
+        if let Some(resolve) = PAGE_CALLS.with(|c| c.borrow_mut().remove(id)) {
+            let _ = resolve.call1(&JsValue::NULL, &detail);
         }
     })
     .into_js_value();
     let _ = document.add_event_listener_with_callback(PAGE_RESULT_EVENT, on_result.unchecked_ref());
+}
+
+/// The call id a WebMCP result starts with (`{"id":"<id>",...`).
+fn result_id(detail: &str) -> Option<&str> {
+    detail.strip_prefix(r#"{"id":""#)?.split('"').next()
 }
 
 /// Ends the wait of call `id` of a page tool, if one waits: it was cancelled.
@@ -159,14 +166,40 @@ async fn call_page_tool(
             format!("{name} was cancelled"),
         ));
     }
-    let Some(reply) = outcome
-        .as_string()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-    else {
+    let Some(text) = outcome.dyn_ref::<js_sys::JsString>() else {
         return Err(WireError::new(
             ErrorCode::Timeout,
             format!("the page's own tool {name} did not answer within {timeout_ms} ms"),
         ));
+    };
+    // Measured before copying (a UTF-8 string has at least as many bytes as UTF-16 units): a page
+    // may answer with anything.
+    let max = bridge::MAX_MESSAGE_BYTES / 2;
+    let text = (text.length() as usize <= max)
+        .then(|| String::from(text))
+        .filter(|text| text.len() <= max);
+    let Some(text) = text else {
+        return Err(WireError::new(
+            ErrorCode::TooLarge,
+            format!("the page's own tool {name} answered with more than {max} bytes"),
+        ));
+    };
+    let reply = match serde_json::from_str::<Value>(&text) {
+        Ok(reply) => reply,
+        Err(e) if e.to_string().contains("recursion limit") => {
+            return Err(WireError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "the page's own tool {name} answered with JSON nested deeper than 128 levels"
+                ),
+            ));
+        }
+        Err(e) => {
+            return Err(WireError::new(
+                ErrorCode::AdapterError,
+                format!("the page's own tool {name} answered with no JSON: {e}"),
+            ));
+        }
     };
     if reply.get("ok").and_then(Value::as_bool) == Some(true) {
         let value = reply.get("value").cloned().unwrap_or(Value::Null);

@@ -69,6 +69,15 @@ pub async fn run_tool<D: Dom>(
             let label = format!("steps[{i}] (navigate)");
             let url =
                 template::render_url(url, &run.vars).map_err(|e| template_error(&label, e))?;
+            if !bridge::pattern::is_navigable(&url) {
+                return Err(fail(
+                    ErrorCode::AdapterError,
+                    &label,
+                    format!(
+                        "{url:?} is not a page a tool may navigate to (http(s) or relative only)"
+                    ),
+                ));
+            }
             let left = (run.deadline - dom.now_ms()).max(0.0) as u64;
             return Ok(Outcome::Navigate {
                 url,

@@ -74,6 +74,9 @@ extern "C" {
     pub fn set_interval(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
     pub fn console_warn(message: &str);
+    /// `crypto.getRandomValues(array)`: the browser's CSPRNG.
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues)]
+    pub fn get_random_values(array: &js_sys::Uint8Array);
 }
 
 /// `globalThis.a.b.c`, or `undefined` when any link is missing.

@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 
+use bridge::handshake::{self, Nonce};
 use bridge::protocol::{LoadedPage, TabId};
 use js_sys::Array;
 use serde_json::json;
@@ -12,7 +13,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply};
+use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS};
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -294,7 +295,8 @@ async fn connect() {
             return schedule_connect(delay);
         }
     };
-    with_core(|core| core.connecting(pairing.port, pairing.path.clone()));
+    let nonce = fresh_nonce();
+    with_core(|core| core.connecting(&pairing, nonce));
     let probe = format!("http://127.0.0.1:{}/", pairing.port);
     let init = from_json(PROBE_INIT);
     let _ = js_sys::Reflect::set(
@@ -320,8 +322,7 @@ async fn connect() {
         return schedule_connect(delay);
     }
     LAST_SOCKET_MS.set(Some(now));
-    let protocols: Array = pairing
-        .protocols()
+    let protocols: Array = Pairing::protocols(&nonce)
         .iter()
         .map(|p| JsValue::from_str(p))
         .collect();
@@ -373,16 +374,22 @@ fn socket_handlers() -> [JsValue; 3] {
         let user_agent = chrome::global_path(&["navigator", "userAgent"])
             .as_string()
             .unwrap_or_default();
-        let hello = with_core(|core| {
+        with_core(|core| {
             core.socket_opened(
                 &version,
                 &instance,
                 crate::user_agent::browser_info(&user_agent),
             )
         });
-        if let Err(e) = socket.send_with_str(&hello) {
-            log(&format!("sending hello failed: {}", error_text(&e)));
-        }
+        // A listener that never proves itself must not hold the worker in `proving`.
+        let give_up = Closure::once_into_js(move || {
+            let same = LINK.with(|l| l.borrow().socket.as_ref() == Some(&socket));
+            if same {
+                run(with_core(Core::proof_timed_out));
+                persist_status();
+            }
+        });
+        chrome::set_timeout(give_up.unchecked_ref(), f64::from(PROOF_TIMEOUT_MS));
         persist_status();
     });
     let message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
@@ -462,6 +469,47 @@ async fn read_pairing() -> Result<Pairing, PairingError> {
     parse_pairing(&text.as_string().unwrap_or_default())
 }
 
+/// Makes the handshake's two proofs with the browser's `crypto.subtle` (HMAC-SHA256 under the
+/// pairing secret; `bridge::handshake` says over what) and hands them to the core.
+async fn make_proofs(key: String, server_message: String, client_message: String) {
+    let made = async {
+        let subtle = chrome::global_path(&["crypto", "subtle"]);
+        let algorithm = from_json(r#"{"name":"HMAC","hash":"SHA-256"}"#);
+        let promise = |value: JsValue| value.dyn_into::<js_sys::Promise>().map(JsFuture::from);
+        let raw = js_sys::Uint8Array::from(key.as_bytes());
+        let import = [
+            JsValue::from_str("raw"),
+            raw.into(),
+            algorithm.clone(),
+            JsValue::FALSE,
+            from_json(r#"["sign"]"#),
+        ];
+        let key = promise(chrome::call_method(&subtle, "importKey", &import)?)?.await?;
+        let mut proofs = [String::new(), String::new()];
+        for (proof, message) in proofs.iter_mut().zip([server_message, client_message]) {
+            let data = js_sys::Uint8Array::from(message.as_bytes());
+            let args = [algorithm.clone(), key.clone(), data.into()];
+            let mac = promise(chrome::call_method(&subtle, "sign", &args)?)?.await?;
+            *proof = handshake::hex(&js_sys::Uint8Array::new(&mac).to_vec());
+        }
+        Ok::<_, JsValue>(proofs)
+    }
+    .await
+    .map(|[server, client]| (server, client))
+    .map_err(|e| error_text(&e));
+    run(with_core(|core| core.proofs_made(made)));
+    persist_status();
+}
+
+/// A fresh nonce for one socket's handshake, from the browser's CSPRNG.
+fn fresh_nonce() -> Nonce {
+    let bytes = js_sys::Uint8Array::new_with_length(handshake::NONCE_BYTES as u32);
+    chrome::get_random_values(&bytes);
+    let mut nonce = [0u8; handshake::NONCE_BYTES];
+    bytes.copy_to(&mut nonce);
+    Nonce(nonce)
+}
+
 async fn instance_id() -> String {
     if let Ok(stored) = JsFuture::from(chrome::local_get(&JsValue::from_str("instance_id"))).await
         && let Some(id) = get(&stored, "instance_id").as_string()
@@ -500,6 +548,18 @@ fn run(actions: Vec<Action>) {
     for action in actions {
         match action {
             Action::Frame(frame) => send_frame(&frame),
+            Action::MakeProofs {
+                key,
+                server_message,
+                client_message,
+            } => spawn_local(make_proofs(key, server_message, client_message)),
+            Action::Close { code, reason } => {
+                if let Some(socket) = LINK.with(|l| l.borrow().socket.clone())
+                    && let Err(e) = socket.close_with_code_and_reason(code, &reason)
+                {
+                    log(&format!("closing the socket failed: {}", error_text(&e)));
+                }
+            }
             Action::ToTab {
                 tab,
                 message,

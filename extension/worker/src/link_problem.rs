@@ -24,11 +24,17 @@ pub enum Problem {
     NotPaired { detail: String },
     /// Nothing answers on the port: tabwire is not running (or runs on another port).
     NotRunning,
-    /// Tabwire answered the probe but refused the handshake: this extension's pairing secret
-    /// is not the one tabwire has.
+    /// Tabwire answered the probe but refused the WebSocket upgrade (an older tabwire, which
+    /// does not speak this extension's protocol, or one that expects another extension id). A
+    /// tabwire with another pairing secret accepts the socket and then fails its proof:
+    /// [`Problem::Unproven`].
     Refused,
     /// Another program answers on the port.
     OtherProgram,
+    /// Something accepted the socket but did not prove it knows the pairing secret (`detail`
+    /// says how it failed): another program posing as tabwire, or a tabwire paired with another
+    /// secret. It was told nothing.
+    Unproven { detail: String },
     /// An open connection closed; reconnecting.
     Closed { code: u16 },
     /// The browser would not create the socket.
@@ -52,9 +58,16 @@ impl Problem {
         match self {
             Problem::NotPaired { detail } => format!("not paired with tabwire: {detail}"),
             Problem::NotRunning => format!("tabwire is not running on {at}"),
-            Problem::Refused => {
-                format!("pairing mismatch: tabwire on {at} refused this extension's pairing secret")
-            }
+            Problem::Refused => format!(
+                "tabwire on {at} refused this extension's handshake: an older tabwire (update \
+                 it), or one expecting another extension id"
+            ),
+            Problem::Unproven { detail } => format!(
+                "something else is listening on {at}: it did not prove it knows this \
+                 extension's pairing secret ({detail}), so Tabwire told it nothing and obeys \
+                 nothing from it: a pairing mismatch with a tabwire paired with another secret \
+                 (pair again), or another program"
+            ),
             Problem::OtherProgram => format!("another program (not tabwire) holds {at}"),
             Problem::Closed { code } => {
                 format!("the connection closed (code {code}); reconnecting")

@@ -2,6 +2,7 @@
 //! `chrome.storage.local` key `pairing` (set by hand or a future pairing UI) or else the
 //! `extension/pairing.json` that `tabwire pair` writes.
 
+use bridge::handshake::{Nonce, Role};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -14,16 +15,15 @@ pub struct Pairing {
 }
 
 impl Pairing {
-    /// The WebSocket URL and subprotocols of the handshake.
+    /// The WebSocket URL.
     pub fn url(&self) -> String {
         format!("ws://127.0.0.1:{}/", self.port)
     }
 
-    pub fn protocols(&self) -> [String; 2] {
-        [
-            "tabwire.v1".to_owned(),
-            format!("tabwire.secret.{}", self.secret),
-        ]
+    /// The subprotocols offered: the extension's role and this socket's fresh nonce. The secret
+    /// is only ever used to check and make proofs (`bridge::handshake`).
+    pub fn protocols(nonce: &Nonce) -> [String; 2] {
+        [Role::Browser.subprotocol().to_owned(), nonce.subprotocol()]
     }
 }
 
@@ -60,7 +60,13 @@ mod tests {
     fn good_and_bad_configs() {
         let p = parse_pairing(r#"{"port": 17373, "secret": "ab12", "extra": 1}"#).unwrap();
         assert_eq!(p.url(), "ws://127.0.0.1:17373/");
-        assert_eq!(p.protocols()[1], "tabwire.secret.ab12");
+        let offered = Pairing::protocols(&Nonce([0xab; 32]));
+        assert_eq!(offered[0], "tabwire.v3");
+        assert_eq!(offered[1], format!("tabwire.nonce.{}", "ab".repeat(32)));
+        assert!(
+            !offered.iter().any(|o| o.contains(&p.secret)),
+            "the secret is never offered"
+        );
         assert_eq!(
             parse_pairing(r#"{"port": 1, "secret": "a b"}"#),
             Err(PairingError::BadSecret)

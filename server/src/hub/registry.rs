@@ -12,7 +12,7 @@ use std::time::Duration;
 use bridge::adapter::Adapter;
 use bridge::packed::PackedAdapter;
 use bridge::protocol::{BrowserInfo, OfferedTool, RequestId, TabTools, ToolSpec};
-use bridge::{PROTOCOL_VERSION, TabId, ToExtension, WireError};
+use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, WireError};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -31,6 +31,10 @@ pub const REANNOUNCE_GRACE: Duration = Duration::from_secs(2);
 /// At most this many tabs of dropped connections are awaited (a browser with more tabs than that
 /// still gets its most recent ones back without a NO_SUCH_TAB).
 const ORPHANS_REMEMBERED: usize = 1024;
+/// Tabs one browser connection (or peer) may register; more are refused with `TOO_MANY`.
+pub const MAX_TABS_PER_CONNECTION: usize = 512;
+/// Requests waiting for the browser at once; more fail with `TOO_MANY` at once.
+pub const MAX_PENDING: usize = 1024;
 
 /// What a change means for those watching the hub.
 #[derive(Debug, Default, PartialEq)]
@@ -68,6 +72,8 @@ struct Connection {
     hello: Option<Hello>,
     /// It sent `tools_snapshot`, so its tabs are known.
     snapshot_seen: bool,
+    /// It was told that tabs over the bound were refused (logged once).
+    refused_tabs: bool,
 }
 
 impl Connection {
@@ -167,6 +173,7 @@ impl Registry {
                 outbox,
                 hello: None,
                 snapshot_seen: false,
+                refused_tabs: false,
             },
         );
         (conn, Changes::tabs(false))
@@ -301,9 +308,13 @@ impl Registry {
             .map(|(id, t)| (*id, t.focused_at))
             .collect();
         self.tabs.retain(|_, t| t.conn != conn);
-        for tab in tabs {
+        let offered = tabs.len();
+        for tab in tabs.into_iter().take(MAX_TABS_PER_CONNECTION) {
             let focused_at = focus.get(&tab.tab).copied().unwrap_or(0);
             self.register(conn, tab, focused_at);
+        }
+        if offered > MAX_TABS_PER_CONNECTION {
+            self.refuse_tabs(conn, offered - MAX_TABS_PER_CONNECTION);
         }
         Changes::tabs(self.refresh_exported())
     }
@@ -313,9 +324,47 @@ impl Registry {
         if !self.connections.contains_key(&conn) {
             return Changes::default();
         }
-        let focused_at = self.tabs.get(&tab.tab).map_or(0, |t| t.focused_at);
+        let known = self.tabs.get(&tab.tab).filter(|t| t.conn == conn);
+        let focused_at = known.map_or(0, |t| t.focused_at);
+        if known.is_none() && self.tabs_of(conn) >= MAX_TABS_PER_CONNECTION {
+            self.refuse_tabs(conn, 1);
+            return Changes::default();
+        }
         self.register(conn, tab, focused_at);
         Changes::tabs(self.refresh_exported())
+    }
+
+    /// How many tabs `conn` has registered.
+    fn tabs_of(&self, conn: ConnId) -> usize {
+        self.tabs.values().filter(|t| t.conn == conn).count()
+    }
+
+    /// Tells the connection (and the log, once per connection) that `count` tabs were refused.
+    fn refuse_tabs(&mut self, conn: ConnId, count: usize) {
+        let Some(c) = self.connections.get_mut(&conn) else {
+            return;
+        };
+        if !std::mem::replace(&mut c.refused_tabs, true) {
+            tracing::warn!(
+                conn,
+                "a browser connection reports more than {MAX_TABS_PER_CONNECTION} tabs with tools: \
+                 the rest are refused"
+            );
+        }
+        let error = WireError::new(
+            ErrorCode::TooMany,
+            format!(
+                "{count} tab(s) refused: a browser connection may report at most \
+                 {MAX_TABS_PER_CONNECTION} tabs with tools"
+            ),
+        );
+        let _ = c.outbox.send(
+            ToExtension::Error {
+                in_reply_to: None,
+                error,
+            }
+            .encode(),
+        );
     }
 
     /// Records `tab`'s tools, vetted, as registered now.
@@ -526,6 +575,14 @@ impl Registry {
         kind: Kind<T>,
         frame: impl FnOnce(RequestId) -> ToExtension,
     ) -> Result<Started<T>, WireError> {
+        if self.pending.len() >= MAX_PENDING {
+            return Err(WireError::new(
+                ErrorCode::TooMany,
+                format!(
+                    "{MAX_PENDING} requests are waiting for the browser already; try again shortly"
+                ),
+            ));
+        }
         let id = uuid::Uuid::new_v4().to_string();
         let encoded = frame(id.clone()).encode();
         let sent = self

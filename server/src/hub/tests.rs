@@ -1,6 +1,7 @@
 //! The hub with a fake extension on its connection side: routing, answers, timeouts, failures.
 
-use super::registry::REANNOUNCE_GRACE;
+use super::registry::{MAX_PENDING, MAX_TABS_PER_CONNECTION, REANNOUNCE_GRACE};
+use super::vetting::MAX_TOOLS_PER_TAB;
 use super::*;
 use bridge::protocol::{LoadedPage, RequestId};
 use bridge::{ErrorCode, PROTOCOL_VERSION};
@@ -109,12 +110,74 @@ fn code(result: Result<Value, WireError>) -> ErrorCode {
 }
 
 #[tokio::test]
+async fn tabs_tools_and_pending_calls_are_bounded_with_typed_errors() {
+    let hub = hub();
+    let mut ext = FakeExtension::connect(&hub);
+    // A snapshot of more tabs than a connection may have keeps the first ones.
+    let many: Vec<Value> = (0..MAX_TABS_PER_CONNECTION as u64 + 10)
+        .map(|tab| {
+            json!({"tab": tab, "url": "http://todomvc.com/x", "title": "t",
+                          "tools": [tool("todomvc_a")]})
+        })
+        .collect();
+    ext.say(&hub, json!({"type": "tools_snapshot", "tabs": many}));
+    assert_eq!(hub.tabs().len(), MAX_TABS_PER_CONNECTION);
+    match ext.next().await {
+        ToExtension::Error { error, .. } => {
+            assert_eq!(error.code, ErrorCode::TooMany);
+            assert!(error.message.starts_with("10 tab(s) refused"), "{error}");
+        }
+        other => panic!("expected an error frame, got {other:?}"),
+    }
+    // One more tab is refused; a known tab still updates.
+    let extra = json!({"type": "tools_updated", "tab": 100_000, "url": "http://todomvc.com/x",
+                       "title": "t", "tools": [tool("todomvc_a")]});
+    ext.say(&hub, extra);
+    assert!(matches!(ext.next().await, ToExtension::Error { .. }));
+    assert_eq!(hub.tabs().len(), MAX_TABS_PER_CONNECTION);
+    let known = json!({"type": "tools_updated", "tab": 0, "url": "http://todomvc.com/x",
+                       "title": "renamed", "tools": [tool("todomvc_a"), tool("todomvc_b")]});
+    ext.say(&hub, known);
+    assert!(hub.tabs().iter().any(|t| t.id == 0 && t.title == "renamed"));
+
+    // A tab offering more tools than allowed keeps the first ones.
+    let hub = hub_with_timeout(Duration::from_secs(30));
+    let ext = FakeExtension::connect(&hub);
+    let tools: Vec<Value> = (0..MAX_TOOLS_PER_TAB + 5)
+        .map(|i| tool(&format!("webmcp_t{i}")))
+        .collect();
+    ext.say(
+        &hub,
+        json!({"type": "tools_snapshot", "tabs": [
+            {"tab": 1, "url": "http://a/", "title": "t", "tools": tools}]}),
+    );
+    assert_eq!(hub.tabs()[0].tools.len(), MAX_TOOLS_PER_TAB);
+}
+
+#[tokio::test]
+async fn past_the_pending_bound_a_call_fails_at_once_with_too_many() {
+    let hub = hub();
+    let mut ext = two_tabs(&hub);
+    let waiting: Vec<_> = (0..MAX_PENDING)
+        .map(|_| spawn_call(&hub, "todomvc_a", Some(1)))
+        .collect();
+    for _ in 0..MAX_PENDING {
+        ext.next_call().await;
+    }
+    let refused = hub.call_tool("todomvc_a", json!({}), Some(1)).await;
+    assert_eq!(code(refused), ErrorCode::TooMany);
+    for call in waiting {
+        call.abort();
+    }
+}
+
+#[tokio::test]
 async fn hello_is_answered_with_welcome_and_the_adapters() {
     let hub = hub();
     let mut ext = FakeExtension::connect(&hub);
     ext.say(
         &hub,
-        json!({"type": "hello", "protocol": 2, "instance_id": "b1"}),
+        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "instance_id": "b1"}),
     );
     match ext.next().await {
         ToExtension::Welcome {
@@ -152,7 +215,7 @@ async fn new_adapters_are_pushed_to_every_extension_and_greet_later_ones() {
     }
     assert_eq!(hub.adapters()[0].name, "renamed");
     let mut late = FakeExtension::connect(&hub);
-    late.say(&hub, json!({"type": "hello", "protocol": 2}));
+    late.say(&hub, json!({"type": "hello", "protocol": PROTOCOL_VERSION}));
     match late.next().await {
         ToExtension::Welcome { adapters, .. } => assert_eq!(adapters[0].name, "renamed"),
         other => panic!("expected welcome, got {other:?}"),
@@ -433,7 +496,7 @@ async fn port_in_use_is_explained() {
     assert_eq!(err.code, ErrorCode::NotConnected);
     assert!(
         err.message.starts_with(
-            "No browser can connect: port 17373 on 127.0.0.1 is held by another program"
+            "No browser can connect: something else is listening on port 17373 of 127.0.0.1 and did not prove"
         ),
         "{err}"
     );
@@ -603,7 +666,7 @@ async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() 
     let mut ext = FakeExtension::connect(&hub);
     ext.say(
         &hub,
-        json!({"type": "hello", "protocol": 2, "code_adapters": [
+        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "code_adapters": [
             {"name": "listcode", "match": ["http://127.0.0.1/*", "not a pattern"], "tools": []},
             {"name": "other", "match": ["https://example.com/*"], "tools": []}
         ]}),

@@ -7,7 +7,8 @@ use bridge::{ErrorCode, TabId, WireError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Link {
     Listening,
-    /// Another program holds the port. We never take it from them.
+    /// Something that cannot prove it knows the secret holds the port. We never take it from
+    /// them, and tell them nothing.
     PortInUse,
     Failed(String),
 }
@@ -113,7 +114,7 @@ mod tests {
         assert_eq!(in_use.code, ErrorCode::NotConnected);
         assert!(
             in_use.message.starts_with(
-                "No browser can connect: port 17373 on 127.0.0.1 is held by another program"
+                "No browser can connect: something else is listening on port 17373 of 127.0.0.1 and did not prove"
             ),
             "{in_use}"
         );

@@ -11,8 +11,10 @@ use bridge::names::{MAX_TOOL_NAME, is_identifier};
 use bridge::protocol::{OfferedTool, ToolSpec};
 
 /// Tool names a site tool may never take: the meta-tools (mcp.rs checks this list against its own).
-pub(crate) const RESERVED_TOOL_NAMES: &[&str] =
-    &["browser_tabs", "browser_open", "site_call", "site_state"];
+pub(crate) const RESERVED_TOOL_NAMES: &[&str] = bridge::names::META_TOOL_NAMES;
+
+/// Tools one tab may offer; more are dropped (the worker keeps 128 per tab too).
+pub const MAX_TOOLS_PER_TAB: usize = 128;
 
 /// Longest description, and largest input schema (as JSON), of a tool no loaded adapter defines
 /// (one the page registered itself): page text costs the model's context and is untrusted.
@@ -66,6 +68,7 @@ pub fn vet(known: &Known, offered: Vec<OfferedTool>) -> (Vec<Arc<ToolSpec>>, usi
         match spec {
             Some(spec)
                 if !RESERVED_TOOL_NAMES.contains(&spec.name.as_str())
+                    && vetted.len() < MAX_TOOLS_PER_TAB
                     && !vetted.iter().any(|t| t.name == spec.name) =>
             {
                 vetted.push(Arc::new(spec))

@@ -8,6 +8,7 @@ pub use std::sync::Arc;
 pub use std::sync::atomic::{AtomicUsize, Ordering};
 pub use std::time::{Duration, Instant};
 
+pub use bridge::handshake::{self, Exchange, HandshakeError, Nonce, Role};
 pub use futures_util::{SinkExt, StreamExt};
 pub use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 pub use rmcp::service::{NotificationContext, RunningService};
@@ -98,11 +99,18 @@ impl Setup {
         format!("chrome-extension://{EXTENSION_ID}")
     }
 
+    /// What the extension offers: its role and a nonce (fixed here: every handshake still gets
+    /// the server's fresh one).
     pub fn protocols(&self) -> String {
-        format!("tabwire.v1, tabwire.secret.{}", self.secret)
+        format!("tabwire.v3, {}", self.nonce().subprotocol())
     }
 
-    /// Opens the WebSocket with these headers, retrying while the port is not bound yet.
+    pub fn nonce(&self) -> Nonce {
+        Nonce([0x42; handshake::NONCE_BYTES])
+    }
+
+    /// Opens the WebSocket with these headers, retrying while the port is not bound yet; the
+    /// server's answer and first frame are not checked here.
     pub async fn handshake(
         &self,
         path: &str,
@@ -130,22 +138,33 @@ impl Setup {
                 Err(WsError::Io(_)) if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                Ok((socket, response)) => {
-                    assert_eq!(
-                        response.headers().get("Sec-WebSocket-Protocol").unwrap(),
-                        "tabwire.v1"
-                    );
-                    return Ok(socket);
-                }
+                Ok((socket, _)) => return Ok(socket),
                 Err(e) => return Err(e),
             }
         }
     }
 
+    /// The extension's side of the exchange of proofs, with `secret`: checks the server's proof
+    /// (the server's first frame), then sends its own.
+    pub async fn prove(&self, socket: &mut Socket, secret: &str) -> Result<(), HandshakeError> {
+        let first = receive_text(socket).await;
+        let exchange =
+            Exchange::accept_server_proof(Role::Browser, self.port, self.nonce(), secret, &first)?;
+        let answer = exchange.client_proof_frame(secret);
+        socket.send(Message::text(answer)).await.unwrap();
+        Ok(())
+    }
+
+    /// A socket that proved the secret both ways, ready for `hello`.
     pub async fn extension(&self) -> Socket {
-        self.handshake("/", Some(&self.origin()), Some(&self.protocols()))
+        let mut socket = self
+            .handshake("/", Some(&self.origin()), Some(&self.protocols()))
             .await
-            .expect("our extension is accepted")
+            .expect("our extension is accepted");
+        self.prove(&mut socket, &self.secret)
+            .await
+            .expect("the server proves it knows the secret");
+        socket
     }
 }
 
@@ -187,6 +206,10 @@ pub async fn send(socket: &mut Socket, frame: Value) {
 }
 
 pub async fn receive(socket: &mut Socket) -> Value {
+    serde_json::from_str(&receive_text(socket).await).unwrap()
+}
+
+pub async fn receive_text(socket: &mut Socket) -> String {
     loop {
         let frame = tokio::time::timeout(DEADLINE, socket.next())
             .await
@@ -194,7 +217,7 @@ pub async fn receive(socket: &mut Socket) -> Value {
             .expect("socket open")
             .expect("frame");
         if let Message::Text(text) = frame {
-            return serde_json::from_str(text.as_str()).unwrap();
+            return text.as_str().to_owned();
         }
     }
 }

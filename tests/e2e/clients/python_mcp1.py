@@ -32,7 +32,8 @@ async def main(config):
         else:
             from mcp.client.streamable_http import streamablehttp_client
 
-            read, write, _ = await stack.enter_async_context(streamablehttp_client(config["http"]))
+            transport = streamablehttp_client(config["http"], headers=config.get("headers"))
+            read, write, _ = await stack.enter_async_context(transport)
         session = await stack.enter_async_context(ClientSession(read, write))
         init = await session.initialize()
         tools = sorted(t.name for t in (await session.list_tools()).tools)

@@ -15,7 +15,7 @@ const client = new Client({ name: "tabwire-ts-test", version: "0" }, {
   } } },
 });
 const transport = config.http
-  ? new StreamableHTTPClientTransport(new URL(config.http))
+  ? new StreamableHTTPClientTransport(new URL(config.http), { requestInit: { headers: config.headers ?? {} } })
   : new StdioClientTransport({ ...config.stdio, stderr: "inherit" });
 await client.connect(transport);
 const first = (await client.listTools()).tools.map((t) => t.name);

@@ -1,4 +1,5 @@
-"""A fake Tabwire extension speaking the bridge protocol over the real authenticated WebSocket.
+"""A fake Tabwire extension speaking the bridge protocol over the real authenticated WebSocket (after the
+exchange of proofs of the secret, harness/handshake.py).
 
 The wire-level fault and security tests use it to send what the real extension never would (frames that
 are not JSON, unknown types, answers twice or for unknown ids, oversized frames, tools that try to shadow
@@ -16,6 +17,7 @@ from typing import Any, AsyncIterator
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from . import handshake
 from .waiting import wait_for
 
 
@@ -29,7 +31,7 @@ async def wait_listening(port: int, *, timeout: float = 15) -> None:
 
 
 # The bridge protocol version this harness speaks (bridge::PROTOCOL_VERSION).
-PROTOCOL = 2
+PROTOCOL = handshake.PROTOCOL_VERSION
 
 
 def tool_spec(adapter: str, tool: str, description: str = "test tool") -> dict[str, Any]:
@@ -77,14 +79,16 @@ class FakeExtension:
 @asynccontextmanager
 async def fake_extension(port: int, extension_id: str, secret: str) -> AsyncIterator[FakeExtension]:
     await wait_listening(port)
+    nonce = handshake.fresh_nonce()
     async with connect(
         f"ws://127.0.0.1:{port}/",
         origin=f"chrome-extension://{extension_id}",
-        subprotocols=["tabwire.v1", f"tabwire.secret.{secret}"],
+        subprotocols=handshake.offer(handshake.BROWSER, nonce),
         proxy=None,
         open_timeout=10,
         max_size=None,
     ) as ws:
+        await handshake.prove_as_client(ws, secret, handshake.BROWSER, port, nonce)
         await ws.send(
             json.dumps(
                 {

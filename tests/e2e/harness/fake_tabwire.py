@@ -1,7 +1,8 @@
 """A stand-in for the tabwire server at the wire level: a WebSocket on 127.0.0.1 that the real extension
-connects to. It answers `hello` with a `welcome` carrying the test's adapters and records every frame, so a
-test can drive the extension with frames the real server does not send yet (`request_state`) and see what
-the extension pushes (`state_update`).
+connects to. It proves it knows the pairing secret as tabwire does (harness/handshake.py), answers `hello`
+with a `welcome` carrying the test's adapters and records every frame, so a test can drive the extension
+with frames the real server does not send yet (`request_state`) and see what the extension pushes
+(`state_update`).
 """
 
 from __future__ import annotations
@@ -12,19 +13,21 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection, serve
 
+from harness import handshake
 from harness.waiting import wait_for
 
 
 class FakeTabwire:
-    def __init__(self, port: int, adapters: list[dict]) -> None:
+    def __init__(self, port: int, secret: str, adapters: list[dict]) -> None:
         self.port = port
+        self.secret = secret
         self.adapters = adapters
         self.frames: list[dict] = []
         self._socket: ServerConnection | None = None
         self._server = None
 
     async def __aenter__(self) -> "FakeTabwire":
-        self._server = await serve(self._serve, "127.0.0.1", self.port, subprotocols=["tabwire.v1"])
+        self._server = await serve(self._serve, "127.0.0.1", self.port, subprotocols=[handshake.BROWSER])
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -32,6 +35,7 @@ class FakeTabwire:
         await self._server.wait_closed()
 
     async def _serve(self, ws: ServerConnection) -> None:
+        await handshake.prove_as_server(ws, self.secret, self.port)
         self._socket = ws
         async for text in ws:
             frame = json.loads(text)

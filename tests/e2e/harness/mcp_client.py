@@ -43,6 +43,7 @@ ERROR_CODES = frozenset(
         "PAGE_CSP",
         "CANCELLED",
         "TOO_LARGE",
+        "TOO_MANY",
         "PROTOCOL",
         "INTERNAL",
     }
@@ -172,11 +173,16 @@ async def open_tabwire_session(
 
 
 @asynccontextmanager
-async def open_tabwire_http_session(url: str, *, request_timeout: float = 30) -> AsyncIterator[TabwireSession]:
-    """Connect the official Python SDK to a `tabwire mcp --http` server over Streamable HTTP and initialize."""
+async def open_tabwire_http_session(
+    url: str, *, headers: dict[str, str], request_timeout: float = 30
+) -> AsyncIterator[TabwireSession]:
+    """Connect the official Python SDK to a `tabwire mcp --http` server over Streamable HTTP (sending
+    `headers`: the bearer) and initialize."""
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
     async with AsyncExitStack() as stack:
-        streams = await stack.enter_async_context(streamable_http_client(url))
+        client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        streams = await stack.enter_async_context(streamable_http_client(url, http_client=client))
         read, write = streams[0], streams[1]
         yield await _initialized_session(stack, read, write, request_timeout)

@@ -20,6 +20,32 @@ pub(super) async fn run_value<D: Dom>(
 }
 
 #[test]
+fn navigate_never_loads_another_scheme_than_http_s() {
+    // Arguments are percent-encoded, but an adapter can still spell a scheme around one.
+    let tool: ToolDef = serde_json::from_value(json!({
+        "name": "t", "description": "d",
+        "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}},
+        "steps": [{"step": "navigate", "url": "{{x}}script:alert(1)"}]
+    }))
+    .unwrap();
+    let args = json!({"x": "java"}).as_object().cloned().unwrap();
+    let failed = block_on(run_tool(
+        &todomvc(&[]),
+        &tool,
+        args,
+        0,
+        1000,
+        &Cell::new(false),
+    ))
+    .unwrap_err();
+    assert_eq!(failed.code, ErrorCode::AdapterError);
+    assert!(
+        failed.message.contains("not a page a tool may navigate to"),
+        "{failed}"
+    );
+}
+
+#[test]
 fn navigate_hands_over_the_rest_of_the_call() {
     let tool: ToolDef = serde_json::from_value(json!({
         "name": "t", "description": "d",
