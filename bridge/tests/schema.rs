@@ -120,3 +120,35 @@ fn the_schema_knows_exactly_the_tool_fields_of_the_model() {
         .collect();
     assert_eq!(listed, model);
 }
+
+/// The read kinds the schema's pattern allows are the ones the model names when it refuses one.
+#[test]
+fn the_schema_knows_exactly_the_read_kinds_of_the_model() {
+    let schema = schema();
+    let pattern = schema["definitions"]["read"]["pattern"]
+        .as_str()
+        .expect("definitions.read.pattern");
+    let listed: BTreeSet<String> = pattern
+        .trim_start_matches("^(")
+        .trim_end_matches(")$")
+        .split('|')
+        .map(|kind| kind.replace(":.+", ":<name>"))
+        .collect();
+    let refusal = bridge::adapter::Read::try_from("bogus".to_owned()).unwrap_err();
+    let model: BTreeSet<String> = refusal
+        .split("expected ")
+        .nth(1)
+        .expect("the refusal lists the kinds")
+        .split([',', ' '])
+        .filter(|kind| !kind.is_empty() && *kind != "or")
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(listed, model);
+    for kind in &model {
+        let example = kind.replace("<name>", "x");
+        assert!(
+            bridge::adapter::Read::try_from(example.clone()).is_ok(),
+            "{example}"
+        );
+    }
+}

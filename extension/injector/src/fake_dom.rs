@@ -41,6 +41,8 @@ pub struct FakeNode {
     pub centre: Option<(f64, f64)>,
     /// The element at its centre when it is not itself.
     pub covered_by: Option<usize>,
+    /// Whether scrolling it into view moves it out from under `covered_by` (a fixed header).
+    pub cover_scrolls_off: bool,
     /// How it takes text (default: a text control when it has a `value`).
     pub entry: Option<TextEntry>,
     /// The control a `<label>` is for.
@@ -204,6 +206,11 @@ impl Dom for FakeDom {
     }
 
     fn scroll_into_view(&self, node: &usize) {
+        let mut nodes = self.nodes.borrow_mut();
+        if nodes[*node].cover_scrolls_off {
+            nodes[*node].covered_by = None;
+        }
+        drop(nodes);
         self.log(format!("scroll {node}"));
     }
 

@@ -510,7 +510,8 @@ fn common_ancestor<D: Dom>(dom: &D, a: &D::Node, b: &D::Node) -> D::Node {
 
 /// [`aim`], waiting up to `patience_ms` while the element is covered or out of view: an overlay
 /// fading out or a panel sliding in (TiddlyWiki animates a new tiddler into place) is over soon,
-/// and a person would wait for it too.
+/// and a person would wait for it too. A covered element is first scrolled to the middle of the
+/// view, once, as a person scrolls a button out from under a fixed header or toolbar.
 async fn aim_patiently<D: Dom>(
     dom: &D,
     node: &D::Node,
@@ -518,8 +519,13 @@ async fn aim_patiently<D: Dom>(
     patience_ms: f64,
 ) -> Result<Aim<D::Node>, Refusal> {
     let deadline = dom.now_ms() + patience_ms;
+    let mut scrolled = false;
     loop {
         match aim(dom, node, needs_enabled) {
+            Err(Refusal::Covered { .. }) if !scrolled => {
+                dom.scroll_into_view(node);
+                scrolled = true;
+            }
             Err(Refusal::Covered { .. } | Refusal::OutOfView { .. }) if dom.now_ms() < deadline => {
                 dom.settle((deadline - dom.now_ms()).min(POLL_MS)).await;
             }

@@ -175,7 +175,8 @@ fn an_element_a_person_could_not_press_is_refused_and_named() {
         err.to_string(),
         "is covered by <div id=\"n5\"> \"Please wait while we load everything you…\", which is at its centre (40, 30): a person's click would land there"
     );
-    assert!(events(&dom).is_empty(), "nothing was dispatched");
+    // It was scrolled to the middle of the view once, as a person would try; nothing was dispatched.
+    assert_eq!(events(&dom), ["scroll 2"]);
 
     // What is at the centre may be inside the element, or a label for it: events go there.
     dom.nodes.borrow_mut()[2].covered_by = Some(3);
@@ -225,6 +226,18 @@ fn a_cover_that_goes_away_soon_is_waited_for() {
     let err = block_on(click(&dom, &2, 1, 300.0)).unwrap_err();
     assert!(matches!(err, Refusal::Covered { .. }), "{err}");
     assert_eq!(dom.now.get(), 450.0);
+}
+
+#[test]
+fn a_covered_element_is_scrolled_out_from_under_a_fixed_bar_first() {
+    let dom = page();
+    dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    dom.nodes.borrow_mut()[2].cover_scrolls_off = true;
+    block_on(click(&dom, &2, 1, 0.0)).unwrap();
+    assert_eq!(dom.now.get(), 0.0, "no waiting: the scroll freed it");
+    assert_eq!(events(&dom).last().unwrap(), "click 2");
+    let seen = events(&dom);
+    assert!(seen.iter().any(|e| e == "scroll 2"), "{seen:?}");
 }
 
 #[test]
