@@ -6,7 +6,6 @@
 //! share. Page-supplied text (titles, URLs) is marked as the page's content.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use bridge::browser_ops::{
     self, BrowserOp, Capture, Captured, ImageFormat, TabActed, TabAction, TabList,
@@ -17,6 +16,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
 use crate::hub::Hub;
+use crate::mcp::object;
 use crate::permission::{Need, Permission};
 
 /// What the model is told about the text of a tab list.
@@ -305,13 +305,6 @@ fn write_file(
 
 fn invalid(problem: &str) -> WireError {
     WireError::new(ErrorCode::InvalidArgs, problem)
-}
-
-fn object(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
 }
 
 /// The tools of this module (the list `browser_tabs` belongs to is `mcp.rs`'s).

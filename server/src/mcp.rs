@@ -904,7 +904,7 @@ fn tool_error(error: &WireError) -> CallToolResult {
     result
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
+pub(crate) fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
