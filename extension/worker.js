@@ -53,6 +53,39 @@ const webmcpRegistered = chrome.scripting
 // whether Tabwire's runtime runs there or was asked for by a WebMCP registration.
 globalThis.__tabwireRuntimeProbe = () => Boolean(globalThis.__tabwireRuntime || globalThis.__tabwireWebmcp);
 
+// browser.rs's helpers (it decides; these only do): for screenshots, decode a captureVisibleTab
+// data URL, draw a region of it at a size and encode it as base64; run in a page by
+// chrome.scripting, an element's box in viewport pixels after scrolling it into view, and a step
+// through the page's own history.
+globalThis.__tabwireBrowser = {
+  decode: async (dataUrl) => createImageBitmap(await (await fetch(dataUrl)).blob()),
+  encode: async (bitmap, sx, sy, sw, sh, width, height, type) => {
+    const canvas = new OffscreenCanvas(width, height);
+    const context = canvas.getContext("2d");
+    context.imageSmoothingQuality = "high";
+    context.drawImage(bitmap, sx, sy, sw, sh, 0, 0, width, height);
+    bitmap.close();
+    const bytes = new Uint8Array(await (await canvas.convertToBlob({ type, quality: 0.85 })).arrayBuffer());
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(binary);
+  },
+  elementBox: (selector) => {
+    let element;
+    try {
+      element = document.querySelector(selector);
+    } catch (e) {
+      return `${JSON.stringify(selector)} is not a valid CSS selector`;
+    }
+    if (!element) return null;
+    element.scrollIntoView({ block: "nearest", inline: "nearest" });
+    const r = element.getBoundingClientRect();
+    return { x: r.x, y: r.y, width: r.width, height: r.height,
+             viewport_width: innerWidth, viewport_height: innerHeight };
+  },
+  historyGo: (step) => history.go(step),
+};
+
 init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) })
   .then(() => webmcpRegistered) // so that once connected, newly loaded pages get the WebMCP API
   .then(start)

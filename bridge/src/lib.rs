@@ -7,6 +7,7 @@
 
 pub mod adapter;
 pub mod args;
+pub mod browser_ops;
 pub mod code_adapter;
 pub mod fetch;
 pub mod handshake;

@@ -6,12 +6,20 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// Longest adapter name.
 pub const MAX_ADAPTER_NAME: usize = 32;
 
-/// The meta-tools every client sees; no site tool may take their names.
-pub const META_TOOL_NAMES: &[&str] = &["browser_tabs", "browser_open", "site_call", "site_state"];
+/// The tools every client sees (the meta-tools and the browser's own tools); no site tool may
+/// take their names.
+pub const META_TOOL_NAMES: &[&str] = &[
+    "browser_tabs",
+    "browser_open",
+    "site_call",
+    "site_state",
+    "browser_tab",
+    "page_screenshot",
+];
 
 /// Why an adapter may not be named `name` (`None`: it may): `webmcp` names the tools pages
-/// register themselves, and the meta-tools' prefixes (`browser`, `site`) would make its tools
-/// shadow them or look like them.
+/// register themselves, and the meta-tools' prefixes (`browser`, `site`, `page`) would make its
+/// tools shadow them or look like them.
 pub fn reserved_adapter_name(name: &str) -> Option<&'static str> {
     if name == crate::webmcp::ADAPTER {
         return Some("for tools pages register themselves");
@@ -19,7 +27,7 @@ pub fn reserved_adapter_name(name: &str) -> Option<&'static str> {
     META_TOOL_NAMES
         .iter()
         .any(|meta| meta.split('_').next() == Some(name))
-        .then_some("for the meta-tools (browser_tabs, browser_open, site_call, site_state)")
+        .then_some("for Tabwire's own tools (browser_*, site_*, page_*)")
 }
 
 /// Whether `name` is a valid identifier: `[a-z0-9_]`, starting with a letter, at most `max` bytes.

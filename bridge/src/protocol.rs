@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::adapter::{Adapter, ToolAnnotations, ToolDef};
+use crate::browser_ops::BrowserOp;
 use crate::names::public_tool_name;
 use crate::packed::PackedAdapter;
 use crate::tagged;
@@ -41,6 +42,8 @@ pub enum ErrorCode {
     TooLarge,
     /// A bound on what one side can make the other hold was reached (tabs, tools, pending calls).
     TooMany,
+    /// The user has not allowed page tools (or trusted input) on this origin; the message says how.
+    PermissionRequired,
     Protocol,
     Internal,
 }
@@ -63,6 +66,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::TooLarge => "TOO_LARGE",
             ErrorCode::TooMany => "TOO_MANY",
+            ErrorCode::PermissionRequired => "PERMISSION_REQUIRED",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -277,6 +281,15 @@ pub enum ToServer {
         id: RequestId,
         error: WireError,
     },
+    /// The answer to `browser` request `id` (see [`crate::browser_ops`] for each op's answer).
+    BrowserResult {
+        id: RequestId,
+        result: Value,
+    },
+    BrowserError {
+        id: RequestId,
+        error: WireError,
+    },
     TabFocused {
         tab: TabId,
     },
@@ -344,6 +357,11 @@ pub enum ToExtension {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wait_loaded_ms: Option<u64>,
     },
+    /// Something the worker does to the browser itself (list tabs, navigate, capture).
+    Browser {
+        id: RequestId,
+        op: BrowserOp,
+    },
     Ping {
         #[serde(default)]
         nonce: u64,
@@ -371,6 +389,8 @@ const TO_SERVER_TYPES: &[&str] = &[
     "state_error",
     "open_tab_result",
     "open_tab_error",
+    "browser_result",
+    "browser_error",
     "tab_focused",
     "tab_closed",
     "tab_navigated",
@@ -386,6 +406,7 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "cancel",
     "request_state",
     "open_tab",
+    "browser",
     "ping",
     "pong",
     "error",
@@ -406,6 +427,8 @@ impl ToServer {
             ToServer::StateError { .. } => "state_error",
             ToServer::OpenTabResult { .. } => "open_tab_result",
             ToServer::OpenTabError { .. } => "open_tab_error",
+            ToServer::BrowserResult { .. } => "browser_result",
+            ToServer::BrowserError { .. } => "browser_error",
             ToServer::TabFocused { .. } => "tab_focused",
             ToServer::TabClosed { .. } => "tab_closed",
             ToServer::TabNavigated { .. } => "tab_navigated",
@@ -466,6 +489,14 @@ impl ToServer {
                 id: f.req("id")?,
                 error: f.req("error")?,
             },
+            "browser_result" => ToServer::BrowserResult {
+                id: f.req("id")?,
+                result: f.req("result")?,
+            },
+            "browser_error" => ToServer::BrowserError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
             "tab_focused" => ToServer::TabFocused { tab: f.req("tab")? },
             "tab_closed" => ToServer::TabClosed { tab: f.req("tab")? },
             "tab_navigated" => ToServer::TabNavigated {
@@ -498,6 +529,7 @@ impl ToExtension {
             ToExtension::Cancel { .. } => "cancel",
             ToExtension::RequestState { .. } => "request_state",
             ToExtension::OpenTab { .. } => "open_tab",
+            ToExtension::Browser { .. } => "browser",
             ToExtension::Ping { .. } => "ping",
             ToExtension::Pong { .. } => "pong",
             ToExtension::Error { .. } => "error",
@@ -535,6 +567,10 @@ impl ToExtension {
                 url: f.req("url")?,
                 tab: f.opt("tab")?,
                 wait_loaded_ms: f.opt("wait_loaded_ms")?,
+            },
+            "browser" => ToExtension::Browser {
+                id: f.req("id")?,
+                op: f.req("op")?,
             },
             "ping" => ToExtension::Ping {
                 nonce: f.opt("nonce")?,
@@ -868,6 +904,14 @@ mod tests {
                 id: "a".into(),
                 error: WireError::new(ErrorCode::Internal, "x"),
             },
+            ToServer::BrowserResult {
+                id: "a".into(),
+                result: json!({"tabs": []}),
+            },
+            ToServer::BrowserError {
+                id: "a".into(),
+                error: WireError::new(ErrorCode::PermissionRequired, "allow it"),
+            },
             ToServer::TabFocused { tab: 1 },
             ToServer::TabClosed { tab: 1 },
             ToServer::TabNavigated {
@@ -921,6 +965,10 @@ mod tests {
                 url: "u".into(),
                 tab: None,
                 wait_loaded_ms: Some(3000),
+            },
+            ToExtension::Browser {
+                id: "a".into(),
+                op: crate::browser_ops::BrowserOp::ListTabs,
             },
             ToExtension::Ping { nonce: 1 },
             ToExtension::Pong { nonce: 1 },

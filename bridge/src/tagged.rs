@@ -45,19 +45,27 @@ impl Fields {
 
 /// Splits a message into its `"type"` and its other fields.
 pub(crate) fn split(value: Value) -> Result<(String, Fields), serde_json::Error> {
+    split_by(value, "type")
+}
+
+/// Splits an object tagged by field `tag` into the tag and its other fields.
+pub(crate) fn split_by(
+    value: Value,
+    tag: &'static str,
+) -> Result<(String, Fields), serde_json::Error> {
     let Value::Object(mut map) = value else {
         return Err(serde_json::Error::invalid_type(
             unexpected(&value),
             &"a message object",
         ));
     };
-    match map.remove("type") {
+    match map.remove(tag) {
         Some(Value::String(kind)) => Ok((kind, Fields(map))),
         Some(other) => Err(serde_json::Error::invalid_type(
             unexpected(&other),
             &"a message type name",
         )),
-        None => Err(serde_json::Error::missing_field("type")),
+        None => Err(serde_json::Error::missing_field(tag)),
     }
 }
 

@@ -120,8 +120,9 @@ fn dependencies_in_table_form_are_seen() {
     assert_eq!(of(&found, "probe"), ["serde", "thiserror"]);
 }
 
-/// Inside the server, only the MCP face (`mcp`) and its HTTP transport (`http`) use rmcp: the hub,
-/// the peers and the state cache are MCP-free.
+/// Inside the server, only the MCP face (`mcp`, its HTTP transport `http`, the permission gate and
+/// the browser tools) uses rmcp: the hub, the peers, the grants, the audit log and the state cache
+/// are MCP-free.
 #[test]
 fn only_the_mcp_modules_of_the_server_use_rmcp() {
     fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -151,9 +152,12 @@ fn only_the_mcp_modules_of_the_server_use_rmcp() {
     users.sort();
     assert!(files.len() > 10, "found only {files:?}");
     assert!(users.iter().any(|u| u.starts_with("mcp")), "{users:?}");
+    // The MCP face: the handler and its transport, the permission gate (it asks through MCP
+    // elicitation) and the browser tools (MCP image results).
+    let face = ["mcp", "http", "permission", "browser_tools"];
     let others: Vec<&String> = users
         .iter()
-        .filter(|u| !u.starts_with("mcp") && !u.starts_with("http"))
+        .filter(|u| !face.iter().any(|m| u.starts_with(m)))
         .collect();
     assert!(others.is_empty(), "MCP-free modules use rmcp: {others:?}");
 }

@@ -2,7 +2,8 @@
 //! `tabwire mcp ...` (the MCP server), `setup` (pair, install the extension, configure the MCP
 //! clients), `doctor` (what is wrong, and the fix), `extension install` (write the extension this
 //! binary carries), `pair ...` (write an extension's pairing file), `adapters check ...`
-//! (validate adapter files) and `status` (who shares the port).
+//! (validate adapter files), `status` (who shares the port), `allow`/`revoke`/`grants` (where page
+//! tools may act) and `audit` (the last tool calls).
 
 use std::path::PathBuf;
 
@@ -48,6 +49,16 @@ pub enum Command {
     /// Work with adapter files.
     #[command(subcommand)]
     Adapters(AdaptersCommand),
+    /// Allow page tools (or with --trusted-input, trusted input too) on a site, e.g.
+    /// `tabwire allow https://mail.example.com`.
+    Allow(GrantArgs),
+    /// Take back what `allow` (or the popup, or a yes to the assistant's question) allowed on a
+    /// site; with --trusted-input only trusted input.
+    Revoke(GrantArgs),
+    /// List the sites where page tools are allowed, and where trusted input is on.
+    Grants,
+    /// Print the last tool calls from the audit log (time, client, tool, site, tab, outcome).
+    Audit(AuditArgs),
     /// Print the manifest.json of this platform's .mcpb bundle (used by the build).
     #[command(hide = true)]
     McpbManifest,
@@ -141,6 +152,14 @@ pub struct McpArgs {
     /// e.g. 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", value_parser = parse_loopback)]
     pub http: Option<std::net::SocketAddr>,
+    /// Let page tools act on every site without asking (automation and tests only: the user is
+    /// never asked). Trusted input still needs its own grant.
+    #[arg(long)]
+    pub allow_all_origins: bool,
+    /// Where page_screenshot saves screenshots asked for as files (default: Tabwire's folder in
+    /// your data directory).
+    #[arg(long, value_name = "DIR")]
+    pub screenshots_dir: Option<PathBuf>,
 }
 
 /// `--http ADDR`: a socket address on a loopback interface.
@@ -155,6 +174,24 @@ fn parse_loopback(value: &str) -> Result<std::net::SocketAddr, String> {
             "{addr} is not a loopback address: tabwire serves HTTP on 127.0.0.1 or [::1] only"
         ))
     }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GrantArgs {
+    /// The site: its origin (`https://mail.example.com`) or any URL of it.
+    #[arg(value_name = "ORIGIN")]
+    pub origin: String,
+    /// Trusted input: actions go through Chrome's debugger, which pages cannot tell from a
+    /// person's input (Chrome shows a "started debugging this browser" bar meanwhile).
+    #[arg(long)]
+    pub trusted_input: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AuditArgs {
+    /// How many calls to print.
+    #[arg(short = 'n', long, default_value_t = 20)]
+    pub lines: usize,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -249,6 +286,30 @@ mod tests {
     }
 
     #[test]
+    fn grant_commands_take_an_origin() {
+        let cli = Cli::try_parse_from(["tabwire", "allow", "--trusted-input", "https://a.example"])
+            .unwrap();
+        let Command::Allow(args) = cli.command else {
+            panic!("expected allow")
+        };
+        assert_eq!(args.origin, "https://a.example");
+        assert!(args.trusted_input);
+        let cli = Cli::try_parse_from(["tabwire", "audit", "-n", "5"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Audit(AuditArgs { lines: 5 })
+        ));
+        let cli = Cli::try_parse_from(["tabwire", "mcp", "--allow-all-origins"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Mcp(McpArgs {
+                allow_all_origins: true,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         for bad in [
             &["tabwire", "mcp", "--adapter-match", "todomvc"][..],
@@ -259,6 +320,8 @@ mod tests {
             &["tabwire", "mcp", "--http", "localhost"],
             &["tabwire", "pair"],
             &["tabwire", "adapters"],
+            &["tabwire", "allow"],
+            &["tabwire", "audit", "-n", "x"],
         ] {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?} should fail");
         }

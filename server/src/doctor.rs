@@ -70,6 +70,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         check_browser(args, secret, &mut findings);
     }
     check_adapters(&adapter_dirs, &mut findings);
+    findings.push(check_grants(&dirs));
     let (text, all_well) = render(&findings);
     print!("{text}");
     if all_well {
@@ -457,6 +458,28 @@ fn browser_findings(port: u16, view: &BrowserView, findings: &mut Vec<Finding>) 
     }
 }
 
+/// Where page tools are allowed (the grants file must be readable), and where the audit log is.
+fn check_grants(dirs: &UserDirs) -> Finding {
+    let grants = crate::grants::Grants::new(dirs.grants());
+    let audit = dirs.audit_log();
+    match grants.all() {
+        Ok(all) => ok(format!(
+            "page tools allowed on {} site(s) ({}; `tabwire grants` lists them); audit log of tool \
+             calls: {} (`tabwire audit`)",
+            all.len(),
+            grants.path().display(),
+            audit.display()
+        )),
+        Err(e) => problem(
+            e.to_string(),
+            format!(
+                "fix or delete {} (then allow sites again with `tabwire allow ORIGIN`)",
+                grants.path().display()
+            ),
+        ),
+    }
+}
+
 fn check_adapters(dirs: &[PathBuf], findings: &mut Vec<Finding>) {
     if dirs.is_empty() {
         return;
@@ -490,6 +513,24 @@ fn check_adapters(dirs: &[PathBuf], findings: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_grants_and_the_audit_log_are_named_and_a_damaged_grants_file_is_a_problem() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = UserDirs {
+            os: crate::user_dirs::Os::Linux,
+            home: home.path().to_owned(),
+            config: home.path().join("config"),
+            data: home.path().join("data"),
+        };
+        let finding = check_grants(&dirs);
+        assert!(finding.fix.is_none(), "{finding:?}");
+        assert!(finding.what.contains("0 site(s)") && finding.what.contains("audit.jsonl"));
+        std::fs::create_dir_all(dirs.tabwire_config()).unwrap();
+        std::fs::write(dirs.grants(), "garbage").unwrap();
+        let finding = check_grants(&dirs);
+        assert!(finding.fix.unwrap().contains("grants.json"));
+    }
 
     #[test]
     fn the_report_says_each_fix_and_whether_all_is_well() {

@@ -193,6 +193,7 @@ impl Gate {
 /// Serves MCP on `addr` until SIGINT or SIGTERM, then shuts down gracefully.
 pub async fn serve_http(
     hub: Arc<Hub>,
+    safeguards: Arc<crate::mcp::Safeguards>,
     addr: SocketAddr,
     browser_expected: bool,
     secret: Secret,
@@ -222,6 +223,7 @@ pub async fn serve_http(
         move || {
             Ok(TabwireMcp::new(
                 hub.clone(),
+                safeguards.clone(),
                 browser_expected,
                 closing.clone(),
             ))

@@ -5,12 +5,15 @@
 //! `adapters check`, or `status` (ask the hub who is connected).
 
 mod adapters;
+mod audit;
 mod auth;
+mod browser_tools;
 mod cli;
 mod clients;
 mod diagnostics;
 mod doctor;
 mod extension;
+mod grants;
 mod http;
 mod hub;
 mod listen;
@@ -18,6 +21,7 @@ mod mcp;
 mod mcpb;
 mod pairing;
 mod peer;
+mod permission;
 mod setup;
 mod site_state;
 mod user_dirs;
@@ -32,7 +36,8 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{
-    AdaptersCommand, Cli, Command, ConnectionArgs, ExtensionCommand, McpArgs, PairArgs, StatusArgs,
+    AdaptersCommand, AuditArgs, Cli, Command, ConnectionArgs, ExtensionCommand, GrantArgs, McpArgs,
+    PairArgs, StatusArgs,
 };
 
 fn main() -> ExitCode {
@@ -54,6 +59,10 @@ fn main() -> ExitCode {
         }
         Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
         Command::Status(args) => run_status(args),
+        Command::Allow(args) => run_grant(&args, true),
+        Command::Revoke(args) => run_grant(&args, false),
+        Command::Grants => run_grants(),
+        Command::Audit(args) => run_audit(&args),
         Command::McpbManifest => {
             println!("{:#}", mcpb::manifest());
             Ok(())
@@ -160,6 +169,69 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `tabwire allow` (`allowing`) and `tabwire revoke`.
+fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
+    let origin = grants::origin_of(&args.origin)?;
+    let store = grants::Grants::new(user_dirs()?.grants());
+    let need = if args.trusted_input {
+        grants::Need::TrustedInput
+    } else {
+        grants::Need::PageTools
+    };
+    let what = match need {
+        grants::Need::PageTools if allowing => "page tools are allowed",
+        grants::Need::PageTools => "page tools and trusted input are no longer allowed",
+        grants::Need::TrustedInput if allowing => "page tools and trusted input are allowed",
+        grants::Need::TrustedInput => "trusted input is off",
+    };
+    let changed = if allowing {
+        store.allow(&origin, need)?
+    } else {
+        store.revoke(&origin, need)?
+    };
+    let already = if changed { "" } else { " (already so)" };
+    println!("{origin}: {what}{already}.");
+    Ok(())
+}
+
+/// `tabwire grants`.
+fn run_grants() -> anyhow::Result<()> {
+    let store = grants::Grants::new(user_dirs()?.grants());
+    let all = store.all()?;
+    if all.is_empty() {
+        println!(
+            "Page tools are allowed on no site yet. Allow one with `tabwire allow ORIGIN`, in the \
+             Tabwire popup, or by answering yes when your assistant asks."
+        );
+    }
+    for (origin, grant) in &all {
+        let trusted = if grant.trusted_input {
+            ", trusted input on"
+        } else {
+            ""
+        };
+        println!("{origin}  page tools allowed{trusted}");
+    }
+    println!("({})", store.path().display());
+    Ok(())
+}
+
+/// `tabwire audit`.
+fn run_audit(args: &AuditArgs) -> anyhow::Result<()> {
+    let log = audit::AuditLog::new(user_dirs()?.audit_log());
+    let entries = log
+        .last(args.lines)
+        .with_context(|| format!("reading {}", log.path().display()))?;
+    if entries.is_empty() {
+        println!("No tool calls recorded yet.");
+    }
+    for entry in &entries {
+        println!("{entry}");
+    }
+    println!("({})", log.path().display());
+    Ok(())
+}
+
 fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
     // The .mcpb bundle passes its optional "adapter folder" setting this way, empty when unset.
     if let Some(dir) = std::env::var_os("TABWIRE_ADAPTERS").filter(|d| !d.is_empty()) {
@@ -188,6 +260,23 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         instance_id: uuid::Uuid::new_v4().to_string(),
         adapters: loaded.adapters,
     }));
+    let dirs = user_dirs()?;
+    if args.allow_all_origins {
+        tracing::warn!("--allow-all-origins: page tools act on every site without asking");
+    }
+    let safeguards = Arc::new(mcp::Safeguards {
+        permission: permission::Permission::new(
+            grants::Grants::new(dirs.grants()),
+            args.allow_all_origins,
+        ),
+        audit: audit::AuditLog::new(dirs.audit_log()),
+        screenshots: browser_tools::Screenshots {
+            dir: args
+                .screenshots_dir
+                .clone()
+                .unwrap_or_else(|| dirs.screenshots()),
+        },
+    });
     let policy = Arc::new(auth::HandshakePolicy::new(
         &args.extension_id,
         secret.clone(),
@@ -215,10 +304,10 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
             ));
         }
         match args.http {
-            Some(addr) => http::serve_http(hub, addr, browser_expected, secret)
+            Some(addr) => http::serve_http(hub, safeguards, addr, browser_expected, secret)
                 .await
                 .map_err(anyhow::Error::from),
-            None => mcp::serve_stdio(hub, browser_expected)
+            None => mcp::serve_stdio(hub, safeguards, browser_expected)
                 .await
                 .map_err(anyhow::Error::from),
         }

@@ -30,7 +30,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::{broadcast, mpsc, watch};
 
+use crate::audit::{self, AuditLog};
+use crate::browser_tools::{self, PageTab, Screenshots};
 use crate::hub::{Hub, PageProgress, ToolsWait};
+use crate::permission::Permission;
 use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
 
 /// A burst of tool changes (a snapshot of many tabs) is announced once, this long after its
@@ -43,6 +46,10 @@ const MIN_NOTICE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How long the first `tools/list` waits for an expected browser's tools.
 const FIRST_LIST_WAIT: Duration = Duration::from_millis(1500);
+
+/// How long `browser_tabs` waits for the browser's list of every tab before it answers with
+/// the tabs with site tools only (the worker answers within milliseconds; this bounds a stuck one).
+const TAB_LIST_WAIT: Duration = Duration::from_millis(1500);
 
 /// How long `browser_open` waits for the page to register its site tools.
 const OPEN_WAIT: Duration = Duration::from_secs(10);
@@ -68,11 +75,23 @@ pub enum ServeError {
     Serve(tokio::task::JoinError),
 }
 
+/// What stands between the model and the user's browser: the permission gate, the audit log,
+/// and where screenshots asked for as files go. One per process, shared by its MCP sessions.
+pub struct Safeguards {
+    pub permission: Permission,
+    pub audit: AuditLog,
+    pub screenshots: Screenshots,
+}
+
 /// Serves MCP on stdin/stdout until stdin closes.
-pub async fn serve_stdio(hub: Arc<Hub>, browser_expected: bool) -> Result<(), ServeError> {
+pub async fn serve_stdio(
+    hub: Arc<Hub>,
+    safeguards: Arc<Safeguards>,
+    browser_expected: bool,
+) -> Result<(), ServeError> {
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
     let (closed, closing) = watch::channel(false);
-    let handler = TabwireMcp::new(hub, browser_expected, closing);
+    let handler = TabwireMcp::new(hub, safeguards, browser_expected, closing);
     let stdin = SignalEof {
         inner: stdin,
         closed,
@@ -127,6 +146,7 @@ async fn stdin_closed(mut closing: watch::Receiver<bool>) {
 
 pub struct TabwireMcp {
     hub: Arc<Hub>,
+    safeguards: Arc<Safeguards>,
     /// Becomes true when stdin closes.
     closing: watch::Receiver<bool>,
     /// A browser connected to tabwire before: the first `tools/list` waits briefly for it.
@@ -140,9 +160,15 @@ pub struct TabwireMcp {
 }
 
 impl TabwireMcp {
-    pub fn new(hub: Arc<Hub>, browser_expected: bool, closing: watch::Receiver<bool>) -> Self {
+    pub fn new(
+        hub: Arc<Hub>,
+        safeguards: Arc<Safeguards>,
+        browser_expected: bool,
+        closing: watch::Receiver<bool>,
+    ) -> Self {
         TabwireMcp {
             hub,
+            safeguards,
             closing,
             browser_expected,
             first_list_done: AtomicBool::new(false),
@@ -346,15 +372,28 @@ impl TabwireMcp {
         }
     }
 
-    /// `browser_tabs`: whether a browser is connected (and how many), the tabs with tools, and
-    /// when there is nothing to use, a note saying why and what the user should do.
-    fn browser_tabs(&self) -> Value {
+    /// `browser_tabs`: whether a browser is connected (and how many), every http(s) tab with its
+    /// site tools and whether page tools are allowed on its origin (only the tabs with tools when
+    /// the browser cannot list them), and when there is nothing to use, a note saying why and
+    /// what the user should do.
+    async fn browser_tabs(&self) -> Value {
         let browsers = self.hub.browsers().len();
         let tabs = self.hub.tabs();
         let mut answer = json!({"connected": browsers > 0, "browsers": browsers, "tabs": tabs});
+        if browsers > 0 {
+            let all = browser_tools::all_tabs(&self.hub, &self.safeguards.permission);
+            match tokio::time::timeout(TAB_LIST_WAIT, all).await {
+                Ok(Ok(Value::Object(all))) => {
+                    answer.as_object_mut().expect("an object").extend(all)
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::debug!(error = %e, "the browser could not list its tabs"),
+                Err(_) => tracing::debug!("the browser did not list its tabs in time"),
+            }
+        }
         if browsers == 0 {
             answer["note"] = Value::from(self.hub.not_connected_error().message);
-        } else if tabs.is_empty() {
+        } else if answer["tabs"].as_array().is_some_and(Vec::is_empty) {
             answer["note"] = Value::from(
                 "a browser is connected but no open tab offers tools: open a site with \
                  browser_open (one an adapter covers, or a page with WebMCP tools)",
@@ -366,30 +405,100 @@ impl TabwireMcp {
     /// Runs one tools/call; progress reports go to `report`. Calling a tool that does not exist
     /// is protocol misuse (a JSON-RPC error); every other failure, arguments that do not fit the
     /// tool's schema included, is a tool failure the model reads (SEP-1303), with its code.
+    /// `target` learns the tab (and origin) the call acted on, for the audit log.
     async fn dispatch(
         &self,
         name: &str,
         mut args: JsonObject,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
+        peer: &rmcp::Peer<RoleServer>,
+        target: &mut Option<PageTab>,
     ) -> Result<CallToolResult, ErrorData> {
         self.wait_for_connecting_browser().await;
         let outcome = match name {
-            "browser_tabs" => Ok(success(self.browser_tabs())),
+            "browser_tabs" => Ok(success(self.browser_tabs().await)),
             "browser_open" => self.browser_open(args, report.as_ref()).await,
             "site_call" => self.site_call(args, report).await,
             "site_state" => self.site_state(args).await,
+            "browser_tab" => browser_tools::browser_tab(&self.hub, &args)
+                .await
+                .map(success),
+            "page_screenshot" => {
+                let guards = &self.safeguards;
+                let screenshots = &guards.screenshots;
+                browser_tools::page_screenshot(
+                    &self.hub,
+                    &guards.permission,
+                    peer,
+                    screenshots,
+                    &args,
+                    target,
+                )
+                .await
+            }
             name => {
                 let spec = self
                     .hub
                     .tool(name)
                     .map_err(|e| ErrorData::invalid_params(e.message, None))?;
                 match take_tab_id(&mut args) {
-                    Ok(tab) => self.call_site_tool(&spec, args, tab, report).await,
+                    Ok(tab) => {
+                        *target = self.site_tool_target(name, tab);
+                        self.call_site_tool(&spec, args, tab, report).await
+                    }
                     Err(e) => Err(e),
                 }
             }
         };
         Ok(outcome.unwrap_or_else(|e| tool_error(&e)))
+    }
+
+    /// The tab a site tool call goes to, and its origin (for the audit log).
+    fn site_tool_target(&self, tool: &str, tab: Option<TabId>) -> Option<PageTab> {
+        let tab = self.hub.pick_tab(tool, tab)?;
+        let url = self.hub.tabs().into_iter().find(|t| t.id == tab)?.url;
+        Some(PageTab {
+            tab,
+            origin: bridge::webmcp::origin(&url).unwrap_or_default(),
+            url,
+        })
+    }
+
+    /// Appends the call to the audit log.
+    fn audit(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+        tool: &str,
+        target: Option<PageTab>,
+        outcome: &Result<CallToolResult, ErrorData>,
+        started: Instant,
+    ) {
+        let outcome = match outcome {
+            Ok(result) if result.is_error == Some(true) => result
+                .structured_content
+                .as_ref()
+                .and_then(|s| s["error"]["code"].as_str())
+                .unwrap_or("ERROR")
+                .to_owned(),
+            Ok(_) => "ok".to_owned(),
+            Err(e) => format!("JSON-RPC {}", e.code.0),
+        };
+        let client = peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .unwrap_or_default();
+        self.safeguards.audit.record(&audit::Entry {
+            time: audit::now(),
+            client,
+            tool: tool.to_owned(),
+            origin: target
+                .as_ref()
+                .map(|t| t.origin.clone())
+                .filter(|o| !o.is_empty()),
+            tab: target.map(|t| t.tab),
+            outcome,
+            ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
     }
 
     /// The resources clients can list: the tab list and the state of each tab with tools
@@ -596,11 +705,19 @@ impl ServerHandler for TabwireMcp {
             .meta
             .get_progress_token()
             .map(|token| spawn_progress_forwarder(context.peer.clone(), token));
-        let call = self.dispatch(request.name.as_ref(), args, report);
+        let started = Instant::now();
+        let mut target = None;
+        let call = self.dispatch(
+            request.name.as_ref(),
+            args,
+            report,
+            &context.peer,
+            &mut target,
+        );
         // Dropping the call (the client cancelled it, or nobody can read the answer once stdin
         // is closed) frees its pending entry and cancels it on the page.
-        tokio::select! {
-            result = call => result.map(Into::into),
+        let outcome = tokio::select! {
+            result = call => result,
             () = context.ct.cancelled() => {
                 tracing::debug!(id = %context.id, "the client cancelled the call");
                 Err(ErrorData::internal_error("the client cancelled the call", None))
@@ -608,7 +725,9 @@ impl ServerHandler for TabwireMcp {
             () = stdin_closed(self.closing.clone()) => {
                 Err(ErrorData::internal_error("tabwire is shutting down", None))
             }
-        }
+        };
+        self.audit(&context.peer, &request.name, target, &outcome, started);
+        outcome.map(Into::into)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -760,7 +879,7 @@ fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, WireError> {
 
 /// A tool that ran: `structuredContent` is the page's result if it is an object, else
 /// `{"result": value}`; the text is the result's compact JSON.
-fn success(value: Value) -> CallToolResult {
+pub(crate) fn success(value: Value) -> CallToolResult {
     let text = value.to_string();
     if let Some((structured, short)) = site_state::cap(&value, &text) {
         let mut result = CallToolResult::structured(structured);
@@ -785,7 +904,7 @@ fn tool_error(error: &WireError) -> CallToolResult {
     result
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
+pub(crate) fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
@@ -811,11 +930,12 @@ pub fn meta_tool_summaries() -> Vec<(String, String)> {
 
 fn meta_tools() -> Vec<Tool> {
     let read_only = ToolAnnotations::new().read_only(true).destructive(false);
-    vec![
+    let mut tools = vec![
         Tool::new(
             "browser_tabs",
-            "Whether a browser is connected, and the tabs Tabwire sees: id, URL, title and site \
-             tools of each. When nothing can be used, a note says why and what the user should do.",
+            "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
+             whether page tools are allowed on its origin. When nothing can be used, a note says \
+             why and what the user should do.",
             object(json!({"type": "object", "properties": {}})),
         )
         .with_title("Browser tabs")
@@ -871,7 +991,9 @@ fn meta_tools() -> Vec<Tool> {
         )
         .with_title("Site state")
         .with_annotations(read_only.idempotent(true)),
-    ]
+    ];
+    tools.extend(browser_tools::tools());
+    tools
 }
 
 /// The MCP tool for a tool a page registered: its schema plus an optional `tab_id`.

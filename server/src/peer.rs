@@ -250,6 +250,17 @@ where
                 });
                 running.insert(state_id, task.abort_handle());
             }
+            ToExtension::Browser { id, op } => {
+                let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
+                let task = tokio::spawn(async move {
+                    let answer = match hub.browser(op).await {
+                        Ok(result) => ToServer::BrowserResult { id, result },
+                        Err(error) => ToServer::BrowserError { id, error },
+                    };
+                    let _ = outbox.send(answer);
+                });
+                running.insert(op_id, task.abort_handle());
+            }
             // Dropping the hub's call future cancels it on the page.
             ToExtension::Cancel { id } => {
                 if let Some(task) = running.remove(&id) {

@@ -64,6 +64,21 @@ impl UserDirs {
         self.tabwire_config().join("extensions.json")
     }
 
+    /// The user's grants of page tools and trusted input, per origin (`grants.rs`).
+    pub fn grants(&self) -> PathBuf {
+        self.tabwire_config().join("grants.json")
+    }
+
+    /// The audit log of tool calls (`audit.rs`).
+    pub fn audit_log(&self) -> PathBuf {
+        self.data.join("tabwire").join("audit.jsonl")
+    }
+
+    /// Where `page_screenshot` saves the screenshots asked for as files.
+    pub fn screenshots(&self) -> PathBuf {
+        self.data.join("tabwire").join("screenshots")
+    }
+
     /// Where `tabwire setup` writes the extension unless told otherwise.
     pub fn default_extension(&self) -> PathBuf {
         self.data.join("tabwire").join("extension")

@@ -16,7 +16,14 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
     let before = client.list_all_tools().await.unwrap();
     assert_eq!(
         names(&before),
-        ["browser_tabs", "browser_open", "site_call", "site_state"]
+        [
+            "browser_tabs",
+            "browser_open",
+            "site_call",
+            "site_state",
+            "browser_tab",
+            "page_screenshot"
+        ]
     );
 
     // Without a browser, site tools of loaded adapters answer NOT_CONNECTED.
@@ -319,7 +326,11 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     let holder = std::net::TcpListener::bind(("127.0.0.1", setup.port)).unwrap();
     let (client, _) = setup.start(&[]).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(
+        tools.len(),
+        6,
+        "the meta-tools, browser_tab and page_screenshot"
+    );
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(
         "NOT_CONNECTED: No browser can connect: something else is listening on port {} of \

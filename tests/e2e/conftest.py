@@ -267,6 +267,8 @@ def tabwire_command(
         "RUST_LOG": os.environ.get("TABWIRE_TEST_RUST_LOG", "info"),
         "RUST_BACKTRACE": "1",
         "XDG_CONFIG_HOME": str(config_home),
+        # The audit log and screenshots saved as files stay in the test's folder.
+        "XDG_DATA_HOME": str(tmp_path / "data"),
     }
     return TabwireCommand(tabwire_binary, args, env, tmp_path, stderr_path)
 

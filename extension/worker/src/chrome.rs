@@ -16,6 +16,19 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
     pub fn tabs_update(tab: f64, properties: &JsValue) -> Promise;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack)]
+    pub fn tabs_go_back(tab: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goForward)]
+    pub fn tabs_go_forward(tab: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload)]
+    pub fn tabs_reload(tab: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove)]
+    pub fn tabs_remove(tab: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
+    pub fn tabs_capture_visible_tab(window: f64, options: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update)]
+    pub fn windows_update(window: f64, properties: &JsValue) -> Promise;
+
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = registerContentScripts)]
     pub fn register_content_scripts(scripts: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = updateContentScripts)]

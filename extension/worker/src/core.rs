@@ -5,11 +5,13 @@
 
 use std::collections::HashMap;
 
+use bridge::browser_ops::BrowserOp;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
 use bridge::page::ToPage;
 use bridge::protocol::{BrowserInfo, RequestId, TabId};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
+use serde_json::Value;
 
 mod pages;
 
@@ -67,6 +69,11 @@ pub enum Action {
         tab: Option<TabId>,
         /// Answer once the page has loaded (at most this long), saying whether it runs the runtime.
         wait_loaded_ms: Option<u64>,
+    },
+    /// Perform browser request `id` (`browser.rs`) and answer it with [`Core::on_browser_reply`].
+    Browser {
+        id: RequestId,
+        op: BrowserOp,
     },
     /// Make the dynamic content script cover exactly these match patterns (none: unregister).
     SyncContentScripts(Vec<String>),
@@ -365,6 +372,21 @@ impl Core {
         }
     }
 
+    /// The browser finished request `id`.
+    pub fn on_browser_reply(
+        &mut self,
+        id: RequestId,
+        reply: Result<Value, WireError>,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let msg = match reply {
+            Ok(result) => ToServer::BrowserResult { id, result },
+            Err(error) => ToServer::BrowserError { id, error },
+        };
+        self.send(msg, &mut actions);
+        actions
+    }
+
     /// The application-level keep-alive (only while connected).
     pub fn ping(&mut self, nonce: u64) -> Option<String> {
         (self.link == LinkState::Connected).then(|| ToServer::Ping { nonce }.encode())
@@ -498,6 +520,7 @@ impl Core {
                 tab,
                 wait_loaded_ms,
             }),
+            ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
             ToExtension::Pong { .. } => {}
             ToExtension::Error { in_reply_to, error } => {

@@ -575,6 +575,10 @@ fn run(actions: Vec<Action>) {
                 tab,
                 wait_loaded_ms,
             } => spawn_local(open_tab(id, url, tab, wait_loaded_ms)),
+            Action::Browser { id, op } => spawn_local(async move {
+                let reply = crate::browser::perform(op).await;
+                run(with_core(|core| core.on_browser_reply(id, reply)));
+            }),
             Action::SyncContentScripts(patterns) => {
                 SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
                 spawn_local(sync_content_scripts());

@@ -6,6 +6,7 @@
 
 pub mod adapters;
 pub mod backoff;
+pub mod browser;
 pub mod chrome;
 pub mod core;
 pub mod glue;

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
+use bridge::browser_ops::{BrowserOp, TabAction};
 use bridge::packed::PackedAdapter;
 use bridge::protocol::{BrowserInfo, RuntimeKind, TabTools, ToolSpec};
 use bridge::{TabId, ToExtension, ToServer, WireError};
@@ -272,6 +273,12 @@ impl Hub {
                 self.answer(conn, &id, Answer::State(Ok(state)))
             }
             ToServer::StateError { id, error } => self.answer(conn, &id, Answer::State(Err(error))),
+            ToServer::BrowserResult { id, result } => {
+                self.answer(conn, &id, Answer::Browser(Ok(result)))
+            }
+            ToServer::BrowserError { id, error } => {
+                self.answer(conn, &id, Answer::Browser(Err(error)))
+            }
             ToServer::Error {
                 in_reply_to: Some(id),
                 error,
@@ -327,6 +334,11 @@ impl Hub {
     /// when there is none.
     pub fn tool(&self, name: &str) -> Result<Arc<ToolSpec>, WireError> {
         self.registry().tool(name)
+    }
+
+    /// The tab a call of site tool `tool` goes to (`tab`, or the best one offering it), if any.
+    pub fn pick_tab(&self, tool: &str, tab: Option<TabId>) -> Option<TabId> {
+        self.registry().select(tool, tab).ok().map(|(tab, _)| tab)
     }
 
     /// Every known tab, the one calls go to by default first.
@@ -542,6 +554,35 @@ impl Hub {
         };
         self.finish(started, None, || format!("opening {url}"))
             .await
+    }
+
+    /// Has the browser perform `op` (on its tab's connection, else the most recent one) and
+    /// returns its answer, undecoded (see [`bridge::browser_ops`] for each op's).
+    pub async fn browser(&self, op: BrowserOp) -> Result<Value, WireError> {
+        let tab = op.tab();
+        let what = match &op {
+            BrowserOp::ListTabs => "listing the tabs".to_owned(),
+            BrowserOp::Tab { tab, action } => format!("{} of tab {tab}", action.as_str()),
+            BrowserOp::Capture(capture) => format!("a screenshot of tab {}", capture.tab),
+        };
+        // A request about the tab it closes must not fail as TAB_CLOSED when it succeeds.
+        let fails_with_tab = match &op {
+            BrowserOp::Tab {
+                action: TabAction::Close,
+                ..
+            }
+            | BrowserOp::ListTabs => None,
+            BrowserOp::Tab { .. } | BrowserOp::Capture(_) => tab,
+        };
+        let started = {
+            let mut registry = self.registry();
+            registry.check_connected()?;
+            let conn = registry.open_tab_connection(tab)?;
+            registry.start(conn, fails_with_tab, Waiter::Browser, |id| {
+                ToExtension::Browser { id, op }
+            })?
+        };
+        self.finish(started, None, || what).await
     }
 
     fn timeout_ms(&self) -> u64 {

@@ -1,6 +1,6 @@
 //! The requests sent to the browser and not answered yet, by id, each with the connection it went
 //! to (only that connection may answer it) and a typed waiter: a call and a state request wait for
-//! a value, `open_tab` for the tab it opened, and an answer of another kind fails the request
+//! a value, `open_tab` for the tab it opened, a `browser` request for its op's answer, and an answer of another kind fails the request
 //! with `PROTOCOL` instead of reaching the wrong waiter.
 
 use std::collections::HashMap;
@@ -36,6 +36,7 @@ pub enum Waiter {
     Call(Reply<Value>),
     State(Reply<Value>),
     OpenTab(Reply<OpenedTab>),
+    Browser(Reply<Value>),
 }
 
 /// An answer from the browser.
@@ -44,6 +45,7 @@ pub enum Answer {
     Call(Result<Value, WireError>),
     State(Result<Value, WireError>),
     OpenTab(Result<OpenedTab, WireError>),
+    Browser(Result<Value, WireError>),
     /// A failure that answers any request (an `error` frame, an undecodable answer).
     Failed(WireError),
 }
@@ -54,6 +56,7 @@ impl Waiter {
             Waiter::Call(_) => "call_tool",
             Waiter::State(_) => "request_state",
             Waiter::OpenTab(_) => "open_tab",
+            Waiter::Browser(_) => "browser",
         }
     }
 
@@ -64,6 +67,7 @@ impl Waiter {
                 Answer::Call(_) => "call_tool",
                 Answer::State(_) => "request_state",
                 Answer::OpenTab(_) => "open_tab",
+                Answer::Browser(_) => "browser",
                 Answer::Failed(_) => "error",
             };
             WireError::new(
@@ -77,7 +81,8 @@ impl Waiter {
         // A waiter that gave up (its caller went away) cannot be told: nothing to do then.
         match (self, answer) {
             (Waiter::Call(reply), Answer::Call(outcome))
-            | (Waiter::State(reply), Answer::State(outcome)) => drop(reply.send(outcome)),
+            | (Waiter::State(reply), Answer::State(outcome))
+            | (Waiter::Browser(reply), Answer::Browser(outcome)) => drop(reply.send(outcome)),
             (Waiter::OpenTab(reply), Answer::OpenTab(outcome)) => drop(reply.send(outcome)),
             (waiter, Answer::Failed(error)) => waiter.fail(error),
             (waiter, answer) => {
@@ -89,13 +94,16 @@ impl Waiter {
 
     pub fn fail(self, error: WireError) {
         match self {
-            Waiter::Call(reply) | Waiter::State(reply) => drop(reply.send(Err(error))),
+            Waiter::Call(reply) | Waiter::State(reply) | Waiter::Browser(reply) => {
+                drop(reply.send(Err(error)))
+            }
             Waiter::OpenTab(reply) => drop(reply.send(Err(error))),
         }
     }
 }
 
-/// How to wait for one kind of request: `Waiter::Call`, `Waiter::State` or `Waiter::OpenTab`.
+/// How to wait for one kind of request: `Waiter::Call`, `Waiter::State`, `Waiter::OpenTab` or
+/// `Waiter::Browser`.
 pub type Kind<T> = fn(Reply<T>) -> Waiter;
 
 /// What a started request waits on.

@@ -271,6 +271,13 @@ pub async fn play_page(mut socket: Socket) {
     while let Some(Ok(frame)) = socket.next().await {
         let Message::Text(text) = frame else { continue };
         let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        if frame["type"] == "browser" {
+            // A browser with no other tab than the ones it offered tools in.
+            let answer =
+                json!({"type": "browser_result", "id": frame["id"], "result": {"tabs": []}});
+            send(&mut socket, answer).await;
+            continue;
+        }
         if frame["type"] != "call_tool" {
             continue;
         }

@@ -25,7 +25,7 @@ from .waiting import wait_for
 
 LIST_CHANGED = "notifications/tools/list_changed"
 # The meta-tools tabwire always lists (design.md: "a small, fixed set").
-META_TOOLS = frozenset({"browser_tabs", "browser_open", "site_call", "site_state"})
+META_TOOLS = frozenset({"browser_tabs", "browser_open", "site_call", "site_state", "browser_tab", "page_screenshot"})
 # The closed set of error codes of the wire protocol (bridge/src/protocol.rs, ErrorCode); a failing tool's text is "<CODE>: <message>".
 ERROR_CODES = frozenset(
     {
@@ -44,6 +44,7 @@ ERROR_CODES = frozenset(
         "CANCELLED",
         "TOO_LARGE",
         "TOO_MANY",
+        "PERMISSION_REQUIRED",
         "PROTOCOL",
         "INTERNAL",
     }
@@ -135,8 +136,11 @@ class TabwireSession:
         return await wait_for(opened, timeout=timeout, what=f"the extension to connect so browser_open({url}) works")
 
 
-async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, request_timeout: float) -> TabwireSession:
-    """A ClientSession on `read`/`write` that records every notification's method, initialized."""
+async def _initialized_session(
+    stack: AsyncExitStack, read: Any, write: Any, request_timeout: float, elicitation_callback: Any = None
+) -> TabwireSession:
+    """A ClientSession on `read`/`write` that records every notification's method, initialized. With
+    `elicitation_callback`, the client declares that it can ask its user (elicitation) and answers so."""
     notifications: list[str] = []
     received_at: list[float] = []
 
@@ -148,7 +152,13 @@ async def _initialized_session(stack: AsyncExitStack, read: Any, write: Any, req
         notifications.append(getattr(message, "method", type(message).__name__))
 
     session = await stack.enter_async_context(
-        ClientSession(read, write, read_timeout_seconds=request_timeout, message_handler=on_message)
+        ClientSession(
+            read,
+            write,
+            read_timeout_seconds=request_timeout,
+            message_handler=on_message,
+            elicitation_callback=elicitation_callback,
+        )
     )
     init = await session.initialize()
     return TabwireSession(session, notifications, received_at, init)
@@ -163,13 +173,14 @@ async def open_tabwire_session(
     cwd: Path,
     stderr_path: Path,
     request_timeout: float = 30,
+    elicitation_callback: Any = None,
 ) -> AsyncIterator[TabwireSession]:
     """Start `binary args...` over stdio, initialize, and yield the session; stop the process on exit."""
     params = StdioServerParameters(command=str(binary), args=args, env=env, cwd=cwd)
     with open(stderr_path, "a", encoding="utf-8") as errlog:
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-            yield await _initialized_session(stack, read, write, request_timeout)
+            yield await _initialized_session(stack, read, write, request_timeout, elicitation_callback)
 
 
 @asynccontextmanager

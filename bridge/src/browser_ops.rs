@@ -1,0 +1,373 @@
+//! Operations the service worker performs on the browser itself rather than in a page: listing
+//! every tab, going back/forward, reloading, activating or closing one, and capturing what a tab
+//! shows. The one definition of their arguments and answers, for the server that asks
+//! (`ToExtension::Browser`) and the worker that performs them (`ToServer::BrowserResult`), with
+//! the pure decisions both sides share (how far to downscale a capture).
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::TabId;
+use crate::tagged;
+
+/// Default bound of a screenshot's longer side, in pixels: legible for a model, about 1.2k image
+/// tokens at most.
+pub const DEFAULT_MAX_SIDE: u32 = 1024;
+/// The largest bound a caller may ask for.
+pub const MAX_SIDE: u32 = 4096;
+/// The smallest bound a caller may ask for (below it a page is a smudge).
+pub const MIN_SIDE: u32 = 32;
+
+/// One operation, as `ToExtension::Browser` carries it in `op`. `Deserialize` is written by hand
+/// (see [`crate::tagged`] for why): a new variant needs its line in [`BrowserOp::from_value`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BrowserOp {
+    /// Every open tab (the server keeps the http(s) ones): answered with [`TabList`].
+    ListTabs,
+    /// Act on a tab: answered with [`TabActed`].
+    Tab { tab: TabId, action: TabAction },
+    /// Capture what `tab` shows: answered with [`Captured`].
+    Capture(Capture),
+}
+
+const OP_KINDS: &[&str] = &["list_tabs", "tab", "capture"];
+
+impl BrowserOp {
+    /// Decodes an op from its JSON value (what `Deserialize` does).
+    pub fn from_value(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+        let (kind, mut f) = tagged::split_by(value, "kind")?;
+        Ok(match kind.as_str() {
+            "list_tabs" => BrowserOp::ListTabs,
+            "tab" => BrowserOp::Tab {
+                tab: f.req("tab")?,
+                action: f.req("action")?,
+            },
+            "capture" => BrowserOp::Capture(f.rest()?),
+            _ => return Err(tagged::unknown_type(&kind, OP_KINDS)),
+        })
+    }
+
+    /// The tab the op is about.
+    pub fn tab(&self) -> Option<TabId> {
+        match self {
+            BrowserOp::ListTabs => None,
+            BrowserOp::Tab { tab, .. } => Some(*tab),
+            BrowserOp::Capture(capture) => Some(capture.tab),
+        }
+    }
+}
+
+tagged::deserialize_via_value!(BrowserOp, BrowserOp::from_value);
+
+/// What `browser_tab` does to a tab.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TabAction {
+    Back,
+    Forward,
+    Reload,
+    Activate,
+    Close,
+}
+
+impl TabAction {
+    pub const ALL: [TabAction; 5] = [
+        TabAction::Back,
+        TabAction::Forward,
+        TabAction::Reload,
+        TabAction::Activate,
+        TabAction::Close,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TabAction::Back => "back",
+            TabAction::Forward => "forward",
+            TabAction::Reload => "reload",
+            TabAction::Activate => "activate",
+            TabAction::Close => "close",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<TabAction> {
+        TabAction::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+}
+
+/// A screenshot request.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Capture {
+    pub tab: TabId,
+    /// The origin the user allowed: the worker refuses (`NAVIGATED`) when the tab shows another.
+    pub origin: String,
+    /// Only this element (its box, clipped to the viewport); the whole visible tab when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    pub max_width: u32,
+    pub max_height: u32,
+    pub format: ImageFormat,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+}
+
+impl ImageFormat {
+    pub fn parse(name: &str) -> Option<ImageFormat> {
+        match name {
+            "png" => Some(ImageFormat::Png),
+            "jpeg" => Some(ImageFormat::Jpeg),
+            _ => None,
+        }
+    }
+
+    pub fn mime(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpg",
+        }
+    }
+}
+
+/// One tab, as the worker sees it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BrowserTab {
+    pub id: TabId,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    /// The selected tab of its window.
+    #[serde(default)]
+    pub active: bool,
+    /// Its window is the focused (last focused) one.
+    #[serde(default)]
+    pub focused_window: bool,
+}
+
+/// The answer to [`BrowserOp::ListTabs`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TabList {
+    pub tabs: Vec<BrowserTab>,
+}
+
+impl TabList {
+    /// The tab page tools use when none is named: the selected http(s) tab of the focused
+    /// window, else of any window.
+    pub fn default_tab(&self) -> Option<&BrowserTab> {
+        let web = || {
+            self.tabs
+                .iter()
+                .filter(|t| t.active && crate::webmcp::origin(&t.url).is_some())
+        };
+        web().find(|t| t.focused_window).or_else(|| web().next())
+    }
+}
+
+/// The answer to [`BrowserOp::Tab`]: the tab's URL afterwards (none once closed).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TabActed {
+    pub tab: TabId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// The answer to [`BrowserOp::Capture`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Captured {
+    /// The image, base64.
+    pub data: String,
+    pub width: u32,
+    pub height: u32,
+    /// The tab was not the visible one of its window, so it was brought to the front.
+    #[serde(default)]
+    pub activated: bool,
+}
+
+/// An element's box as the page reports it for a capture, in CSS pixels of the viewport.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct ElementBox {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    pub viewport_width: f64,
+    pub viewport_height: f64,
+}
+
+/// A region of a captured image, in its pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The part of a capture of `image_width`×`image_height` pixels (the whole viewport) that shows
+/// `element`, clipped to the viewport; `None` when none of it is visible.
+pub fn crop(element: &ElementBox, image_width: u32, image_height: u32) -> Option<Region> {
+    if element.viewport_width <= 0.0 || element.viewport_height <= 0.0 {
+        return None;
+    }
+    let sx = f64::from(image_width) / element.viewport_width;
+    let sy = f64::from(image_height) / element.viewport_height;
+    let left = (element.x * sx).max(0.0).floor();
+    let top = (element.y * sy).max(0.0).floor();
+    let right = ((element.x + element.width) * sx)
+        .min(f64::from(image_width))
+        .ceil();
+    let bottom = ((element.y + element.height) * sy)
+        .min(f64::from(image_height))
+        .ceil();
+    (right > left && bottom > top).then_some(Region {
+        x: left as u32,
+        y: top as u32,
+        width: (right - left) as u32,
+        height: (bottom - top) as u32,
+    })
+}
+
+/// The size an image of `width`×`height` is drawn at to fit `max_width`×`max_height`: its
+/// aspect kept, never enlarged, at least 1×1.
+pub fn fit(width: u32, height: u32, max_width: u32, max_height: u32) -> (u32, u32) {
+    if width == 0 || height == 0 {
+        return (width.max(1), height.max(1));
+    }
+    let scale = f64::min(
+        1.0,
+        f64::min(
+            f64::from(max_width) / f64::from(width),
+            f64::from(max_height) / f64::from(height),
+        ),
+    );
+    let side = |n: u32| ((f64::from(n) * scale).floor() as u32).max(1);
+    (side(width), side(height))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_keeps_the_aspect_and_never_enlarges() {
+        assert_eq!(fit(2000, 1000, 1024, 1024), (1024, 512));
+        assert_eq!(fit(1000, 2000, 1024, 768), (384, 768));
+        assert_eq!(fit(800, 600, 1024, 1024), (800, 600));
+        assert_eq!(fit(10_000, 1, 100, 100), (100, 1));
+        assert_eq!(fit(0, 0, 100, 100), (1, 1));
+    }
+
+    #[test]
+    fn crop_maps_css_pixels_to_the_images_and_clips_to_the_viewport() {
+        let element = ElementBox {
+            x: 10.0,
+            y: 20.0,
+            width: 100.0,
+            height: 50.0,
+            viewport_width: 800.0,
+            viewport_height: 600.0,
+        };
+        // A device pixel ratio of 2.
+        assert_eq!(
+            crop(&element, 1600, 1200),
+            Some(Region {
+                x: 20,
+                y: 40,
+                width: 200,
+                height: 100
+            })
+        );
+        let half_out = ElementBox {
+            x: -50.0,
+            y: 580.0,
+            ..element
+        };
+        assert_eq!(
+            crop(&half_out, 800, 600),
+            Some(Region {
+                x: 0,
+                y: 580,
+                width: 50,
+                height: 20
+            })
+        );
+        let below = ElementBox {
+            y: 700.0,
+            ..element
+        };
+        assert_eq!(crop(&below, 800, 600), None);
+        let empty = ElementBox {
+            width: 0.0,
+            ..element
+        };
+        assert_eq!(crop(&empty, 800, 600), None);
+    }
+
+    #[test]
+    fn ops_travel_as_tagged_json() {
+        let op = BrowserOp::Tab {
+            tab: 4,
+            action: TabAction::Back,
+        };
+        let json = serde_json::to_value(&op).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "tab", "tab": 4, "action": "back"})
+        );
+        assert_eq!(serde_json::from_value::<BrowserOp>(json).unwrap(), op);
+        let capture = serde_json::json!({"kind": "capture", "tab": 1, "origin": "http://a",
+            "max_width": 10, "max_height": 10, "format": "png"});
+        assert!(matches!(
+            serde_json::from_value::<BrowserOp>(capture).unwrap(),
+            BrowserOp::Capture(Capture { selector: None, .. })
+        ));
+        let unknown = serde_json::json!({"kind": "format_disk"});
+        assert!(serde_json::from_value::<BrowserOp>(unknown).is_err());
+    }
+
+    #[test]
+    fn tab_actions_parse_their_names_only() {
+        for action in TabAction::ALL {
+            assert_eq!(TabAction::parse(action.as_str()), Some(action));
+        }
+        assert_eq!(TabAction::parse("Back"), None);
+    }
+
+    #[test]
+    fn the_default_tab_is_the_focused_windows_web_tab() {
+        let tab = |id, url: &str, active, focused_window| BrowserTab {
+            id,
+            url: url.into(),
+            title: String::new(),
+            active,
+            focused_window,
+        };
+        let list = TabList {
+            tabs: vec![
+                tab(1, "https://a.example/", true, false),
+                tab(2, "chrome://newtab/", true, true),
+                tab(3, "https://b.example/", false, true),
+            ],
+        };
+        // The focused window shows no web page: another window's selected web tab.
+        assert_eq!(list.default_tab().map(|t| t.id), Some(1));
+        let list = TabList {
+            tabs: vec![
+                tab(1, "https://a.example/", true, false),
+                tab(3, "https://b.example/", true, true),
+            ],
+        };
+        assert_eq!(list.default_tab().map(|t| t.id), Some(3));
+        assert_eq!(TabList { tabs: vec![] }.default_tab(), None);
+    }
+}

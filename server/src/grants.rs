@@ -1,0 +1,258 @@
+//! The user's grants, per origin: whether page tools may act there, and whether actions there go
+//! through trusted input. Kept in `grants.json` in Tabwire's config folder (`user_dirs.rs`), read
+//! afresh on every check (it is small), so `tabwire allow`, the popup and another tabwire process
+//! take effect at once, and written whole through a temporary file, so a crash never leaves half
+//! a file. No MCP here: the question to the user is `permission.rs`'s.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What a caller needs on an origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Page tools (snapshot, act, read, screenshot…) may act on the origin.
+    PageTools,
+    /// Actions on the origin go through the browser's debugger (trusted input events).
+    TrustedInput,
+}
+
+/// What the user allowed on one origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Grant {
+    pub page_tools: bool,
+    #[serde(default)]
+    pub trusted_input: bool,
+    /// When page tools were allowed, seconds since the Unix epoch.
+    #[serde(default)]
+    pub since: u64,
+}
+
+impl Grant {
+    pub fn allows(&self, need: Need) -> bool {
+        match need {
+            Need::PageTools => self.page_tools,
+            Need::TrustedInput => self.page_tools && self.trusted_input,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, Default)]
+struct GrantsFile {
+    version: u32,
+    #[serde(default)]
+    origins: BTreeMap<String, Grant>,
+}
+
+const FILE_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GrantsError {
+    #[error("reading {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{path} is not a grants file Tabwire can read ({reason}); fix or delete it")]
+    Malformed { path: PathBuf, reason: String },
+    #[error("writing {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error(
+        "{0:?} is not a website origin: give one like https://example.com (a URL of the site works too)"
+    )]
+    NotAnOrigin(String),
+}
+
+/// The grants file.
+#[derive(Debug, Clone)]
+pub struct Grants {
+    path: PathBuf,
+}
+
+impl Grants {
+    pub fn new(path: PathBuf) -> Grants {
+        Grants { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every origin with a grant, by origin.
+    pub fn all(&self) -> Result<BTreeMap<String, Grant>, GrantsError> {
+        Ok(self.read()?.origins)
+    }
+
+    /// Whether `origin` has what `need` asks for (an unreadable file allows nothing).
+    pub fn allows(&self, origin: &str, need: Need) -> bool {
+        match self.read() {
+            Ok(file) => file.origins.get(origin).is_some_and(|g| g.allows(need)),
+            Err(e) => {
+                tracing::warn!("{e}");
+                false
+            }
+        }
+    }
+
+    /// Allows `need` on `origin` (trusted input implies page tools); whether anything changed.
+    pub fn allow(&self, origin: &str, need: Need) -> Result<bool, GrantsError> {
+        self.change(origin, |grant| {
+            if !grant.page_tools {
+                grant.since = now();
+            }
+            grant.page_tools = true;
+            if need == Need::TrustedInput {
+                grant.trusted_input = true;
+            }
+        })
+    }
+
+    /// Takes `need` back from `origin` (page tools: everything); whether anything changed.
+    pub fn revoke(&self, origin: &str, need: Need) -> Result<bool, GrantsError> {
+        self.change(origin, |grant| match need {
+            Need::PageTools => *grant = Grant::default(),
+            Need::TrustedInput => grant.trusted_input = false,
+        })
+    }
+
+    fn change(&self, origin: &str, edit: impl FnOnce(&mut Grant)) -> Result<bool, GrantsError> {
+        let mut file = self.read()?;
+        let before = file.origins.get(origin).copied().unwrap_or_default();
+        let mut grant = before;
+        edit(&mut grant);
+        if grant == before {
+            return Ok(false);
+        }
+        if grant.page_tools {
+            file.origins.insert(origin.to_owned(), grant);
+        } else {
+            file.origins.remove(origin);
+        }
+        file.version = FILE_VERSION;
+        self.write(&file)?;
+        Ok(true)
+    }
+
+    fn read(&self) -> Result<GrantsFile, GrantsError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(GrantsFile::default()),
+            Err(source) => {
+                return Err(GrantsError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let malformed = |reason: String| GrantsError::Malformed {
+            path: self.path.clone(),
+            reason,
+        };
+        let file: GrantsFile = serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        if file.version > FILE_VERSION {
+            return Err(malformed(format!(
+                "version {} is newer than this tabwire's {FILE_VERSION}",
+                file.version
+            )));
+        }
+        Ok(file)
+    }
+
+    fn write(&self, file: &GrantsFile) -> Result<(), GrantsError> {
+        let failed = |source| GrantsError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        let text = serde_json::to_string_pretty(file).expect("grants serialize") + "\n";
+        let temp = self
+            .path
+            .with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&temp, text).map_err(failed)?;
+        std::fs::rename(&temp, &self.path).map_err(failed)
+    }
+}
+
+/// The origin a user means by `input`: an origin or any URL of the site (`https://a.example/x` →
+/// `https://a.example`).
+pub fn origin_of(input: &str) -> Result<String, GrantsError> {
+    bridge::webmcp::origin(input.trim()).ok_or_else(|| GrantsError::NotAnOrigin(input.to_owned()))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grants() -> (tempfile::TempDir, Grants) {
+        let dir = tempfile::tempdir().unwrap();
+        let grants = Grants::new(dir.path().join("tabwire").join("grants.json"));
+        (dir, grants)
+    }
+
+    #[test]
+    fn nothing_is_allowed_until_granted_and_grants_are_remembered() {
+        let (_dir, grants) = grants();
+        let origin = "https://a.example";
+        assert!(!grants.allows(origin, Need::PageTools));
+        assert!(grants.allow(origin, Need::PageTools).unwrap());
+        assert!(!grants.allow(origin, Need::PageTools).unwrap(), "no change");
+        // Another reader of the same file (another process) sees it.
+        let again = Grants::new(grants.path().to_owned());
+        assert!(again.allows(origin, Need::PageTools));
+        assert!(!again.allows(origin, Need::TrustedInput));
+        assert!(!again.allows("https://b.example", Need::PageTools));
+        assert!(again.all().unwrap()[origin].since > 0);
+    }
+
+    #[test]
+    fn trusted_input_implies_page_tools_and_revoking_page_tools_takes_both() {
+        let (_dir, grants) = grants();
+        let origin = "http://127.0.0.1:8000";
+        grants.allow(origin, Need::TrustedInput).unwrap();
+        assert!(grants.allows(origin, Need::PageTools));
+        assert!(grants.allows(origin, Need::TrustedInput));
+        assert!(grants.revoke(origin, Need::TrustedInput).unwrap());
+        assert!(grants.allows(origin, Need::PageTools));
+        assert!(!grants.allows(origin, Need::TrustedInput));
+        grants.allow(origin, Need::TrustedInput).unwrap();
+        assert!(grants.revoke(origin, Need::PageTools).unwrap());
+        assert!(grants.all().unwrap().is_empty());
+        assert!(!grants.revoke(origin, Need::PageTools).unwrap());
+    }
+
+    #[test]
+    fn a_damaged_file_allows_nothing_and_says_where_it_is() {
+        let (_dir, grants) = grants();
+        std::fs::create_dir_all(grants.path().parent().unwrap()).unwrap();
+        std::fs::write(grants.path(), "{not json").unwrap();
+        assert!(!grants.allows("https://a.example", Need::PageTools));
+        let error = grants
+            .allow("https://a.example", Need::PageTools)
+            .unwrap_err();
+        assert!(error.to_string().contains("grants.json"), "{error}");
+        std::fs::write(grants.path(), r#"{"version": 99, "origins": {}}"#).unwrap();
+        assert!(grants.all().unwrap_err().to_string().contains("newer"));
+    }
+
+    #[test]
+    fn origins_are_read_from_what_a_user_types() {
+        assert_eq!(
+            origin_of("https://A.example/inbox?x").unwrap(),
+            "https://a.example"
+        );
+        assert_eq!(
+            origin_of(" http://127.0.0.1:8000 ").unwrap(),
+            "http://127.0.0.1:8000"
+        );
+        for bad in ["a.example", "file:///etc/passwd", "chrome://settings", ""] {
+            assert!(origin_of(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The gate every page tool passes: [`Permission::authorize`] lets a call act on an origin only
+//! once the user allowed it. An origin without a grant is asked about through MCP elicitation when
+//! the client declared it can ask its user; otherwise (or when the client cannot ask after all) the
+//! call fails at once with `PERMISSION_REQUIRED`, whose text says exactly how the user allows it.
+//! `--allow-all-origins` (automation, tests) allows page tools everywhere, never trusted input.
+//! The grants themselves are `grants.rs`'s.
+
+use std::time::Duration;
+
+use bridge::{ErrorCode, WireError};
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::ElicitationMode;
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+
+pub use crate::grants::Need;
+use crate::grants::{Grants, GrantsError};
+
+/// How long the user has to answer the question.
+const ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The one boolean of the question's form.
+const ALLOW_FIELD: &str = "allow";
+
+pub struct Permission {
+    grants: Grants,
+    allow_all_origins: bool,
+    /// One question at a time: a second call for the same origin waits for the first answer
+    /// instead of asking twice.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl Permission {
+    pub fn new(grants: Grants, allow_all_origins: bool) -> Permission {
+        Permission {
+            grants,
+            allow_all_origins,
+            asking: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Whether `need` is allowed on `origin` now, without asking.
+    pub fn allowed(&self, origin: &str, need: Need) -> bool {
+        (self.allow_all_origins && need == Need::PageTools) || self.grants.allows(origin, need)
+    }
+
+    /// Ok when the user allowed `need` on `origin`, asking them (through `peer`) if they have not
+    /// been asked and the client can ask; else `PERMISSION_REQUIRED` saying how to allow it.
+    pub async fn authorize(
+        &self,
+        peer: &Peer<RoleServer>,
+        origin: &str,
+        need: Need,
+    ) -> Result<(), WireError> {
+        if self.allowed(origin, need) {
+            return Ok(());
+        }
+        if !peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+        {
+            return Err(required(origin, need, None));
+        }
+        let _turn = self.asking.lock().await;
+        if self.allowed(origin, need) {
+            return Ok(());
+        }
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question(origin, need),
+            requested_schema: form(need),
+        };
+        let answer = match peer
+            .create_elicitation_with_timeout(params, Some(ASK_TIMEOUT))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(e) => {
+                tracing::info!(error = %e, origin, "the client could not ask its user");
+                return Err(required(origin, need, None));
+            }
+        };
+        let allowed = match answer.action {
+            ElicitationAction::Accept => {
+                answer.content.as_ref().and_then(|c| c.get(ALLOW_FIELD))
+                    != Some(&Value::Bool(false))
+            }
+            // Decline, Cancel, and whatever later protocol versions add: not a yes.
+            _ => false,
+        };
+        if !allowed {
+            tracing::info!(origin, ?need, "the user declined");
+            return Err(required(origin, need, Some("the user declined when asked")));
+        }
+        self.grants
+            .allow(origin, need)
+            .map_err(|e: GrantsError| WireError::new(ErrorCode::Internal, e.to_string()))?;
+        tracing::info!(origin, ?need, "the user allowed");
+        Ok(())
+    }
+}
+
+/// The question the user reads.
+fn question(origin: &str, need: Need) -> String {
+    match need {
+        Need::PageTools => format!(
+            "Allow the assistant to read and act on {origin} in your browser, with your \
+             logins there (page tools: read, click, type, screenshots)? Tabwire remembers \
+             your yes; revoke it any time with `tabwire revoke {origin}`."
+        ),
+        Need::TrustedInput => format!(
+            "Allow trusted input on {origin}? Some pages ignore synthetic clicks and keys; with \
+             trusted input Tabwire acts through Chrome's debugger, and Chrome shows a \
+             \"Tabwire started debugging this browser\" bar while it does. Revoke it any time \
+             with `tabwire revoke --trusted-input {origin}`."
+        ),
+    }
+}
+
+fn form(need: Need) -> ElicitationSchema {
+    let title = match need {
+        Need::PageTools => "Allow page tools on this site",
+        Need::TrustedInput => "Allow trusted input on this site",
+    };
+    ElicitationSchema::builder()
+        .optional_bool(ALLOW_FIELD, true)
+        .description(title)
+        .build()
+        .expect("a one-boolean form is a valid elicitation schema")
+}
+
+/// `PERMISSION_REQUIRED` for `need` on `origin`: what is missing and the two ways to allow it.
+pub fn required(origin: &str, need: Need, why: Option<&str>) -> WireError {
+    let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+    let message = match need {
+        Need::PageTools => format!(
+            "page tools are not allowed on {origin}{why}. Ask the user to allow them by \
+             running `tabwire allow {origin}` (it takes effect at once), then call again."
+        ),
+        Need::TrustedInput => format!(
+            "trusted input is off on {origin}{why}. Ask the user to turn it on by running \
+             `tabwire allow --trusted-input {origin}` (it takes effect at once), then call again."
+        ),
+    };
+    WireError::new(ErrorCode::PermissionRequired, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_says_how_to_allow() {
+        let error = required("https://a.example", Need::PageTools, None);
+        assert_eq!(error.code, ErrorCode::PermissionRequired);
+        assert!(error.message.contains("`tabwire allow https://a.example`"));
+        let error = required("https://a.example", Need::TrustedInput, Some("declined"));
+        assert!(
+            error
+                .message
+                .contains("`tabwire allow --trusted-input https://a.example`")
+        );
+        assert!(error.message.contains("(declined)"));
+    }
+
+    #[test]
+    fn allow_all_origins_allows_page_tools_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let permission = Permission::new(Grants::new(dir.path().join("grants.json")), true);
+        assert!(permission.allowed("https://a.example", Need::PageTools));
+        assert!(!permission.allowed("https://a.example", Need::TrustedInput));
+        let strict = Permission::new(Grants::new(dir.path().join("grants.json")), false);
+        assert!(!strict.allowed("https://a.example", Need::PageTools));
+    }
+
+    #[test]
+    fn the_question_explains_the_debugging_bar_for_trusted_input() {
+        assert!(question("https://a.example", Need::TrustedInput).contains("debugging"));
+        let schema = serde_json::to_value(form(Need::PageTools)).unwrap();
+        assert_eq!(schema["properties"][ALLOW_FIELD]["type"], "boolean");
+    }
+}
