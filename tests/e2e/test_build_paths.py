@@ -32,13 +32,16 @@ BUILT = ["worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector-js/inje
 
 
 def clean_copy(dest: Path) -> Path:
-    """The checkout's tracked files (as in the working tree), nothing built."""
+    """The checkout's tracked files (as in the working tree), nothing built. Copied with fresh
+    modification times: the target dir is shared between runs (and checkouts), and cargo keeps an
+    artifact newer than its sources, so sources keeping their old times could be built against
+    another checkout's crates (a bridge without a module this one added)."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
     for name in filter(None, files.decode().split("\0")):
         source = REPO / name
         if source.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
+            shutil.copy(source, dest / name)
     return dest
 
 
