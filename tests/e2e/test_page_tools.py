@@ -48,6 +48,15 @@ class Agent:
     async def snapshot(self, **args) -> list[str]:
         return (await self.ok("page_snapshot", **args)).splitlines()[1:]
 
+    async def snapshot_until(self, pattern: str, timeout: float = 15) -> list[str]:
+        """Snapshots until a line matches `pattern` (bounded)."""
+
+        async def shows() -> list[str] | None:
+            lines = await self.snapshot()
+            return lines if any(re.search(pattern, line.strip()) for line in lines) else None
+
+        return await wait_for(shows, timeout=timeout, what=f"a snapshot line matching {pattern!r}")
+
     @staticmethod
     def ref(lines: list[str], pattern: str) -> str:
         """The ref on the first line matching `pattern` (a regex over the line without indentation)."""
@@ -89,7 +98,8 @@ async def test_a_scripted_agent_adds_completes_and_deletes_a_todo_with_no_adapte
     # No site tools: only the page tools can do it.
     assert not any(name.startswith("todomvc_") for name in await tabwire.tool_names())
 
-    lines = await agent.snapshot()
+    # Some examples render their app after the page loaded: a model looks again until it is there.
+    lines = await agent.snapshot_until(r'^textbox e\d+ "What needs to be done\?"')
     field = agent.ref(lines, r'^textbox e\d+ "What needs to be done\?"')
     await agent.ok("page_act", ref=field, action="fill", value="buy milk")
     added = await agent.ok("page_act", ref=field, action="press", key="Enter")
