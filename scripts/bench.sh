@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks (numbers, not pass/fail): the server-only round trip (cargo bench) and the full path
-# through headless Chromium (scripts/bench.py). Results go in BENCHMARKS.md by hand, with the date.
+# through headless Chromium (scripts/bench.py); with --page-tools, the page tools side by side with
+# Playwright MCP (scripts/bench_page_tools.py). Results go in BENCHMARKS.md by hand, with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
 ./build.sh
 . scripts/test-env.sh
+if [ "${1:-}" = "--page-tools" ]; then
+  # The peer (Playwright MCP, run by Node 22 from test-env.sh) and the offline cl100k token counter.
+  PLAYWRIGHT_MCP="$CACHE/playwright-mcp"
+  if [ ! -f "$PLAYWRIGHT_MCP/node_modules/@playwright/mcp/cli.js" ]; then
+    npm install --prefix "$PLAYWRIGHT_MCP" --no-audit --no-fund --loglevel=error @playwright/mcp@0.0.83
+  fi
+  "$VENV/bin/python" -c "import bpe_openai" 2>/dev/null ||
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
+  echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
+  "$VENV/bin/python" scripts/bench_page_tools.py
+  exit 0
+fi
 echo "== server only: rmcp client ⇄ tabwire ⇄ instant fake extension (cargo bench)"
 TABWIRE_BIN="$PWD/target/release/tabwire" cargo bench -q -p server --bench round_trip 2>&1 | tail -1
 echo "== full path: Python MCP SDK client ⇄ tabwire ⇄ Chromium worker ⇄ TodoMVC tab"

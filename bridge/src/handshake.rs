@@ -372,13 +372,15 @@ mod tests {
             Exchange::accept_server_proof(Role::Browser, 17373, e.client, SECRET, &forged),
             Err(HandshakeError::WrongProof)
         );
+        let v = PROTOCOL_VERSION;
         for not_proof in [
-            "",
-            "{}",
-            r#"{"type":"welcome","protocol":3}"#,
-            r#"{"type":"server_proof","protocol":3,"nonce":"zz","proof":"00"}"#,
-            r#"{"type":"server_proof","protocol":3}"#,
+            String::new(),
+            "{}".to_owned(),
+            format!(r#"{{"type":"welcome","protocol":{v}}}"#),
+            format!(r#"{{"type":"server_proof","protocol":{v},"nonce":"zz","proof":"00"}}"#),
+            format!(r#"{{"type":"server_proof","protocol":{v}}}"#),
         ] {
+            let not_proof = not_proof.as_str();
             assert_eq!(
                 Exchange::accept_server_proof(Role::Browser, 17373, e.client, SECRET, not_proof),
                 Err(HandshakeError::NotAProofFrame("server_proof")),

@@ -16,6 +16,7 @@ pub mod lint;
 pub mod names;
 pub mod packed;
 pub mod page;
+pub mod page_ops;
 pub mod pattern;
 pub mod protocol;
 mod tagged;
@@ -27,8 +28,9 @@ pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 /// Version of the wire protocol, exchanged in `hello` / `welcome` and in the handshake's
 /// subprotocols. 3 (one step over 1): the mutual proof of the secret in [`handshake`]; pages
 /// announce adapter tools by name, adapters travel packed, `hello` carries the code adapters'
-/// declarations. A side of any other version is told so.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// declarations. A side of any other version is told so. 4: page tools (`page_op`,
+/// `STALE_REF`).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest WebSocket frame or page message either side accepts, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -6,8 +6,8 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// Longest adapter name.
 pub const MAX_ADAPTER_NAME: usize = 32;
 
-/// The tools every client sees (the meta-tools and the browser's own tools); no site tool may
-/// take their names.
+/// The tools every client sees (the meta-tools, the browser's own tools and the page tools); no
+/// site tool may take their names.
 pub const META_TOOL_NAMES: &[&str] = &[
     "browser_tabs",
     "browser_open",
@@ -15,6 +15,11 @@ pub const META_TOOL_NAMES: &[&str] = &[
     "site_state",
     "browser_tab",
     "page_screenshot",
+    crate::page_ops::SNAPSHOT,
+    crate::page_ops::ACT,
+    crate::page_ops::READ,
+    crate::page_ops::FIND,
+    crate::page_ops::WAIT,
 ];
 
 /// Why an adapter may not be named `name` (`None`: it may): `webmcp` names the tools pages

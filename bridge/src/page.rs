@@ -96,6 +96,18 @@ pub enum ToPage {
     RequestState {
         id: RequestId,
     },
+    /// A page tool's call ([`crate::page_ops`]); answered like [`ToPage::CallTool`]. `doc`: the
+    /// document its ref came from, when the server knows it.
+    PageOp {
+        id: RequestId,
+        /// The tab the worker sent it to, echoed in the answer (the call may not have named one).
+        tab: crate::protocol::TabId,
+        op: String,
+        args: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        doc: Option<String>,
+        timeout_ms: u64,
+    },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
     ContinueTool {
@@ -160,6 +172,7 @@ const TO_PAGE_TYPES: &[&str] = &[
     "cancel",
     "request_state",
     "continue_tool",
+    "page_op",
 ];
 
 impl FromPage {
@@ -232,6 +245,14 @@ impl ToPage {
                 tool: f.req("tool")?,
                 resume_at: f.req("resume_at")?,
                 vars: f.req("vars")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
+            "page_op" => ToPage::PageOp {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+                op: f.req("op")?,
+                args: f.req("args")?,
+                doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
@@ -328,6 +349,7 @@ mod tests {
             ToPage::Cancel { .. } => "cancel",
             ToPage::RequestState { .. } => "request_state",
             ToPage::ContinueTool { .. } => "continue_tool",
+            ToPage::PageOp { .. } => "page_op",
         }
     }
 
@@ -419,6 +441,14 @@ mod tests {
                 resume_at: 1,
                 vars,
                 timeout_ms: 7,
+            },
+            ToPage::PageOp {
+                id: "i".into(),
+                tab: 4,
+                op: "page_act".into(),
+                args: json!({"ref": "e1", "action": "click"}),
+                doc: None,
+                timeout_ms: 9,
             },
         ];
         let mut seen = Vec::new();

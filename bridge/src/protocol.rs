@@ -44,6 +44,9 @@ pub enum ErrorCode {
     TooMany,
     /// The user has not allowed page tools (or trusted input) on this origin; the message says how.
     PermissionRequired,
+    /// A page tool's ref names no element of the page now: it came from an older document, from
+    /// another tab, or its element is gone. Take a new snapshot.
+    StaleRef,
     Protocol,
     Internal,
 }
@@ -67,6 +70,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => "TOO_LARGE",
             ErrorCode::TooMany => "TOO_MANY",
             ErrorCode::PermissionRequired => "PERMISSION_REQUIRED",
+            ErrorCode::StaleRef => "STALE_REF",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -347,6 +351,19 @@ pub enum ToExtension {
         id: RequestId,
         tab: TabId,
     },
+    /// A page tool's call ([`crate::page_ops`]) in `tab` (absent: the focused tab), whose
+    /// runtime the extension injects first where it does not run; answered like `call_tool`.
+    /// `doc`: the document the call's ref came from (the page refuses a ref of another one).
+    PageOp {
+        id: RequestId,
+        #[serde(default)]
+        tab: Option<TabId>,
+        op: String,
+        args: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        doc: Option<String>,
+        timeout_ms: u64,
+    },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
         id: RequestId,
@@ -405,6 +422,7 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "call_tool",
     "cancel",
     "request_state",
+    "page_op",
     "open_tab",
     "browser",
     "ping",
@@ -528,6 +546,7 @@ impl ToExtension {
             ToExtension::CallTool { .. } => "call_tool",
             ToExtension::Cancel { .. } => "cancel",
             ToExtension::RequestState { .. } => "request_state",
+            ToExtension::PageOp { .. } => "page_op",
             ToExtension::OpenTab { .. } => "open_tab",
             ToExtension::Browser { .. } => "browser",
             ToExtension::Ping { .. } => "ping",
@@ -561,6 +580,14 @@ impl ToExtension {
             "request_state" => ToExtension::RequestState {
                 id: f.req("id")?,
                 tab: f.req("tab")?,
+            },
+            "page_op" => ToExtension::PageOp {
+                id: f.req("id")?,
+                tab: f.opt("tab")?,
+                op: f.req("op")?,
+                args: f.req("args")?,
+                doc: f.opt("doc")?,
+                timeout_ms: f.req("timeout_ms")?,
             },
             "open_tab" => ToExtension::OpenTab {
                 id: f.req("id")?,
@@ -959,6 +986,14 @@ mod tests {
             ToExtension::RequestState {
                 id: "a".into(),
                 tab: 1,
+            },
+            ToExtension::PageOp {
+                id: "p".into(),
+                tab: None,
+                op: "page_snapshot".into(),
+                args: json!({"max_chars": 900}),
+                doc: Some("d1".into()),
+                timeout_ms: 5,
             },
             ToExtension::OpenTab {
                 id: "a".into(),

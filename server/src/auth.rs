@@ -327,7 +327,8 @@ mod tests {
             let protocols = format!("{legacy}, tabwire.secret.{}", secret.expose());
             let refusal = decide(origin.as_deref(), Some(&protocols)).unwrap_err();
             assert!(matches!(refusal, Refusal::OldProtocol(_)), "{refusal:?}");
-            assert!(refusal.to_string().contains("protocol 3"));
+            let ours = format!("protocol {}", bridge::PROTOCOL_VERSION);
+            assert!(refusal.to_string().contains(&ours));
         }
     }
 

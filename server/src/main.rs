@@ -19,6 +19,7 @@ mod hub;
 mod listen;
 mod mcp;
 mod mcpb;
+mod page_tools;
 mod pairing;
 mod peer;
 mod permission;

@@ -33,6 +33,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use crate::audit::{self, AuditLog};
 use crate::browser_tools::{self, PageTab, Screenshots};
 use crate::hub::{Hub, PageProgress, ToolsWait};
+use crate::page_tools::PageTools;
 use crate::permission::Permission;
 use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
 
@@ -60,9 +61,11 @@ const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
 
 const INSTRUCTIONS: &str = "Tabwire drives websites in the user's own browser. Site tools are \
 named <site>_<tool> and act on the most recently focused tab offering them (pass tab_id to \
-choose another). browser_tabs lists tabs and their tools, browser_open opens a page and waits \
+choose another). On any page, page_snapshot shows elements with refs (eN) that page_act acts on. browser_tabs lists tabs and their tools, browser_open opens a page and waits \
 for its tools, site_call calls any site tool by name, site_state reads a tab's state. \
 Resources: tabwire://tabs and tabwire://tabs/{tab_id}/state.";
+
+const PAGE_TAB_ID_DESCRIPTION: &str = "default: the tab of the ref, else the focused tab";
 
 const TAB_ID_DESCRIPTION: &str =
     "The tab to use (default: the most recently focused tab offering this tool)";
@@ -153,6 +156,7 @@ pub struct TabwireMcp {
     browser_expected: bool,
     first_list_done: AtomicBool,
     meta_tools: Vec<Tool>,
+    page_tools: PageTools,
     /// The last `tools/list` answer and the tool generation it was built from.
     listed: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
     /// Resource URIs this session subscribed to with the legacy `resources/subscribe`.
@@ -173,6 +177,7 @@ impl TabwireMcp {
             browser_expected,
             first_list_done: AtomicBool::new(false),
             meta_tools: meta_tools(),
+            page_tools: PageTools::default(),
             listed: Mutex::new(None),
             subscribed: Arc::default(),
         }
@@ -240,7 +245,8 @@ impl TabwireMcp {
                     "no adapter matches this URL, and the page had not finished loading".to_owned()
                 }
                 Some(page) if !page.runtime => {
-                    "no adapter matches this URL and the page registered no tools while loading"
+                    "no adapter matches this URL and the page registered no tools while loading: \
+                     the page tools (page_snapshot, page_act) work on it"
                         .to_owned()
                 }
                 Some(_) => format!(
@@ -295,6 +301,33 @@ impl TabwireMcp {
                 })),
             },
         )
+    }
+
+    /// A page tool's call: its ref routed to its tab and document, the tab's origin passed through
+    /// the permission gate, then the page.
+    async fn page_tool(
+        &self,
+        name: &str,
+        mut args: JsonObject,
+        peer: &rmcp::Peer<RoleServer>,
+        target: &mut Option<PageTab>,
+    ) -> Result<CallToolResult, WireError> {
+        let tab = take_tab_id(&mut args)?;
+        let call = self.page_tools.prepare(name, args, tab)?;
+        let page = browser_tools::resolve_tab(&self.hub, call.tab).await?;
+        *target = Some(page.clone());
+        self.safeguards
+            .permission
+            .authorize(peer, &page.origin, crate::grants::Need::PageTools)
+            .await?;
+        let result = self
+            .hub
+            .page_op(name, call.args, Some(page.tab), call.doc)
+            .await?;
+        let answer = self.page_tools.answer(result);
+        let mut result = CallToolResult::structured(answer.structured);
+        result.content = vec![ContentBlock::text(answer.text)];
+        Ok(result)
     }
 
     async fn site_call(
@@ -435,6 +468,9 @@ impl TabwireMcp {
                     target,
                 )
                 .await
+            }
+            name if bridge::page_ops::is_page_tool(name) => {
+                self.page_tool(name, args, peer, target).await
             }
             name => {
                 let spec = self
@@ -929,6 +965,38 @@ pub fn meta_tool_summaries() -> Vec<(String, String)> {
 }
 
 fn meta_tools() -> Vec<Tool> {
+    let mut tools = browser_tools();
+    tools.extend(page_tools());
+    tools
+}
+
+/// The page tools ([`bridge::page_ops`]): any page, no adapter.
+fn page_tools() -> Vec<Tool> {
+    bridge::page_ops::specs()
+        .into_iter()
+        .map(|spec| {
+            let mut schema = match spec.input_schema {
+                Value::Object(map) => map,
+                _ => JsonObject::new(),
+            };
+            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+                properties.insert(
+                    "tab_id".into(),
+                    json!({"type": "integer", "minimum": 0, "description": PAGE_TAB_ID_DESCRIPTION}),
+                );
+            }
+            let hints = match spec.read_only {
+                true => ToolAnnotations::new().read_only(true).destructive(false),
+                false => ToolAnnotations::new().read_only(false).destructive(true),
+            };
+            Tool::new(spec.name, spec.description, Arc::new(schema))
+                .with_title(spec.title)
+                .with_annotations(hints.open_world(true))
+        })
+        .collect()
+}
+
+fn browser_tools() -> Vec<Tool> {
     let read_only = ToolAnnotations::new().read_only(true).destructive(false);
     let mut tools = vec![
         Tool::new(

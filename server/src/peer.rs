@@ -239,6 +239,25 @@ where
                 });
                 running.insert(open_id, task.abort_handle());
             }
+            // A peer's page tool call: the hub runs it in its browser and answers like a call.
+            ToExtension::PageOp {
+                id,
+                tab,
+                op,
+                args,
+                doc,
+                ..
+            } => {
+                let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
+                let task = tokio::spawn(async move {
+                    let answer = match hub.page_op(&op, args, tab, doc).await {
+                        Ok(result) => ToServer::CallToolResult { id, result },
+                        Err(error) => ToServer::CallToolError { id, error },
+                    };
+                    let _ = outbox.send(answer);
+                });
+                running.insert(op_id, task.abort_handle());
+            }
             ToExtension::RequestState { id, tab } => {
                 let (hub, outbox, state_id) = (hub.clone(), outbox.clone(), id.clone());
                 let task = tokio::spawn(async move {

@@ -22,7 +22,12 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
             "site_call",
             "site_state",
             "browser_tab",
-            "page_screenshot"
+            "page_screenshot",
+            "page_snapshot",
+            "page_act",
+            "page_read",
+            "page_find",
+            "page_wait"
         ]
     );
 
@@ -234,7 +239,8 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
                     "{case}: the body echoes the secret"
                 );
                 if case == "protocol 1" {
-                    assert!(body.contains("protocol 3"), "{case}: {body}");
+                    let ours = format!("protocol {}", bridge::PROTOCOL_VERSION);
+                    assert!(body.contains(&ours), "{case}: {body}");
                 }
             }
             Ok(_) => panic!("{case}: accepted"),
@@ -328,8 +334,8 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        6,
-        "the meta-tools, browser_tab and page_screenshot"
+        11,
+        "the meta-tools, browser_tab, page_screenshot and the page tools"
     );
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(

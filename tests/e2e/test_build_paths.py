@@ -45,18 +45,32 @@ def clean_copy(dest: Path) -> Path:
     return dest
 
 
+def forget_workspace_crates(target: Path) -> None:
+    """Makes cargo build this checkout's own crates again in the shared target dir. Cargo names a
+    workspace crate's build by its path inside the checkout, and judges it fresh by the files the
+    last build read: another checkout's (another branch's copy on this machine), older than its
+    build. The registry crates stay built."""
+    members = ("bridge", "worker", "injector", "server", "xtask")
+    for fingerprints in target.rglob(".fingerprint"):
+        for member in members:
+            for stale in fingerprints.glob(f"{member}-*"):
+                shutil.rmtree(stale, ignore_errors=True)
+
+
 @pytest.fixture
 def standard_extension(tmp_path, pairing) -> Path:
     if not (SYSROOT / "lib" / "rustlib" / "wasm32-unknown-unknown" / "lib").is_dir():
         pytest.fail(f"{SYSROOT} is missing: run ./build.sh first (its Debian fallback builds it)", pytrace=False)
     subprocess.run(["rustup", "toolchain", "link", TOOLCHAIN, str(SYSROOT)], check=True, timeout=60)
     checkout = clean_copy(tmp_path / "checkout")
+    target = CACHE / "target-standard-path"
+    forget_workspace_crates(target)
     env = {
         **os.environ,
         "RUSTUP_TOOLCHAIN": TOOLCHAIN,
         "TABWIRE_CACHE": str(CACHE),
         # Kept between runs: the std built from rust-src and the crates' artifacts.
-        "CARGO_TARGET_DIR": str(CACHE / "target-standard-path"),
+        "CARGO_TARGET_DIR": str(target),
     }
     done = subprocess.run(["cargo", "xtask", "extension"], cwd=checkout, env=env, capture_output=True, text=True, timeout=1500)
     (tmp_path / "standard-build.log").write_text(done.stdout + done.stderr)

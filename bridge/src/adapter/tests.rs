@@ -108,7 +108,7 @@ fn key_chords_are_checked_where_they_are_written() {
 
 #[test]
 fn reserved_names_and_foreign_navigation_are_refused_at_load_as_at_run_time() {
-    for name in ["browser", "site", "webmcp"] {
+    for name in ["browser", "site", "page", "webmcp"] {
         let text = GOOD.replace(r#""name": "demo""#, &format!(r#""name": "{name}""#));
         let problems = parse_adapter(&text).unwrap_err();
         assert!(

@@ -47,6 +47,10 @@ pub struct FakeNode {
     pub entry: Option<TextEntry>,
     /// The control a `<label>` is for.
     pub label_for: Option<usize>,
+    /// Attributes (beyond the `id` every fake element answers).
+    pub attrs: Vec<(&'static str, &'static str)>,
+    /// Laid out but `visibility: hidden` (page tools).
+    pub invisible: bool,
 }
 
 /// A test's reaction to the interpreter waiting.
@@ -81,6 +85,12 @@ pub struct FakeDom {
     pub active: Cell<Option<usize>>,
     /// Answers `fetch` (absent: every request fails as a network error).
     pub on_fetch: RefCell<Option<FetchHook>>,
+    /// Page tools: the refs kept on elements, the URL, and whether the page is navigating away.
+    pub marks: RefCell<std::collections::HashMap<usize, u32>>,
+    pub url: RefCell<String>,
+    pub navigating: Cell<bool>,
+    /// Changes a test made to the page (see `PageDom::changes`).
+    pub page_changes: Cell<u64>,
 }
 
 impl FakeDom {
@@ -173,6 +183,10 @@ impl Dom for FakeDom {
     }
 
     fn attr(&self, node: &usize, name: &str) -> Option<String> {
+        let n = &self.nodes.borrow()[*node];
+        if let Some((_, value)) = n.attrs.iter().find(|(attr, _)| *attr == name) {
+            return Some((*value).to_owned());
+        }
         (name == "id").then(|| format!("n{node}"))
     }
 
@@ -180,7 +194,12 @@ impl Dom for FakeDom {
         match name {
             "checked" => {
                 let n = &self.nodes.borrow()[*node];
-                Value::Bool(n.checked.unwrap_or(n.classes.contains(&"completed")))
+                match n.checked {
+                    Some(checked) => Value::Bool(checked),
+                    // Only a checkbox has `checked` (untagged fakes stand for TodoMVC's items).
+                    None if n.tag.is_empty() => Value::Bool(n.classes.contains(&"completed")),
+                    None => Value::Null,
+                }
             }
             "selectedIndex" => self.nodes.borrow()[*node]
                 .selected
@@ -483,5 +502,68 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     {
         Poll::Ready(value) => value,
         Poll::Pending => panic!("the fake DOM never leaves a future pending"),
+    }
+}
+
+impl crate::page::PageDom for FakeDom {
+    fn kids(&self, node: &usize) -> Vec<crate::page::Kid<usize>> {
+        let nodes = self.nodes.borrow();
+        if let Some(root) = nodes[*node].frame_root {
+            return vec![crate::page::Kid::Element(root)];
+        }
+        (0..nodes.len())
+            .filter(|&i| nodes[i].parent == Some(*node) && nodes[i].attached)
+            .map(|i| match nodes[i].tag {
+                "#text" => crate::page::Kid::Text(nodes[i].text.clone()),
+                _ => crate::page::Kid::Element(i),
+            })
+            .collect()
+    }
+
+    fn shown(&self, node: &usize) -> crate::page::Shown {
+        let n = &self.nodes.borrow()[*node];
+        match (n.visible, n.invisible) {
+            (_, true) => crate::page::Shown::Invisible,
+            (true, false) => crate::page::Shown::Yes,
+            (false, false) => crate::page::Shown::No,
+        }
+    }
+
+    fn by_id(&self, _node: &usize, id: &str) -> Option<usize> {
+        let count = self.nodes.borrow().len();
+        (0..count).find(|i| self.attr(i, "id").as_deref() == Some(id))
+    }
+
+    fn labels(&self, node: &usize) -> Vec<usize> {
+        let nodes = self.nodes.borrow();
+        (0..nodes.len())
+            .filter(|&i| nodes[i].label_for == Some(*node))
+            .collect()
+    }
+
+    fn mark(&self, node: &usize) -> Option<u32> {
+        self.marks.borrow().get(node).copied()
+    }
+
+    fn set_mark(&self, node: &usize, n: u32) {
+        self.marks.borrow_mut().insert(*node, n);
+    }
+
+    fn location(&self) -> (String, String) {
+        (self.url.borrow().clone(), "Fake".to_owned())
+    }
+
+    fn navigating(&self) -> bool {
+        self.navigating.get()
+    }
+
+    fn scroll_page(&self) {
+        self.log("scroll page".to_owned());
+    }
+
+    fn changes(&self) -> u64 {
+        // Every event the interpreter fires may change the page, and a test may change it by hand.
+        (self.events.borrow().len() + self.mutations.get() + self.nodes.borrow().len()) as u64
+            + self.page_changes.get()
     }
 }

@@ -2,13 +2,14 @@
 //! build (or, on pages whose CSP forbids wasm, its wasm2js build) and calls [`runtime::start`].
 //! The page's tools come from the adapters the worker sends; calls run the adapters' steps
 //! ([`steps`]) against the DOM ([`dom`], [`web_dom`]); every action on the page goes through
-//! [`input`].
+//! [`input`]. The page tools (any page, no adapter) are [`page`].
 
 pub mod backends;
 pub mod dom;
 #[cfg(test)]
 mod fake_dom;
 pub mod input;
+pub mod page;
 pub mod runtime;
 pub mod state;
 pub mod steps;

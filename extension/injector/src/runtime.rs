@@ -132,6 +132,7 @@ pub fn start(runtime: &str) {
         _ => RuntimeKind::Wasm,
     };
     PAGE.with(|p| p.borrow_mut().runtime = Some(kind));
+    crate::page::web::install();
     let listener = Closure::<dyn FnMut(JsValue, JsValue, Function) -> JsValue>::new(on_message);
     on_message_add_listener(listener.as_ref().unchecked_ref());
     listener.forget();
@@ -326,6 +327,17 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             spawn_local(answer(id, tool, start, timeout_ms, reply));
             true
         }
+        ToPage::PageOp {
+            id,
+            tab,
+            op,
+            args,
+            doc,
+            timeout_ms,
+        } => {
+            spawn_local(page_op(id, tab, op, args, doc, timeout_ms, reply));
+            true
+        }
         ToPage::Adapters {
             adapters,
             code_adapters,
@@ -413,14 +425,7 @@ fn watch_state() {
         }
     })
     .into_js_value();
-    if let Ok(observer) = web_sys::MutationObserver::new(on_change.unchecked_ref()) {
-        let options = web_sys::MutationObserverInit::new();
-        options.set_subtree(true);
-        options.set_child_list(true);
-        options.set_attributes(true);
-        options.set_character_data(true);
-        let _ = observer.observe_with_options(&document, &options);
-    }
+    crate::web_dom::observe_all(&document, on_change.unchecked_ref());
 }
 
 /// Extracts the state after the page changed and pushes it if it differs from the last one pushed.
@@ -499,4 +504,42 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
     PAGE.with(|p| p.borrow_mut().running.remove(id));
     result
+}
+
+/// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
+async fn page_op(
+    id: String,
+    tab: bridge::protocol::TabId,
+    op: String,
+    args: serde_json::Value,
+    doc: Option<String>,
+    timeout_ms: u64,
+    reply_to: Reply,
+) {
+    let cancelled = Rc::new(Cell::new(false));
+    PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
+    let result = async {
+        let op = bridge::page_ops::parse(&op, args)
+            .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
+        let dom = WebDom::new()
+            .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
+        let refs = crate::page::web::REFS.with(Rc::clone);
+        crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
+    }
+    .await;
+    PAGE.with(|p| p.borrow_mut().running.remove(&id));
+    let answer = match result {
+        Ok(mut result) => {
+            result["tab"] = tab.into();
+            FromPage::CallToolResult {
+                id: id.clone(),
+                result,
+            }
+        }
+        Err(error) => FromPage::CallToolError {
+            id: id.clone(),
+            error,
+        },
+    };
+    reply_to.send(&id, &answer);
 }

@@ -96,6 +96,40 @@ pub async fn run_tool<D: Dom>(
     Ok(Outcome::Finished(Value::Null))
 }
 
+/// Performs one action step on `node` (a page tool's act: the step's selector is `:scope`, the
+/// element itself; `{{value}}` in the step is `value`), then lets the page settle and checks
+/// that it took a fill, exactly as after an adapter's step. `edited`: the text field an earlier
+/// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
+pub async fn act_on<D: Dom>(
+    dom: &D,
+    node: &D::Node,
+    step: &Step,
+    value: String,
+    edited: Option<(D::Node, String)>,
+    timeout_ms: u64,
+    cancelled: &Cell<bool>,
+) -> Result<(), WireError> {
+    let mut vars = Vars::new();
+    vars.insert("value".into(), Value::String(value));
+    let mut run = Run {
+        dom,
+        deadline: dom.now_ms() + timeout_ms as f64,
+        timeout_ms,
+        cancelled,
+        vars,
+        focus_value: edited,
+        after_settle: None,
+    };
+    run.steps(
+        std::slice::from_ref(step),
+        Some(node.clone()),
+        "act".to_owned(),
+        0,
+    )
+    .await
+    .map(drop)
+}
+
 struct Run<'d, D: Dom> {
     dom: &'d D,
     deadline: f64,
@@ -757,6 +791,10 @@ impl<'d, D: Dom> Run<'d, D> {
         selector: &str,
         label: &str,
     ) -> Result<Option<D::Node>, WireError> {
+        // `:scope` is the scope element itself (a page tool acting on the element it found).
+        if let (":scope", Some(scope)) = (selector, scope) {
+            return Ok(Some(scope.clone()));
+        }
         self.dom
             .query(scope, selector)
             .map_err(|why| bad_selector(label, selector, &why))

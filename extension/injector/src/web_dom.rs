@@ -65,6 +65,18 @@ fn native_set_value(constructor: &str, node: &Element, value: &str) -> Result<()
     setter.call1(node, &value.into()).map(drop)
 }
 
+/// Calls `callback` on every change of `target`'s subtree (nodes, attributes, text).
+pub(crate) fn observe_all(target: &web_sys::Node, callback: &Function) -> Option<MutationObserver> {
+    let observer = MutationObserver::new(callback).ok()?;
+    let options = MutationObserverInit::new();
+    options.set_subtree(true);
+    options.set_child_list(true);
+    options.set_attributes(true);
+    options.set_character_data(true);
+    observer.observe_with_options(target, &options).ok()?;
+    Some(observer)
+}
+
 fn network(error: JsValue) -> FetchFailure {
     FetchFailure::Network(reason(error))
 }
@@ -511,15 +523,7 @@ impl Dom for WebDom {
         let mut observer = None;
         let target = self.document.clone();
         let changed = Promise::new(&mut |resolve: Function, _reject| {
-            if let Ok(o) = MutationObserver::new(&resolve) {
-                let options = MutationObserverInit::new();
-                options.set_subtree(true);
-                options.set_child_list(true);
-                options.set_attributes(true);
-                options.set_character_data(true);
-                let _ = o.observe_with_options(&target, &options);
-                observer = Some(o);
-            }
+            observer = observe_all(&target, &resolve);
             crate::runtime::set_timeout(&resolve, max_ms);
         });
         async move {

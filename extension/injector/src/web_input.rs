@@ -94,7 +94,18 @@ pub fn geometry(node: &Element) -> Geometry {
     }
 }
 
+/// The element at `point` as `node`'s tree sees it: its shadow root's `elementFromPoint` for an
+/// element in an open shadow root (the document's would answer the shadow host).
 pub fn element_at(node: &Element, point: Point) -> Option<Element> {
+    let root = node.get_root_node();
+    if root.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE
+        && let Ok(from_point) = get(&root, "elementFromPoint").dyn_into::<Function>()
+    {
+        let hit = from_point
+            .call2(&root, &point.x.into(), &point.y.into())
+            .ok()?;
+        return hit.is_object().then(|| hit.unchecked_into());
+    }
     document_of(node)?.element_from_point(point.x as f32, point.y as f32)
 }
 

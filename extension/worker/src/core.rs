@@ -63,6 +63,16 @@ pub enum Action {
         message: String,
         on_reply: OnReply,
     },
+    /// A page tool's call: to `tab` (absent: the focused tab), injecting the runtime first where
+    /// it does not run (see [`Core::page_call_started`]).
+    PageOp {
+        id: RequestId,
+        tab: Option<TabId>,
+        op: String,
+        args: serde_json::Value,
+        doc: Option<String>,
+        timeout_ms: u64,
+    },
     OpenTab {
         id: RequestId,
         url: String,
@@ -473,6 +483,21 @@ impl Core {
                     on_reply: OnReply::CallTool(id),
                 });
             }
+            ToExtension::PageOp {
+                id,
+                tab,
+                op,
+                args,
+                doc,
+                timeout_ms,
+            } => actions.push(Action::PageOp {
+                id,
+                tab,
+                op,
+                args,
+                doc,
+                timeout_ms,
+            }),
             ToExtension::Cancel { id } => {
                 if let Some(&tab) = self.calls.get(&id) {
                     actions.push(Action::ToTab {
@@ -529,6 +554,21 @@ impl Core {
                 )));
             }
         }
+        actions
+    }
+
+    /// A page tool's call `id` goes to `tab` now (chosen, and its runtime injected where missing):
+    /// from here on it is a call like any other, failed when the tab closes.
+    pub fn page_call_started(&mut self, id: &str, tab: TabId) {
+        self.calls.insert(id.to_owned(), tab);
+    }
+
+    /// Fails call `id` before it reached a page (no tab to send it to, or no runtime there).
+    pub fn fail_call(&mut self, id: &str, error: WireError) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.calls.remove(id);
+        let id = id.to_owned();
+        self.send(ToServer::CallToolError { id, error }, &mut actions);
         actions
     }
 

@@ -5,7 +5,9 @@
 use std::cell::{Cell, RefCell};
 
 use bridge::handshake::{self, Nonce};
+use bridge::page::ToPage;
 use bridge::protocol::{LoadedPage, TabId};
+use bridge::{ErrorCode, WireError};
 use js_sys::Array;
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -579,6 +581,23 @@ fn run(actions: Vec<Action>) {
                 let reply = crate::browser::perform(op).await;
                 run(with_core(|core| core.on_browser_reply(id, reply)));
             }),
+            Action::PageOp {
+                id,
+                tab,
+                op,
+                args,
+                doc,
+                timeout_ms,
+            } => spawn_local(page_op(
+                id,
+                tab,
+                ToPageOp {
+                    op,
+                    args,
+                    doc,
+                    timeout_ms,
+                },
+            )),
             Action::SyncContentScripts(patterns) => {
                 SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
                 spawn_local(sync_content_scripts());
@@ -668,6 +687,83 @@ async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnR
         }
         OnReply::Nothing => {}
     }
+}
+
+/// How long a page tool's call waits for a runtime it injected to connect its port.
+const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
+
+/// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
+/// page where none runs (`content.js` does nothing where one does).
+struct ToPageOp {
+    op: String,
+    args: serde_json::Value,
+    doc: Option<String>,
+    timeout_ms: u64,
+}
+
+async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
+    let tab = match tab {
+        Some(tab) => tab,
+        None => match focused_tab().await {
+            Some(tab) => tab,
+            None => {
+                let error = WireError::new(
+                    ErrorCode::NoSuchTab,
+                    "no tab is focused: pass tab_id (browser_tabs lists the tabs)",
+                );
+                return run(with_core(|core| core.fail_call(&id, error)));
+            }
+        },
+    };
+    with_core(|core| core.page_call_started(&id, tab));
+    let timeout_ms = call.timeout_ms;
+    let message = ToPage::PageOp {
+        id: id.clone(),
+        tab,
+        op: call.op,
+        args: call.args,
+        doc: call.doc,
+        timeout_ms,
+    };
+    let message = serde_json::to_string(&message).expect("page messages serialize");
+    let on_reply = OnReply::CallTool(id.clone());
+    if post_to_page(tab, &message, &on_reply) {
+        return;
+    }
+    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+    if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
+    {
+        let why = error_text(&e);
+        let error = if why.contains("No tab with id") {
+            WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} does not exist (closed?)"),
+            )
+        } else {
+            WireError::new(
+                ErrorCode::NotActionable,
+                format!("Tabwire cannot run in tab {tab}'s page: {why}"),
+            )
+        };
+        return run(with_core(|core| core.fail_call(&id, error)));
+    }
+    let deadline = js_sys::Date::now() + INJECTED_PORT_WAIT_MS.min(timeout_ms as f64);
+    while js_sys::Date::now() < deadline {
+        if post_to_page(tab, &message, &on_reply) {
+            return;
+        }
+        sleep(page_life::LOAD_EVERY_MS.min(20.0)).await;
+    }
+    to_tab(tab, message, on_reply).await;
+}
+
+/// The active tab of the window that last had the focus.
+async fn focused_tab() -> Option<TabId> {
+    let query = from_json(r#"{"active":true,"lastFocusedWindow":true}"#);
+    let tabs = JsFuture::from(chrome::tabs_query(&query)).await.ok()?;
+    get(&Array::from(&tabs).get(0), "id")
+        .as_f64()
+        .map(|t| t as TabId)
 }
 
 async fn open_tab(id: String, url: String, tab: Option<TabId>, wait_loaded_ms: Option<u64>) {

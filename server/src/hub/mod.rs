@@ -527,6 +527,37 @@ impl Hub {
             .await
     }
 
+    /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
+    /// whose runtime the extension injects where it does not run; `doc` is the document the
+    /// call's ref came from. Answers the page's result.
+    pub async fn page_op(
+        &self,
+        op: &str,
+        args: Value,
+        tab: Option<TabId>,
+        doc: Option<String>,
+    ) -> Result<Value, WireError> {
+        let timeout_ms = self.page_budget_ms();
+        let started = {
+            let mut registry = self.registry();
+            registry.check_connected()?;
+            let conn = registry.open_tab_connection(tab)?;
+            registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
+                id,
+                tab,
+                op: op.to_owned(),
+                args,
+                doc,
+                timeout_ms,
+            })?
+        };
+        let what = match tab {
+            Some(tab) => format!("{op} in tab {tab}"),
+            None => format!("{op} in the focused tab"),
+        };
+        self.finish(started, None, || what).await
+    }
+
     /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,
     /// the extension answers once the page has loaded (at most that long) and says what it saw.
     pub async fn open_tab(

@@ -10,7 +10,7 @@ use bridge::adapter::Adapter;
 use bridge::names::{MAX_TOOL_NAME, is_identifier};
 use bridge::protocol::{OfferedTool, ToolSpec};
 
-/// Tool names a site tool may never take: the meta-tools (mcp.rs checks this list against its own).
+/// Tool names a site tool may never take: the meta-tools and the page tools (mcp.rs checks this list against its own).
 pub(crate) const RESERVED_TOOL_NAMES: &[&str] = bridge::names::META_TOOL_NAMES;
 
 /// Tools one tab may offer; more are dropped (the worker keeps 128 per tab too).

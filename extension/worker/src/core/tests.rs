@@ -293,6 +293,49 @@ fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
 }
 
 #[test]
+fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
+    let mut core = connected();
+    let call = json!({"type":"page_op","id":"p1","op":"page_snapshot","args":{},"timeout_ms":500});
+    let actions = core.on_server_frame(&call.to_string());
+    // The glue picks the tab (none given: the focused one) and injects the runtime first.
+    assert_eq!(
+        actions,
+        vec![Action::PageOp {
+            id: "p1".into(),
+            tab: None,
+            op: "page_snapshot".into(),
+            args: json!({}),
+            doc: None,
+            timeout_ms: 500,
+        }]
+    );
+    core.page_call_started("p1", 12);
+    // Cancelled: the page hears it; the answer comes back as a call's.
+    let cancel = core.on_server_frame(r#"{"type":"cancel","id":"p1"}"#);
+    assert!(
+        matches!(&cancel[..], [Action::ToTab { tab: 12, .. }]),
+        "{cancel:?}"
+    );
+    let done = r#"{"type":"call_tool_result","id":"p1","result":{"text":"h1"}}"#;
+    let sent = frames(&core.on_call_reply("p1", Ok(Some(done.into()))));
+    assert_eq!(
+        sent,
+        vec![json!({"type":"call_tool_result","id":"p1","result":{"text":"h1"}})]
+    );
+
+    // A tab closed during a page tool's call fails it with TAB_CLOSED at once.
+    core.page_call_started("p2", 13);
+    let sent = frames(&core.on_tab_removed(13));
+    assert_eq!(sent[0]["type"], "call_tool_error");
+    assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
+
+    // No tab to send it to: the error the glue found.
+    let error = WireError::new(ErrorCode::NoSuchTab, "no tab is focused");
+    let sent = frames(&core.fail_call("p3", error));
+    assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TAB");
+}
+
+#[test]
 fn page_ready_gets_matching_adapters_and_tools_are_forwarded() {
     let mut core = connected();
     let ready = r#"{"type":"page_ready","url":"x","title":"T","runtime":"wasm"}"#;

@@ -1,0 +1,495 @@
+//! The page tools (`page_snapshot`, `page_act`, `page_read`, `page_find`, `page_wait`): the closed
+//! set of operations that work on any page, with no adapter. One source of truth for the server
+//! (the tools' specs, the check of a call's arguments) and the page runtime (which reads the same
+//! arguments into a [`PageOp`] again, with the same words when they are wrong).
+
+use serde_json::{Map, Value, json};
+
+use crate::args;
+
+pub const SNAPSHOT: &str = "page_snapshot";
+pub const ACT: &str = "page_act";
+pub const READ: &str = "page_read";
+pub const FIND: &str = "page_find";
+pub const WAIT: &str = "page_wait";
+
+/// The page tools' names, in the order they are listed.
+pub const PAGE_TOOLS: &[&str] = &[SNAPSHOT, ACT, READ, FIND, WAIT];
+
+/// How much text a snapshot or a read returns at most when the call does not say.
+pub const DEFAULT_MAX_CHARS: usize = 12_000;
+/// The bounds of `max_chars`.
+pub const MIN_MAX_CHARS: usize = 200;
+pub const MAX_MAX_CHARS: usize = 100_000;
+/// How long `page_wait` waits when the call does not say, and at most.
+pub const DEFAULT_WAIT_MS: u64 = 5_000;
+pub const MAX_WAIT_MS: u64 = 30_000;
+
+/// Whether `name` is a page tool's.
+pub fn is_page_tool(name: &str) -> bool {
+    PAGE_TOOLS.contains(&name)
+}
+
+/// The element an operation is about: a ref from a snapshot (`e12`) or a CSS selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Ref(u32),
+    Selector(String),
+}
+
+/// What `page_act` does to its element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Click,
+    Dblclick,
+    Hover,
+    Fill(String),
+    Clear,
+    /// Chooses the option with this value or text.
+    Select(String),
+    Check,
+    Uncheck,
+    /// A key or chord (`Enter`, `Shift+Tab`, `Mod+a`), checked by [`crate::keys::parse_chord`].
+    Press(String),
+    /// Scrolls the element into view (the page, for a scroll without target, by one screen).
+    Scroll,
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Click => "click",
+            Action::Dblclick => "dblclick",
+            Action::Hover => "hover",
+            Action::Fill(_) => "fill",
+            Action::Clear => "clear",
+            Action::Select(_) => "select",
+            Action::Check => "check",
+            Action::Uncheck => "uncheck",
+            Action::Press(_) => "press",
+            Action::Scroll => "scroll",
+        }
+    }
+}
+
+const ACTIONS: &[&str] = &[
+    "click", "dblclick", "hover", "fill", "clear", "select", "check", "uncheck", "press", "scroll",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFormat {
+    Text,
+    Markdown,
+}
+
+/// What `page_find` looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindBy {
+    /// Elements whose accessible name or text contains this (case-insensitive).
+    Text(String),
+    /// Elements of this role, optionally whose name contains `name`.
+    Role { role: String, name: Option<String> },
+}
+
+/// What `page_wait` waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitFor {
+    Text(String),
+    Element(Target),
+}
+
+/// One call of a page tool, its arguments read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageOp {
+    Snapshot {
+        within: Option<Target>,
+        max_chars: usize,
+        cursor: usize,
+    },
+    Act {
+        target: Target,
+        action: Action,
+        /// Answer with the whole snapshot after the act, not only what changed.
+        snapshot: bool,
+    },
+    Read {
+        within: Option<Target>,
+        format: ReadFormat,
+        max_chars: usize,
+        cursor: usize,
+    },
+    Find {
+        by: FindBy,
+    },
+    Wait {
+        what: WaitFor,
+        gone: bool,
+        timeout_ms: u64,
+    },
+}
+
+impl PageOp {
+    /// Whether the operation may change the page.
+    pub fn acts(&self) -> bool {
+        matches!(self, PageOp::Act { .. })
+    }
+
+    /// The ref the operation names, if any (the server routes a call by it).
+    pub fn named_ref(&self) -> Option<u32> {
+        let target = match self {
+            PageOp::Snapshot { within, .. } | PageOp::Read { within, .. } => within.as_ref(),
+            PageOp::Act { target, .. } => Some(target),
+            PageOp::Wait {
+                what: WaitFor::Element(target),
+                ..
+            } => Some(target),
+            PageOp::Find { .. } | PageOp::Wait { .. } => None,
+        };
+        match target {
+            Some(Target::Ref(n)) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// A ref as the model sees it.
+pub fn ref_name(n: u32) -> String {
+    format!("e{n}")
+}
+
+/// Reads a ref (`e12`); `None` when it is not one.
+pub fn parse_ref(text: &str) -> Option<u32> {
+    let digits = text.trim().strip_prefix('e')?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A page tool as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+    pub read_only: bool,
+}
+
+/// The page tools' specs (without `tab_id`, which the server adds to every browser tool).
+pub fn specs() -> Vec<PageToolSpec> {
+    PAGE_TOOLS
+        .iter()
+        .map(|name| spec(name).expect("every page tool has a spec"))
+        .collect()
+}
+
+fn target_properties() -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert(
+        "ref".into(),
+        json!({"type": "string", "description": "e.g. e12"}),
+    );
+    p.insert(
+        "selector".into(),
+        json!({"type": "string", "description": "CSS"}),
+    );
+    p
+}
+
+fn spec(name: &str) -> Option<PageToolSpec> {
+    let budget = || {
+        json!({"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+               "description": format!("default {DEFAULT_MAX_CHARS}")})
+    };
+    let cursor =
+        || json!({"type": "integer", "minimum": 0, "description": "from a truncated answer"});
+    Some(match name {
+        SNAPSHOT => {
+            let mut p = target_properties();
+            p.insert("max_chars".into(), budget());
+            p.insert("cursor".into(), cursor());
+            PageToolSpec {
+                name: SNAPSHOT,
+                title: "Page snapshot",
+                description: "What a person sees on the page, one element a line: role, ref \
+                    (eN, for acting), \"name\", states; long text cut (page_read has it). Any \
+                    site. Optional subtree (ref or selector), budget and cursor.",
+                input_schema: object(p, &[]),
+                read_only: true,
+            }
+        }
+        ACT => {
+            let mut p = target_properties();
+            p.insert("action".into(), json!({"type": "string", "enum": ACTIONS}));
+            p.insert(
+                "value".into(),
+                json!({"type": "string", "description": "fill: text; select: option value or text"}),
+            );
+            p.insert(
+                "key".into(),
+                json!({"type": "string", "description": "press: Enter, Shift+Tab, Mod+a…"}),
+            );
+            p.insert(
+                "snapshot".into(),
+                json!({"type": "boolean", "description": "answer with the full snapshot"}),
+            );
+            PageToolSpec {
+                name: ACT,
+                title: "Act on the page",
+                description: "Act on an element as a person would (waits until it can be used). \
+                    Answers with what changed on the page and whether it navigated.",
+                input_schema: object(p, &["action"]),
+                read_only: false,
+            }
+        }
+        READ => {
+            let mut p = target_properties();
+            p.insert(
+                "format".into(),
+                json!({"type": "string", "enum": ["text", "markdown"]}),
+            );
+            p.insert("max_chars".into(), budget());
+            p.insert("cursor".into(), cursor());
+            PageToolSpec {
+                name: READ,
+                title: "Read the page",
+                description: "The page's (or an element's) visible text, as text or markdown.",
+                input_schema: object(p, &[]),
+                read_only: true,
+            }
+        }
+        FIND => {
+            let mut p = Map::new();
+            p.insert("text".into(), json!({"type": "string"}));
+            p.insert(
+                "role".into(),
+                json!({"type": "string", "description": "e.g. button"}),
+            );
+            p.insert("name".into(), json!({"type": "string"}));
+            PageToolSpec {
+                name: FIND,
+                title: "Find on the page",
+                description: "Elements by visible text, or by role and name, with their refs.",
+                input_schema: object(p, &[]),
+                read_only: true,
+            }
+        }
+        WAIT => {
+            let mut p = target_properties();
+            p.insert("text".into(), json!({"type": "string"}));
+            p.insert(
+                "gone".into(),
+                json!({"type": "boolean", "description": "wait for it to disappear"}),
+            );
+            p.insert(
+                "timeout_ms".into(),
+                json!({"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS}),
+            );
+            PageToolSpec {
+                name: WAIT,
+                title: "Wait on the page",
+                description: "Wait (bounded) until text or an element appears, or is gone.",
+                input_schema: object(p, &[]),
+                read_only: true,
+            }
+        }
+        _ => return None,
+    })
+}
+
+fn object(properties: Map<String, Value>, required: &[&str]) -> Value {
+    let mut schema = json!({"type": "object", "properties": properties,
+                            "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// Reads the arguments of a call of page tool `tool` (`tab_id` already taken out). The error
+/// names what was wrong, for an `INVALID_ARGS` failure.
+pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
+    let spec = spec(tool).ok_or_else(|| format!("{tool} is not a page tool"))?;
+    let args = args::checked(&spec.input_schema, args).map_err(|e| e.to_string())?;
+    let text = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
+    let number = |name: &str| args.get(name).and_then(Value::as_u64);
+    let max_chars = number("max_chars").map_or(DEFAULT_MAX_CHARS, |n| {
+        usize::try_from(n)
+            .unwrap_or(MAX_MAX_CHARS)
+            .clamp(MIN_MAX_CHARS, MAX_MAX_CHARS)
+    });
+    let cursor = number("cursor").map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let target = || -> Result<Option<Target>, String> {
+        match (text("ref"), text("selector")) {
+            (Some(_), Some(_)) => Err("give `ref` or `selector`, not both".into()),
+            (Some(r), None) => parse_ref(&r)
+                .map(|n| Some(Target::Ref(n)))
+                .ok_or_else(|| format!("`ref` {r:?} is not a ref from a snapshot (like e12)")),
+            (None, Some(s)) if s.trim().is_empty() => Err("`selector` is empty".into()),
+            (None, Some(s)) => Ok(Some(Target::Selector(s))),
+            (None, None) => Ok(None),
+        }
+    };
+    Ok(match tool {
+        SNAPSHOT => PageOp::Snapshot {
+            within: target()?,
+            max_chars,
+            cursor,
+        },
+        READ => PageOp::Read {
+            within: target()?,
+            format: match text("format").as_deref() {
+                Some("markdown") => ReadFormat::Markdown,
+                _ => ReadFormat::Text,
+            },
+            max_chars,
+            cursor,
+        },
+        ACT => {
+            let action = text("action").unwrap_or_default();
+            let value = text("value");
+            let needs = |what: &str| format!("`{action}` needs `{what}`");
+            let action = match action.as_str() {
+                "click" => Action::Click,
+                "dblclick" => Action::Dblclick,
+                "hover" => Action::Hover,
+                "fill" => Action::Fill(value.clone().ok_or_else(|| needs("value"))?),
+                "clear" => Action::Clear,
+                "select" => Action::Select(value.clone().ok_or_else(|| needs("value"))?),
+                "check" => Action::Check,
+                "uncheck" => Action::Uncheck,
+                "press" => {
+                    let key = text("key").ok_or_else(|| needs("key"))?;
+                    crate::keys::parse_chord(&key).map_err(|e| format!("`key`: {e}"))?;
+                    Action::Press(key)
+                }
+                "scroll" => Action::Scroll,
+                other => return Err(format!("unknown action {other:?}")),
+            };
+            if value.is_some() && !matches!(action, Action::Fill(_) | Action::Select(_)) {
+                return Err(format!("`{}` takes no `value`", action.name()));
+            }
+            let target = match target()? {
+                Some(target) => target,
+                // Keys go to the focused element, scrolling to the page.
+                None if matches!(action, Action::Press(_) | Action::Scroll) => {
+                    Target::Selector(":focus".into())
+                }
+                None => return Err(format!("`{}` needs `ref` or `selector`", action.name())),
+            };
+            PageOp::Act {
+                target,
+                action,
+                snapshot: args
+                    .get("snapshot")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            }
+        }
+        FIND => PageOp::Find {
+            by: match (text("text"), text("role"), text("name")) {
+                (Some(t), None, None) if !t.trim().is_empty() => FindBy::Text(t),
+                (None, Some(role), name) => FindBy::Role {
+                    role: role.trim().to_ascii_lowercase(),
+                    name,
+                },
+                _ => return Err("give `text`, or `role` (and optionally `name`)".into()),
+            },
+        },
+        WAIT => PageOp::Wait {
+            what: match (text("text"), target()?) {
+                (Some(t), None) if !t.is_empty() => WaitFor::Text(t),
+                (None, Some(target)) => WaitFor::Element(target),
+                _ => return Err("give one of `text`, `ref` or `selector`".into()),
+            },
+            gone: args.get("gone").and_then(Value::as_bool).unwrap_or(false),
+            timeout_ms: number("timeout_ms")
+                .unwrap_or(DEFAULT_WAIT_MS)
+                .min(MAX_WAIT_MS),
+        },
+        _ => unreachable!("spec() knows only the page tools"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_are_short_and_strict() {
+        assert_eq!(parse_ref("e12"), Some(12));
+        assert_eq!(ref_name(12), "e12");
+        for bad in ["12", "e", "e01", "ex", "E1", "e1.5", "e-1"] {
+            assert_eq!(parse_ref(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_tool_has_a_closed_object_schema() {
+        for spec in specs() {
+            assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+            assert_eq!(spec.input_schema["additionalProperties"], false);
+            assert!(is_page_tool(spec.name));
+        }
+        assert!(!is_page_tool("page_nope"));
+    }
+
+    #[test]
+    fn act_reads_its_action_and_refuses_what_does_not_fit() {
+        assert_eq!(
+            parse(ACT, json!({"ref": "e3", "action": "fill", "value": "x"})),
+            Ok(PageOp::Act {
+                target: Target::Ref(3),
+                action: Action::Fill("x".into()),
+                snapshot: false
+            })
+        );
+        let press = parse(ACT, json!({"action": "press", "key": "Shift+Enter"})).unwrap();
+        assert_eq!(
+            press,
+            PageOp::Act {
+                target: Target::Selector(":focus".into()),
+                action: Action::Press("Shift+Enter".into()),
+                snapshot: false
+            }
+        );
+        let err = |args: Value| parse(ACT, args).unwrap_err();
+        assert!(err(json!({"ref": "e3", "action": "fill"})).contains("needs `value`"));
+        assert!(err(json!({"ref": "e3", "action": "click", "value": "x"})).contains("no `value`"));
+        assert!(err(json!({"ref": "x3", "action": "click"})).contains("not a ref"));
+        assert!(err(json!({"ref": "e3", "selector": "a", "action": "click"})).contains("not both"));
+        assert!(err(json!({"action": "click"})).contains("needs `ref` or `selector`"));
+        assert!(err(json!({"ref": "e3", "action": "press", "key": "Hyper+q"})).contains("`key`"));
+        assert!(err(json!({"ref": "e3", "action": "explode"})).contains("action"));
+        assert!(err(json!({"ref": "e3", "action": "click", "bogus": 1})).contains("bogus"));
+    }
+
+    #[test]
+    fn budgets_and_waits_are_bounded() {
+        let PageOp::Snapshot { max_chars, .. } = parse(SNAPSHOT, json!({})).unwrap() else {
+            panic!()
+        };
+        assert_eq!(max_chars, DEFAULT_MAX_CHARS);
+        let PageOp::Snapshot { max_chars, .. } = parse(SNAPSHOT, json!({"max_chars": 5})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(max_chars, MIN_MAX_CHARS);
+        let PageOp::Wait { timeout_ms, .. } = parse(WAIT, json!({"text": "x"})).unwrap() else {
+            panic!()
+        };
+        assert_eq!(timeout_ms, DEFAULT_WAIT_MS);
+        assert!(parse(WAIT, json!({})).is_err());
+        assert!(parse(FIND, json!({})).is_err());
+        assert_eq!(
+            parse(FIND, json!({"role": "Button", "name": "Save"})),
+            Ok(PageOp::Find {
+                by: FindBy::Role {
+                    role: "button".into(),
+                    name: Some("Save".into())
+                }
+            })
+        );
+    }
+}

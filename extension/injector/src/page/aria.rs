@@ -1,0 +1,471 @@
+//! Roles, accessible names and states of elements, as a person using assistive technology meets
+//! them: explicit `role` first, then the implicit role of the tag (HTML-AAM, the common cases),
+//! the name by the accessible-name computation's usual sources, and the states a snapshot shows.
+
+use super::{Kid, PageDom, Shown};
+
+/// Roles whose elements get a ref: what a person acts on (and the items and rows they hover to
+/// reveal an item's own buttons).
+const ACTIONABLE: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "listbox",
+    "option",
+    "slider",
+    "spinbutton",
+    "switch",
+    "tab",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "treeitem",
+    "listitem",
+    "row",
+    "gridcell",
+    "summary",
+];
+
+/// Roles named by their content when nothing else names them.
+const NAMED_BY_CONTENT: &[&str] = &[
+    "button",
+    "link",
+    "heading",
+    "option",
+    "tab",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "treeitem",
+    "checkbox",
+    "radio",
+    "switch",
+    "cell",
+    "gridcell",
+    "columnheader",
+    "rowheader",
+    "summary",
+    "tooltip",
+];
+
+/// Whether `word` begins a snapshot line of an element (a role, or a heading's `h1`…`h6`).
+pub fn is_role_word(word: &str) -> bool {
+    const OTHER_ROLES: &[&str] = &[
+        "heading",
+        "list",
+        "navigation",
+        "main",
+        "complementary",
+        "banner",
+        "contentinfo",
+        "form",
+        "region",
+        "article",
+        "dialog",
+        "table",
+        "cell",
+        "columnheader",
+        "rowheader",
+        "img",
+        "group",
+        "progressbar",
+        "meter",
+        "iframe",
+        "tablist",
+        "tabpanel",
+        "menu",
+        "menubar",
+        "tree",
+        "grid",
+        "alert",
+        "status",
+        "log",
+        "toolbar",
+        "search",
+        "paragraph",
+        "blockquote",
+    ];
+    let word = word.trim_end_matches(':');
+    ACTIONABLE.contains(&word)
+        || OTHER_ROLES.contains(&word)
+        || (word.len() == 2
+            && word.starts_with('h')
+            && word[1..].parse::<u8>().is_ok_and(|l| (1..=6).contains(&l)))
+}
+
+/// Roles that are only structure: no line of their own, their content is their parent's.
+pub fn is_structural(role: &str) -> bool {
+    matches!(role, "" | "generic" | "none" | "presentation")
+}
+
+pub fn is_actionable(role: &str) -> bool {
+    ACTIONABLE.contains(&role)
+}
+
+pub fn named_by_content(role: &str) -> bool {
+    NAMED_BY_CONTENT.contains(&role)
+}
+
+/// Tags that never show anything.
+pub fn is_unrendered_tag(tag: &str) -> bool {
+    matches!(
+        tag,
+        "script" | "style" | "noscript" | "template" | "head" | "meta" | "link" | "title" | "base"
+    )
+}
+
+/// Inline tags: their text joins the surrounding text on one line.
+pub fn is_inline_tag(tag: &str) -> bool {
+    matches!(
+        tag,
+        "span"
+            | "b"
+            | "i"
+            | "em"
+            | "strong"
+            | "code"
+            | "small"
+            | "abbr"
+            | "sub"
+            | "sup"
+            | "mark"
+            | "u"
+            | "s"
+            | "time"
+            | "font"
+            | "bdi"
+            | "bdo"
+            | "q"
+            | "cite"
+            | "kbd"
+            | "var"
+            | "label"
+            | "a"
+            | "data"
+            | "del"
+            | "ins"
+            | "dfn"
+            | "samp"
+            | "wbr"
+            | "br"
+    )
+}
+
+/// The element's role: its `role` attribute's first token, else the tag's implicit role (`""`:
+/// none).
+pub fn role<D: PageDom>(dom: &D, node: &D::Node) -> String {
+    if let Some(explicit) = dom.attr(node, "role")
+        && let Some(first) = explicit.split_whitespace().next()
+    {
+        return first.to_ascii_lowercase();
+    }
+    let tag = dom.tag_name(node);
+    let has = |name: &str| dom.attr(node, name).is_some();
+    let role = match tag.as_str() {
+        "a" | "area" if has("href") => "link",
+        "button" => "button",
+        "input" => match dom
+            .attr(node, "type")
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "checkbox" => "checkbox",
+            "radio" => "radio",
+            "range" => "slider",
+            "number" => "spinbutton",
+            "search" => "searchbox",
+            "button" | "submit" | "reset" | "image" => "button",
+            "hidden" | "file" | "color" => "",
+            _ => "textbox",
+        },
+        "textarea" => "textbox",
+        "select" => {
+            let size = dom.attr(node, "size").and_then(|s| s.parse::<u32>().ok());
+            if has("multiple") || size.is_some_and(|s| s > 1) {
+                "listbox"
+            } else {
+                "combobox"
+            }
+        }
+        "option" => "option",
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => "heading",
+        "ul" | "ol" | "menu" => "list",
+        "li" => "listitem",
+        "nav" => "navigation",
+        "main" => "main",
+        "aside" => "complementary",
+        "header" if !in_sectioning(dom, node) => "banner",
+        "footer" if !in_sectioning(dom, node) => "contentinfo",
+        "form" => "form",
+        "section" if has("aria-label") || has("aria-labelledby") => "region",
+        "article" => "article",
+        "dialog" => "dialog",
+        "table" => "table",
+        "tr" => "row",
+        "td" => "cell",
+        "th" => "columnheader",
+        "img" => match dom.attr(node, "alt") {
+            Some(alt) if alt.is_empty() => "",
+            _ => "img",
+        },
+        "fieldset" => "group",
+        "progress" => "progressbar",
+        "meter" => "meter",
+        "hr" => "separator",
+        "summary" => "summary",
+        "iframe" => "iframe",
+        _ if dom
+            .attr(node, "contenteditable")
+            .is_some_and(|v| v != "false") =>
+        {
+            "textbox"
+        }
+        _ => "",
+    };
+    role.to_owned()
+}
+
+/// Whether a `header`/`footer` sits inside sectioning content (then it is no landmark).
+fn in_sectioning<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    let mut at = dom.parent(node);
+    while let Some(p) = at {
+        if matches!(
+            dom.tag_name(&p).as_str(),
+            "article" | "aside" | "main" | "nav" | "section"
+        ) {
+            return true;
+        }
+        at = dom.parent(&p);
+    }
+    false
+}
+
+/// Collapses runs of whitespace to one space and trims.
+pub fn squash(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// The element's accessible name (squashed; empty when it has none).
+pub fn name<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> String {
+    if let Some(ids) = dom.attr(node, "aria-labelledby") {
+        let named: Vec<String> = ids
+            .split_whitespace()
+            .filter_map(|id| dom.by_id(node, id))
+            .map(|label| squash(&text_of(dom, &label)))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if !named.is_empty() {
+            return named.join(" ");
+        }
+    }
+    if let Some(label) = dom.attr(node, "aria-label").map(|l| squash(&l))
+        && !label.is_empty()
+    {
+        return label;
+    }
+    let tag = dom.tag_name(node);
+    if matches!(
+        tag.as_str(),
+        "input" | "textarea" | "select" | "meter" | "progress"
+    ) {
+        let labelled: Vec<String> = dom
+            .labels(node)
+            .iter()
+            .map(|label| squash(&text_of(dom, label)))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if !labelled.is_empty() {
+            return labelled.join(" ");
+        }
+        if matches!(
+            dom.attr(node, "type").as_deref(),
+            Some("submit" | "button" | "reset")
+        ) && let Some(value) = dom.value(node).map(|v| squash(&v))
+            && !value.is_empty()
+        {
+            return value;
+        }
+    }
+    if (matches!(tag.as_str(), "img" | "area")
+        || dom.attr(node, "type").as_deref() == Some("image"))
+        && let Some(alt) = dom.attr(node, "alt").map(|a| squash(&a))
+        && !alt.is_empty()
+    {
+        return alt;
+    }
+    if named_by_content(role) {
+        let text = squash(&text_of(dom, node));
+        if !text.is_empty() {
+            return text;
+        }
+    }
+    if let Some(title) = dom.attr(node, "title").map(|t| squash(&t))
+        && !title.is_empty()
+    {
+        return title;
+    }
+    dom.attr(node, "placeholder")
+        .map(|p| squash(&p))
+        .unwrap_or_default()
+}
+
+/// The text a person sees inside `node` (hidden parts left out), with the alt text of images.
+pub fn text_of<D: PageDom>(dom: &D, node: &D::Node) -> String {
+    let mut out = String::new();
+    collect_text(dom, node, &mut out, 0);
+    out
+}
+
+fn collect_text<D: PageDom>(dom: &D, node: &D::Node, out: &mut String, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    for kid in dom.kids(node) {
+        match kid {
+            Kid::Text(text) => out.push_str(&text),
+            Kid::Element(el) => {
+                let tag = dom.tag_name(&el);
+                if is_unrendered_tag(&tag)
+                    || dom.shown(&el) == Shown::No
+                    || dom.attr(&el, "aria-hidden").as_deref() == Some("true")
+                {
+                    continue;
+                }
+                if tag == "img" {
+                    if let Some(alt) = dom.attr(&el, "alt") {
+                        out.push_str(&alt);
+                    }
+                    continue;
+                }
+                if !is_inline_tag(&tag) {
+                    out.push(' ');
+                }
+                collect_text(dom, &el, out, depth + 1);
+                if !is_inline_tag(&tag) {
+                    out.push(' ');
+                }
+            }
+        }
+    }
+}
+
+/// The states a snapshot shows after the name: `checked`, `disabled`, `expanded`, … and a
+/// field's current value.
+pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let aria = |name: &str| dom.attr(node, name);
+    match role {
+        "checkbox" | "radio" | "switch" | "menuitemcheckbox" | "menuitemradio" => {
+            let checked = match aria("aria-checked").as_deref() {
+                Some("true") => Some("checked"),
+                Some("mixed") => Some("mixed"),
+                Some(_) => None,
+                None => dom
+                    .prop(node, "checked")
+                    .as_bool()
+                    .and_then(|c| c.then_some("checked")),
+            };
+            out.extend(checked.map(str::to_owned));
+        }
+        "textbox" | "searchbox" | "spinbutton" | "slider" | "combobox" => {
+            let value = match dom.options(node) {
+                Some(options) => dom
+                    .prop(node, "selectedIndex")
+                    .as_u64()
+                    .and_then(|i| options.get(i as usize).map(|(_, text)| text.clone())),
+                None => dom.value(node).or_else(|| {
+                    (dom.attr(node, "contenteditable").is_some()).then(|| squash(&dom.text(node)))
+                }),
+            };
+            if let Some(value) = value.filter(|v| !v.is_empty()) {
+                let shown = if dom.attr(node, "type").as_deref() == Some("password") {
+                    "••••".to_owned()
+                } else {
+                    truncate(&squash(&value), 80)
+                };
+                out.push(format!("={}", quote(&shown)));
+            }
+        }
+        _ => {}
+    }
+    if dom.is_disabled(node) {
+        out.push("disabled".into());
+    }
+    for (attr, yes, no) in [
+        ("aria-expanded", "expanded", Some("collapsed")),
+        ("aria-selected", "selected", None),
+        ("aria-pressed", "pressed", None),
+        ("aria-current", "current", None),
+        ("aria-invalid", "invalid", None),
+    ] {
+        match aria(attr).as_deref() {
+            Some("false") | None => {
+                if let (Some(no), Some("false")) = (no, aria(attr).as_deref()) {
+                    out.push(no.into());
+                }
+            }
+            Some(_) => out.push(yes.into()),
+        }
+    }
+    if role == "option" && dom.prop(node, "selected").as_bool() == Some(true) {
+        out.push("selected".into());
+    }
+    if dom.attr(node, "required").is_some() || aria("aria-required").as_deref() == Some("true") {
+        out.push("required".into());
+    }
+    if dom.attr(node, "readonly").is_some() && matches!(role, "textbox" | "searchbox") {
+        out.push("readonly".into());
+    }
+    if dom.has_focus(node) {
+        out.push("focused".into());
+    }
+    out
+}
+
+/// A heading's level (`h3` → 3, `aria-level`).
+pub fn heading_level<D: PageDom>(dom: &D, node: &D::Node) -> u32 {
+    dom.attr(node, "aria-level")
+        .and_then(|l| l.parse().ok())
+        .or_else(|| {
+            dom.tag_name(node)
+                .strip_prefix('h')
+                .and_then(|l| l.parse().ok())
+        })
+        .unwrap_or(2)
+}
+
+/// `text` cut to at most `max` characters, with an ellipsis when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// A name or text as a snapshot writes it: in double quotes, with quotes and line breaks escaped.
+pub fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

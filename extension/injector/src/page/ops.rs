@@ -1,0 +1,449 @@
+//! One page tool call in the page: finds its element, acts through the step interpreter, and
+//! writes the answer (`text` for the model, with the document's `doc`, `url` and `title`, and the
+//! `refs` it showed, which the server keeps to route and check later refs).
+
+use std::cell::{Cell, RefCell};
+
+use bridge::adapter::{OptionChoice, Step};
+use bridge::page_ops::{Action, FindBy, PageOp, Target, WaitFor, ref_name};
+use bridge::{ErrorCode, WireError};
+use serde_json::{Value, json};
+
+use super::snapshot::{self, Line};
+use super::{PageDom, Refs, Shown, aria, diff, read};
+use crate::steps;
+
+/// How often a wait looks again when the page does not change.
+const WAIT_POLL_MS: f64 = 100.0;
+/// Matches `page_find` lists at most.
+const MAX_FOUND: usize = 50;
+
+/// Runs `op` in this document. `doc`: the document the call's ref came from, when the server
+/// knows it.
+pub async fn run<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    op: PageOp,
+    doc: Option<&str>,
+    timeout_ms: u64,
+    cancelled: &Cell<bool>,
+) -> Result<Value, WireError> {
+    if let (Some(doc), Some(n)) = (doc, op.named_ref())
+        && doc != refs.borrow().doc
+    {
+        return Err(stale(n, "came from an earlier page of this tab"));
+    }
+    refs.borrow_mut().prune(dom);
+    let mut shown = Vec::new();
+    let text = match op {
+        PageOp::Snapshot {
+            within,
+            max_chars,
+            cursor,
+        } => {
+            let root = root_of(dom, refs, &within)?;
+            let lines = match within {
+                Some(_) => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
+                None => whole_page(dom, refs),
+            };
+            let (text, _) = snapshot::render(&lines, max_chars, cursor);
+            shown = refs_in(&text);
+            text
+        }
+        PageOp::Read {
+            within,
+            format,
+            max_chars,
+            cursor,
+        } => {
+            let root = root_of(dom, refs, &within)?;
+            read::page(dom, &root, format, max_chars, cursor)
+        }
+        PageOp::Find { by } => {
+            let text = find(dom, &mut refs.borrow_mut(), &by);
+            shown = refs_in(&text);
+            text
+        }
+        PageOp::Wait {
+            what,
+            gone,
+            timeout_ms: wait_ms,
+        } => wait(dom, refs, &what, gone, wait_ms.min(timeout_ms), cancelled).await?,
+        PageOp::Act {
+            target,
+            action,
+            snapshot: whole,
+        } => {
+            let text = act(dom, refs, &target, &action, whole, timeout_ms, cancelled).await?;
+            shown = refs_in(&text);
+            text
+        }
+    };
+    let (url, title) = dom.location();
+    let doc = refs.borrow().doc.clone();
+    Ok(json!({"doc": doc, "url": url, "title": title, "text": text, "refs": shown}))
+}
+
+fn stale(n: u32, why: &str) -> WireError {
+    WireError::new(
+        ErrorCode::StaleRef,
+        format!(
+            "{} {why}: take a new snapshot (page_snapshot) and use its refs",
+            ref_name(n)
+        ),
+    )
+}
+
+/// The refs a text shows (`e12` after a role; names and texts are quoted, so never read as one).
+fn refs_in(text: &str) -> Vec<u32> {
+    let mut refs: Vec<u32> = text
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            words.find_map(|w| bridge::page_ops::parse_ref(w.trim_end_matches(':')))
+        })
+        .collect();
+    refs.sort_unstable();
+    refs.dedup();
+    refs
+}
+
+/// The element `target` names now.
+fn element<D: PageDom>(
+    dom: &D,
+    refs: &Refs<D::Node>,
+    target: &Target,
+) -> Result<D::Node, WireError> {
+    match target {
+        Target::Ref(n) => match refs.get(*n) {
+            Some(node) if dom.is_connected(node) => Ok(node.clone()),
+            Some(_) => Err(stale(
+                *n,
+                "is no longer in the page (it was removed or re-rendered)",
+            )),
+            None if refs.was_given(*n) => Err(stale(
+                *n,
+                "is no longer in the page (it was removed or re-rendered)",
+            )),
+            None => Err(stale(
+                *n,
+                "is not a ref of this page (it came from another page or tab)",
+            )),
+        },
+        Target::Selector(selector) if selector == ":focus" => {
+            Ok(dom.active_element().unwrap_or_else(|| dom.root()))
+        }
+        Target::Selector(selector) => dom
+            .query(None, selector)
+            .map_err(|why| {
+                WireError::new(
+                    ErrorCode::InvalidArgs,
+                    format!("`{selector}` is not a valid CSS selector: {why}"),
+                )
+            })?
+            .ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::ElementNotFound,
+                    format!("no element matches `{selector}`"),
+                )
+            }),
+    }
+}
+
+/// The element a snapshot or read is of: the target's, or the whole document.
+fn root_of<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    within: &Option<Target>,
+) -> Result<D::Node, WireError> {
+    match within {
+        Some(target) => element(dom, &refs.borrow(), target),
+        None => Ok(dom.root()),
+    }
+}
+
+/// The element's name in an answer: its ref (or selector) and its snapshot line.
+fn who<D: PageDom>(dom: &D, node: &D::Node, target: &Target) -> String {
+    let role = aria::role(dom, node);
+    let name = aria::name(dom, node, &role);
+    let role = if role.is_empty() {
+        dom.tag_name(node)
+    } else {
+        role
+    };
+    let label = match target {
+        Target::Ref(n) => ref_name(*n),
+        Target::Selector(s) => format!("`{s}`"),
+    };
+    if name.is_empty() {
+        format!("{label} ({role})")
+    } else {
+        format!(
+            "{label} ({role} {})",
+            aria::quote(&aria::truncate(&name, 60))
+        )
+    }
+}
+
+async fn act<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    target: &Target,
+    action: &Action,
+    whole: bool,
+    timeout_ms: u64,
+    cancelled: &Cell<bool>,
+) -> Result<String, WireError> {
+    let node = element(dom, &refs.borrow(), target)?;
+    let who = who(dom, &node, target);
+    let invalid = |why: &str| {
+        Err(WireError::new(
+            ErrorCode::InvalidArgs,
+            format!("{who} {why}: `{}` does not apply to it", action.name()),
+        ))
+    };
+    let here = || Some(":scope".to_owned());
+    let step = match action {
+        Action::Click => Step::Click { selector: here() },
+        Action::Dblclick => Step::Dblclick { selector: here() },
+        Action::Hover => Step::Hover { selector: here() },
+        Action::Check | Action::Uncheck => {
+            if !dom.prop(&node, "checked").is_boolean() {
+                return invalid("is not a checkbox or radio button");
+            }
+            match action {
+                Action::Check => Step::Check { selector: here() },
+                _ => Step::Uncheck { selector: here() },
+            }
+        }
+        Action::Fill(_) | Action::Clear if dom.text_entry(&node).is_none() => {
+            return invalid("is neither a text field nor an editor, and holds none");
+        }
+        // The value travels as a variable: text that looks like a template stays as it is.
+        Action::Fill(_) => Step::Fill {
+            selector: ":scope".into(),
+            value: "{{value}}".into(),
+        },
+        Action::Clear => Step::Clear {
+            selector: ":scope".into(),
+        },
+        Action::Select(wanted) => {
+            let Some(options) = dom.options(&node) else {
+                return invalid("is not a <select>");
+            };
+            let by_value = options.iter().any(|(value, _)| value == wanted);
+            let wanted = "{{value}}".to_owned();
+            Step::Select {
+                selector: ":scope".into(),
+                option: if by_value {
+                    OptionChoice::Value(wanted)
+                } else {
+                    OptionChoice::Label(wanted)
+                },
+            }
+        }
+        Action::Press(key) => Step::Press {
+            selector: here(),
+            key: key.clone(),
+        },
+        Action::Scroll => Step::ScrollIntoView { selector: here() },
+    };
+    let root = dom.root();
+    let last = refs.borrow_mut().last.take();
+    let before = match last {
+        Some((at, lines)) if at == dom.changes() => lines,
+        _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
+    };
+    let (url_before, _) = dom.location();
+    if matches!(action, Action::Scroll) && dom.same(&node, &root) {
+        dom.scroll_page();
+    } else {
+        let value = match action {
+            Action::Fill(value) | Action::Select(value) => value.clone(),
+            _ => String::new(),
+        };
+        let edited = commit_elsewhere(dom, refs, &node);
+        if matches!(action, Action::Fill(_) | Action::Clear) && edited.is_none() {
+            refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
+        }
+        steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
+            .await
+            .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?;
+        if matches!(action, Action::Press(key) if key == "Enter") {
+            refs.borrow_mut().edited = None;
+        }
+    }
+    let mut out = format!("{} {who}\n", past(action));
+    if dom.navigating() {
+        out.push_str("navigated: a new page is loading; take a snapshot once it has\n");
+        return Ok(out);
+    }
+    let (url_after, _) = dom.location();
+    if url_after != url_before {
+        out.push_str(&format!("navigated (in the page) to {url_after}\n"));
+    }
+    let after = whole_page(dom, refs);
+    if whole {
+        out.push_str(&snapshot::render(&after, usize::MAX, 0).0);
+        return Ok(out);
+    }
+    let changes = diff::diff(&before, &after);
+    if changes.is_empty() {
+        out.push_str("no visible change\n");
+    } else {
+        out.push_str(&changes);
+    }
+    Ok(out)
+}
+
+/// The snapshot lines of the whole page, kept as the next act's "before".
+fn whole_page<D: PageDom>(dom: &D, refs: &RefCell<Refs<D::Node>>) -> Vec<Line> {
+    let at = dom.changes();
+    let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
+    refs.borrow_mut().last = Some((at, lines.clone()));
+    lines
+}
+
+/// The field an earlier act filled, when this act is on it too; when it is on another element,
+/// the field is committed first (`change`, as when a person's focus leaves a field they typed in).
+fn commit_elsewhere<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    node: &D::Node,
+) -> Option<(D::Node, String)> {
+    let (field, before) = refs.borrow().edited.clone()?;
+    if dom.same(&field, node) {
+        return Some((field, before));
+    }
+    refs.borrow_mut().edited = None;
+    if dom.is_connected(&field) && dom.value(&field).is_some_and(|now| now != before) {
+        dom.dispatch_change(&field);
+    }
+    None
+}
+
+/// The interpreter's error, said of the element: "act[0] (click): `:scope` is covered by …"
+/// becomes "e4 (button "Save") is covered by …".
+fn act_error(message: &str, who: &str) -> String {
+    let message = message
+        .split_once("): ")
+        .filter(|(label, _)| label.starts_with("act["))
+        .map_or(message, |(_, rest)| rest);
+    message.replace("`:scope`", who)
+}
+
+fn past(action: &Action) -> &'static str {
+    match action {
+        Action::Click => "clicked",
+        Action::Dblclick => "double-clicked",
+        Action::Hover => "hovered",
+        Action::Fill(_) => "filled",
+        Action::Clear => "cleared",
+        Action::Select(_) => "selected in",
+        Action::Check => "checked",
+        Action::Uncheck => "unchecked",
+        Action::Press(_) => "pressed on",
+        Action::Scroll => "scrolled to",
+    }
+}
+
+/// The snapshot lines that match, each under the line of its nearest enclosing element.
+fn find<D: PageDom>(dom: &D, refs: &mut Refs<D::Node>, by: &FindBy) -> String {
+    let lines = snapshot::lines(dom, &dom.root(), refs);
+    let matches = |line: &Line| -> bool {
+        let text = line.text.to_lowercase();
+        match by {
+            FindBy::Text(wanted) => text.contains(&wanted.to_lowercase()),
+            FindBy::Role { role, name } => {
+                let first = text.split_whitespace().next().unwrap_or("");
+                let role_fits = first == role
+                    || (role == "heading" && first.len() == 2 && first.starts_with('h'));
+                role_fits
+                    && name
+                        .as_ref()
+                        .is_none_or(|n| text.contains(&n.to_lowercase()))
+            }
+        }
+    };
+    let mut out = String::new();
+    let mut found = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if !matches(line) {
+            continue;
+        }
+        found += 1;
+        if found > MAX_FOUND {
+            continue;
+        }
+        // Text has no ref: the element it is in does.
+        if line.is_text
+            && let Some(parent) = lines[..i].iter().rev().find(|l| l.depth < line.depth)
+        {
+            out.push_str(&parent.text);
+            out.push_str("\n ");
+        }
+        out.push_str(&line.text);
+        out.push('\n');
+    }
+    match found {
+        0 => "nothing found\n".to_owned(),
+        n if n > MAX_FOUND => format!("{out}… {} more\n", n - MAX_FOUND),
+        _ => out,
+    }
+}
+
+async fn wait<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    what: &WaitFor,
+    gone: bool,
+    wait_ms: u64,
+    cancelled: &Cell<bool>,
+) -> Result<String, WireError> {
+    let start = dom.now_ms();
+    let deadline = start + wait_ms as f64;
+    let present = || -> Result<bool, WireError> {
+        Ok(match what {
+            WaitFor::Text(text) => {
+                aria::squash(&aria::text_of(dom, &dom.root())).contains(&aria::squash(text))
+            }
+            WaitFor::Element(target) => match element(dom, &refs.borrow(), target) {
+                Ok(node) => dom.shown(&node) != Shown::No,
+                Err(e) if e.code == ErrorCode::ElementNotFound => false,
+                Err(e) if e.code == ErrorCode::StaleRef && gone => false,
+                Err(e) => return Err(e),
+            },
+        })
+    };
+    let described = match what {
+        WaitFor::Text(text) => aria::quote(text),
+        WaitFor::Element(Target::Ref(n)) => ref_name(*n),
+        WaitFor::Element(Target::Selector(s)) => format!("`{s}`"),
+    };
+    loop {
+        if present()? != gone {
+            let ms = (dom.now_ms() - start).round();
+            return Ok(format!(
+                "{described} {} after {ms} ms\n",
+                if gone { "is gone" } else { "is there" }
+            ));
+        }
+        if cancelled.get() {
+            return Err(WireError::new(
+                ErrorCode::Cancelled,
+                "the wait was cancelled",
+            ));
+        }
+        let now = dom.now_ms();
+        if now >= deadline {
+            return Err(WireError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{described} was still {} after {wait_ms} ms",
+                    if gone { "there" } else { "not there" }
+                ),
+            ));
+        }
+        dom.settle((deadline - now).min(WAIT_POLL_MS)).await;
+    }
+}

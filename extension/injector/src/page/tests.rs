@@ -1,0 +1,580 @@
+//! The page tools over the fake DOM: roles, names and states in the snapshot's lines, refs that
+//! stay while their element lives, the diff an act answers with, the budget and cursor, and each
+//! bad input's typed error.
+
+use std::cell::{Cell, RefCell};
+
+use bridge::ErrorCode;
+use bridge::page_ops::{self, PageOp};
+use serde_json::{Value, json};
+
+use super::snapshot::{self, Line};
+use super::{Refs, run};
+use crate::fake_dom::{FakeDom, FakeNode, block_on};
+
+fn el(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
+    dom.add(FakeNode {
+        parent,
+        tag,
+        visible: true,
+        centre: Some((10.0, 10.0)),
+        ..FakeNode::default()
+    })
+}
+
+fn with(
+    dom: &FakeDom,
+    parent: usize,
+    tag: &'static str,
+    attrs: &[(&'static str, &'static str)],
+) -> usize {
+    let n = el(dom, Some(parent), tag);
+    dom.nodes.borrow_mut()[n].attrs = attrs.to_vec();
+    n
+}
+
+fn text(dom: &FakeDom, parent: usize, text: &str) {
+    dom.add(FakeNode {
+        parent: Some(parent),
+        tag: "#text",
+        text: text.into(),
+        visible: true,
+        ..FakeNode::default()
+    });
+}
+
+/// TodoMVC's shape: a heading, the new-todo field, one item with its toggle, label and the
+/// delete button it shows on hover, a footer link.
+struct Todo {
+    dom: FakeDom,
+    input: usize,
+    toggle: usize,
+    item: usize,
+    destroy: usize,
+}
+
+fn todo_page() -> Todo {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let body = el(&dom, Some(html), "body");
+    let header = el(&dom, Some(body), "header");
+    let h1 = el(&dom, Some(header), "h1");
+    text(&dom, h1, "todos");
+    let input = with(
+        &dom,
+        header,
+        "input",
+        &[
+            ("placeholder", "What needs to be done?"),
+            ("class", "new-todo"),
+        ],
+    );
+    dom.nodes.borrow_mut()[input].value = Some(String::new());
+    let section = el(&dom, Some(body), "section");
+    let list = el(&dom, Some(section), "ul");
+    let item = el(&dom, Some(list), "li");
+    let view = el(&dom, Some(item), "div");
+    let toggle = with(
+        &dom,
+        view,
+        "input",
+        &[("type", "checkbox"), ("class", "toggle")],
+    );
+    dom.nodes.borrow_mut()[toggle].checked = Some(false);
+    let label = el(&dom, Some(view), "label");
+    text(&dom, label, "buy   milk");
+    let destroy = with(&dom, view, "button", &[("class", "destroy")]);
+    dom.nodes.borrow_mut()[destroy].visible = false;
+    dom.nodes.borrow_mut()[destroy].centre = None;
+    let hidden = with(&dom, body, "div", &[("aria-hidden", "true")]);
+    text(&dom, hidden, "secret");
+    let footer = el(&dom, Some(body), "footer");
+    let a = with(&dom, footer, "a", &[("href", "#/active")]);
+    text(&dom, a, "Active");
+    *dom.url.borrow_mut() = "http://127.0.0.1/todo".into();
+    Todo {
+        dom,
+        input,
+        toggle,
+        item,
+        destroy,
+    }
+}
+
+fn render(dom: &FakeDom, refs: &mut Refs<usize>) -> String {
+    let lines = snapshot::lines(dom, &0, refs);
+    snapshot::render(&lines, 100_000, 0).0
+}
+
+fn call(
+    dom: &FakeDom,
+    refs: &RefCell<Refs<usize>>,
+    tool: &str,
+    args: Value,
+) -> Result<Value, bridge::WireError> {
+    let op: PageOp = page_ops::parse(tool, args).expect("valid arguments");
+    block_on(run(dom, refs, op, None, 5000, &Cell::new(false)))
+}
+
+#[test]
+fn the_snapshot_shows_roles_names_states_and_refs_only_on_what_a_person_acts_on() {
+    let page = todo_page();
+    let mut refs = Refs::new("d1");
+    let text = render(&page.dom, &mut refs);
+    assert_eq!(
+        text,
+        "banner\n h1 \"todos\"\n textbox e1 \"What needs to be done?\"\nlist\n listitem e2\n  \
+         checkbox e3\n  buy milk\n  button e4 .destroy hidden\ncontentinfo\n link e5 \"Active\"\n"
+    );
+    // The same elements keep their refs.
+    assert_eq!(render(&page.dom, &mut refs), text);
+    assert_eq!(refs.get(4), Some(&page.destroy));
+}
+
+#[test]
+fn names_come_from_labels_and_states_from_the_element() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let label = el(&dom, Some(html), "label");
+    text(&dom, label, "Email");
+    let field = with(&dom, html, "input", &[("type", "email"), ("required", "")]);
+    dom.nodes.borrow_mut()[field].value = Some("a@b.c".into());
+    dom.nodes.borrow_mut()[label].label_for = Some(field);
+    let menu = with(
+        &dom,
+        html,
+        "button",
+        &[("aria-expanded", "false"), ("aria-label", "Menu")],
+    );
+    let done = with(&dom, html, "button", &[("aria-pressed", "true")]);
+    text(&dom, done, "Done");
+    dom.nodes.borrow_mut()[done].disabled = true;
+    let h3 = el(&dom, Some(html), "h3");
+    text(&dom, h3, "Part");
+    let select = el(&dom, Some(html), "select");
+    dom.nodes.borrow_mut()[select].options = vec![("s", "Small"), ("m", "Medium")];
+    dom.nodes.borrow_mut()[select].selected = Some(1);
+    let _ = menu;
+    let text = render(&dom, &mut Refs::new("d"));
+    assert_eq!(
+        text,
+        "Email\ntextbox e1 \"Email\" =\"a@b.c\" required\nbutton e2 \"Menu\" collapsed\n\
+         button e3 \"Done\" disabled pressed\nh3 \"Part\"\ncombobox e4 =\"Medium\" options: Small|Medium\n"
+    );
+}
+
+#[test]
+fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    let answer = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e3", "action": "check"}),
+    )
+    .unwrap();
+    let text = answer["text"].as_str().unwrap();
+    assert!(text.starts_with("checked e3 (checkbox)\n"), "{text}");
+    assert!(
+        text.ends_with(" listitem e2\n-  checkbox e3\n+  checkbox e3 checked focused\n"),
+        "{text}"
+    );
+    assert_eq!(answer["refs"], json!([2, 3]));
+    assert_eq!(answer["doc"], "d1");
+    // Acting again with no change to make says so.
+    let again = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e3", "action": "check"}),
+    )
+    .unwrap();
+    assert!(
+        again["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("no visible change\n")
+    );
+    // Its item removed: the ref is stale, never another element's.
+    page.dom.nodes.borrow_mut()[page.item].attached = false;
+    page.dom.nodes.borrow_mut()[page.toggle].attached = false;
+    let gone = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e3", "action": "click"}),
+    )
+    .unwrap_err();
+    assert_eq!(gone.code, ErrorCode::StaleRef);
+    assert!(gone.message.contains("no longer in the page"), "{gone}");
+}
+
+#[test]
+fn bad_input_gets_a_typed_error_at_once() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    let err = |args: Value| call(&page.dom, &refs, page_ops::ACT, args).unwrap_err();
+    // A ref this page never gave.
+    let unknown = err(json!({"ref": "e99", "action": "click"}));
+    assert_eq!(unknown.code, ErrorCode::StaleRef);
+    assert!(
+        unknown.message.contains("not a ref of this page"),
+        "{unknown}"
+    );
+    // An action the element cannot take.
+    let fill_button = err(json!({"ref": "e4", "action": "fill", "value": "x"}));
+    assert_eq!(fill_button.code, ErrorCode::InvalidArgs);
+    assert!(fill_button.message.contains("e4 (button)"), "{fill_button}");
+    assert_eq!(
+        err(json!({"ref": "e4", "action": "check"})).code,
+        ErrorCode::InvalidArgs
+    );
+    assert_eq!(
+        err(json!({"ref": "e1", "action": "select", "value": "x"})).code,
+        ErrorCode::InvalidArgs
+    );
+    assert_eq!(
+        err(json!({"selector": "#nope", "action": "click"})).code,
+        ErrorCode::ElementNotFound
+    );
+    assert_eq!(
+        err(json!({"selector": "a!!b", "action": "click"})).code,
+        ErrorCode::InvalidArgs
+    );
+    // A ref of an earlier document of the tab.
+    let op = page_ops::parse(page_ops::ACT, json!({"ref": "e1", "action": "click"})).unwrap();
+    let old = block_on(run(
+        &page.dom,
+        &refs,
+        op,
+        Some("d0"),
+        5000,
+        &Cell::new(false),
+    ))
+    .unwrap_err();
+    assert_eq!(old.code, ErrorCode::StaleRef);
+    assert!(old.message.contains("earlier page"), "{old}");
+    // And the next call works.
+    assert!(
+        call(
+            &page.dom,
+            &refs,
+            page_ops::ACT,
+            json!({"ref": "e1", "action": "fill", "value": "milk"})
+        )
+        .is_ok()
+    );
+    assert_eq!(
+        page.dom.nodes.borrow()[page.input].value.as_deref(),
+        Some("milk")
+    );
+}
+
+#[test]
+fn a_value_missing_from_a_select_names_the_options_there_are() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let select = el(&dom, Some(html), "select");
+    dom.nodes.borrow_mut()[select].options = vec![("s", "Small"), ("m", "Medium")];
+    dom.nodes.borrow_mut()[select].selected = Some(0);
+    let refs = RefCell::new(Refs::new("d"));
+    call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    let missing = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "select", "value": "Huge"}),
+    )
+    .unwrap_err();
+    assert_eq!(missing.code, ErrorCode::ElementNotFound);
+    assert!(missing.message.contains("Small, Medium"), "{missing}");
+    let by_text = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "select", "value": "Medium"}),
+    )
+    .unwrap();
+    assert!(
+        by_text["text"].as_str().unwrap().contains("=\"Medium\""),
+        "{by_text}"
+    );
+}
+
+#[test]
+fn a_covered_button_names_what_covers_it() {
+    let page = todo_page();
+    let html = 0;
+    let cover = with(&page.dom, html, "div", &[("class", "overlay")]);
+    page.dom.nodes.borrow_mut()[page.input].covered_by = Some(cover);
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    let covered = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    )
+    .unwrap_err();
+    assert_eq!(covered.code, ErrorCode::NotActionable);
+    assert!(
+        covered
+            .message
+            .starts_with("e1 (textbox \"What needs to be done?\") is covered by <div"),
+        "{covered}"
+    );
+    assert!(covered.message.contains("overlay"), "{covered}");
+}
+
+#[test]
+fn a_long_page_comes_in_budgeted_parts_that_a_cursor_pages_through() {
+    let lines: Vec<Line> = (0..100)
+        .map(|i| Line {
+            depth: 1,
+            text: format!("listitem e{i}: item number {i}"),
+            is_text: false,
+        })
+        .collect();
+    let (first, next) = snapshot::render(&lines, 300, 0);
+    let next = next.expect("more to come");
+    assert!(first.len() < 400, "{first}");
+    assert!(
+        first.ends_with(&format!("call again with cursor={next}\n")),
+        "{first}"
+    );
+    let (second, _) = snapshot::render(&lines, 300, next);
+    assert!(
+        second.starts_with(&format!(" listitem e{next}: item number {next}\n")),
+        "{second}"
+    );
+    let (rest, none) = snapshot::render(&lines, 100_000, 95);
+    assert_eq!(none, None);
+    assert_eq!(rest.lines().count(), 5);
+}
+
+#[test]
+fn a_wait_ends_when_the_text_comes_or_at_its_deadline() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    let timed_out = call(
+        &page.dom,
+        &refs,
+        page_ops::WAIT,
+        json!({"text": "Saved", "timeout_ms": 300}),
+    )
+    .unwrap_err();
+    assert_eq!(timed_out.code, ErrorCode::Timeout);
+    assert!(timed_out.message.contains("300 ms"), "{timed_out}");
+    let header = 2;
+    *page.dom.on_settle.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
+        if dom.now.get() > 10_000.0 {
+            text(dom, header, " Saved ");
+        }
+    }));
+    page.dom.now.set(9_950.0);
+    let came = call(&page.dom, &refs, page_ops::WAIT, json!({"text": "Saved"})).unwrap();
+    assert!(
+        came["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("\"Saved\" is there after 100 ms"),
+        "{came}"
+    );
+    let gone = call(
+        &page.dom,
+        &refs,
+        page_ops::WAIT,
+        json!({"text": "todos", "gone": true, "timeout_ms": 100}),
+    );
+    assert_eq!(gone.unwrap_err().code, ErrorCode::Timeout);
+}
+
+#[test]
+fn find_and_read_see_what_the_snapshot_sees() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    let found = call(&page.dom, &refs, page_ops::FIND, json!({"text": "milk"})).unwrap();
+    assert_eq!(found["text"], "listitem e2\n buy milk\n");
+    let found = call(
+        &page.dom,
+        &refs,
+        page_ops::FIND,
+        json!({"role": "link", "name": "active"}),
+    )
+    .unwrap();
+    assert_eq!(found["text"], "link e5 \"Active\"\n");
+    assert_eq!(found["refs"], json!([5]));
+    let none = call(&page.dom, &refs, page_ops::FIND, json!({"text": "secret"})).unwrap();
+    assert_eq!(none["text"], "nothing found\n");
+    let read = call(
+        &page.dom,
+        &refs,
+        page_ops::READ,
+        json!({"format": "markdown"}),
+    )
+    .unwrap();
+    assert_eq!(
+        read["text"],
+        "# todos\n\n- buy milk\n\n[Active](#/active)\n"
+    );
+    let plain = call(&page.dom, &refs, page_ops::READ, json!({})).unwrap();
+    assert_eq!(plain["text"], "todos\nbuy milk\nActive\n");
+}
+
+#[test]
+fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
+    let page = todo_page();
+    page.dom.nodes.borrow_mut()[page.input].text_input = true;
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "fill", "value": "milk"}),
+    )
+    .unwrap();
+    let changes = |dom: &FakeDom| {
+        dom.events
+            .borrow()
+            .iter()
+            .filter(|e| *e == &format!("change {}", page.input))
+            .count()
+    };
+    assert_eq!(changes(&page.dom), 0);
+    call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "press", "key": "Enter"}),
+    )
+    .unwrap();
+    assert_eq!(changes(&page.dom), 1, "{:?}", page.dom.events.borrow());
+    // Committed: another Enter with nothing new fires none.
+    call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "press", "key": "Enter"}),
+    )
+    .unwrap();
+    assert_eq!(changes(&page.dom), 1);
+    // A fill, then an act elsewhere: the field is committed as the focus leaves it.
+    call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "fill", "value": "bread"}),
+    )
+    .unwrap();
+    call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e5", "action": "click"}),
+    )
+    .unwrap();
+    assert_eq!(changes(&page.dom), 2);
+}
+
+#[test]
+fn text_is_quoted_only_where_it_could_be_read_as_an_elements_line() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    for words in [
+        "button to press",
+        "e12 is a ref",
+        "Plain words",
+        "- a dash",
+        ".",
+        "h2 of them",
+    ] {
+        let p = el(&dom, Some(html), "p");
+        text(&dom, p, words);
+    }
+    let long = el(&dom, Some(html), "p");
+    text(&dom, long, &"long ".repeat(40));
+    let text = render(&dom, &mut Refs::new("d"));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        &lines[..5],
+        [
+            "\"button to press\"",
+            "\"e12 is a ref\"",
+            "Plain words",
+            "\"- a dash\"",
+            "\"h2 of them\""
+        ]
+    );
+    // Punctuation alone is left out; a long text is cut (page_read reads it whole).
+    assert_eq!(lines.len(), 6);
+    assert!(
+        lines[5].ends_with('…') && lines[5].chars().count() == 101,
+        "{}",
+        lines[5]
+    );
+}
+
+#[test]
+fn an_act_compares_with_the_page_as_it_was_just_before_it() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    // The page changed by itself after the snapshot: the act's "before" is taken again, so its
+    // answer shows only what the act did.
+    let footer = 16;
+    text(&page.dom, footer, "Saved by the page");
+    let answer = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e3", "action": "check"}),
+    )
+    .unwrap();
+    assert!(
+        !answer["text"]
+            .as_str()
+            .unwrap()
+            .contains("Saved by the page"),
+        "{answer}"
+    );
+    // Nothing changed since that act: the next one starts from its answer's page.
+    assert!(refs.borrow().last.is_some());
+    let again = call(
+        &page.dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e3", "action": "uncheck"}),
+    )
+    .unwrap();
+    assert!(
+        again["text"]
+            .as_str()
+            .unwrap()
+            .contains("-  checkbox e3 checked"),
+        "{again}"
+    );
+}
+
+#[test]
+fn an_aria_listbox_shows_its_options() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let list = with(&dom, html, "div", &[("role", "listbox")]);
+    for name in ["Chocolate", "Strawberry"] {
+        let option = with(
+            &dom,
+            list,
+            "div",
+            &[("role", "option"), ("aria-selected", "false")],
+        );
+        text(&dom, option, name);
+    }
+    assert_eq!(
+        render(&dom, &mut Refs::new("d")),
+        "listbox e1\n option e2 \"Chocolate\"\n option e3 \"Strawberry\"\n"
+    );
+}

