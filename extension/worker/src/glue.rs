@@ -13,7 +13,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS};
+use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, Timer};
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -73,7 +73,11 @@ struct ScriptSync {
 }
 
 fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
-    CORE.with(|core| f(&mut core.borrow_mut()))
+    CORE.with(|core| {
+        let mut core = core.borrow_mut();
+        core.set_clock(js_sys::Date::now());
+        f(&mut core)
+    })
 }
 
 fn log(message: &str) {
@@ -164,6 +168,22 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "tab_activated" => {
             if let Some(tab) = tab(0) {
                 run(with_core(|core| core.on_tab_activated(tab)));
+            }
+        }
+        "navigation" => {
+            // [kind, tabId, frameId, url, error, frameType, documentLifecycle, timeStamp].
+            let text = |i: u32| arg(i).as_string();
+            let event = page_life::nav_event(
+                text(0).as_deref().unwrap_or_default(),
+                arg(2).as_f64(),
+                text(5).as_deref(),
+                text(6).as_deref(),
+                text(3).unwrap_or_default(),
+                text(4).unwrap_or_default(),
+                arg(7).as_f64(),
+            );
+            if let (Some(tab), Some(event)) = (tab(1), event) {
+                run(with_core(|core| core.on_navigation(tab, event)));
             }
         }
         "alarm" | "wake" => wake(),
@@ -591,6 +611,7 @@ fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&items));
             }
             Action::Log(message) => log(&message),
+            Action::After { ms, timer } => after(ms, timer),
         }
     }
     if persist_tabs {
@@ -598,6 +619,12 @@ fn run(actions: Vec<Action>) {
         let _ = chrome::session_set(&from_json(&format!(r#"{{"tabs":{tabs}}}"#)));
         persist_status();
     }
+}
+
+/// Calls [`Core::on_timer`] with `timer` after `ms`.
+fn after(ms: f64, timer: Timer) {
+    let fire = Closure::once_into_js(move || run(with_core(|core| core.on_timer(timer))));
+    chrome::set_timeout(fire.unchecked_ref(), ms);
 }
 
 fn persist_status() {

@@ -5,6 +5,34 @@
 
 use bridge::protocol::LoadedPage;
 
+use crate::core::NavEvent;
+
+/// A `webNavigation` event as `worker.js` forwards it, if it is about a tab's own page: its top
+/// frame (not an `<iframe>`, not a page being prerendered or kept in the back/forward cache).
+pub fn nav_event(
+    kind: &str,
+    frame_id: Option<f64>,
+    frame_type: Option<&str>,
+    lifecycle: Option<&str>,
+    url: String,
+    error: String,
+    at_ms: Option<f64>,
+) -> Option<NavEvent> {
+    let top = frame_id == Some(0.0)
+        && frame_type.is_none_or(|t| t == "outermost_frame")
+        && lifecycle.is_none_or(|l| l == "active");
+    if !top {
+        return None;
+    }
+    Some(match kind {
+        "before" => NavEvent::Before { url, at_ms },
+        "committed" => NavEvent::Committed { url },
+        "completed" => NavEvent::Completed { url },
+        "failed" => NavEvent::Failed { url, error },
+        _ => return None,
+    })
+}
+
 /// How often, and how far apart, the glue looks for a tab whose page went away: closing a tab
 /// tears its page down (failing the message) a moment before Chrome stops listing it, so one look
 /// is not enough to tell a closed tab from a navigating one.
@@ -127,6 +155,91 @@ mod tests {
         );
         assert_eq!(settle(Ok(None), None), Ok(None));
         assert_eq!(settle(Err("closed".into()), None), Err("closed".into()));
+    }
+
+    #[test]
+    fn only_a_tabs_own_top_frame_counts() {
+        let url = || "http://127.0.0.1/x".to_owned();
+        assert_eq!(
+            nav_event(
+                "committed",
+                Some(0.0),
+                Some("outermost_frame"),
+                Some("active"),
+                url(),
+                String::new(),
+                None
+            ),
+            Some(NavEvent::Committed { url: url() })
+        );
+        assert_eq!(
+            nav_event(
+                "before",
+                Some(0.0),
+                None,
+                None,
+                url(),
+                String::new(),
+                Some(5.0)
+            ),
+            Some(NavEvent::Before {
+                url: url(),
+                at_ms: Some(5.0)
+            })
+        );
+        assert_eq!(
+            nav_event(
+                "failed",
+                Some(0.0),
+                None,
+                None,
+                url(),
+                "net::ERR_ABORTED".into(),
+                None
+            ),
+            Some(NavEvent::Failed {
+                url: url(),
+                error: "net::ERR_ABORTED".into()
+            })
+        );
+        assert_eq!(
+            nav_event(
+                "committed",
+                Some(3.0),
+                None,
+                None,
+                url(),
+                String::new(),
+                None
+            ),
+            None,
+            "an iframe"
+        );
+        assert_eq!(
+            nav_event(
+                "committed",
+                Some(0.0),
+                Some("outermost_frame"),
+                Some("prerender"),
+                url(),
+                String::new(),
+                None
+            ),
+            None,
+            "a page being prerendered"
+        );
+        assert_eq!(
+            nav_event(
+                "teleported",
+                Some(0.0),
+                None,
+                None,
+                url(),
+                String::new(),
+                None
+            ),
+            None
+        );
     }
 
     #[test]
