@@ -37,6 +37,8 @@ pub enum ErrorCode {
     InvalidArgs,
     NotConnected,
     AdapterError,
+    /// The site refused what the call asked (a form it did not accept); the message is its own.
+    Refused,
     PageCsp,
     Cancelled,
     TooLarge,
@@ -62,6 +64,7 @@ impl ErrorCode {
             ErrorCode::InvalidArgs => "INVALID_ARGS",
             ErrorCode::NotConnected => "NOT_CONNECTED",
             ErrorCode::AdapterError => "ADAPTER_ERROR",
+            ErrorCode::Refused => "REFUSED",
             ErrorCode::PageCsp => "PAGE_CSP",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::TooLarge => "TOO_LARGE",

@@ -22,7 +22,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterator
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
-from harness.apps import App, MailDev, TiddlyWiki
+from harness.apps import App, MailDev, Moin, TiddlyWiki, Trac
 from harness.chromium import CHROMIUM, Chromium
 from harness.mcp_client import TabwireSession, open_tabwire_session
 from harness.static_server import StaticServer
@@ -171,6 +171,34 @@ def tiddlywiki(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tiddl
     yield from _run_app(
         request, tmp_path, "tiddlywiki", lambda binary, log: TiddlyWiki(binary, tmp_path / "wiki", free_port(), log)
     )
+
+
+def _run_pip_app(request: pytest.FixtureRequest, tmp_path: Path, name: str, start: Callable[[Path, Path], App]) -> Iterator[App]:
+    """A Python app scripts/test-env.sh installed into `$CACHE/<name>/venv`, started by `start(venv, log)`,
+    yielded once it answers, stopped at the end."""
+    venv = CACHE / name / "venv"
+    if not (venv / "bin" / "python").exists():
+        pytest.fail(f"{venv} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
+    log = tmp_path / f"{name}.log"
+    _register_log(request, name, log)
+    app = start(venv, log)
+    try:
+        app.wait_ready()
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def trac(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Trac]:
+    """A fresh Trac 1.6 on a free port (see harness.apps)."""
+    yield from _run_pip_app(request, tmp_path, "trac", lambda venv, log: Trac(venv, tmp_path / "trac-env", free_port(), log))
+
+
+@pytest.fixture
+def moin(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moin]:
+    """A fresh MoinMoin 2 wiki on a free port (see harness.apps)."""
+    yield from _run_pip_app(request, tmp_path, "moin", lambda venv, log: Moin(venv, tmp_path / "moin-wiki", free_port(), log))
 
 
 @pytest.fixture

@@ -344,6 +344,9 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         StepKind::Return => Step::Return {
             value: f.map.remove("value").unwrap_or_default(),
         },
+        StepKind::Fail => Step::Fail {
+            message: f.need_text("message")?,
+        },
         StepKind::Fetch => Step::Fetch {
             url: f.need_text("url")?,
             into: f.need_text("into")?,

@@ -101,6 +101,9 @@ step_kinds! {
     Frame = "frame", needs ["selector", "steps"], takes [], acts: false;
     Navigate = "navigate", needs ["url"], takes [], acts: false;
     Return = "return", needs ["value"], takes [], acts: false;
+    /// End the call with a REFUSED error carrying `message` (the site's own words, read into a
+    /// variable: a form the site refused).
+    Fail = "fail", needs ["message"], takes [], acts: false;
     Fetch = "fetch",
         needs ["url", "into"],
         takes ["response", "timeout_ms", "records", "fields"],

@@ -114,6 +114,9 @@ pub enum Step {
     Navigate { url: String },
     /// End the call with this value (a JSON template).
     Return { value: Value },
+    /// End the call with a `REFUSED` error saying `message` (a text template): the site refused
+    /// what the call asked, in its own words (a form's validation message).
+    Fail { message: String },
     /// GET `url`, a path on the page's own origin (arguments in it are percent-encoded), with the
     /// page's cookies, and store the response, read as `body` says, in `into`.
     Fetch {
@@ -329,7 +332,8 @@ impl Step {
             | Step::Check { .. }
             | Step::Uncheck { .. }
             | Step::Navigate { .. }
-            | Step::Return { .. } => (&[], &[], None),
+            | Step::Return { .. }
+            | Step::Fail { .. } => (&[], &[], None),
         }
     }
 }
@@ -488,6 +492,7 @@ impl Serialize for Step {
             }
             Step::Navigate { url } => map.serialize_entry("url", url)?,
             Step::Return { value } => map.serialize_entry("value", value)?,
+            Step::Fail { message } => map.serialize_entry("message", message)?,
             Step::Fetch {
                 url,
                 into,

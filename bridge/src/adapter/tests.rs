@@ -473,6 +473,7 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
             }
             "navigate" => json!({"step": "navigate", "url": "/x"}),
             "return" => json!({"step": "return", "value": null}),
+            "fail" => json!({"step": "fail", "message": "refused: {{why}}"}),
             "fetch" => {
                 json!({"step": "fetch", "url": "/x", "into": "x", "timeout_ms": 5,
                        "records": "/items", "fields": {"a": "/a"}})

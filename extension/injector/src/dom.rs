@@ -161,6 +161,8 @@ pub trait Dom {
     fn watch_leaving(&self);
     /// Whether the page started leaving for another document since [`Dom::watch_leaving`].
     fn leaving(&self) -> Leaving;
+    /// Resolves as soon as [`Dom::leaving`] may have changed, or after `max_ms`.
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()>;
 
     fn now_ms(&self) -> f64;
     /// The page's own address (`location.href`).

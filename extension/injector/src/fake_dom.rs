@@ -483,6 +483,10 @@ impl Dom for FakeDom {
         self.leaving.borrow().clone()
     }
 
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()> {
+        self.settle(max_ms)
+    }
+
     fn url(&self) -> String {
         self.url.borrow().clone()
     }

@@ -210,7 +210,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 )
                 .maybe_performed());
             }
-            self.dom.settle(POLL_MS.min(limit - now)).await;
+            self.dom.leaving_changed(limit - now).await;
         }
     }
     /// Runs `steps` in `scope`; `Some(value)` when a `return` ended the call.
@@ -245,7 +245,9 @@ impl<'d, D: Dom> Run<'d, D> {
                 if let Some(value) = self.step(step, scope.as_ref(), &path, &label).await? {
                     return Ok(Some(value));
                 }
-                if step.acts_on_page() {
+                // A page already leaving is not waited for: a fast one would be gone before the
+                // call could say where it went.
+                if step.acts_on_page() && !matches!(self.dom.leaving(), Leaving::To(_)) {
                     self.dom.checkpoint().await;
                     if let Some((label, who, check)) = self.after_settle.take() {
                         check
@@ -651,6 +653,11 @@ impl<'d, D: Dom> Run<'d, D> {
                 return template::render_value(value, &self.vars)
                     .map(Some)
                     .map_err(|e| template_error(label, e));
+            }
+            Step::Fail { message } => {
+                let message = template::render_text(message, &self.vars)
+                    .map_err(|e| template_error(label, e))?;
+                return Err(fail(ErrorCode::Refused, label, message));
             }
             Step::Fetch {
                 url,

@@ -503,6 +503,13 @@ impl Dom for WebDom {
         crate::web_leaving::leaving()
     }
 
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()> {
+        let changed = crate::web_leaving::changed(max_ms);
+        async move {
+            let _ = JsFuture::from(changed).await;
+        }
+    }
+
     fn url(&self) -> String {
         web_sys::window()
             .and_then(|w| w.location().href().ok())

@@ -16,6 +16,24 @@ thread_local! {
     static DESTINATION: RefCell<Option<String>> = const { RefCell::new(None) };
     /// The last `submit` event since the last `watch` (read late: a later listener may cancel it).
     static SUBMIT: RefCell<Option<web_sys::Event>> = const { RefCell::new(None) };
+    /// Resolves the promise `changed` handed out: the interpreter waits on it.
+    static WAKE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+}
+
+/// Wakes a waiting interpreter at once: a fast page (a GET answered in milliseconds) replaces
+/// this document soon after its navigation starts, and the call must answer before that.
+fn wake() {
+    if let Some(resolve) = WAKE.with(|w| w.borrow_mut().take()) {
+        let _ = resolve.call0(&JsValue::UNDEFINED);
+    }
+}
+
+/// Resolves when the page starts leaving (or submits a form), or after `max_ms`.
+pub fn changed(max_ms: f64) -> js_sys::Promise {
+    js_sys::Promise::new(&mut |resolve: js_sys::Function, _reject| {
+        crate::runtime::set_timeout(&resolve, max_ms);
+        WAKE.with(|w| *w.borrow_mut() = Some(resolve));
+    })
 }
 
 fn get(target: &JsValue, name: &str) -> JsValue {
@@ -41,6 +59,7 @@ fn install() {
                     .as_string()
                     .unwrap_or_default();
                 DESTINATION.with(|d| *d.borrow_mut() = Some(url));
+                wake();
             }
         });
         let _ = target.add_event_listener_with_callback(
@@ -50,6 +69,7 @@ fn install() {
     }
     let on_submit = Closure::<dyn FnMut(web_sys::Event)>::new(|event: web_sys::Event| {
         SUBMIT.with(|s| *s.borrow_mut() = Some(event));
+        wake();
     });
     let _ = window.add_event_listener_with_callback_and_bool(
         "submit",

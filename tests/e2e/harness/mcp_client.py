@@ -33,6 +33,7 @@ ERROR_CODES = frozenset(
         "NOT_ACTIONABLE",
         "NO_EFFECT",
         "TIMEOUT",
+        "REFUSED",
         "TAB_CLOSED",
         "NAVIGATED",
         "NO_SUCH_TOOL",
