@@ -37,7 +37,7 @@ for (const [kind, event] of [
   ["failed", chrome.webNavigation.onErrorOccurred],
 ]) {
   event.addListener((d) =>
-    deliver("navigation", [kind, d.tabId, d.frameId, d.url, d.error ?? null, d.frameType ?? null, d.documentLifecycle ?? null, d.timeStamp]),
+    deliver("navigation", [kind, d.tabId, d.frameId, d.url, d.error ?? null, d.frameType ?? null, d.documentLifecycle ?? null, d.timeStamp, d.documentId ?? null]),
   );
 }
 chrome.tabs.onUpdated.addListener((tabId, change) => {

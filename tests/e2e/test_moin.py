@@ -6,7 +6,6 @@ a navigating search called at once in the same tab works — every round, with n
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -53,14 +52,7 @@ def adapter(base: str) -> dict:
 
 @pytest.fixture
 def tabwire_command(tabwire_command, moin, tmp_path: Path):
-    adapters = tmp_path / "adapters"
-    adapters.mkdir()
-    (adapters / "moin.json").write_text(json.dumps(adapter(moin.base)))
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--adapters", str(adapters)]
-    return tabwire_command
+    return tabwire_command.serving_adapter_file(adapter(moin.base), tmp_path / "adapters")
 
 
 async def test_write_page_is_true_when_it_answers_and_the_next_call_in_the_tab_works(

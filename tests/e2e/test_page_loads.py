@@ -111,23 +111,20 @@ def adapter(app: FormsApp) -> dict:
 
 @pytest.fixture
 def forms_app():
-    app = FormsApp()
+    app, other = FormsApp(), FormsApp()
+    app.other_origin = other.origin  # another port: another origin
     try:
         yield app
     finally:
         app.stop()
+        other.stop()
 
 
 @pytest.fixture
 def tabwire_command(tabwire_command, forms_app: FormsApp, tmp_path: Path):
-    adapters = tmp_path / "adapters"
-    adapters.mkdir()
-    (adapters / "forms.json").write_text(json.dumps(adapter(forms_app)))
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--adapters", str(adapters), "--call-timeout-ms", str(CALL_TIMEOUT_MS)]
-    return tabwire_command
+    return tabwire_command.serving_adapter_file(
+        adapter(forms_app), tmp_path / "adapters", call_timeout_ms=str(CALL_TIMEOUT_MS)
+    )
 
 
 def items(app: FormsApp) -> list[dict]:

@@ -6,7 +6,6 @@ refuses as a REFUSED error in the tracker's words. Effects are checked in Trac's
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -76,14 +75,7 @@ def adapter(base: str) -> dict:
 
 @pytest.fixture
 def tabwire_command(tabwire_command, trac, tmp_path: Path):
-    adapters = tmp_path / "adapters"
-    adapters.mkdir()
-    (adapters / "trac.json").write_text(json.dumps(adapter(trac.base)))
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--adapters", str(adapters)]
-    return tabwire_command
+    return tabwire_command.serving_adapter_file(adapter(trac.base), tmp_path / "adapters")
 
 
 async def test_create_edit_and_a_refused_ticket_on_trac(tabwire, trac, launch_chromium, extension_dir):

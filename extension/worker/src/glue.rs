@@ -171,17 +171,19 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             }
         }
         "navigation" => {
-            // [kind, tabId, frameId, url, error, frameType, documentLifecycle, timeStamp].
+            // [kind, tabId, frameId, url, error, frameType, documentLifecycle, timeStamp,
+            // documentId] (worker.js).
             let text = |i: u32| arg(i).as_string();
-            let event = page_life::nav_event(
-                text(0).as_deref().unwrap_or_default(),
-                arg(2).as_f64(),
-                text(5).as_deref(),
-                text(6).as_deref(),
-                text(3).unwrap_or_default(),
-                text(4).unwrap_or_default(),
-                arg(7).as_f64(),
-            );
+            let event = page_life::nav_event(page_life::RawNav {
+                kind: text(0).unwrap_or_default(),
+                frame_id: arg(2).as_f64(),
+                frame_type: text(5),
+                lifecycle: text(6),
+                url: text(3).unwrap_or_default(),
+                error: text(4).unwrap_or_default(),
+                at_ms: arg(7).as_f64(),
+                document: text(8),
+            });
             if let (Some(tab), Some(event)) = (tab(1), event) {
                 run(with_core(|core| core.on_navigation(tab, event)));
             }

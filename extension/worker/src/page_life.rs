@@ -7,28 +7,48 @@ use bridge::protocol::LoadedPage;
 
 use crate::core::NavEvent;
 
-/// A `webNavigation` event as `worker.js` forwards it, if it is about a tab's own page: its top
-/// frame (not an `<iframe>`, not a page being prerendered or kept in the back/forward cache).
-pub fn nav_event(
-    kind: &str,
-    frame_id: Option<f64>,
-    frame_type: Option<&str>,
-    lifecycle: Option<&str>,
-    url: String,
-    error: String,
-    at_ms: Option<f64>,
-) -> Option<NavEvent> {
-    let top = frame_id == Some(0.0)
-        && frame_type.is_none_or(|t| t == "outermost_frame")
-        && lifecycle.is_none_or(|l| l == "active");
+/// A `webNavigation` event's details as `worker.js` forwards them.
+#[derive(Debug, Default, Clone)]
+pub struct RawNav {
+    /// `before`, `committed`, `completed` or `failed`.
+    pub kind: String,
+    pub frame_id: Option<f64>,
+    pub frame_type: Option<String>,
+    pub lifecycle: Option<String>,
+    pub url: String,
+    pub error: String,
+    pub at_ms: Option<f64>,
+    pub document: Option<String>,
+}
+
+/// The event, if it is about a tab's own page: its top frame (not an `<iframe>`, not a page being
+/// prerendered or kept in the back/forward cache).
+pub fn nav_event(raw: RawNav) -> Option<NavEvent> {
+    let top = raw.frame_id == Some(0.0)
+        && raw
+            .frame_type
+            .as_deref()
+            .is_none_or(|t| t == "outermost_frame")
+        && raw.lifecycle.as_deref().is_none_or(|l| l == "active");
     if !top {
         return None;
     }
-    Some(match kind {
+    let RawNav {
+        url,
+        error,
+        at_ms,
+        document,
+        ..
+    } = raw;
+    Some(match raw.kind.as_str() {
         "before" => NavEvent::Before { url, at_ms },
-        "committed" => NavEvent::Committed { url },
+        "committed" => NavEvent::Committed { url, document },
         "completed" => NavEvent::Completed { url },
-        "failed" => NavEvent::Failed { url, error },
+        "failed" => NavEvent::Failed {
+            url,
+            error,
+            document,
+        },
         _ => return None,
     })
 }
@@ -159,87 +179,55 @@ mod tests {
 
     #[test]
     fn only_a_tabs_own_top_frame_counts() {
-        let url = || "http://127.0.0.1/x".to_owned();
+        let url = "http://127.0.0.1/x".to_owned();
+        let raw = |kind: &str| RawNav {
+            kind: kind.into(),
+            frame_id: Some(0.0),
+            url: url.clone(),
+            document: Some("d1".into()),
+            at_ms: Some(5.0),
+            ..RawNav::default()
+        };
         assert_eq!(
-            nav_event(
-                "committed",
-                Some(0.0),
-                Some("outermost_frame"),
-                Some("active"),
-                url(),
-                String::new(),
-                None
-            ),
-            Some(NavEvent::Committed { url: url() })
+            nav_event(RawNav {
+                frame_type: Some("outermost_frame".into()),
+                lifecycle: Some("active".into()),
+                ..raw("committed")
+            }),
+            Some(NavEvent::Committed {
+                url: url.clone(),
+                document: Some("d1".into())
+            })
         );
         assert_eq!(
-            nav_event(
-                "before",
-                Some(0.0),
-                None,
-                None,
-                url(),
-                String::new(),
-                Some(5.0)
-            ),
+            nav_event(raw("before")),
             Some(NavEvent::Before {
-                url: url(),
+                url: url.clone(),
                 at_ms: Some(5.0)
             })
         );
         assert_eq!(
-            nav_event(
-                "failed",
-                Some(0.0),
-                None,
-                None,
-                url(),
-                "net::ERR_ABORTED".into(),
-                None
-            ),
+            nav_event(RawNav {
+                error: "net::ERR_ABORTED".into(),
+                ..raw("failed")
+            }),
             Some(NavEvent::Failed {
-                url: url(),
-                error: "net::ERR_ABORTED".into()
+                url: url.clone(),
+                error: "net::ERR_ABORTED".into(),
+                document: Some("d1".into())
             })
         );
-        assert_eq!(
-            nav_event(
-                "committed",
-                Some(3.0),
-                None,
-                None,
-                url(),
-                String::new(),
-                None
-            ),
-            None,
-            "an iframe"
-        );
-        assert_eq!(
-            nav_event(
-                "committed",
-                Some(0.0),
-                Some("outermost_frame"),
-                Some("prerender"),
-                url(),
-                String::new(),
-                None
-            ),
-            None,
-            "a page being prerendered"
-        );
-        assert_eq!(
-            nav_event(
-                "teleported",
-                Some(0.0),
-                None,
-                None,
-                url(),
-                String::new(),
-                None
-            ),
-            None
-        );
+        let iframe = RawNav {
+            frame_id: Some(3.0),
+            ..raw("committed")
+        };
+        assert_eq!(nav_event(iframe), None);
+        let prerendered = RawNav {
+            lifecycle: Some("prerender".into()),
+            ..raw("committed")
+        };
+        assert_eq!(nav_event(prerendered), None, "a page being prerendered");
+        assert_eq!(nav_event(raw("teleported")), None);
     }
 
     #[test]

@@ -30,8 +30,8 @@ def _page(title: str, body: str) -> bytes:
 
 
 class FormsApp:
-    """Serve the app on 127.0.0.1 (a free port) until `stop()`; `#away` posts to `http://localhost:<port>`,
-    the same server under another origin."""
+    """Serve the app on 127.0.0.1 (a free port) until `stop()`; `#away` posts to `other_origin` (set it to
+    another instance's `origin`)."""
 
     def __init__(self, slow_ms: tuple[int, int] = (300, 800)) -> None:
         self.items: list[dict] = []
@@ -106,7 +106,7 @@ class FormsApp:
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self.other_origin = f"http://localhost:{self._server.server_address[1]}"
+        self.other_origin = self.origin
         self._thread = threading.Thread(target=self._server.serve_forever, name="forms-app", daemon=True)
         self._thread.start()
 

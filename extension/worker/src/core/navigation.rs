@@ -28,12 +28,21 @@ pub enum NavEvent {
     /// `onBeforeNavigate`: a new document is requested, at `at_ms` (the event's `timeStamp`:
     /// it may reach the worker after a call it began before).
     Before { url: String, at_ms: Option<f64> },
-    /// `onCommitted`: the new document's response arrived and it replaced the old one.
-    Committed { url: String },
+    /// `onCommitted`: the new document (`document`, Chrome's `documentId`) replaced the old one.
+    Committed {
+        url: String,
+        document: Option<String>,
+    },
     /// `onCompleted`: the new document and its resources have loaded.
     Completed { url: String },
-    /// `onErrorOccurred`: the navigation to `url` failed or was aborted (a 204, a download, a stop).
-    Failed { url: String, error: String },
+    /// `onErrorOccurred`: the navigation to `url` failed or was aborted (a 204, a download, a
+    /// stop), or, when `document` is the one shown, that document's own loading was cut short by
+    /// the next navigation.
+    Failed {
+        url: String,
+        error: String,
+        document: Option<String>,
+    },
 }
 
 /// What a timer the core asked for is about.
@@ -53,6 +62,9 @@ pub enum Timer {
 #[derive(Debug)]
 struct Load {
     url: String,
+    /// Navigations Chrome started in the tab and has not ended (committed or failed) yet: a load
+    /// replaced by another, even to the same URL, fails while the other goes on.
+    pending: u32,
     /// When it began (`Date.now()` ms), to tell a load a call set off from one it arrived into.
     began_ms: f64,
     committed: bool,
@@ -91,6 +103,8 @@ pub(super) struct Navigation {
     held: HashMap<TabId, Vec<(RequestId, Action)>>,
     /// Continued calls whose leaving step acted: their failures say it may have been performed.
     pub(super) acted: HashSet<RequestId>,
+    /// The document each tab shows (Chrome's `documentId` of its last commit).
+    shown: HashMap<TabId, String>,
 }
 
 /// `scheme://host:port` of `url` (the whole of it when it has no path).
@@ -159,33 +173,31 @@ impl Core {
         match event {
             NavEvent::Before { url, at_ms } => {
                 let began_ms = at_ms.unwrap_or(self.nav.now_ms).min(self.nav.now_ms);
+                let pending = self.nav.loads.get(&tab).map_or(0, |l| l.pending) + 1;
                 self.nav.loads.insert(
                     tab,
                     Load {
                         url,
+                        pending,
                         began_ms,
                         committed: false,
                     },
                 );
             }
-            NavEvent::Committed { url } => {
+            NavEvent::Committed { url, document } => {
+                if let Some(document) = document {
+                    self.nav.shown.insert(tab, document);
+                }
                 let load = self.nav.loads.entry(tab).or_insert(Load {
                     url: url.clone(),
+                    pending: 1,
                     began_ms: self.nav.now_ms,
                     committed: false,
                 });
+                load.pending = load.pending.saturating_sub(1);
                 load.committed = true;
                 load.url = url.clone();
-                let landed: Vec<RequestId> = self
-                    .nav
-                    .landings
-                    .iter()
-                    .filter(|(_, l)| l.tab == tab)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for id in landed {
-                    self.land(&id, Some(url.clone()), &mut actions);
-                }
+                self.land_all(tab, Some(&url), &mut actions);
                 self.continuation_committed(tab, &url, &mut actions);
                 if !self.any_adapter_matches(&url) {
                     // No runtime will announce itself there: what waits goes to the page as it is.
@@ -204,20 +216,30 @@ impl Core {
                     }
                 }
             }
-            NavEvent::Failed { url, error } => {
-                // Another navigation replacing this one aborts it: only the current one counts.
-                if self.nav.loads.get(&tab).is_some_and(|l| l.url == url) {
-                    let landed: Vec<RequestId> = self
-                        .nav
-                        .landings
-                        .iter()
-                        .filter(|(_, l)| l.tab == tab)
-                        .map(|(id, _)| id.clone())
-                        .collect();
+            NavEvent::Failed {
+                url,
+                error,
+                document,
+            } => {
+                // The page shown stopped loading its resources: not a navigation of ours. (A
+                // document not known to be another is taken for the shown one: the load's own
+                // timer then answers for it.)
+                let of_shown = match (&document, self.nav.shown.get(&tab)) {
+                    (Some(failed), Some(shown)) => failed == shown,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if of_shown {
+                    return actions;
+                }
+                let Some(load) = self.nav.loads.get_mut(&tab).filter(|l| l.url == url) else {
+                    return actions;
+                };
+                load.pending = load.pending.saturating_sub(1);
+                // Another navigation still under way (one that replaced this) decides.
+                if load.pending == 0 && !load.committed {
                     // The page stays: the call's steps are done, answered as they are.
-                    for id in landed {
-                        self.land(&id, None, &mut actions);
-                    }
+                    self.land_all(tab, None, &mut actions);
                     if let Some(c) = self.nav.continuations.remove(&tab) {
                         let error = WireError::new(
                             ErrorCode::Navigated,
@@ -296,6 +318,7 @@ impl Core {
         let began_ms = self.nav.now_ms;
         self.nav.loads.entry(tab).or_insert(Load {
             url,
+            pending: 0,
             began_ms,
             committed: false,
         });
@@ -306,6 +329,20 @@ impl Core {
             ms: timeout_ms as f64,
             timer,
         });
+    }
+
+    /// Answers every call waiting for `tab`'s page to land.
+    fn land_all(&mut self, tab: TabId, landed: Option<&str>, actions: &mut Vec<Action>) {
+        let waiting: Vec<RequestId> = self
+            .nav
+            .landings
+            .iter()
+            .filter(|(_, l)| l.tab == tab)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in waiting {
+            self.land(&id, landed.map(str::to_owned), actions);
+        }
     }
 
     /// Answers landing call `id` (`landed`: where the page committed; `None`: it stayed).
@@ -442,6 +479,7 @@ impl Core {
 
     pub(super) fn forget_tab_loads(&mut self, tab: TabId) {
         self.nav.loads.remove(&tab);
+        self.nav.shown.remove(&tab);
         self.nav.held.remove(&tab);
         self.nav.continuations.remove(&tab);
         self.nav.landings.retain(|_, l| l.tab != tab);

@@ -37,7 +37,13 @@ fn before(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
 }
 
 fn committed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
-    core.on_navigation(tab, NavEvent::Committed { url: url.into() })
+    core.on_navigation(
+        tab,
+        NavEvent::Committed {
+            url: url.into(),
+            document: Some(format!("doc of {url}")),
+        },
+    )
 }
 
 #[test]
@@ -119,6 +125,17 @@ fn a_landing_that_never_comes_says_the_action_may_have_been_performed() {
     assert!(sends_to_page(&call(&mut core, "s2", 3), "s2"));
 }
 
+fn failed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
+    core.on_navigation(
+        tab,
+        NavEvent::Failed {
+            url: url.into(),
+            error: "net::ERR_ABORTED".into(),
+            document: None,
+        },
+    )
+}
+
 #[test]
 fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
     let mut core = connected();
@@ -126,25 +143,41 @@ fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
     call(&mut core, "s1", 3);
     before(&mut core, 3, "http://127.0.0.1/download");
     core.on_call_reply("s1", Ok(Some(landing("s1"))));
-    // Another URL's failure is another navigation's.
-    let other = core.on_navigation(
-        3,
-        NavEvent::Failed {
-            url: "http://127.0.0.1/old".into(),
-            error: "net::ERR_ABORTED".into(),
-        },
-    );
-    assert!(frames(&other).is_empty());
-    let sent = frames(&core.on_navigation(
-        3,
-        NavEvent::Failed {
-            url: "http://127.0.0.1/download".into(),
-            error: "net::ERR_ABORTED".into(),
-        },
-    ));
+    let sent = frames(&failed(&mut core, 3, "http://127.0.0.1/download"));
     assert_eq!(
         sent,
         [json!({"type":"call_tool_result","id":"s1","result":{"saved":true}})]
+    );
+    assert!(!core.is_loading(3));
+}
+
+#[test]
+fn a_navigation_replaced_by_another_is_not_a_failure() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    committed(&mut core, 3, "http://127.0.0.1:8000/first");
+    continuing(&mut core, "k1");
+    // The same URL twice: Chrome aborts the first of the two once the second started.
+    before(&mut core, 3, "http://127.0.0.1:8000/next");
+    before(&mut core, 3, "http://127.0.0.1:8000/next");
+    assert!(frames(&failed(&mut core, 3, "http://127.0.0.1:8000/next")).is_empty());
+    assert!(core.is_loading(3));
+    // The page shown had not finished loading when the new load began: its own loading is cut
+    // short (Chrome says so with the shown document's id), which is no failure of the new load.
+    let cut_short = core.on_navigation(
+        3,
+        NavEvent::Failed {
+            url: "http://127.0.0.1:8000/next".into(),
+            error: "net::ERR_ABORTED".into(),
+            document: Some("doc of http://127.0.0.1:8000/first".into()),
+        },
+    );
+    assert!(frames(&cut_short).is_empty());
+    assert!(core.is_loading(3));
+    committed(&mut core, 3, "http://127.0.0.1:8000/next");
+    assert!(
+        sends_to_page(&announce(&mut core, 3), "k1"),
+        "the call went on"
     );
 }
 
