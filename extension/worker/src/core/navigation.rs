@@ -464,6 +464,7 @@ impl Core {
     /// Call `id` was answered or failed: nothing of it is kept.
     pub(super) fn call_done(&mut self, id: &str) {
         self.nav.sent.remove(id);
+        self.nav.acted.remove(id);
     }
 
     /// Cancel of a held call: it is dropped (the server already answered its caller).

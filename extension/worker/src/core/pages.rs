@@ -333,6 +333,7 @@ impl Core {
             .collect();
         for id in pending {
             self.calls.remove(&id);
+            self.call_done(&id);
             let error = WireError::new(
                 ErrorCode::TabClosed,
                 format!("tab {tab} was closed during the call"),
