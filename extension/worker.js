@@ -29,6 +29,17 @@ chrome.runtime.onInstalled.addListener(() => deliver("wake", []));
 chrome.alarms.onAlarm.addListener((alarm) => deliver("alarm", [alarm.name]));
 chrome.tabs.onRemoved.addListener((tabId) => deliver("tab_removed", [tabId]));
 chrome.tabs.onActivated.addListener((info) => deliver("tab_activated", [info.tabId]));
+// Page life: each tab's loads, forwarded as they come (Rust keeps the top frame's).
+for (const [kind, event] of [
+  ["before", chrome.webNavigation.onBeforeNavigate],
+  ["committed", chrome.webNavigation.onCommitted],
+  ["completed", chrome.webNavigation.onCompleted],
+  ["failed", chrome.webNavigation.onErrorOccurred],
+]) {
+  event.addListener((d) =>
+    deliver("navigation", [kind, d.tabId, d.frameId, d.url, d.error ?? null, d.frameType ?? null, d.documentLifecycle ?? null, d.timeStamp, d.documentId ?? null]),
+  );
+}
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (change.url !== undefined || change.title !== undefined) {
     deliver("tab_updated", [tabId, change.url ?? null, change.title ?? null]);

@@ -50,6 +50,24 @@ for app in tiddlywiki@5.4.1 maildev@2.2.1; do
   fi
 done
 
+# Two server-rendered Python apps whose forms POST and redirect, each in a venv of its own, for
+# tests/e2e/test_trac.py (Trac, an issue tracker) and test_moin.py (MoinMoin 2, a wiki; a pre-release:
+# a plain `pip install moin` picks 1.9, which is Python 2 only).
+install_pip_app() { # name, check module, packages...
+  local dir="$CACHE/$1" module="$2"
+  shift 2
+  if [ "$(cat "$dir/.tabwire-packages" 2>/dev/null || true)" != "$*" ] ||
+    ! "$dir/venv/bin/python" -c "import $module" >/dev/null 2>&1; then
+    echo "==> install $* into $dir/venv" >&2
+    rm -rf "$dir/venv"
+    "$PYTHON" -m venv "$dir/venv"
+    "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+    echo "$*" >"$dir/.tabwire-packages"
+  fi
+}
+install_pip_app trac trac Trac==1.6 Jinja2==3.1.6 MarkupSafe==3.0.4
+install_pip_app moin moin moin==2.0.0b5
+
 if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
   echo "==> create the Python environment $VENV" >&2
   rm -rf "$VENV"

@@ -39,8 +39,9 @@ pub enum FromPage {
         id: RequestId,
         error: WireError,
     },
-    /// The answer to a call whose `navigate` step is loading another page: the worker sends
-    /// [`ToPage::ContinueTool`] to the tab's next runtime once that announces `tool`.
+    /// The answer to a call whose `navigate` step is loading another page, or whose click or
+    /// key press set one loading with steps left: the worker sends [`ToPage::ContinueTool`] to
+    /// the tab's next runtime once that announces `tool`.
     CallToolContinue {
         id: RequestId,
         tool: String,
@@ -49,6 +50,25 @@ pub enum FromPage {
         /// The arguments and what the steps read so far.
         vars: Map<String, Value>,
         /// What is left of the call's time.
+        timeout_ms: u64,
+        /// The step that leads to the next page, for the errors that name it.
+        #[serde(default)]
+        step: String,
+        /// Whether that step acted on the page (a click, a key): then a failure to continue
+        /// may come after the action was performed.
+        #[serde(default)]
+        acted: bool,
+    },
+    /// The answer to a call whose steps are done and whose last action set off the loading of
+    /// another page (a form submitted, a link followed): the worker answers `result` once the new
+    /// document has committed (its request answered), at most `timeout_ms` from now.
+    CallToolLanding {
+        id: RequestId,
+        result: Value,
+        /// The step that set the navigation off.
+        step: String,
+        /// Where the page said it was going (a redirect may land elsewhere).
+        url: String,
         timeout_ms: u64,
     },
     /// The page's state, pushed after every call of a tool not annotated `read_only`.
@@ -161,6 +181,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "call_tool_result",
     "call_tool_error",
     "call_tool_continue",
+    "call_tool_landing",
     "state_update",
     "state_response",
     "state_error",
@@ -203,6 +224,15 @@ impl FromPage {
                 tool: f.req("tool")?,
                 resume_at: f.req("resume_at")?,
                 vars: f.req("vars")?,
+                timeout_ms: f.req("timeout_ms")?,
+                step: f.opt("step")?,
+                acted: f.opt("acted")?,
+            },
+            "call_tool_landing" => FromPage::CallToolLanding {
+                id: f.req("id")?,
+                result: f.req("result")?,
+                step: f.req("step")?,
+                url: f.req("url")?,
                 timeout_ms: f.req("timeout_ms")?,
             },
             "state_update" => FromPage::StateUpdate {
@@ -302,10 +332,12 @@ mod tests {
             resume_at: 2,
             vars: json!({"q": 1}).as_object().cloned().unwrap(),
             timeout_ms: 900,
+            step: "steps[1] (click)".into(),
+            acted: true,
         };
         assert_eq!(
             serde_json::to_value(&onward).unwrap(),
-            json!({"type":"call_tool_continue","id":"a","tool":"t_x","resume_at":2,"vars":{"q":1},"timeout_ms":900})
+            json!({"type":"call_tool_continue","id":"a","tool":"t_x","resume_at":2,"vars":{"q":1},"timeout_ms":900,"step":"steps[1] (click)","acted":true})
         );
         let resume: ToPage = serde_json::from_value(
             json!({"type":"continue_tool","id":"a","tool":"t_x","resume_at":2,"vars":{"q":1},"timeout_ms":900}),
@@ -336,6 +368,7 @@ mod tests {
             FromPage::CallToolResult { .. } => "call_tool_result",
             FromPage::CallToolError { .. } => "call_tool_error",
             FromPage::CallToolContinue { .. } => "call_tool_continue",
+            FromPage::CallToolLanding { .. } => "call_tool_landing",
             FromPage::StateUpdate { .. } => "state_update",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
@@ -397,6 +430,15 @@ mod tests {
                 tool: "a_t".into(),
                 resume_at: 3,
                 vars: vars.clone(),
+                timeout_ms: 5,
+                step: "steps[2] (navigate)".into(),
+                acted: false,
+            },
+            FromPage::CallToolLanding {
+                id: "i".into(),
+                result: json!({"saved": true}),
+                step: "steps[3] (click)".into(),
+                url: "http://127.0.0.1/P".into(),
                 timeout_ms: 5,
             },
             FromPage::StateUpdate {
@@ -476,6 +518,7 @@ mod tests {
         let frame = crate::ToServer::CallToolResult {
             id: "c1".into(),
             result: json!([{"title": "a \"b\"", "n": 12222222222222222222222.5}]),
+            navigated: None,
         };
         assert_eq!(text, frame.encode());
         // Another call's result, a second `id`, an extra field or broken JSON is decoded (and so

@@ -37,6 +37,8 @@ pub enum ErrorCode {
     InvalidArgs,
     NotConnected,
     AdapterError,
+    /// The site refused what the call asked (a form it did not accept); the message is its own.
+    Refused,
     PageCsp,
     Cancelled,
     TooLarge,
@@ -65,6 +67,7 @@ impl ErrorCode {
             ErrorCode::InvalidArgs => "INVALID_ARGS",
             ErrorCode::NotConnected => "NOT_CONNECTED",
             ErrorCode::AdapterError => "ADAPTER_ERROR",
+            ErrorCode::Refused => "REFUSED",
             ErrorCode::PageCsp => "PAGE_CSP",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::TooLarge => "TOO_LARGE",
@@ -88,20 +91,56 @@ impl std::fmt::Display for ErrorCode {
 pub struct WireError {
     pub code: ErrorCode,
     pub message: String,
+    /// Whether what the call did before it failed may have changed the site (`maybe`: a form
+    /// was submitted, a link followed): a client must check before it retries.
+    #[serde(default, skip_serializing_if = "Effect::is_none")]
+    pub effect: Effect,
 }
+
+/// What a failed call may have done to the site.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Nothing a retry would repeat (the failure came before any action that leaves the page).
+    #[default]
+    None,
+    /// An action that submits or leaves the page ran: it may have been performed.
+    Maybe,
+}
+
+impl Effect {
+    pub fn is_none(&self) -> bool {
+        *self == Effect::None
+    }
+}
+
+/// What a person reads after an error whose action may have been performed.
+pub const MAYBE_PERFORMED: &str =
+    "the action may have been performed: check the site before retrying";
 
 impl WireError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         WireError {
             code,
             message: message.into(),
+            effect: Effect::None,
         }
+    }
+
+    /// The same failure, after an action that may have been performed.
+    pub fn maybe_performed(mut self) -> Self {
+        self.effect = Effect::Maybe;
+        self
     }
 }
 
 impl std::fmt::Display for WireError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.code, self.message)?;
+        match self.effect {
+            Effect::None => Ok(()),
+            Effect::Maybe => write!(f, " ({MAYBE_PERFORMED})"),
+        }
     }
 }
 
@@ -247,6 +286,9 @@ pub enum ToServer {
     CallToolResult {
         id: RequestId,
         result: Value,
+        /// The call's last step loaded another page: where it landed (the answer waited for it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        navigated: Option<String>,
     },
     CallToolError {
         id: RequestId,
@@ -474,6 +516,7 @@ impl ToServer {
             "call_tool_result" => ToServer::CallToolResult {
                 id: f.req("id")?,
                 result: f.req("result")?,
+                navigated: f.opt("navigated")?,
             },
             "call_tool_error" => ToServer::CallToolError {
                 id: f.req("id")?,
@@ -867,8 +910,25 @@ mod tests {
             ToServer::CallToolResult {
                 id: "u1".into(),
                 result: json!([1, 2]),
+                navigated: None,
             },
             json!({"type":"call_tool_result","id":"u1","result":[1,2]}),
+        );
+        golden_to_server(
+            ToServer::CallToolResult {
+                id: "u2".into(),
+                result: json!({"id": 7}),
+                navigated: Some("http://127.0.0.1:8000/ticket/7".into()),
+            },
+            json!({"type":"call_tool_result","id":"u2","result":{"id":7},"navigated":"http://127.0.0.1:8000/ticket/7"}),
+        );
+        golden_to_server(
+            ToServer::CallToolError {
+                id: "u3".into(),
+                error: WireError::new(ErrorCode::Timeout, "the page did not land")
+                    .maybe_performed(),
+            },
+            json!({"type":"call_tool_error","id":"u3","error":{"code":"TIMEOUT","message":"the page did not land","effect":"maybe"}}),
         );
     }
 
@@ -897,6 +957,7 @@ mod tests {
             ToServer::CallToolResult {
                 id: "a".into(),
                 result: json!({"x": [1.5, null]}),
+                navigated: None,
             },
             ToServer::CallToolError {
                 id: "a".into(),

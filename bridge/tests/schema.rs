@@ -132,7 +132,10 @@ fn the_schema_knows_exactly_the_read_kinds_of_the_model() {
         .trim_start_matches("^(")
         .trim_end_matches(")$")
         .split('|')
-        .map(|kind| kind.replace(":.+", ":<name>"))
+        .map(|kind| {
+            kind.replace(":.+", ":<name>")
+                .replace(":-?[0-9]+", ":<segment>")
+        })
         .collect();
     let refusal = bridge::adapter::Read::try_from("bogus".to_owned()).unwrap_err();
     let model: BTreeSet<String> = refusal
@@ -145,7 +148,7 @@ fn the_schema_knows_exactly_the_read_kinds_of_the_model() {
         .collect();
     assert_eq!(listed, model);
     for kind in &model {
-        let example = kind.replace("<name>", "x");
+        let example = kind.replace("<name>", "x").replace("<segment>", "-1");
         assert!(
             bridge::adapter::Read::try_from(example.clone()).is_ok(),
             "{example}"

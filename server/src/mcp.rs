@@ -358,11 +358,18 @@ impl TabwireMcp {
         report: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallToolResult, WireError> {
         args::check(&spec.input_schema, &args).map_err(|e| e.for_tool(&spec.name))?;
-        let result = self
+        let done = self
             .hub
             .call_tool_reporting(&spec.name, Value::Object(args), tab, report)
             .await?;
-        Ok(success(result))
+        let mut result = success(done.result);
+        if let Some(url) = done.navigated {
+            // Said beside the result (whose shape the adapter's output schema may fix).
+            result
+                .content
+                .push(ContentBlock::text(format!("The page navigated to {url}.")));
+        }
+        Ok(result)
     }
 
     async fn site_state(&self, mut args: JsonObject) -> Result<CallToolResult, WireError> {
@@ -931,11 +938,10 @@ pub(crate) fn success(value: Value) -> CallToolResult {
     result
 }
 
-/// A tool that failed: text `"<CODE>: <message>"`, structured `{"error": {code, message}}`.
+/// A tool that failed: text `"<CODE>: <message>"`, structured `{"error": {code, message}}`,
+/// with `"effect": "maybe"` when the action may have been performed.
 fn tool_error(error: &WireError) -> CallToolResult {
-    let mut result = CallToolResult::structured_error(
-        json!({"error": {"code": error.code, "message": error.message}}),
-    );
+    let mut result = CallToolResult::structured_error(json!({"error": error}));
     result.content = vec![ContentBlock::text(error.to_string())];
     result
 }

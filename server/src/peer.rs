@@ -330,7 +330,11 @@ async fn run_call(
     let call = hub.call_tool_reporting(&tool, args, Some(tab), Some(progress));
     let (answer, ()) = tokio::join!(call, forward);
     let _ = outbox.send(match answer {
-        Ok(result) => ToServer::CallToolResult { id, result },
+        Ok(done) => ToServer::CallToolResult {
+            id,
+            result: done.result,
+            navigated: done.navigated,
+        },
         Err(error) => ToServer::CallToolError { id, error },
     });
 }

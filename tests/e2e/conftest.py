@@ -22,7 +22,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterator
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
-from harness.apps import App, MailDev, TiddlyWiki
+from harness.apps import App, MailDev, Moin, TiddlyWiki, Trac
 from harness.chromium import CHROMIUM, Chromium
 from harness.mcp_client import TabwireSession, open_tabwire_session
 from harness.static_server import StaticServer
@@ -141,15 +141,17 @@ def _static_server(request: pytest.FixtureRequest, tmp_path: Path, root: Path, n
         server.stop()
 
 
-def _run_app(request: pytest.FixtureRequest, tmp_path: Path, name: str, start: Callable[[Path, Path], App]) -> Iterator[App]:
-    """An app installed under the cache by scripts/test-env.sh (`.bin/<name>`), started by `start(binary,
-    log)` with its output in the test's log, yielded once its HTTP API answers, stopped at the end."""
-    binary = APP_BINS / name
-    if not binary.exists():
-        pytest.fail(f"{binary} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
+def _run_app(request: pytest.FixtureRequest, tmp_path: Path, name: str, start: Callable[[Path, Path], App],
+             installed: Path | None = None) -> Iterator[App]:
+    """An app installed under the cache by scripts/test-env.sh (`installed`, by default `.bin/<name>` of the
+    npm apps), started by `start(installed, log)` with its output in the test's log, yielded once its HTTP
+    API answers, stopped at the end."""
+    installed = installed or APP_BINS / name
+    if not installed.exists():
+        pytest.fail(f"{installed} is missing: run ./test.sh (scripts/test-env.sh installs it)", pytrace=False)
     log = tmp_path / f"{name}.log"
     _register_log(request, name, log)
-    app = start(binary, log)
+    app = start(installed, log)
     try:
         app.wait_ready()
         yield app
@@ -171,6 +173,20 @@ def tiddlywiki(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tiddl
     yield from _run_app(
         request, tmp_path, "tiddlywiki", lambda binary, log: TiddlyWiki(binary, tmp_path / "wiki", free_port(), log)
     )
+
+
+@pytest.fixture
+def trac(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Trac]:
+    """A fresh Trac 1.6 on a free port (see harness.apps)."""
+    yield from _run_app(request, tmp_path, "trac", lambda venv, log: Trac(venv, tmp_path / "trac-env", free_port(), log),
+                        CACHE / "trac" / "venv")
+
+
+@pytest.fixture
+def moin(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moin]:
+    """A fresh MoinMoin 2 wiki on a free port (see harness.apps)."""
+    yield from _run_app(request, tmp_path, "moin", lambda venv, log: Moin(venv, tmp_path / "moin-wiki", free_port(), log),
+                        CACHE / "moin" / "venv")
 
 
 @pytest.fixture
@@ -240,6 +256,18 @@ class TabwireCommand:
     def serving(self, adapter: str, base: str) -> "TabwireCommand":
         """Serve `adapter` (instead of todomvc) on the app at `base` (`http://127.0.0.1:PORT`)."""
         self.args[self.args.index("todomvc=http://127.0.0.1/*")] = f"{adapter}={base}/*"
+        return self
+
+    def serving_adapter_file(self, adapter: dict, directory: Path, **more: str) -> "TabwireCommand":
+        """Serve `adapter` (its own `match`) from a file in `directory`, instead of the todomvc match; `more`:
+        further `--flag value` pairs (`call_timeout_ms="6000"`)."""
+        directory.mkdir()
+        (directory / f"{adapter['name']}.json").write_text(json.dumps(adapter))
+        i = self.args.index("--adapter-match")
+        del self.args[i : i + 2]
+        self.args += ["--adapters", str(directory)]
+        for flag, value in more.items():
+            self.args += [f"--{flag.replace('_', '-')}", value]
         return self
 
     def stdio_parameters(self) -> StdioServerParameters:

@@ -213,6 +213,7 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         },
         StepKind::Click => Step::Click {
             selector: f.text("selector")?,
+            navigates: f.flag("navigates")?,
         },
         StepKind::Dblclick => Step::Dblclick {
             selector: f.text("selector")?,
@@ -242,6 +243,7 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         StepKind::Press => Step::Press {
             selector: f.text("selector")?,
             key: f.need_text("key")?,
+            navigates: f.flag("navigates")?,
         },
         StepKind::Select => Step::Select {
             selector: f.need_text("selector")?,
@@ -341,6 +343,9 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         },
         StepKind::Return => Step::Return {
             value: f.map.remove("value").unwrap_or_default(),
+        },
+        StepKind::Fail => Step::Fail {
+            message: f.need_text("message")?,
         },
         StepKind::Fetch => Step::Fetch {
             url: f.need_text("url")?,
@@ -501,7 +506,10 @@ mod tests {
         // An optional field given as null is absent.
         assert!(matches!(
             from_json(json!({"step": "click", "selector": null})),
-            Ok(Step::Click { selector: None })
+            Ok(Step::Click {
+                selector: None,
+                navigates: false
+            })
         ));
     }
 }

@@ -75,14 +75,14 @@ macro_rules! step_kinds {
 step_kinds! {
     /// Wait until an element is visible / attached / gone.
     Wait = "wait", needs ["selector"], takes ["until", "timeout_ms"], acts: false;
-    Click = "click", needs [], takes ["selector"], acts: true;
+    Click = "click", needs [], takes ["selector", "navigates"], acts: true;
     Dblclick = "dblclick", needs [], takes ["selector"], acts: true;
     Hover = "hover", needs [], takes ["selector"], acts: true;
     ScrollIntoView = "scroll_into_view", needs [], takes ["selector"], acts: true;
     Fill = "fill", needs ["selector", "value"], takes [], acts: true;
     Clear = "clear", needs ["selector"], takes [], acts: true;
     Blur = "blur", needs [], takes ["selector"], acts: true;
-    Press = "press", needs ["key"], takes ["selector"], acts: true;
+    Press = "press", needs ["key"], takes ["selector", "navigates"], acts: true;
     /// With exactly one of `value` and `label`.
     Select = "select", needs ["selector"], takes ["value", "label"], acts: true;
     Check = "check", needs [], takes ["selector"], acts: true;
@@ -101,6 +101,9 @@ step_kinds! {
     Frame = "frame", needs ["selector", "steps"], takes [], acts: false;
     Navigate = "navigate", needs ["url"], takes [], acts: false;
     Return = "return", needs ["value"], takes [], acts: false;
+    /// End the call with a REFUSED error carrying `message` (the site's own words, read into a
+    /// variable: a form the site refused).
+    Fail = "fail", needs ["message"], takes [], acts: false;
     Fetch = "fetch",
         needs ["url", "into"],
         takes ["response", "timeout_ms", "records", "fields"],

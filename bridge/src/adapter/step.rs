@@ -28,8 +28,13 @@ pub enum Step {
         timeout_ms: Option<u64>,
     },
     /// A person's click: the full press sequence at the element's visible centre (see ADAPTERS.md),
-    /// after checking that it is attached, enabled and not covered.
-    Click { selector: Option<String> },
+    /// after checking that it is attached, enabled and not covered. With `navigates`, the click
+    /// leads to a new page (a submit button, a link) and the call goes on there (ADAPTERS.md,
+    /// "Steps that load a new page").
+    Click {
+        selector: Option<String>,
+        navigates: bool,
+    },
     /// A double click (two presses, then `dblclick`), e.g. to start editing an item.
     Dblclick { selector: Option<String> },
     /// The pointer and mouse events of moving the pointer onto the element (CSS `:hover` does not
@@ -51,6 +56,8 @@ pub enum Step {
     Press {
         selector: Option<String>,
         key: String,
+        /// The key leads to a new page (Enter in a form), as for `click`.
+        navigates: bool,
     },
     /// Choose the `<option>` of a `<select>` by its value or its text, firing `input` and `change`.
     Select {
@@ -107,6 +114,9 @@ pub enum Step {
     Navigate { url: String },
     /// End the call with this value (a JSON template).
     Return { value: Value },
+    /// End the call with a `REFUSED` error saying `message` (a text template): the site refused
+    /// what the call asked, in its own words (a form's validation message).
+    Fail { message: String },
     /// GET `url`, a path on the page's own origin (arguments in it are percent-encoded), with the
     /// page's cookies, and store the response, read as `body` says, in `into`.
     Fetch {
@@ -190,7 +200,8 @@ pub struct Field {
 }
 
 /// What to read from an element. Written as a string: `text`, `value`, `exists`, `count`,
-/// `attr:<name>`, `prop:<name>` or `has_class:<name>`.
+/// `attr:<name>`, `prop:<name>` or `has_class:<name>`; or, in a `read` step without a selector,
+/// the page's own address: `url`, or `url:<n>` for one segment of its path.
 #[derive(serde::Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(try_from = "String", into = "String")]
 pub enum Read {
@@ -209,10 +220,12 @@ pub enum Read {
     Attr(String),
     Prop(String),
     HasClass(String),
+    /// The page's URL (`location.href`, e.g. where a form's redirect landed), or with a segment
+    /// index, that segment of its path (`url:1` of `/ticket/7` is `"7"`; `url:-1` is the last).
+    Url(Option<i32>),
 }
 
-const READ_KINDS: &str =
-    "text, own_text, value, exists, count, attr:<name>, prop:<name> or has_class:<name>";
+const READ_KINDS: &str = "text, own_text, value, exists, count, attr:<name>, prop:<name>, has_class:<name>, url or url:<segment>";
 
 impl TryFrom<String> for Read {
     type Error = String;
@@ -232,11 +245,15 @@ impl TryFrom<String> for Read {
                 "value" => Ok(Read::Value),
                 "exists" => Ok(Read::Exists),
                 "count" => Ok(Read::Count),
+                "url" => Ok(Read::Url(None)),
                 _ => Err(format!("unknown read {s:?}: expected {READ_KINDS}")),
             },
             Some(("attr", name)) => with_name(name, Read::Attr),
             Some(("prop", name)) => with_name(name, Read::Prop),
             Some(("has_class", name)) => with_name(name, Read::HasClass),
+            Some(("url", segment)) => segment.parse().map(|n| Read::Url(Some(n))).map_err(|_| {
+                format!("{s:?}: expected a path segment's index after \"url:\" (0 the first, -1 the last)")
+            }),
             Some(_) => Err(format!("unknown read {s:?}: expected {READ_KINDS}")),
         }
     }
@@ -253,6 +270,8 @@ impl From<Read> for String {
             Read::Attr(n) => format!("attr:{n}"),
             Read::Prop(n) => format!("prop:{n}"),
             Read::HasClass(n) => format!("has_class:{n}"),
+            Read::Url(None) => "url".into(),
+            Read::Url(Some(segment)) => format!("url:{segment}"),
         }
     }
 }
@@ -265,6 +284,14 @@ impl Read {
 }
 
 impl Step {
+    /// Whether the file says this step leads to a new page (`"navigates": true`).
+    pub fn navigates(&self) -> bool {
+        match self {
+            Step::Click { navigates, .. } | Step::Press { navigates, .. } => *navigates,
+            _ => false,
+        }
+    }
+
     /// Whether the step acts on the page as a person's input does (see [`super::StepKind`]).
     pub fn acts_on_page(&self) -> bool {
         self.kind().acts_on_page()
@@ -305,7 +332,8 @@ impl Step {
             | Step::Check { .. }
             | Step::Uncheck { .. }
             | Step::Navigate { .. }
-            | Step::Return { .. } => (&[], &[], None),
+            | Step::Return { .. }
+            | Step::Fail { .. } => (&[], &[], None),
         }
     }
 }
@@ -351,8 +379,16 @@ impl Serialize for Step {
                     map.serialize_entry("timeout_ms", timeout_ms)?;
                 }
             }
-            Step::Click { selector: s }
-            | Step::Dblclick { selector: s }
+            Step::Click {
+                selector: s,
+                navigates,
+            } => {
+                optional_selector(&mut map, s)?;
+                if *navigates {
+                    map.serialize_entry("navigates", navigates)?;
+                }
+            }
+            Step::Dblclick { selector: s }
             | Step::Hover { selector: s }
             | Step::ScrollIntoView { selector: s }
             | Step::Blur { selector: s }
@@ -363,9 +399,16 @@ impl Serialize for Step {
                 map.serialize_entry("value", value)?;
             }
             Step::Clear { selector } => map.serialize_entry("selector", selector)?,
-            Step::Press { selector: s, key } => {
+            Step::Press {
+                selector: s,
+                key,
+                navigates,
+            } => {
                 optional_selector(&mut map, s)?;
                 map.serialize_entry("key", key)?;
+                if *navigates {
+                    map.serialize_entry("navigates", navigates)?;
+                }
             }
             Step::Select { selector, option } => {
                 map.serialize_entry("selector", selector)?;
@@ -449,6 +492,7 @@ impl Serialize for Step {
             }
             Step::Navigate { url } => map.serialize_entry("url", url)?,
             Step::Return { value } => map.serialize_entry("value", value)?,
+            Step::Fail { message } => map.serialize_entry("message", message)?,
             Step::Fetch {
                 url,
                 into,

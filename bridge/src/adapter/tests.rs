@@ -473,6 +473,7 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
             }
             "navigate" => json!({"step": "navigate", "url": "/x"}),
             "return" => json!({"step": "return", "value": null}),
+            "fail" => json!({"step": "fail", "message": "refused: {{why}}"}),
             "fetch" => {
                 json!({"step": "fetch", "url": "/x", "into": "x", "timeout_ms": 5,
                        "records": "/items", "fields": {"a": "/a"}})
@@ -671,4 +672,48 @@ fn shipped_adapters_validate() {
             panic!("{file}: {problems:#?}");
         }
     }
+}
+
+/// A step that loads a new page continues the call at the next top-level step, and the page's
+/// address is read by a `read` step alone.
+#[test]
+fn navigating_steps_are_top_level_and_the_url_is_read_by_a_read_step() {
+    let adapter: Adapter = serde_json::from_value(json!({
+        "name": "t", "match": ["http://127.0.0.1/*"],
+        "tools": [{"name": "create", "description": "d", "steps": [
+            {"step": "click", "selector": "#save", "navigates": true},
+            {"step": "press", "selector": "#q", "key": "Enter", "navigates": true},
+            {"step": "read", "read": "url:-1", "into": "id"},
+            {"step": "read", "read": "url", "into": "where"},
+            {"step": "if", "selector": "a", "then": [
+                {"step": "click", "selector": "a", "navigates": true}]},
+            {"step": "read", "selector": "h1", "read": "url", "into": "bad"},
+            {"step": "extract", "selector": "li", "into": "rows",
+             "fields": {"u": {"read": "url"}}},
+            {"step": "return", "value": {"id": "{{id}}", "where": "{{where}}"}}
+        ]}]
+    }))
+    .unwrap();
+    let problems: Vec<String> = adapter.validate().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        problems,
+        [
+            "tools[0].steps[4].then[0].navigates: a \"click\" that navigates must be a top-level step (the call continues in the new page with the next top-level step)",
+            "tools[0].steps[5].read: \"url\" reads the page's address: it takes no selector",
+            "tools[0].steps[6].fields.u.read: an extract field reads an element; read the page's address with a \"read\" step",
+        ]
+    );
+    let bad: Result<Step, _> =
+        serde_json::from_value(json!({"step": "read", "read": "url:last", "into": "x"}));
+    assert!(
+        bad.unwrap_err()
+            .to_string()
+            .contains("a path segment's index"),
+        "a segment is a number"
+    );
+    let bad: Result<Step, _> = serde_json::from_value(json!({"step": "click", "navigates": "yes"}));
+    assert!(
+        bad.unwrap_err().to_string().contains("true or false"),
+        "navigates is a boolean"
+    );
 }

@@ -172,8 +172,14 @@ impl Validator {
     fn step_inner(&mut self, step: &Step, path: &JsonPath, known: &mut BTreeSet<String>) {
         match step {
             Step::Wait { selector, .. } => self.selector(selector, &path.key("selector"), known),
-            Step::Click { selector }
-            | Step::Dblclick { selector }
+            Step::Click {
+                selector,
+                navigates,
+            } => {
+                self.optional_selector(selector, path, known);
+                self.navigates(*navigates, "click", path);
+            }
+            Step::Dblclick { selector }
             | Step::Hover { selector }
             | Step::ScrollIntoView { selector }
             | Step::Check { selector }
@@ -184,8 +190,13 @@ impl Validator {
                 self.template(value, &path.key("value"), known);
             }
             Step::Clear { selector } => self.selector(selector, &path.key("selector"), known),
-            Step::Press { selector, key } => {
+            Step::Press {
+                selector,
+                key,
+                navigates,
+            } => {
                 self.optional_selector(selector, path, known);
+                self.navigates(*navigates, "press", path);
                 if let Err(e) = crate::keys::parse_chord(key) {
                     self.problem(path.key("key"), e.to_string());
                 }
@@ -207,6 +218,15 @@ impl Validator {
                 if *read == Read::Count && selector.is_none() {
                     self.problem(path.key("read"), "`count` needs a `selector` to count");
                 }
+                if matches!(read, Read::Url(_)) && selector.is_some() {
+                    self.problem(
+                        path.key("read"),
+                        format!(
+                            "\"{}\" reads the page's address: it takes no selector",
+                            String::from(read.clone())
+                        ),
+                    );
+                }
                 self.into(into, &path.key("into"), known);
             }
             Step::Extract {
@@ -220,6 +240,12 @@ impl Validator {
                 }
                 for (name, field) in fields {
                     let field_path = path.key("fields").key(name);
+                    if matches!(field.read, Read::Url(_)) {
+                        self.problem(
+                            field_path.key("read"),
+                            "an extract field reads an element; read the page's address with a \"read\" step",
+                        );
+                    }
                     match &field.selector {
                         Some(selector) => {
                             self.selector(selector, &field_path.key("selector"), known);
@@ -238,11 +264,18 @@ impl Validator {
             Step::Within {
                 selector,
                 text_selector,
+                read,
                 text,
                 steps,
                 ..
             } => {
                 self.selector(selector, &path.key("selector"), known);
+                if matches!(read, Read::Url(_)) {
+                    self.problem(
+                        path.key("read"),
+                        "\"within\" compares an element's text; \"url\" reads the page's address (a \"read\" step)",
+                    );
+                }
                 if let Some(ts) = text_selector {
                     self.selector(ts, &path.key("text_selector"), known);
                 }
@@ -308,6 +341,7 @@ impl Validator {
                 }
                 self.template(url, &path.key("url"), known);
             }
+            Step::Fail { message } => self.template(message, &path.key("message"), known),
             Step::Return { value } => match template::value_references(value) {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
                 Err(e) => self.problem(path.key("value"), e.to_string()),
@@ -336,6 +370,17 @@ impl Validator {
                 }
                 self.into(into, &path.key("into"), known);
             }
+        }
+    }
+
+    /// `navigates` continues the call in the next page at the next top-level step, so only a
+    /// top-level step may say it.
+    fn navigates(&mut self, navigates: bool, kind: &str, path: &JsonPath) {
+        if navigates && self.depth > 1 {
+            self.problem(
+                path.key("navigates"),
+                format!("a \"{kind}\" that navigates must be a top-level step (the call continues in the new page with the next top-level step)"),
+            );
         }
     }
 

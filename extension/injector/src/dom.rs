@@ -27,6 +27,19 @@ pub enum FetchFailure {
     TooLarge,
 }
 
+/// Whether the page is on its way to another document, as far as the runtime sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Leaving {
+    #[default]
+    Staying,
+    /// A form was submitted (its `submit` event not cancelled) and the navigation it plans has
+    /// not started yet.
+    Submitting,
+    /// The page started loading another document (not a fragment change, not a download):
+    /// where to.
+    To(String),
+}
+
 pub trait Dom {
     type Node: Clone;
     /// A watch for changes of the document (see [`Dom::watch`]).
@@ -144,7 +157,16 @@ pub trait Dom {
         max_bytes: usize,
     ) -> impl Future<Output = Result<HttpResponse, FetchFailure>>;
 
+    /// Forgets what [`Dom::leaving`] saw so far (before an action that may navigate).
+    fn watch_leaving(&self);
+    /// Whether the page started leaving for another document since [`Dom::watch_leaving`].
+    fn leaving(&self) -> Leaving;
+    /// Resolves as soon as [`Dom::leaving`] may have changed, or after `max_ms`.
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()>;
+
     fn now_ms(&self) -> f64;
+    /// The page's own address (`location.href`).
+    fn url(&self) -> String;
     /// Resolves on the next DOM change or after `max_ms`, whichever comes first.
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()>;
     /// Lets the page run what its handlers queued (microtasks and zero-delay timers: a framework's

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use bridge::keys::Platform;
 
-use crate::dom::{Dom, FetchFailure, HttpResponse};
+use crate::dom::{Dom, FetchFailure, HttpResponse, Leaving};
 use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
 
 #[derive(Clone, Debug, Default)]
@@ -82,6 +82,12 @@ pub struct FakeDom {
     value_before: RefCell<Option<String>>,
     /// How often the interpreter let the page run its queued work (after each action).
     pub checkpoints: Cell<usize>,
+    /// The page's address.
+    pub url: RefCell<String>,
+    /// A click on the element with this selector leaves for this URL (a link, a submit button):
+    /// `Submitting` first when the third field is set, the navigation starting at the next wait.
+    pub navigates_on_click: RefCell<Option<(&'static str, String, bool)>>,
+    pub leaving: RefCell<Leaving>,
     pub active: Cell<Option<usize>>,
     /// Answers `fetch` (absent: every request fails as a network error).
     pub on_fetch: RefCell<Option<FetchHook>>,
@@ -335,6 +341,15 @@ impl Dom for FakeDom {
         self.mouse.borrow_mut().push((*node, *event));
         // A click flips a checkbox (and a `.toggle` its item's `completed` class, as TodoMVC does).
         if event.kind.name() == "click" {
+            if let Some((selector, url, submits)) = self.navigates_on_click.borrow().clone()
+                && self.nodes.borrow()[*node].selectors.contains(&selector)
+            {
+                *self.leaving.borrow_mut() = if submits {
+                    Leaving::Submitting
+                } else {
+                    Leaving::To(url)
+                };
+            }
             let mut nodes = self.nodes.borrow_mut();
             if let Some(checked) = &mut nodes[*node].checked {
                 *checked = !*checked;
@@ -479,6 +494,22 @@ impl Dom for FakeDom {
         self.now.get()
     }
 
+    fn watch_leaving(&self) {
+        *self.leaving.borrow_mut() = Leaving::Staying;
+    }
+
+    fn leaving(&self) -> Leaving {
+        self.leaving.borrow().clone()
+    }
+
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()> {
+        self.settle(max_ms)
+    }
+
+    fn url(&self) -> String {
+        self.url.borrow().clone()
+    }
+
     fn checkpoint(&self) -> impl Future<Output = ()> {
         self.checkpoints.set(self.checkpoints.get() + 1);
         std::future::ready(())
@@ -486,6 +517,12 @@ impl Dom for FakeDom {
 
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()> {
         self.now.set(self.now.get() + max_ms);
+        // A planned form submission starts its navigation once the page gets to run.
+        if self.leaving() == Leaving::Submitting
+            && let Some((_, url, _)) = self.navigates_on_click.borrow().clone()
+        {
+            *self.leaving.borrow_mut() = Leaving::To(url);
+        }
         if let Some(hook) = self.on_settle.borrow_mut().as_mut() {
             hook(self);
         }

@@ -16,3 +16,4 @@ pub mod steps;
 pub mod tools;
 pub mod web_dom;
 mod web_input;
+mod web_leaving;

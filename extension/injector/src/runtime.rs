@@ -458,16 +458,32 @@ fn check_state() {
 }
 
 /// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
-/// and then loads the new page.
+/// and then loads the new page (after an action that set one loading, the page is on its way).
 async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_to: Reply) {
     let call_id = id.clone();
     let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms).await {
         Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
+        Ok(Outcome::Landing {
+            value,
+            step,
+            url,
+            timeout_ms,
+        }) => (
+            FromPage::CallToolLanding {
+                id,
+                result: value,
+                step,
+                url,
+                timeout_ms,
+            },
+            None,
+        ),
         Ok(Outcome::Navigate {
             url,
             resume_at,
             vars,
             timeout_ms,
+            step,
         }) => (
             FromPage::CallToolContinue {
                 id,
@@ -475,8 +491,10 @@ async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_t
                 resume_at,
                 vars,
                 timeout_ms,
+                step,
+                acted: url.is_none(),
             },
-            Some(url),
+            url,
         ),
         Err(error) => (FromPage::CallToolError { id, error }, None),
     };

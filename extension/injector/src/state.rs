@@ -56,7 +56,7 @@ pub async fn extract<D: Dom>(
         .map_err(in_adapter)?
         {
             Outcome::Finished(value) => value,
-            Outcome::Navigate { .. } => {
+            Outcome::Navigate { .. } | Outcome::Landing { .. } => {
                 return Err(in_adapter(WireError::new(
                     ErrorCode::AdapterError,
                     "a state extractor may not navigate",

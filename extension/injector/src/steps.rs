@@ -16,7 +16,7 @@ use bridge::template::{self, TemplateError, Vars};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
-use crate::dom::{Dom, FetchFailure};
+use crate::dom::{Dom, FetchFailure, Leaving};
 use crate::input::{self, FillCheck, Refusal};
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
@@ -27,17 +27,33 @@ const POLL_MS: f64 = 50.0;
 /// before it answers NOT_ACTIONABLE.
 const COVERED_PATIENCE_MS: f64 = 1000.0;
 
+/// How long a submitted form (its `submit` event not cancelled) has to start its navigation
+/// before the step counts as staying on the page.
+const SUBMIT_START_MS: f64 = 1000.0;
+
 /// How a call's steps in this page ended.
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
     /// The call's result (`null` without `return`).
     Finished(Value),
-    /// A `navigate` step: load `url`, then run the steps from `resume_at` on in the new page.
-    Navigate {
+    /// The steps are done, and the last action set off the loading of another page (`url`):
+    /// the call is answered with `value` once that page has committed.
+    Landing {
+        value: Value,
+        /// The step that set the navigation off.
+        step: String,
         url: String,
+        timeout_ms: u64,
+    },
+    /// A `navigate` step (load `url`), or an action that set another page loading (`url` is
+    /// `None`): then run the steps from `resume_at` on in the new page.
+    Navigate {
+        url: Option<String>,
         resume_at: usize,
         vars: Vars,
         timeout_ms: u64,
+        /// The step that leads to the next page.
+        step: String,
     },
 }
 
@@ -65,8 +81,8 @@ pub async fn run_tool<D: Dom>(
         after_settle: None,
     };
     for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
+        let label = format!("steps[{i}] ({})", step.kind());
         if let Step::Navigate { url } = step {
-            let label = format!("steps[{i}] (navigate)");
             let url =
                 template::render_url(url, &run.vars).map_err(|e| template_error(&label, e))?;
             if !bridge::pattern::is_navigable(&url) {
@@ -78,13 +94,17 @@ pub async fn run_tool<D: Dom>(
                     ),
                 ));
             }
-            let left = (run.deadline - dom.now_ms()).max(0.0) as u64;
             return Ok(Outcome::Navigate {
-                url,
+                url: Some(url),
                 resume_at: i + 1,
+                timeout_ms: run.time_left(),
                 vars: run.vars,
-                timeout_ms: left,
+                step: label,
             });
+        }
+        let acts = step.acts_on_page();
+        if acts {
+            dom.watch_leaving();
         }
         if let Some(value) = run
             .steps(std::slice::from_ref(step), None, "steps".to_owned(), i)
@@ -92,6 +112,39 @@ pub async fn run_tool<D: Dom>(
         {
             return Ok(Outcome::Finished(value));
         }
+        if !acts {
+            continue;
+        }
+        let Some(url) = run.leaving(step.navigates(), &label).await? else {
+            continue;
+        };
+        // The page is going away: what is left runs in the next page, but a `return` (which
+        // reads only variables) answers from here, once the next page has committed.
+        return Ok(match tool.steps.get(i + 1) {
+            None => Outcome::Landing {
+                value: Value::Null,
+                step: label,
+                url,
+                timeout_ms: run.time_left(),
+            },
+            Some(last @ Step::Return { .. }) => Outcome::Landing {
+                value: run
+                    .steps(std::slice::from_ref(last), None, "steps".to_owned(), i + 1)
+                    .await
+                    .map_err(WireError::maybe_performed)?
+                    .unwrap_or(Value::Null),
+                step: label,
+                url,
+                timeout_ms: run.time_left(),
+            },
+            Some(_) => Outcome::Navigate {
+                url: None,
+                resume_at: i + 1,
+                timeout_ms: run.time_left(),
+                vars: run.vars,
+                step: label,
+            },
+        });
     }
     Ok(Outcome::Finished(Value::Null))
 }
@@ -158,6 +211,42 @@ fn template_error(label: &str, e: TemplateError) -> WireError {
 }
 
 impl<'d, D: Dom> Run<'d, D> {
+    fn time_left(&self) -> u64 {
+        (self.deadline - self.dom.now_ms()).max(0.0) as u64
+    }
+
+    /// After top-level action `label`: where the page is going when it set another page
+    /// loading. A form submitted gets a moment to start its navigation; a step declared to
+    /// navigate waits for one until the call's deadline, and fails saying the action may have
+    /// been performed when none starts.
+    async fn leaving(&mut self, declared: bool, label: &str) -> Result<Option<String>, WireError> {
+        let submit_limit = self.dom.now_ms() + SUBMIT_START_MS;
+        loop {
+            let leaving = self.dom.leaving();
+            let limit = match leaving {
+                Leaving::To(url) => return Ok(Some(url)),
+                Leaving::Staying if !declared => return Ok(None),
+                Leaving::Submitting if !declared => submit_limit.min(self.deadline),
+                Leaving::Staying | Leaving::Submitting => self.deadline,
+            };
+            let now = self.dom.now_ms();
+            if now >= limit {
+                if !declared {
+                    return Ok(None);
+                }
+                return Err(fail(
+                    ErrorCode::Timeout,
+                    label,
+                    format!(
+                        "is declared to lead to a new page, but none started loading within the call's {} ms",
+                        self.timeout_ms
+                    ),
+                )
+                .maybe_performed());
+            }
+            self.dom.leaving_changed(limit - now).await;
+        }
+    }
     /// Runs `steps` in `scope`; `Some(value)` when a `return` ended the call.
     fn steps<'a>(
         &'a mut self,
@@ -190,7 +279,9 @@ impl<'d, D: Dom> Run<'d, D> {
                 if let Some(value) = self.step(step, scope.as_ref(), &path, &label).await? {
                     return Ok(Some(value));
                 }
-                if step.acts_on_page() {
+                // A page already leaving is not waited for: a fast one would be gone before the
+                // call could say where it went.
+                if step.acts_on_page() && !matches!(self.dom.leaving(), Leaving::To(_)) {
                     self.dom.checkpoint().await;
                     if let Some((label, who, check)) = self.after_settle.take() {
                         check
@@ -221,7 +312,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 self.wait(scope, &selector, *until, *timeout_ms, label)
                     .await?;
             }
-            Step::Click { selector } | Step::Dblclick { selector } => {
+            Step::Click { selector, .. } | Step::Dblclick { selector } => {
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
                 let clicks = if matches!(step, Step::Dblclick { .. }) {
                     2
@@ -336,7 +427,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 self.fill(&node, &format!("`{selector}`"), "", label)
                     .await?;
             }
-            Step::Press { selector, key } => {
+            Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
                     .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;
                 let node = match selector {
@@ -596,6 +687,11 @@ impl<'d, D: Dom> Run<'d, D> {
                 return template::render_value(value, &self.vars)
                     .map(Some)
                     .map_err(|e| template_error(label, e));
+            }
+            Step::Fail { message } => {
+                let message = template::render_text(message, &self.vars)
+                    .map_err(|e| template_error(label, e))?;
+                return Err(fail(ErrorCode::Refused, label, message));
             }
             Step::Fetch {
                 url,
@@ -912,6 +1008,7 @@ impl<'d, D: Dom> Run<'d, D> {
             return match read {
                 Read::Exists => Value::Bool(false),
                 Read::Count => Value::from(0),
+                Read::Url(segment) => url_part(&self.dom.url(), *segment),
                 Read::Text
                 | Read::OwnText
                 | Read::Value
@@ -930,6 +1027,7 @@ impl<'d, D: Dom> Run<'d, D> {
             Read::Attr(name) => self.dom.attr(node, name).map_or(Value::Null, Value::String),
             Read::Prop(name) => self.dom.prop(node, name),
             Read::HasClass(name) => Value::Bool(self.dom.has_class(node, name)),
+            Read::Url(segment) => url_part(&self.dom.url(), *segment),
         }
     }
 
@@ -986,6 +1084,51 @@ impl<'d, D: Dom> Run<'d, D> {
     }
 }
 
+/// The page's address, or segment `segment` of its path (negative: from the end), decoded;
+/// `null` when the path has no such segment.
+fn url_part(href: &str, segment: Option<i32>) -> Value {
+    let Some(segment) = segment else {
+        return Value::String(href.to_owned());
+    };
+    let after_scheme = href.split_once("://").map_or(href, |(_, rest)| rest);
+    let path = after_scheme.find('/').map_or("", |at| &after_scheme[at..]);
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let index = if segment < 0 {
+        segments.len().checked_sub(segment.unsigned_abs() as usize)
+    } else {
+        Some(segment as usize)
+    };
+    index
+        .and_then(|i| segments.get(i))
+        .map_or(Value::Null, |s| Value::String(percent_decode(s)))
+}
+
+/// `%xx` escapes decoded as UTF-8 (an invalid sequence is kept as written).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
 /// An action the element could not take (or did not take), named.
 fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
     let code = match refusal {
@@ -1010,5 +1153,7 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
 
 #[cfg(test)]
 mod fetch_tests;
+#[cfg(test)]
+mod leaving_tests;
 #[cfg(test)]
 mod tests;

@@ -213,7 +213,12 @@ pub(crate) async fn call<B: Backends>(
             .await
             .map(Outcome::Finished),
     };
-    if !tool.read_only() && !matches!(result, Ok(Outcome::Navigate { .. })) {
+    if !tool.read_only()
+        && !matches!(
+            result,
+            Ok(Outcome::Navigate { .. } | Outcome::Landing { .. })
+        )
+    {
         backends.state_may_have_changed();
     }
     result

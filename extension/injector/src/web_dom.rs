@@ -15,7 +15,7 @@ use web_sys::{
     RequestCredentials, RequestInit, RequestMode, Response,
 };
 
-use crate::dom::{Dom, FetchFailure, HttpResponse};
+use crate::dom::{Dom, FetchFailure, HttpResponse, Leaving};
 use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
 use crate::web_input::{self, Watch};
 
@@ -505,6 +505,27 @@ impl Dom for WebDom {
 
     fn now_ms(&self) -> f64 {
         js_sys::Date::now()
+    }
+
+    fn watch_leaving(&self) {
+        crate::web_leaving::watch();
+    }
+
+    fn leaving(&self) -> Leaving {
+        crate::web_leaving::leaving()
+    }
+
+    fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()> {
+        let changed = crate::web_leaving::changed(max_ms);
+        async move {
+            let _ = JsFuture::from(changed).await;
+        }
+    }
+
+    fn url(&self) -> String {
+        web_sys::window()
+            .and_then(|w| w.location().href().ok())
+            .unwrap_or_default()
     }
 
     fn checkpoint(&self) -> impl Future<Output = ()> {

@@ -13,8 +13,10 @@ use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 use serde_json::Value;
 
+mod navigation;
 mod pages;
 
+pub use navigation::{ANNOUNCE_GRACE_MS, NavEvent, Timer};
 pub use pages::{channel_closed, classify_send_failure};
 
 use crate::adapters::AdapterSet;
@@ -94,6 +96,11 @@ pub enum Action {
     PersistTabs,
     /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
     PersistAdapters,
+    /// Call [`Core::on_timer`] with `timer` after `ms`.
+    After {
+        ms: f64,
+        timer: Timer,
+    },
     Log(String),
 }
 
@@ -149,9 +156,8 @@ pub struct Core {
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
-    /// Calls whose `navigate` step is loading a new page in the tab: the rest of the call
-    /// (`continue_tool`), sent once the new page announces its tools.
-    continuations: HashMap<TabId, (RequestId, String, ToPage)>,
+    /// Tabs loading another page and what waits for them (`core/navigation.rs`).
+    nav: navigation::Navigation,
     outbox: Outbox,
     link: LinkState,
     backoff: Backoff,
@@ -169,7 +175,7 @@ impl Core {
             adapters: AdapterSet::default(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
-            continuations: HashMap::new(),
+            nav: navigation::Navigation::default(),
             outbox: Outbox::default(),
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
@@ -477,11 +483,13 @@ impl Core {
                     timeout_ms,
                 };
                 self.calls.insert(id.clone(), tab);
-                actions.push(Action::ToTab {
+                let action = Action::ToTab {
                     tab,
                     message: serde_json::to_string(&message).expect("page messages serialize"),
-                    on_reply: OnReply::CallTool(id),
-                });
+                    on_reply: OnReply::CallTool(id.clone()),
+                };
+                // A tab loading another page: the call runs in the page it is going to.
+                self.send_when_loaded(tab, id, action, timeout_ms as f64, &mut actions);
             }
             ToExtension::PageOp {
                 id,
@@ -499,7 +507,9 @@ impl Core {
                 timeout_ms,
             }),
             ToExtension::Cancel { id } => {
-                if let Some(&tab) = self.calls.get(&id) {
+                if self.drop_held(&id) {
+                    self.calls.remove(&id);
+                } else if let Some(&tab) = self.calls.get(&id) {
                     actions.push(Action::ToTab {
                         tab,
                         message: serde_json::to_string(&ToPage::Cancel { id })
@@ -510,12 +520,14 @@ impl Core {
             }
             ToExtension::RequestState { id, tab } => {
                 if self.tabs.contains(tab) {
-                    actions.push(Action::ToTab {
+                    let action = Action::ToTab {
                         tab,
                         message: serde_json::to_string(&ToPage::RequestState { id: id.clone() })
                             .expect("page messages serialize"),
-                        on_reply: OnReply::State(id),
-                    });
+                        on_reply: OnReply::State(id.clone()),
+                    };
+                    let bound = navigation::HELD_OTHER_MS;
+                    self.send_when_loaded(tab, id, action, bound, &mut actions);
                 } else {
                     let error = WireError::new(
                         ErrorCode::NoSuchTab,
@@ -539,12 +551,22 @@ impl Core {
                 url,
                 tab,
                 wait_loaded_ms,
-            } => actions.push(Action::OpenTab {
-                id,
-                url,
-                tab,
-                wait_loaded_ms,
-            }),
+            } => {
+                let open = Action::OpenTab {
+                    id: id.clone(),
+                    url,
+                    tab,
+                    wait_loaded_ms,
+                };
+                match tab {
+                    // Not in the middle of a load (a form's POST would lose its answer).
+                    Some(tab) => {
+                        let bound = navigation::HELD_OTHER_MS;
+                        self.send_when_loaded(tab, id, open, bound, &mut actions);
+                    }
+                    None => actions.push(open),
+                }
+            }
             ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
             ToExtension::Pong { .. } => {}

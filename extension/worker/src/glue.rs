@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS};
+use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, Timer};
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -75,7 +75,11 @@ struct ScriptSync {
 }
 
 fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
-    CORE.with(|core| f(&mut core.borrow_mut()))
+    CORE.with(|core| {
+        let mut core = core.borrow_mut();
+        core.set_clock(js_sys::Date::now());
+        f(&mut core)
+    })
 }
 
 fn log(message: &str) {
@@ -166,6 +170,24 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "tab_activated" => {
             if let Some(tab) = tab(0) {
                 run(with_core(|core| core.on_tab_activated(tab)));
+            }
+        }
+        "navigation" => {
+            // [kind, tabId, frameId, url, error, frameType, documentLifecycle, timeStamp,
+            // documentId] (worker.js).
+            let text = |i: u32| arg(i).as_string();
+            let event = page_life::nav_event(page_life::RawNav {
+                kind: text(0).unwrap_or_default(),
+                frame_id: arg(2).as_f64(),
+                frame_type: text(5),
+                lifecycle: text(6),
+                url: text(3).unwrap_or_default(),
+                error: text(4).unwrap_or_default(),
+                at_ms: arg(7).as_f64(),
+                document: text(8),
+            });
+            if let (Some(tab), Some(event)) = (tab(1), event) {
+                run(with_core(|core| core.on_navigation(tab, event)));
             }
         }
         "alarm" | "wake" => wake(),
@@ -610,6 +632,7 @@ fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&items));
             }
             Action::Log(message) => log(&message),
+            Action::After { ms, timer } => after(ms, timer),
         }
     }
     if persist_tabs {
@@ -617,6 +640,12 @@ fn run(actions: Vec<Action>) {
         let _ = chrome::session_set(&from_json(&format!(r#"{{"tabs":{tabs}}}"#)));
         persist_status();
     }
+}
+
+/// Calls [`Core::on_timer`] with `timer` after `ms`.
+fn after(ms: f64, timer: Timer) {
+    let fire = Closure::once_into_js(move || run(with_core(|core| core.on_timer(timer))));
+    chrome::set_timeout(fire.unchecked_ref(), ms);
 }
 
 fn persist_status() {

@@ -72,6 +72,7 @@ mod tests {
         ToServer::CallToolResult {
             id: n.to_string(),
             result: json!(n),
+            navigated: None,
         }
     }
 

@@ -5,6 +5,54 @@
 
 use bridge::protocol::LoadedPage;
 
+use crate::core::NavEvent;
+
+/// A `webNavigation` event's details as `worker.js` forwards them.
+#[derive(Debug, Default, Clone)]
+pub struct RawNav {
+    /// `before`, `committed`, `completed` or `failed`.
+    pub kind: String,
+    pub frame_id: Option<f64>,
+    pub frame_type: Option<String>,
+    pub lifecycle: Option<String>,
+    pub url: String,
+    pub error: String,
+    pub at_ms: Option<f64>,
+    pub document: Option<String>,
+}
+
+/// The event, if it is about a tab's own page: its top frame (not an `<iframe>`, not a page being
+/// prerendered or kept in the back/forward cache).
+pub fn nav_event(raw: RawNav) -> Option<NavEvent> {
+    let top = raw.frame_id == Some(0.0)
+        && raw
+            .frame_type
+            .as_deref()
+            .is_none_or(|t| t == "outermost_frame")
+        && raw.lifecycle.as_deref().is_none_or(|l| l == "active");
+    if !top {
+        return None;
+    }
+    let RawNav {
+        url,
+        error,
+        at_ms,
+        document,
+        ..
+    } = raw;
+    Some(match raw.kind.as_str() {
+        "before" => NavEvent::Before { url, at_ms },
+        "committed" => NavEvent::Committed { url, document },
+        "completed" => NavEvent::Completed { url },
+        "failed" => NavEvent::Failed {
+            url,
+            error,
+            document,
+        },
+        _ => return None,
+    })
+}
+
 /// How often, and how far apart, the glue looks for a tab whose page went away: closing a tab
 /// tears its page down (failing the message) a moment before Chrome stops listing it, so one look
 /// is not enough to tell a closed tab from a navigating one.
@@ -127,6 +175,59 @@ mod tests {
         );
         assert_eq!(settle(Ok(None), None), Ok(None));
         assert_eq!(settle(Err("closed".into()), None), Err("closed".into()));
+    }
+
+    #[test]
+    fn only_a_tabs_own_top_frame_counts() {
+        let url = "http://127.0.0.1/x".to_owned();
+        let raw = |kind: &str| RawNav {
+            kind: kind.into(),
+            frame_id: Some(0.0),
+            url: url.clone(),
+            document: Some("d1".into()),
+            at_ms: Some(5.0),
+            ..RawNav::default()
+        };
+        assert_eq!(
+            nav_event(RawNav {
+                frame_type: Some("outermost_frame".into()),
+                lifecycle: Some("active".into()),
+                ..raw("committed")
+            }),
+            Some(NavEvent::Committed {
+                url: url.clone(),
+                document: Some("d1".into())
+            })
+        );
+        assert_eq!(
+            nav_event(raw("before")),
+            Some(NavEvent::Before {
+                url: url.clone(),
+                at_ms: Some(5.0)
+            })
+        );
+        assert_eq!(
+            nav_event(RawNav {
+                error: "net::ERR_ABORTED".into(),
+                ..raw("failed")
+            }),
+            Some(NavEvent::Failed {
+                url: url.clone(),
+                error: "net::ERR_ABORTED".into(),
+                document: Some("d1".into())
+            })
+        );
+        let iframe = RawNav {
+            frame_id: Some(3.0),
+            ..raw("committed")
+        };
+        assert_eq!(nav_event(iframe), None);
+        let prerendered = RawNav {
+            lifecycle: Some("prerender".into()),
+            ..raw("committed")
+        };
+        assert_eq!(nav_event(prerendered), None, "a page being prerendered");
+        assert_eq!(nav_event(raw("teleported")), None);
     }
 
     #[test]

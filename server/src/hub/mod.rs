@@ -32,7 +32,7 @@ mod tabs;
 mod text;
 mod vetting;
 
-pub use pending::{OpenedTab, PageProgress};
+pub use pending::{CallDone, OpenedTab, PageProgress};
 pub use text::Link;
 #[cfg(test)]
 pub(crate) use vetting::RESERVED_TOOL_NAMES;
@@ -257,9 +257,11 @@ impl Hub {
             ToServer::TabClosed { tab } => self.apply(|r| r.close_tab(conn, tab)),
             ToServer::TabNavigated { tab, url } => self.apply(|r| r.navigate_tab(conn, tab, url)),
             ToServer::TabFocused { tab } => self.apply(|r| r.focus_tab(conn, tab)),
-            ToServer::CallToolResult { id, result } => {
-                self.answer(conn, &id, Answer::Call(Ok(result)))
-            }
+            ToServer::CallToolResult {
+                id,
+                result,
+                navigated,
+            } => self.answer(conn, &id, Answer::Call(Ok(CallDone { result, navigated }))),
             ToServer::CallToolError { id, error } => {
                 self.answer(conn, &id, Answer::Call(Err(error)))
             }
@@ -487,7 +489,9 @@ impl Hub {
         args: Value,
         tab: Option<TabId>,
     ) -> Result<Value, WireError> {
-        self.call_tool_reporting(tool, args, tab, None).await
+        self.call_tool_reporting(tool, args, tab, None)
+            .await
+            .map(|done| done.result)
     }
 
     /// [`Hub::call_tool`], passing the page's progress reports to `progress`.
@@ -497,7 +501,7 @@ impl Hub {
         args: Value,
         tab: Option<TabId>,
         progress: Option<mpsc::UnboundedSender<PageProgress>>,
-    ) -> Result<Value, WireError> {
+    ) -> Result<CallDone, WireError> {
         let timeout_ms = self.page_budget_ms();
         // While a dropped browser connection may still re-announce its tabs, a call that finds
         // no tab for it waits for them, so a call made as the extension reconnects is not told

@@ -30,10 +30,17 @@ pub struct OpenedTab {
 
 type Reply<T> = oneshot::Sender<Result<T, WireError>>;
 
+/// A call's result, and where the page landed when its last action loaded another one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallDone {
+    pub result: Value,
+    pub navigated: Option<String>,
+}
+
 /// Who waits for a request, and for what.
 #[derive(Debug)]
 pub enum Waiter {
-    Call(Reply<Value>),
+    Call(Reply<CallDone>),
     State(Reply<Value>),
     OpenTab(Reply<OpenedTab>),
     Browser(Reply<Value>),
@@ -42,7 +49,7 @@ pub enum Waiter {
 /// An answer from the browser.
 #[derive(Debug)]
 pub enum Answer {
-    Call(Result<Value, WireError>),
+    Call(Result<CallDone, WireError>),
     State(Result<Value, WireError>),
     OpenTab(Result<OpenedTab, WireError>),
     Browser(Result<Value, WireError>),
@@ -80,9 +87,9 @@ impl Waiter {
         };
         // A waiter that gave up (its caller went away) cannot be told: nothing to do then.
         match (self, answer) {
-            (Waiter::Call(reply), Answer::Call(outcome))
-            | (Waiter::State(reply), Answer::State(outcome))
-            | (Waiter::Browser(reply), Answer::Browser(outcome)) => drop(reply.send(outcome)),
+            (Waiter::Call(reply), Answer::Call(outcome)) => drop(reply.send(outcome)),
+            (Waiter::State(reply), Answer::State(outcome)) => drop(reply.send(outcome)),
+            (Waiter::Browser(reply), Answer::Browser(outcome)) => drop(reply.send(outcome)),
             (Waiter::OpenTab(reply), Answer::OpenTab(outcome)) => drop(reply.send(outcome)),
             (waiter, Answer::Failed(error)) => waiter.fail(error),
             (waiter, answer) => {
@@ -94,9 +101,9 @@ impl Waiter {
 
     pub fn fail(self, error: WireError) {
         match self {
-            Waiter::Call(reply) | Waiter::State(reply) | Waiter::Browser(reply) => {
-                drop(reply.send(Err(error)))
-            }
+            Waiter::Call(reply) => drop(reply.send(Err(error))),
+            Waiter::State(reply) => drop(reply.send(Err(error))),
+            Waiter::Browser(reply) => drop(reply.send(Err(error))),
             Waiter::OpenTab(reply) => drop(reply.send(Err(error))),
         }
     }
@@ -222,20 +229,27 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn done(result: Value) -> CallDone {
+        CallDone {
+            result,
+            navigated: None,
+        }
+    }
+
     #[test]
     fn an_answer_reaches_its_typed_waiter_from_its_own_connection_only() {
         let mut table = PendingTable::default();
         let mut call = table.insert("c".into(), 1, Some(7), Waiter::Call);
         let mut open = table.insert("o".into(), 1, None, Waiter::OpenTab);
         assert_eq!(
-            table.resolve(2, "c", Answer::Call(Ok(json!("forged")))),
+            table.resolve(2, "c", Answer::Call(Ok(done(json!("forged"))))),
             Resolution::WrongConnection
         );
         assert_eq!(
-            table.resolve(1, "c", Answer::Call(Ok(json!(1)))),
+            table.resolve(1, "c", Answer::Call(Ok(done(json!(1))))),
             Resolution::Delivered
         );
-        assert_eq!(call.answer.try_recv().unwrap(), Ok(json!(1)));
+        assert_eq!(call.answer.try_recv().unwrap(), Ok(done(json!(1))));
         let opened = OpenedTab {
             tab: 5,
             loaded: None,
@@ -244,7 +258,7 @@ mod tests {
         assert_eq!(open.answer.try_recv().unwrap(), Ok(opened));
         // Late: answered once only.
         assert_eq!(
-            table.resolve(1, "c", Answer::Call(Ok(json!(2)))),
+            table.resolve(1, "c", Answer::Call(Ok(done(json!(2))))),
             Resolution::Unknown
         );
         assert!(table.is_empty());
@@ -254,7 +268,7 @@ mod tests {
     fn an_answer_of_another_kind_fails_the_request() {
         let mut table = PendingTable::default();
         let mut state = table.insert("s".into(), 1, Some(7), Waiter::State);
-        table.resolve(1, "s", Answer::Call(Ok(json!(1))));
+        table.resolve(1, "s", Answer::Call(Ok(done(json!(1)))));
         let error = state.answer.try_recv().unwrap().unwrap_err();
         assert_eq!(error.code, ErrorCode::Protocol);
         assert_eq!(

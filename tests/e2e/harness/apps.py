@@ -121,3 +121,94 @@ class MailDev(App):
         message.set_content(body)
         with smtplib.SMTP("127.0.0.1", self.smtp_port, timeout=10) as smtp:
             smtp.send_message(message)
+
+
+def _http_status(url: str) -> int:
+    """The status `url` answers with, redirects not followed."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003
+            return None
+
+    try:
+        with urllib.request.build_opener(NoRedirect).open(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+class Trac(App):
+    """Trac 1.6 (an issue tracker) from its venv under the cache: a fresh environment in `env_dir` where
+    anonymous may create and change tickets, served at `/` (tracd -s). Oracle: its sqlite database."""
+
+    def __init__(self, venv: Path, env_dir: Path, port: int, log_path: Path) -> None:
+        admin = str(venv / "bin" / "trac-admin")
+        subprocess.run([admin, str(env_dir), "initenv", "Tabwire", "sqlite:db/trac.db"], check=True,
+                       capture_output=True, timeout=120)
+        subprocess.run([admin, str(env_dir), "permission", "add", "anonymous", "TICKET_CREATE", "TICKET_MODIFY"],
+                       check=True, capture_output=True, timeout=120)
+        super().__init__([str(venv / "bin" / "tracd"), "-s", "-b", "127.0.0.1", "-p", str(port), str(env_dir)],
+                         log_path, env_dir.parent)
+        self.base = f"http://127.0.0.1:{port}"
+        self.db = env_dir / "db" / "trac.db"
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        def ready() -> bool:
+            self.check_alive()
+            return _http_status(self.base + "/") == 200
+
+        wait_for_sync(ready, timeout=timeout, what="tracd to answer GET /", ignore=(OSError,))
+
+    def tickets(self) -> list[tuple[int, str, str]]:
+        """(id, summary, description) of every ticket, from Trac's own database."""
+        import sqlite3
+
+        with sqlite3.connect(self.db) as db:
+            return db.execute("select id, summary, description from ticket order by id").fetchall()
+
+    def comments(self, ticket: int) -> list[str]:
+        import sqlite3
+
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute("select newvalue from ticket_change where ticket = ? and field = 'comment' order by time",
+                              (ticket,)).fetchall()
+        return [r[0] for r in rows]
+
+
+class Moin(App):
+    """MoinMoin 2.0.0b5 (a wiki) from its venv under the cache: a fresh instance in `wiki_dir` where anyone
+    may read, write and create, without edit locks. Oracle: `/+get/<page>`, the page's raw text."""
+
+    def __init__(self, venv: Path, wiki_dir: Path, port: int, log_path: Path) -> None:
+        moin = str(venv / "bin" / "moin")
+        subprocess.run([moin, "create-instance", "--path", str(wiki_dir)], check=True, capture_output=True,
+                       timeout=120)
+        config = wiki_dir / "wikiconfig.py"
+        text = config.read_text()
+        for old, new in (
+            ('default="YOUR-TRUSTED-EDITORS-GROUP:read,write,create All:read"', 'default="All:read,write,create"'),
+            ('    edit_locking_policy = "lock"', "    edit_locking_policy = None"),
+        ):
+            assert old in text, f"{config} no longer has {old!r}"
+            text = text.replace(old, new)
+        config.write_text(text)
+        subprocess.run([moin, "index-create"], check=True, capture_output=True, timeout=120, cwd=wiki_dir)
+        super().__init__([moin, "run", "--host", "127.0.0.1", "--port", str(port)], log_path, wiki_dir)
+        self.base = f"http://127.0.0.1:{port}"
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        def ready() -> bool:
+            self.check_alive()
+            return _http_status(self.base + "/") == 302
+
+        wait_for_sync(ready, timeout=timeout, what="moin to answer GET / (302 to its home page)", ignore=(OSError,))
+
+    def raw(self, page: str) -> str | None:
+        """The page's current text as saved, through the wiki's own export URL (`None`: no such page)."""
+        try:
+            with urllib.request.urlopen(f"{self.base}/+get/{urllib.parse.quote(page)}", timeout=5) as response:
+                return response.read().decode()
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise

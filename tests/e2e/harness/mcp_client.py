@@ -36,6 +36,7 @@ ERROR_CODES = frozenset(
         "NOT_ACTIONABLE",
         "NO_EFFECT",
         "TIMEOUT",
+        "REFUSED",
         "TAB_CLOSED",
         "NAVIGATED",
         "NO_SUCH_TOOL",

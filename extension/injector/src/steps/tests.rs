@@ -66,11 +66,13 @@ fn navigate_hands_over_the_rest_of_the_call() {
         resume_at,
         vars,
         timeout_ms,
+        step,
     } = outcome
     else {
         panic!("{outcome:?}")
     };
-    assert_eq!(url, "results.html?q=x%20y%26z");
+    assert_eq!(url.as_deref(), Some("results.html?q=x%20y%26z"));
+    assert_eq!(step, "steps[1] (navigate)");
     assert_eq!((resume_at, timeout_ms), (2, 1000));
     assert_eq!(vars["before"], "a");
 

@@ -32,7 +32,8 @@ impl Backends for FakeBackends {
         ));
         Ok(if self.navigate {
             Outcome::Navigate {
-                url: "/next".into(),
+                url: Some("/next".into()),
+                step: "steps[0] (navigate)".into(),
                 resume_at: 1,
                 vars: args,
                 timeout_ms,

@@ -8,6 +8,7 @@ use bridge::page::{CallAnswer, FromPage, ToPage};
 use bridge::protocol::{LoadedPage, RequestId, TabId};
 use bridge::{ErrorCode, ToServer, WireError};
 
+use super::navigation::{Continuation, origin};
 use super::{Action, Core, LinkState, MAX_RESULT_BYTES, OnReply};
 use crate::tabs::{self, Sender};
 
@@ -25,6 +26,8 @@ impl Core {
         let Some(tab) = self.calls.remove(id) else {
             return actions; // already answered (the tab closed meanwhile)
         };
+        // A continued call whose step acted: whatever it answers comes after that action.
+        let acted = self.nav.acted.remove(id);
         let msg = match reply {
             Ok(Some(text)) => match CallAnswer::read(&text, id) {
                 Ok(CallAnswer::Message(FromPage::CallToolContinue {
@@ -33,9 +36,11 @@ impl Core {
                     resume_at,
                     vars,
                     timeout_ms,
+                    step,
+                    acted: this_acted,
                 })) if got == id => {
                     // Still pending: a closed tab or a page without the tool fails it.
-                    self.calls.insert(got.clone(), tab);
+                    self.call_done(id);
                     let rest = ToPage::ContinueTool {
                         id: got.clone(),
                         tool: tool.clone(),
@@ -43,7 +48,26 @@ impl Core {
                         vars,
                         timeout_ms,
                     };
-                    self.continuations.insert(tab, (got, tool, rest));
+                    let from = origin(self.tabs.get(tab).map_or("", |t| t.url.as_str())).to_owned();
+                    let continuation = Continuation {
+                        id: got,
+                        tool,
+                        rest,
+                        step,
+                        acted: acted || this_acted,
+                        from,
+                    };
+                    self.continue_in_next_page(tab, continuation, timeout_ms, &mut actions);
+                    return actions;
+                }
+                Ok(CallAnswer::Message(FromPage::CallToolLanding {
+                    id: got,
+                    result,
+                    step,
+                    url,
+                    timeout_ms,
+                })) if got == id => {
+                    self.answer_once_landed(got, tab, result, step, url, timeout_ms, &mut actions);
                     return actions;
                 }
                 // Forwarded, it would be a frame the server must refuse (closing the socket and
@@ -60,6 +84,7 @@ impl Core {
                 },
                 // The page wrote the very frame the server reads: passed on as it is.
                 Ok(CallAnswer::Result) if self.link == LinkState::Connected => {
+                    self.call_done(id);
                     actions.push(Action::Frame(text));
                     return actions;
                 }
@@ -68,6 +93,7 @@ impl Core {
                     Ok(FromPage::CallToolResult { result, .. }) => ToServer::CallToolResult {
                         id: id.to_owned(),
                         result,
+                        navigated: None,
                     },
                     // `read` found a result; decoded, it is one all the same.
                     other => something_else(tab, id, other.err()),
@@ -91,10 +117,31 @@ impl Core {
                     ),
                 ),
             },
-            Err(why) => ToServer::CallToolError {
-                id: id.to_owned(),
-                error: classify_send_failure(tab, &why, self.tabs.contains(tab)),
+            Err(why) => {
+                // Sent to a page that was already leaving: it runs in the next one instead.
+                if channel_closed(&why) && self.sent_into_leaving_page(id, tab, &mut actions) {
+                    return actions;
+                }
+                let error = classify_send_failure(tab, &why, self.tabs.contains(tab));
+                // The page went away while the call ran: it may be what the call did.
+                let error = if channel_closed(&why) {
+                    error.maybe_performed()
+                } else {
+                    error
+                };
+                ToServer::CallToolError {
+                    id: id.to_owned(),
+                    error,
+                }
+            }
+        };
+        self.call_done(id);
+        let msg = match msg {
+            ToServer::CallToolError { id, error } if acted => ToServer::CallToolError {
+                id,
+                error: error.maybe_performed(),
             },
+            other => other,
         };
         self.send(msg, &mut actions);
         actions
@@ -216,30 +263,42 @@ impl Core {
                         "tab {tab} offered {refused} tool(s) no adapter for {url} defines: dropped"
                     )));
                 }
-                let continuing = self.continuations.remove(&tab).map(|(id, tool, rest)| {
-                    let offered = accepted.iter().any(|t| t.name() == tool);
-                    (id, tool, rest, offered)
+                // Only the next page's runtime continues a call (the old one may still announce).
+                let next_page = !self.is_loading(tab) || self.load_committed(tab);
+                let continuing = self.nav.continuations.remove(&tab).map(|c| {
+                    let offered = accepted.iter().any(|t| t.name() == c.tool);
+                    (c, offered)
                 });
                 let update = self.tabs.set_tools(tab, url, &title, accepted);
                 self.send(ToServer::ToolsUpdated(update), &mut actions);
-                if let Some((id, tool, rest, offered)) = continuing {
-                    if offered {
+                match continuing {
+                    Some((c, _)) if !next_page => {
+                        self.nav.continuations.insert(tab, c);
+                    }
+                    Some((c, true)) => {
+                        if c.acted {
+                            self.nav.acted.insert(c.id.clone());
+                        }
                         actions.push(Action::ToTab {
                             tab,
-                            message: serde_json::to_string(&rest).expect("page messages serialize"),
-                            on_reply: OnReply::CallTool(id),
+                            message: serde_json::to_string(&c.rest)
+                                .expect("page messages serialize"),
+                            on_reply: OnReply::CallTool(c.id),
                         });
-                    } else {
-                        self.calls.remove(&id);
+                    }
+                    Some((c, false)) => {
                         let error = WireError::new(
                             ErrorCode::Navigated,
                             format!(
-                                "the call navigated tab {tab} to {url}, whose page offers no tool {tool:?} to continue it"
+                                "{}: tab {tab} went on to {url}, whose page offers no tool {:?} to continue the call",
+                                c.step, c.tool
                             ),
                         );
-                        self.send(ToServer::CallToolError { id, error }, &mut actions);
+                        self.fail_continued(c, error, &mut actions);
                     }
+                    None => {}
                 }
+                self.page_announced(tab, &mut actions);
                 actions.push(Action::PersistTabs);
                 (None, actions)
             }
@@ -251,7 +310,8 @@ impl Core {
             | FromPage::CallToolError { .. }
             | FromPage::StateResponse { .. }
             | FromPage::StateError { .. }
-            | FromPage::CallToolContinue { .. } => {
+            | FromPage::CallToolContinue { .. }
+            | FromPage::CallToolLanding { .. } => {
                 actions.push(Action::Log(format!(
                     "tab {tab} sent a call answer outside its response channel: ignored"
                 )));
@@ -264,7 +324,7 @@ impl Core {
 
     pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
         let mut actions = Vec::new();
-        self.continuations.remove(&tab);
+        self.forget_tab_loads(tab);
         let pending: Vec<RequestId> = self
             .calls
             .iter()
@@ -273,6 +333,7 @@ impl Core {
             .collect();
         for id in pending {
             self.calls.remove(&id);
+            self.call_done(&id);
             let error = WireError::new(
                 ErrorCode::TabClosed,
                 format!("tab {tab} was closed during the call"),

@@ -7,7 +7,7 @@ use bridge::protocol::LoadedPage;
 use bridge::protocol::OfferedTool;
 use serde_json::{Value, json};
 
-const ME: &str = "extid";
+pub(super) const ME: &str = "extid";
 
 fn adapter_json() -> Value {
     json!({
@@ -22,7 +22,7 @@ fn welcome() -> String {
     .to_string()
 }
 
-fn sender(tab: TabId) -> Sender {
+pub(super) fn sender(tab: TabId) -> Sender {
     Sender {
         extension_id: Some(ME.into()),
         tab: Some(tab),
@@ -31,7 +31,7 @@ fn sender(tab: TabId) -> Sender {
     }
 }
 
-fn frames(actions: &[Action]) -> Vec<Value> {
+pub(super) fn frames(actions: &[Action]) -> Vec<Value> {
     actions
         .iter()
         .filter_map(|a| match a {
@@ -107,7 +107,7 @@ fn open_and_prove(core: &mut Core) -> Value {
     sent[1].clone()
 }
 
-fn connected() -> Core {
+pub(super) fn connected() -> Core {
     let mut core = Core::new(ME);
     let hello = open_and_prove(&mut core);
     assert_eq!(hello["type"], "hello");
@@ -256,7 +256,7 @@ fn a_silent_listener_is_given_up_on_after_the_proof_timeout() {
     assert!(core.proof_timed_out().is_empty());
 }
 
-fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
+pub(super) fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
     let tools = vec![OfferedTool::Adapter("todomvc_list_todos".into())];
     let msg = FromPage::ToolsUpdated {
         url: "http://page-claims-anything/".into(),
@@ -384,7 +384,14 @@ fn a_call_that_navigates_continues_in_the_next_page() {
     let onward = json!({"type":"call_tool_continue","id":"n1","tool":"todomvc_list_todos",
                         "resume_at":2,"vars":{"q":1,"seen":"x"},"timeout_ms":400});
     let actions = core.on_call_reply("n1", Ok(Some(onward.to_string())));
-    assert!(actions.is_empty(), "nothing to answer yet: {actions:?}");
+    assert_eq!(
+        actions,
+        [Action::After {
+            ms: 400.0,
+            timer: Timer::Continuation("n1".into())
+        }],
+        "nothing to answer yet, within the call's time"
+    );
 
     // The new page announces its tools: the rest of the call goes to it, answered as a call.
     let actions = announce(&mut core, 3);

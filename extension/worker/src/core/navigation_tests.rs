@@ -1,0 +1,385 @@
+//! Page life: answers that wait for the page a call's last action set loading, calls that arrive
+//! while a tab loads, and calls that go on in the next page or cannot.
+
+use serde_json::{Value, json};
+
+use super::super::tests::{announce, connected, frames};
+use super::*;
+
+const TOOL: &str = "todomvc_list_todos";
+
+fn call(core: &mut Core, id: &str, tab: TabId) -> Vec<Action> {
+    let call =
+        json!({"type":"call_tool","id":id,"tab":tab,"tool":TOOL,"args":{},"timeout_ms":5000});
+    core.on_server_frame(&call.to_string())
+}
+
+fn sends_to_page(actions: &[Action], id: &str) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(a, Action::ToTab { on_reply: OnReply::CallTool(got), .. } if got == id))
+}
+
+fn landing(id: &str) -> String {
+    json!({"type":"call_tool_landing","id":id,"result":{"saved":true},"step":"steps[2] (click)",
+           "url":"http://127.0.0.1/P","timeout_ms":4000})
+    .to_string()
+}
+
+fn before(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
+    core.on_navigation(
+        tab,
+        NavEvent::Before {
+            url: url.into(),
+            at_ms: None,
+        },
+    )
+}
+
+fn committed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
+    core.on_navigation(
+        tab,
+        NavEvent::Committed {
+            url: url.into(),
+            document: Some(format!("doc of {url}")),
+        },
+    )
+}
+
+#[test]
+fn a_call_ending_on_a_submit_answers_once_the_new_page_committed_and_the_next_call_waits_for_it() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    core.set_clock(1000.0);
+    assert!(sends_to_page(&call(&mut core, "s1", 3), "s1"));
+    let actions = core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    assert!(
+        frames(&actions).is_empty(),
+        "no answer before the page landed"
+    );
+    assert!(actions.contains(&Action::After {
+        ms: 4000.0,
+        timer: Timer::Landing("s1".into())
+    }));
+    assert!(core.is_loading(3), "the page's word counts before Chrome's");
+
+    // A call made meanwhile waits for the page the tab is going to.
+    let held = call(&mut core, "s2", 3);
+    assert!(!sends_to_page(&held, "s2"), "{held:?}");
+    assert!(held.contains(&Action::After {
+        ms: 5000.0,
+        timer: Timer::Held("s2".into())
+    }));
+
+    core.set_clock(1100.0);
+    before(&mut core, 3, "http://127.0.0.1/+modify/P");
+    let actions = committed(&mut core, 3, "http://127.0.0.1/P");
+    assert_eq!(
+        frames(&actions),
+        [
+            json!({"type":"call_tool_result","id":"s1","result":{"saved":true},"navigated":"http://127.0.0.1/P"})
+        ]
+    );
+    assert!(!sends_to_page(&actions, "s2"), "its runtime is not up yet");
+
+    // The new page's runtime announces itself: the waiting call goes to it.
+    let actions = announce(&mut core, 3);
+    assert!(sends_to_page(&actions, "s2"), "{actions:?}");
+    assert!(!core.is_loading(3));
+    // And a late timer finds nothing left to do.
+    assert!(core.on_timer(Timer::Landing("s1".into())).is_empty());
+    assert!(core.on_timer(Timer::Held("s2".into())).is_empty());
+}
+
+#[test]
+fn a_commit_chrome_told_of_before_the_pages_answer_answers_at_once() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    core.set_clock(1000.0);
+    call(&mut core, "s1", 3);
+    core.set_clock(1010.0);
+    before(&mut core, 3, "http://127.0.0.1/+modify/P");
+    committed(&mut core, 3, "http://127.0.0.1/P");
+    let sent = frames(&core.on_call_reply("s1", Ok(Some(landing("s1")))));
+    assert_eq!(sent[0]["navigated"], "http://127.0.0.1/P");
+}
+
+#[test]
+fn a_landing_that_never_comes_says_the_action_may_have_been_performed() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    call(&mut core, "s1", 3);
+    core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    let sent = frames(&core.on_timer(Timer::Landing("s1".into())));
+    assert_eq!(sent[0]["type"], "call_tool_error");
+    assert_eq!(sent[0]["error"]["code"], "TIMEOUT");
+    assert_eq!(sent[0]["error"]["effect"], "maybe");
+    assert!(
+        sent[0]["error"]["message"].as_str().unwrap().starts_with(
+            "steps[2] (click) set off loading http://127.0.0.1/P, which did not arrive"
+        ),
+        "{sent:?}"
+    );
+    // The next call runs at once, in the page still shown (the load never answered).
+    assert!(!core.is_loading(3));
+    assert!(sends_to_page(&call(&mut core, "s2", 3), "s2"));
+}
+
+fn failed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
+    core.on_navigation(
+        tab,
+        NavEvent::Failed {
+            url: url.into(),
+            error: "net::ERR_ABORTED".into(),
+            document: None,
+        },
+    )
+}
+
+#[test]
+fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    call(&mut core, "s1", 3);
+    before(&mut core, 3, "http://127.0.0.1/download");
+    core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    let sent = frames(&failed(&mut core, 3, "http://127.0.0.1/download"));
+    assert_eq!(
+        sent,
+        [json!({"type":"call_tool_result","id":"s1","result":{"saved":true}})]
+    );
+    assert!(!core.is_loading(3));
+}
+
+#[test]
+fn a_navigation_replaced_by_another_is_not_a_failure() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    committed(&mut core, 3, "http://127.0.0.1:8000/first");
+    continuing(&mut core, "k1");
+    // The same URL twice: Chrome aborts the first of the two once the second started.
+    before(&mut core, 3, "http://127.0.0.1:8000/next");
+    before(&mut core, 3, "http://127.0.0.1:8000/next");
+    assert!(frames(&failed(&mut core, 3, "http://127.0.0.1:8000/next")).is_empty());
+    assert!(core.is_loading(3));
+    // The page shown had not finished loading when the new load began: its own loading is cut
+    // short (Chrome says so with the shown document's id), which is no failure of the new load.
+    let cut_short = core.on_navigation(
+        3,
+        NavEvent::Failed {
+            url: "http://127.0.0.1:8000/next".into(),
+            error: "net::ERR_ABORTED".into(),
+            document: Some("doc of http://127.0.0.1:8000/first".into()),
+        },
+    );
+    assert!(frames(&cut_short).is_empty());
+    assert!(core.is_loading(3));
+    committed(&mut core, 3, "http://127.0.0.1:8000/next");
+    assert!(
+        sends_to_page(&announce(&mut core, 3), "k1"),
+        "the call went on"
+    );
+}
+
+#[test]
+fn requests_for_a_loading_tab_wait_for_its_page_bounded() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    before(&mut core, 3, "http://127.0.0.1/next");
+    let state =
+        core.on_server_frame(&json!({"type":"request_state","id":"r1","tab":3}).to_string());
+    assert!(
+        !state.iter().any(|a| matches!(a, Action::ToTab { .. })),
+        "{state:?}"
+    );
+    let open = core.on_server_frame(
+        &json!({"type":"open_tab","id":"o1","tab":3,"url":"http://127.0.0.1/x"}).to_string(),
+    );
+    assert!(
+        !open.iter().any(|a| matches!(a, Action::OpenTab { .. })),
+        "{open:?}"
+    );
+    let other_tab = core.on_server_frame(
+        &json!({"type":"open_tab","id":"o2","url":"http://127.0.0.1/y"}).to_string(),
+    );
+    assert!(
+        other_tab
+            .iter()
+            .any(|a| matches!(a, Action::OpenTab { .. })),
+        "a new tab waits for nothing"
+    );
+    assert!(!sends_to_page(&call(&mut core, "c1", 3), "c1"));
+
+    // The held call's time runs out: it says the tab was still loading, and did not run.
+    let sent = frames(&core.on_timer(Timer::Held("c1".into())));
+    assert_eq!(sent[0]["error"]["code"], "TIMEOUT");
+    assert!(sent[0]["error"].get("effect").is_none(), "it never ran");
+    assert!(
+        sent[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still loading http://127.0.0.1/next"),
+        "{sent:?}"
+    );
+
+    // The page lands where no adapter runs: the rest goes ahead and answers for itself.
+    committed(&mut core, 3, "https://example.com/");
+    let _ = core.on_navigation(
+        3,
+        NavEvent::Completed {
+            url: "https://example.com/".into(),
+        },
+    );
+    assert!(!core.is_loading(3));
+    let after = call(&mut core, "c2", 3);
+    assert!(sends_to_page(&after, "c2"));
+}
+
+#[test]
+fn a_held_state_request_and_open_tab_go_once_the_page_is_there() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    before(&mut core, 3, "http://127.0.0.1/next");
+    core.on_server_frame(&json!({"type":"request_state","id":"r1","tab":3}).to_string());
+    core.on_server_frame(
+        &json!({"type":"open_tab","id":"o1","tab":3,"url":"http://127.0.0.1/x"}).to_string(),
+    );
+    committed(&mut core, 3, "http://127.0.0.1/next");
+    let actions = announce(&mut core, 3);
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::ToTab { on_reply: OnReply::State(id), .. } if id == "r1"))
+    );
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::OpenTab { id, .. } if id == "o1"))
+    );
+    // A page whose runtime never announces: the grace runs out and what waits goes.
+    before(&mut core, 3, "http://127.0.0.1/broken");
+    core.on_server_frame(&json!({"type":"request_state","id":"r2","tab":3}).to_string());
+    committed(&mut core, 3, "http://127.0.0.1/broken");
+    let completed = core.on_navigation(
+        3,
+        NavEvent::Completed {
+            url: "http://127.0.0.1/broken".into(),
+        },
+    );
+    assert!(completed.contains(&Action::After {
+        ms: ANNOUNCE_GRACE_MS,
+        timer: Timer::Announce(3)
+    }));
+    let actions = core.on_timer(Timer::Announce(3));
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::ToTab { on_reply: OnReply::State(id), .. } if id == "r2"))
+    );
+}
+
+#[test]
+fn a_call_sent_into_a_page_already_leaving_runs_in_the_next_one_and_never_says_navigated() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    core.set_clock(1000.0);
+    assert!(sends_to_page(&call(&mut core, "c1", 3), "c1"));
+    // Chrome's word comes late: the load began before the call was sent.
+    core.set_clock(1020.0);
+    core.on_navigation(
+        3,
+        NavEvent::Before {
+            url: "http://127.0.0.1/P".into(),
+            at_ms: Some(990.0),
+        },
+    );
+    let actions = core.on_call_reply(
+        "c1",
+        Err("A listener indicated an asynchronous response by returning true, but the message channel closed before a response was received".into()),
+    );
+    assert!(frames(&actions).is_empty(), "{actions:?}");
+    committed(&mut core, 3, "http://127.0.0.1/P");
+    let actions = announce(&mut core, 3);
+    assert!(sends_to_page(&actions, "c1"), "sent again to the new page");
+    let done = r#"{"type":"call_tool_result","id":"c1","result":1}"#;
+    assert_eq!(
+        frames(&core.on_call_reply("c1", Ok(Some(done.into()))))[0]["result"],
+        1
+    );
+
+    // A load the call itself set off (it began after the call was sent) fails it, saying the
+    // call's action may have been performed.
+    core.set_clock(2000.0);
+    call(&mut core, "c2", 3);
+    core.set_clock(2050.0);
+    core.on_navigation(
+        3,
+        NavEvent::Before {
+            url: "http://127.0.0.1/Q".into(),
+            at_ms: Some(2040.0),
+        },
+    );
+    let sent = frames(&core.on_call_reply("c2", Err("message channel closed".into())));
+    assert_eq!(sent[0]["error"]["code"], "NAVIGATED");
+    assert_eq!(sent[0]["error"]["effect"], "maybe");
+}
+
+fn continuing(core: &mut Core, id: &str) -> Vec<Action> {
+    call(core, id, 3);
+    let onward = json!({"type":"call_tool_continue","id":id,"tool":TOOL,"resume_at":2,
+                        "vars":{},"timeout_ms":4000,"step":"steps[1] (click)","acted":true});
+    core.on_call_reply(id, Ok(Some(onward.to_string())))
+}
+
+#[test]
+fn a_call_goes_on_only_on_the_same_site_with_a_runtime_and_says_its_action_may_have_happened() {
+    let mut core = connected();
+    announce(&mut core, 3);
+
+    continuing(&mut core, "k1");
+    let sent = frames(&committed(&mut core, 3, "http://localhost:9000/elsewhere"));
+    assert_eq!(sent[0]["error"]["code"], "NAVIGATED");
+    assert_eq!(sent[0]["error"]["effect"], "maybe");
+    assert_eq!(
+        sent[0]["error"]["message"],
+        "steps[1] (click): led to http://localhost:9000/elsewhere, another site than http://127.0.0.1:8000: the call does not go on there"
+    );
+    core.on_navigation(
+        3,
+        NavEvent::Completed {
+            url: "http://localhost:9000/elsewhere".into(),
+        },
+    );
+    announce(&mut core, 3);
+
+    continuing(&mut core, "k2");
+    before(&mut core, 3, "http://127.0.0.1:8000/plain");
+    let sent = frames(&committed(&mut core, 3, "http://127.0.0.1:8000/plain"));
+    assert!(sent.is_empty(), "an adapter matches: its runtime will come");
+    let timeout = frames(&core.on_timer(Timer::Continuation("k2".into())));
+    assert_eq!(timeout[0]["error"]["code"], "TIMEOUT");
+    assert_eq!(timeout[0]["error"]["effect"], "maybe");
+    announce(&mut core, 3);
+
+    // Continued, its failure in the next page says the same.
+    continuing(&mut core, "k3");
+    committed(&mut core, 3, "http://127.0.0.1:8000/next");
+    let actions = announce(&mut core, 3);
+    assert!(sends_to_page(&actions, "k3"));
+    let failed = json!({"type":"call_tool_error","id":"k3",
+                        "error":{"code":"ELEMENT_NOT_FOUND","message":"steps[2] (read): no element matches `.id`"}});
+    let sent = frames(&core.on_call_reply("k3", Ok(Some(failed.to_string()))));
+    assert_eq!(sent[0]["error"]["effect"], "maybe");
+    assert_eq!(sent[0]["error"]["code"], "ELEMENT_NOT_FOUND");
+    let _: Value = sent[0].clone();
+}
+
+#[test]
+fn origins() {
+    assert_eq!(
+        origin("http://127.0.0.1:8000/a/b?c"),
+        "http://127.0.0.1:8000"
+    );
+    assert_eq!(origin("https://x.org"), "https://x.org");
+    assert_eq!(origin("https://x.org?q#f"), "https://x.org");
+}
