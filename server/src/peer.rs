@@ -251,7 +251,11 @@ where
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
                 let task = tokio::spawn(async move {
                     let answer = match hub.page_op(&op, args, tab, doc).await {
-                        Ok(result) => ToServer::CallToolResult { id, result },
+                        Ok(result) => ToServer::CallToolResult {
+                            id,
+                            result,
+                            navigated: None,
+                        },
                         Err(error) => ToServer::CallToolError { id, error },
                     };
                     let _ = outbox.send(answer);

@@ -559,7 +559,10 @@ impl Hub {
             Some(tab) => format!("{op} in tab {tab}"),
             None => format!("{op} in the focused tab"),
         };
-        self.finish(started, None, || what).await
+        // A page tool reports a navigation its act set off in its own answer.
+        self.finish(started, None, || what)
+            .await
+            .map(|done: CallDone| done.result)
     }
 
     /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,

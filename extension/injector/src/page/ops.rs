@@ -204,7 +204,11 @@ async fn act<D: PageDom>(
     };
     let here = || Some(":scope".to_owned());
     let step = match action {
-        Action::Click => Step::Click { selector: here() },
+        // Whether it leaves the page is seen, not declared: a page tool knows nothing in advance.
+        Action::Click => Step::Click {
+            selector: here(),
+            navigates: false,
+        },
         Action::Dblclick => Step::Dblclick { selector: here() },
         Action::Hover => Step::Hover { selector: here() },
         Action::Check | Action::Uncheck => {
@@ -245,6 +249,7 @@ async fn act<D: PageDom>(
         Action::Press(key) => Step::Press {
             selector: here(),
             key: key.clone(),
+            navigates: false,
         },
         Action::Scroll => Step::ScrollIntoView { selector: here() },
     };
