@@ -193,20 +193,15 @@ async def test_the_fixture_page_shadow_frames_cursor_cover_and_navigation(
     waited = await agent.ok("page_wait", text="Ready now", timeout_ms=5000)
     assert '"Ready now" is there' in waited, waited
 
-    # A form whose submit navigates: the act says so; the new page is another document, and the
-    # old page's refs are refused with STALE_REF instead of acting on whatever has that ref now.
+    # A form whose submit navigates: the act answers once the new page has committed, saying where
+    # it landed, so the next call reads that page at once; the old page's refs are refused with
+    # STALE_REF instead of acting on whatever has that ref now.
     field = agent.ref(lines, r'^textbox e\d+ "Query"')
     await agent.ok("page_act", ref=field, action="fill", value="cheese")
     submitted = await agent.ok("page_act", ref=agent.ref(lines, r'^button e\d+ "Search"'), action="click")
-    assert "navigated" in submitted, submitted
     done = url.split("index.html")[0] + "done.html"
-    await browser.cdp.wait_for_page(done)
-
-    async def results() -> str | None:
-        out = await agent.call("page_read")
-        return out.text if not out.is_error and "Results for cheese" in out.text else None
-
-    await wait_for(results, timeout=10, what="the results page to read")
+    assert f"navigated to {done}" in submitted, submitted
+    assert "Results for cheese" in await agent.ok("page_read")
     stale = await agent.call("page_act", ref=field, action="fill", value="again")
     assert stale.is_error and stale.text.startswith("STALE_REF"), stale
     assert "take a new snapshot" in stale.text, stale

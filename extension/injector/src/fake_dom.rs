@@ -91,9 +91,8 @@ pub struct FakeDom {
     pub active: Cell<Option<usize>>,
     /// Answers `fetch` (absent: every request fails as a network error).
     pub on_fetch: RefCell<Option<FetchHook>>,
-    /// Page tools: the refs kept on elements, and whether the page is navigating away.
+    /// Page tools: the refs kept on elements.
     pub marks: RefCell<std::collections::HashMap<usize, u32>>,
-    pub navigating: Cell<bool>,
     /// Changes a test made to the page (see `PageDom::changes`).
     pub page_changes: Cell<u64>,
 }
@@ -587,10 +586,6 @@ impl crate::page::PageDom for FakeDom {
 
     fn location(&self) -> (String, String) {
         (self.url.borrow().clone(), "Fake".to_owned())
-    }
-
-    fn navigating(&self) -> bool {
-        self.navigating.get()
     }
 
     fn scroll_page(&self) {

@@ -536,6 +536,7 @@ async fn page_op(
 ) {
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
+    let deadline = js_sys::Date::now() + timeout_ms as f64;
     let result = async {
         let op = bridge::page_ops::parse(&op, args)
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
@@ -549,9 +550,23 @@ async fn page_op(
     let answer = match result {
         Ok(mut result) => {
             result["tab"] = tab.into();
-            FromPage::CallToolResult {
-                id: id.clone(),
-                result,
+            // An act that set another page loading: the worker answers once that page committed.
+            match result
+                .get("leaving")
+                .and_then(|to| to.as_str())
+                .map(str::to_owned)
+            {
+                Some(url) => FromPage::CallToolLanding {
+                    id: id.clone(),
+                    result,
+                    step: "page_act".to_owned(),
+                    url,
+                    timeout_ms: (deadline - js_sys::Date::now()).max(0.0) as u64,
+                },
+                None => FromPage::CallToolResult {
+                    id: id.clone(),
+                    result,
+                },
             }
         }
         Err(error) => FromPage::CallToolError {

@@ -153,6 +153,8 @@ pub async fn run_tool<D: Dom>(
 /// element itself; `{{value}}` in the step is `value`), then lets the page settle and checks
 /// that it took a fill, exactly as after an adapter's step. `edited`: the text field an earlier
 /// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
+/// Answers where the page is going when the action set another page loading (a submitted form
+/// gets a moment to start its navigation, as after an adapter's step).
 pub async fn act_on<D: Dom>(
     dom: &D,
     node: &D::Node,
@@ -161,7 +163,7 @@ pub async fn act_on<D: Dom>(
     edited: Option<(D::Node, String)>,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
-) -> Result<(), WireError> {
+) -> Result<Option<String>, WireError> {
     let mut vars = Vars::new();
     vars.insert("value".into(), Value::String(value));
     let mut run = Run {
@@ -173,14 +175,15 @@ pub async fn act_on<D: Dom>(
         focus_value: edited,
         after_settle: None,
     };
+    dom.watch_leaving();
     run.steps(
         std::slice::from_ref(step),
         Some(node.clone()),
         "act".to_owned(),
         0,
     )
-    .await
-    .map(drop)
+    .await?;
+    run.leaving(false, "act").await
 }
 
 struct Run<'d, D: Dom> {

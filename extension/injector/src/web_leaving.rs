@@ -50,14 +50,14 @@ fn install() {
     let navigation = get(&window, "navigation");
     if let Some(target) = navigation.dyn_ref::<web_sys::EventTarget>() {
         let on_navigate = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-            // A fragment change stays in the document; a download loads none.
-            let same_document = get(&event, "hashChange").as_bool() == Some(true);
+            // A fragment change and `history.pushState` stay in the document; a download loads none.
+            let destination = get(&event, "destination");
+            let same_document = get(&event, "hashChange").as_bool() == Some(true)
+                || get(&destination, "sameDocument").as_bool() == Some(true);
             let download = !get(&event, "downloadRequest").is_null()
                 && !get(&event, "downloadRequest").is_undefined();
             if !same_document && !download {
-                let url = get(&get(&event, "destination"), "url")
-                    .as_string()
-                    .unwrap_or_default();
+                let url = get(&destination, "url").as_string().unwrap_or_default();
                 DESTINATION.with(|d| *d.borrow_mut() = Some(url));
                 wake();
             }

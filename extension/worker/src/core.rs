@@ -66,7 +66,7 @@ pub enum Action {
         on_reply: OnReply,
     },
     /// A page tool's call: to `tab` (absent: the focused tab), injecting the runtime first where
-    /// it does not run (see [`Core::page_call_started`]).
+    /// it does not run (see [`Core::page_op`]).
     PageOp {
         id: RequestId,
         tab: Option<TabId>,
@@ -498,14 +498,7 @@ impl Core {
                 args,
                 doc,
                 timeout_ms,
-            } => actions.push(Action::PageOp {
-                id,
-                tab,
-                op,
-                args,
-                doc,
-                timeout_ms,
-            }),
+            } => actions.extend(self.page_op(id, tab, op, args, doc, timeout_ms)),
             ToExtension::Cancel { id } => {
                 if self.drop_held(&id) {
                     self.calls.remove(&id);
@@ -581,8 +574,35 @@ impl Core {
 
     /// A page tool's call `id` goes to `tab` now (chosen, and its runtime injected where missing):
     /// from here on it is a call like any other, failed when the tab closes.
-    pub fn page_call_started(&mut self, id: &str, tab: TabId) {
-        self.calls.insert(id.to_owned(), tab);
+    /// A page tool's call: to a tab loading another page, it waits for that page (a page tool
+    /// acts on what the tab is going to show); to the focused tab (`None`), the glue looks which
+    /// tab that is and comes back here with it.
+    pub fn page_op(
+        &mut self,
+        id: RequestId,
+        tab: Option<TabId>,
+        op: String,
+        args: serde_json::Value,
+        doc: Option<String>,
+        timeout_ms: u64,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let action = Action::PageOp {
+            id: id.clone(),
+            tab,
+            op,
+            args,
+            doc,
+            timeout_ms,
+        };
+        match tab {
+            Some(tab) => {
+                self.calls.insert(id.clone(), tab);
+                self.send_when_loaded(tab, id, action, timeout_ms as f64, &mut actions);
+            }
+            None => actions.push(action),
+        }
+        actions
     }
 
     /// Fails call `id` before it reached a page (no tab to send it to, or no runtime there).

@@ -733,18 +733,23 @@ struct ToPageOp {
 async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
     let tab = match tab {
         Some(tab) => tab,
-        None => match focused_tab().await {
-            Some(tab) => tab,
-            None => {
-                let error = WireError::new(
-                    ErrorCode::NoSuchTab,
-                    "no tab is focused: pass tab_id (browser_tabs lists the tabs)",
-                );
-                return run(with_core(|core| core.fail_call(&id, error)));
-            }
-        },
+        None => {
+            let actions = match focused_tab().await {
+                // Back through the core: that tab may be loading another page.
+                Some(tab) => with_core(|core| {
+                    core.page_op(id, Some(tab), call.op, call.args, call.doc, call.timeout_ms)
+                }),
+                None => {
+                    let error = WireError::new(
+                        ErrorCode::NoSuchTab,
+                        "no tab is focused: pass tab_id (browser_tabs lists the tabs)",
+                    );
+                    with_core(|core| core.fail_call(&id, error))
+                }
+            };
+            return run(actions);
+        }
     };
-    with_core(|core| core.page_call_started(&id, tab));
     let timeout_ms = call.timeout_ms;
     let message = ToPage::PageOp {
         id: id.clone(),

@@ -559,10 +559,16 @@ impl Hub {
             Some(tab) => format!("{op} in tab {tab}"),
             None => format!("{op} in the focused tab"),
         };
-        // A page tool reports a navigation its act set off in its own answer.
+        // An act that set a page loading is answered once that page committed: where it landed.
         self.finish(started, None, || what)
             .await
-            .map(|done: CallDone| done.result)
+            .map(|done: CallDone| {
+                let mut result = done.result;
+                if let Some(landed) = done.navigated {
+                    result["landed"] = landed.into();
+                }
+                result
+            })
     }
 
     /// Navigates `tab` to `url`, or opens a new tab; returns the tab's id. With `wait_loaded`,

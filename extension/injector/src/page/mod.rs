@@ -49,8 +49,6 @@ pub trait PageDom: Dom {
     fn set_mark(&self, node: &Self::Node, n: u32);
     /// The document's URL and title.
     fn location(&self) -> (String, String);
-    /// Whether this document started navigating away (it is about to be replaced).
-    fn navigating(&self) -> bool;
     /// Scrolls the page down by one screen.
     fn scroll_page(&self);
     /// A count that moves whenever the document may have changed in a way a snapshot shows: a

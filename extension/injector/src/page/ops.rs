@@ -35,6 +35,7 @@ pub async fn run<D: PageDom>(
     }
     refs.borrow_mut().prune(dom);
     let mut shown = Vec::new();
+    let mut leaving = None;
     let text = match op {
         PageOp::Snapshot {
             within,
@@ -74,14 +75,19 @@ pub async fn run<D: PageDom>(
             action,
             snapshot: whole,
         } => {
-            let text = act(dom, refs, &target, &action, whole, timeout_ms, cancelled).await?;
+            let (text, to) = act(dom, refs, &target, &action, whole, timeout_ms, cancelled).await?;
             shown = refs_in(&text);
+            leaving = to;
             text
         }
     };
     let (url, title) = dom.location();
     let doc = refs.borrow().doc.clone();
-    Ok(json!({"doc": doc, "url": url, "title": title, "text": text, "refs": shown}))
+    let mut answer = json!({"doc": doc, "url": url, "title": title, "text": text, "refs": shown});
+    if let Some(to) = leaving {
+        answer["leaving"] = to.into();
+    }
+    Ok(answer)
 }
 
 fn stale(n: u32, why: &str) -> WireError {
@@ -193,7 +199,7 @@ async fn act<D: PageDom>(
     whole: bool,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
-) -> Result<String, WireError> {
+) -> Result<(String, Option<String>), WireError> {
     let node = element(dom, &refs.borrow(), target)?;
     let who = who(dom, &node, target);
     let invalid = |why: &str| {
@@ -260,6 +266,7 @@ async fn act<D: PageDom>(
         _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
     };
     let (url_before, _) = dom.location();
+    let mut leaving = None;
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
         dom.scroll_page();
     } else {
@@ -271,7 +278,7 @@ async fn act<D: PageDom>(
         if matches!(action, Action::Fill(_) | Action::Clear) && edited.is_none() {
             refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
         }
-        steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
+        leaving = steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
             .await
             .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?;
         if matches!(action, Action::Press(key) if key == "Enter") {
@@ -279,9 +286,10 @@ async fn act<D: PageDom>(
         }
     }
     let mut out = format!("{} {who}\n", past(action));
-    if dom.navigating() {
-        out.push_str("navigated: a new page is loading; take a snapshot once it has\n");
-        return Ok(out);
+    // The answer waits for the new page to commit (the worker holds it), so it is true when it
+    // arrives; the server says where the page landed.
+    if let Some(to) = leaving {
+        return Ok((out, Some(to)));
     }
     let (url_after, _) = dom.location();
     if url_after != url_before {
@@ -290,7 +298,7 @@ async fn act<D: PageDom>(
     let after = whole_page(dom, refs);
     if whole {
         out.push_str(&snapshot::render(&after, usize::MAX, 0).0);
-        return Ok(out);
+        return Ok((out, None));
     }
     let changes = diff::diff(&before, &after);
     if changes.is_empty() {
@@ -298,7 +306,7 @@ async fn act<D: PageDom>(
     } else {
         out.push_str(&changes);
     }
-    Ok(out)
+    Ok((out, None))
 }
 
 /// The snapshot lines of the whole page, kept as the next act's "before".

@@ -1,6 +1,6 @@
 //! [`PageDom`] over the real page, and the page's refs: the flat tree (open shadow roots, slots,
 //! same-origin frames), `checkVisibility` for what shows, a `WeakMap` keeping each element's ref
-//! on the element, and whether the document started navigating away (`beforeunload`).
+//! on the element, and a count of the document's changes.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -24,7 +24,6 @@ extern "C" {
 
 thread_local! {
     static MARKS: WeakMap = WeakMap::new();
-    static NAVIGATING: Cell<bool> = const { Cell::new(false) };
     static CHANGES: Cell<u64> = const { Cell::new(0) };
     static OBSERVER: RefCell<Option<web_sys::MutationObserver>> = const { RefCell::new(None) };
     static VISIBILITY_TOO: JsValue = {
@@ -45,8 +44,7 @@ fn bump() {
     CHANGES.with(|c| c.set(c.get() + 1));
 }
 
-/// Watches for the document navigating away, and counts its changes (called once when the
-/// runtime starts).
+/// Counts the document's changes (called once when the runtime starts).
 pub fn install() {
     if let Some(document) = web_sys::window().and_then(|w| w.document()) {
         let on_change = Closure::<dyn FnMut()>::new(bump).into_js_value();
@@ -61,17 +59,6 @@ pub fn install() {
                 &options,
             );
         }
-    }
-    if let Some(window) = web_sys::window() {
-        let on_leave = Closure::<dyn FnMut()>::new(|| NAVIGATING.with(|n| n.set(true)));
-        let _ = window
-            .add_event_listener_with_callback("beforeunload", on_leave.as_ref().unchecked_ref());
-        on_leave.forget();
-        // Back from the back/forward cache: the same document, staying.
-        let on_show = Closure::<dyn FnMut()>::new(|| NAVIGATING.with(|n| n.set(false)));
-        let _ =
-            window.add_event_listener_with_callback("pageshow", on_show.as_ref().unchecked_ref());
-        on_show.forget();
     }
 }
 
@@ -179,10 +166,6 @@ impl PageDom for WebDom {
 
     fn location(&self) -> (String, String) {
         crate::runtime::location_and_title()
-    }
-
-    fn navigating(&self) -> bool {
-        NAVIGATING.with(Cell::get)
     }
 
     fn changes(&self) -> u64 {

@@ -22,6 +22,11 @@ pub const ANNOUNCE_GRACE_MS: f64 = 3000.0;
 /// The longest a state request or `open_tab` waits for a tab's page to finish loading.
 pub const HELD_OTHER_MS: f64 = 10_000.0;
 
+/// How long after a page said it set another page loading Chrome has to begin that load
+/// (`onBeforeNavigate` comes within milliseconds); past it, the page's word was wrong and its
+/// tab must not hold calls for the rest of the call's time.
+pub const UNCONFIRMED_LOAD_MS: f64 = 2000.0;
+
 /// A `webNavigation` event of a tab's top frame, as the glue reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NavEvent {
@@ -56,6 +61,8 @@ pub enum Timer {
     Held(RequestId),
     /// A page that completed loading and has not announced its tools yet.
     Announce(TabId),
+    /// A load a page said it set off, and Chrome had not begun.
+    Unconfirmed(TabId),
 }
 
 /// A tab loading another page.
@@ -309,6 +316,10 @@ impl Core {
             None => {
                 self.started_loading(tab, url);
                 self.wait_for(Timer::Landing(id), timeout_ms, actions);
+                actions.push(Action::After {
+                    ms: UNCONFIRMED_LOAD_MS,
+                    timer: Timer::Unconfirmed(tab),
+                });
             }
         }
     }
@@ -540,7 +551,8 @@ impl Core {
                         Action::ToTab {
                             on_reply: OnReply::CallTool(id),
                             ..
-                        } => {
+                        }
+                        | Action::PageOp { id, .. } => {
                             self.calls.remove(&id);
                             let error = WireError::new(
                                 ErrorCode::Timeout,
@@ -554,6 +566,18 @@ impl Core {
                         // A state request or an `open_tab` goes ahead: the page answers for itself.
                         other => actions.push(other),
                     }
+                }
+            }
+            Timer::Unconfirmed(tab) => {
+                // No navigation began since the page's word (a `Before` counts one pending).
+                let unconfirmed = self
+                    .nav
+                    .loads
+                    .get(&tab)
+                    .is_some_and(|l| l.pending == 0 && !l.committed);
+                if unconfirmed {
+                    self.land_all(tab, None, &mut actions);
+                    self.loaded(tab, &mut actions);
                 }
             }
             Timer::Announce(tab) => {

@@ -152,6 +152,35 @@ fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
 }
 
 #[test]
+fn a_load_the_page_announced_and_chrome_never_began_does_not_hold_the_tab() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    call(&mut core, "s1", 3);
+    let actions = core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    assert!(actions.contains(&Action::After {
+        ms: UNCONFIRMED_LOAD_MS,
+        timer: Timer::Unconfirmed(3)
+    }));
+    assert!(!sends_to_page(&call(&mut core, "s2", 3), "s2"));
+    // Chrome never told of a navigation: the call is answered from the page as it is, and the
+    // call held meanwhile goes to the page.
+    let actions = core.on_timer(Timer::Unconfirmed(3));
+    assert_eq!(
+        frames(&actions),
+        [json!({"type":"call_tool_result","id":"s1","result":{"saved":true}})]
+    );
+    assert!(sends_to_page(&actions, "s2"), "{actions:?}");
+    assert!(!core.is_loading(3));
+
+    // Once Chrome began the load, the timer leaves it be.
+    call(&mut core, "s3", 3);
+    core.on_call_reply("s3", Ok(Some(landing("s3"))));
+    before(&mut core, 3, "http://127.0.0.1/P");
+    assert!(frames(&core.on_timer(Timer::Unconfirmed(3))).is_empty());
+    assert!(core.is_loading(3));
+}
+
+#[test]
 fn a_navigation_replaced_by_another_is_not_a_failure() {
     let mut core = connected();
     announce(&mut core, 3);
@@ -382,4 +411,53 @@ fn origins() {
     );
     assert_eq!(origin("https://x.org"), "https://x.org");
     assert_eq!(origin("https://x.org?q#f"), "https://x.org");
+}
+
+#[test]
+fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_next_page_op_waits() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    core.set_clock(1000.0);
+    let op = |core: &mut Core, id: &str| {
+        core.page_op(id.into(), Some(3), "page_act".into(), json!({}), None, 5000)
+    };
+    assert!(matches!(
+        &op(&mut core, "a1")[..],
+        [Action::PageOp { tab: Some(3), .. }]
+    ));
+    let act = json!({"type":"call_tool_landing","id":"a1","step":"page_act","url":"http://127.0.0.1/saved",
+                     "result":{"text":"clicked button e3 \"Save\"\n","leaving":"http://127.0.0.1/saved"},
+                     "timeout_ms":4000});
+    let actions = core.on_call_reply("a1", Ok(Some(act.to_string())));
+    assert!(
+        frames(&actions).is_empty(),
+        "no answer before the page committed"
+    );
+
+    // A snapshot asked for meanwhile is of the page the tab is going to.
+    let held = op(&mut core, "a2");
+    assert!(
+        !held.iter().any(|a| matches!(a, Action::PageOp { .. })),
+        "{held:?}"
+    );
+
+    core.set_clock(1100.0);
+    before(&mut core, 3, "http://127.0.0.1/save");
+    let sent = frames(&committed(&mut core, 3, "http://127.0.0.1/saved?id=7"));
+    assert_eq!(sent[0]["id"], "a1");
+    assert_eq!(sent[0]["navigated"], "http://127.0.0.1/saved?id=7");
+    let actions = announce(&mut core, 3);
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::PageOp { id, tab: Some(3), .. } if id == "a2")),
+        "{actions:?}"
+    );
+
+    // Held past its time, a page op did not run and says the tab was still loading.
+    before(&mut core, 3, "http://127.0.0.1/slow");
+    op(&mut core, "a3");
+    let sent = frames(&core.on_timer(Timer::Held("a3".into())));
+    assert_eq!(sent[0]["error"]["code"], "TIMEOUT");
+    assert!(sent[0]["error"].get("effect").is_none(), "it never ran");
 }

@@ -309,7 +309,19 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
             timeout_ms: 500,
         }]
     );
-    core.page_call_started("p1", 12);
+    // The focused tab found, the call comes back with it and goes there.
+    let to_tab = core.page_op(
+        "p1".into(),
+        Some(12),
+        "page_snapshot".into(),
+        json!({}),
+        None,
+        500,
+    );
+    assert!(
+        matches!(&to_tab[..], [Action::PageOp { tab: Some(12), .. }]),
+        "{to_tab:?}"
+    );
     // Cancelled: the page hears it; the answer comes back as a call's.
     let cancel = core.on_server_frame(r#"{"type":"cancel","id":"p1"}"#);
     assert!(
@@ -324,7 +336,14 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     );
 
     // A tab closed during a page tool's call fails it with TAB_CLOSED at once.
-    core.page_call_started("p2", 13);
+    core.page_op(
+        "p2".into(),
+        Some(13),
+        "page_snapshot".into(),
+        json!({}),
+        None,
+        500,
+    );
     let sent = frames(&core.on_tab_removed(13));
     assert_eq!(sent[0]["type"], "call_tool_error");
     assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");

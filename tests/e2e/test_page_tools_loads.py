@@ -1,0 +1,93 @@
+"""Page tools across page loads (issue 18), on the server-rendered forms app whose POSTs answer 300-800 ms
+later with a redirect, and with no adapter for it: a page_act that submits answers once the new page has
+committed, saying where it landed, and the app's own list has the item when the answer arrives; a page
+tool called while the tab loads acts on the page the tab is going to, never on the one it left.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+
+import anyio
+import pytest
+
+from harness.forms_app import FormsApp
+from harness.waiting import wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def forms_app():
+    app = FormsApp()
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def tabwire_command(tabwire_command):
+    tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
+    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
+    return tabwire_command
+
+
+def items(app: FormsApp) -> list[dict]:
+    with urllib.request.urlopen(app.url("/items.json"), timeout=5) as response:
+        return json.loads(response.read())
+
+
+def refs(text: str, pattern: str) -> list[str]:
+    """The refs on the lines matching `pattern` (a regex over the line without indentation)."""
+    found = [f"e{m[1]}" for line in text.splitlines()
+             if re.search(pattern, line.strip()) and (m := re.search(r"\be(\d+)\b", line))]
+    assert found, f"no line matches {pattern!r} in:\n{text}"
+    return found
+
+
+async def test_a_page_act_that_submits_answers_once_the_new_page_committed(
+    tabwire, forms_app, launch_chromium, extension_dir
+):
+    await launch_chromium(extension_dir=extension_dir, url="about:blank")
+    tab = (await tabwire.browser_open(forms_app.url("/new"))).structured["tab_id"]
+
+    async def call(tool: str, **args) -> str:
+        out = await tabwire.call(tool, {"tab_id": tab, **args})
+        assert not out.is_error, out
+        return out.text
+
+    for n in range(2):
+        form = await call("page_snapshot")
+        title = f"oolong {n}"
+        await call("page_act", ref=refs(form, r"^textbox e\d+ #title$")[0], action="fill", value=title)
+        acted = await call("page_act", ref=refs(form, r'^button e\d+ "Create"')[0], action="click")
+        # True when it arrives: the app stored the item, and the tab shows its page.
+        landed = forms_app.url(f"/item/{n + 1}")
+        assert f"navigated to {landed}: take a snapshot" in acted, acted
+        assert items(forms_app)[-1] == {"id": n + 1, "title": title}
+        shown = await call("page_snapshot")
+        assert f'h1 "{title}"' in shown, shown
+        await tabwire.call_ok("browser_open", {"url": forms_app.url("/new"), "tab_id": tab})
+    assert forms_app.posts == 2, "each item posted once"
+
+
+async def test_a_page_tool_called_while_the_tab_loads_acts_on_the_page_it_is_going_to(
+    tabwire, forms_app, launch_chromium, extension_dir
+):
+    browser = await launch_chromium(extension_dir=extension_dir, url=forms_app.url("/new"))
+    cdp = browser.cdp
+    page = await cdp.wait_for_page(forms_app.url("/new"))
+    tab = (await tabwire.call_ok("browser_tabs")).structured["tabs"][0]["id"]
+    # The person submits the form themselves; the POST takes 300-800 ms to answer.
+    await cdp.evaluate(page, "document.querySelector('#title').value = 'sencha'; document.querySelector('#create').click()")
+    await wait_for(lambda: forms_app.posts == 1 or None, timeout=10, what="the POST to reach the app")
+    with anyio.fail_after(10):
+        out = await tabwire.call("page_snapshot", {"tab_id": tab})
+    assert not out.is_error, out
+    # Not the form the tab left: the item's page, whose POST had not answered when the call came.
+    assert 'h1 "sencha"' in out.text, out
+    assert '"Create"' not in out.text, out
+    assert out.structured["url"] == forms_app.url("/item/1"), out
