@@ -572,11 +572,10 @@ impl Core {
         actions
     }
 
-    /// A page tool's call `id` goes to `tab` now (chosen, and its runtime injected where missing):
-    /// from here on it is a call like any other, failed when the tab closes.
     /// A page tool's call: to a tab loading another page, it waits for that page (a page tool
     /// acts on what the tab is going to show); to the focused tab (`None`), the glue looks which
-    /// tab that is and comes back here with it.
+    /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
+    /// failed when the tab closes.
     pub fn page_op(
         &mut self,
         id: RequestId,
