@@ -13,6 +13,7 @@ pub mod fetch;
 pub mod handshake;
 pub mod keys;
 pub mod lint;
+pub mod locator;
 pub mod names;
 pub mod packed;
 pub mod page;

@@ -89,6 +89,9 @@ pub enum FindBy {
     Text(String),
     /// Elements of this role, optionally whose name contains `name`.
     Role { role: String, name: Option<String> },
+    /// The snapshot's element `eN`: the most robust locator that names it alone
+    /// (`bridge::locator`), for an adapter's step.
+    Ref(u32),
 }
 
 /// What `page_wait` waits for.
@@ -143,6 +146,7 @@ impl PageOp {
                 what: WaitFor::Element(target),
                 ..
             } => Some(target),
+            PageOp::Find { by: FindBy::Ref(n) } => return Some(*n),
             PageOp::Find { .. } | PageOp::Wait { .. } => None,
         };
         match target {
@@ -192,7 +196,7 @@ fn target_properties() -> Map<String, Value> {
     );
     p.insert(
         "selector".into(),
-        json!({"type": "string", "description": "CSS"}),
+        json!({"type": "string", "description": "CSS, or role=button[name=\"Save\"], text=…, label=…"}),
     );
     p
 }
@@ -267,10 +271,15 @@ fn spec(name: &str) -> Option<PageToolSpec> {
                 json!({"type": "string", "description": "e.g. button"}),
             );
             p.insert("name".into(), json!({"type": "string"}));
+            p.insert(
+                "ref".into(),
+                json!({"type": "string", "description": "its robust locator, for an adapter"}),
+            );
             PageToolSpec {
                 name: FIND,
                 title: "Find on the page",
-                description: "Elements by visible text, or by role and name, with their refs.",
+                description: "Elements by visible text, or by role and name, with their refs; or a \
+                    ref's robust locator.",
                 input_schema: object(p, &[]),
                 read_only: true,
             }
@@ -388,13 +397,19 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
             }
         }
         FIND => PageOp::Find {
-            by: match (text("text"), text("role"), text("name")) {
-                (Some(t), None, None) if !t.trim().is_empty() => FindBy::Text(t),
-                (None, Some(role), name) => FindBy::Role {
+            by: match (text("text"), text("role"), text("name"), text("ref")) {
+                (Some(t), None, None, None) if !t.trim().is_empty() => FindBy::Text(t),
+                (None, Some(role), name, None) => FindBy::Role {
                     role: role.trim().to_ascii_lowercase(),
                     name,
                 },
-                _ => return Err("give `text`, or `role` (and optionally `name`)".into()),
+                (None, None, None, Some(r)) => match parse_ref(&r) {
+                    Some(n) => FindBy::Ref(n),
+                    None => return Err(format!("{r:?} is not a ref (refs look like e12)")),
+                },
+                _ => {
+                    return Err("give `text`, or `role` (and optionally `name`), or `ref`".into());
+                }
             },
         },
         WAIT => PageOp::Wait {

@@ -150,8 +150,12 @@ pub fn render_text(template: &str, vars: &Vars) -> Result<String, TemplateError>
     render_with(template, vars, str::to_owned)
 }
 
-/// Fills a template used as a CSS selector: every value is CSS-escaped.
+/// Fills a template used as a selector: in CSS every value is CSS-escaped; in a locator
+/// (`crate::locator`, whose values with templates are quoted) it is escaped for the quotes.
 pub fn render_selector(template: &str, vars: &Vars) -> Result<String, TemplateError> {
+    if crate::locator::is_locator(template) {
+        return render_with(template, vars, crate::locator::quote_inside);
+    }
     render_with(template, vars, css_escape)
 }
 

@@ -131,8 +131,8 @@ fn every_example_validates_and_every_step_has_one() {
         kinds(&adapter.tools[0].steps, &mut seen);
     }
     assert_eq!(
-        adapters, 2,
-        "the tutorials' adapters (a reading list, a server-rendered form)"
+        adapters, 3,
+        "the tutorials' adapters (a reading list, a server-rendered form) and the locators' (notes)"
     );
 
     let missing: Vec<&str> = StepKind::ALL

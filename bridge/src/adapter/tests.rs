@@ -81,6 +81,43 @@ fn semantic_errors_are_all_reported_with_their_place() {
 }
 
 #[test]
+fn locators_are_checked_where_they_are_written() {
+    let with = |selector: &str| {
+        let step = format!(r#"{{"step": "wait", "selector": {}}}"#, json!(selector));
+        GOOD.replace(r##"{"step": "wait", "selector": "#new"}"##, &step)
+    };
+    for good in [
+        r#"role=button[name="Save"]"#,
+        r#"label="{{title}}""#,
+        r#"role=listitem[name="{{title}}"]"#,
+        "text=Sign in",
+        "testid=new",
+        "placeholder=What needs to be done?",
+    ] {
+        assert!(parse_adapter(&with(good)).is_ok(), "{good}");
+    }
+    for (bad, says) in [
+        (
+            "role=buton",
+            "10:38: tools[0].steps[0].selector: role=buton: \"buton\" is not a WAI-ARIA role",
+        ),
+        (
+            "label={{title}}",
+            "10:38: tools[0].steps[0].selector: in a locator, write a {{variable}} inside double quotes",
+        ),
+        (
+            "text=",
+            "10:38: tools[0].steps[0].selector: text= needs something after it",
+        ),
+    ] {
+        let problems = parse_adapter(&with(bad)).unwrap_err();
+        let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 1, "{rendered:#?}");
+        assert!(rendered[0].starts_with(says), "{bad}: {}", rendered[0]);
+    }
+}
+
+#[test]
 fn key_chords_are_checked_where_they_are_written() {
     let text = GOOD.replace(r#""key": "Enter""#, r#""key": "Ctrl+Entr""#);
     let problems = parse_adapter(&text).unwrap_err();

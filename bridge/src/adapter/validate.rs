@@ -404,7 +404,20 @@ impl Validator {
 
     fn selector(&mut self, selector: &str, path: &JsonPath, known: &BTreeSet<String>) {
         if selector.trim().is_empty() {
-            self.problem(path.clone(), "expected a CSS selector");
+            self.problem(
+                path.clone(),
+                "expected a CSS selector or a locator such as role=button[name=\"Save\"]",
+            );
+        } else if let Err(why) = crate::locator::Locator::parse(selector) {
+            self.problem(path.clone(), why);
+        } else if crate::locator::is_locator(selector)
+            && selector.contains("{{")
+            && !crate::locator::value_is_quoted(selector)
+        {
+            self.problem(
+                path.clone(),
+                "in a locator, write a {{variable}} inside double quotes, e.g. label=\"{{field}}\"",
+            );
         }
         self.template(selector, path, known);
     }

@@ -156,10 +156,20 @@ impl Dom for FakeDom {
             return Err("'!!' is not a valid selector".into());
         }
         let count = self.nodes.borrow().len();
+        // `*` and `[name="value"]` as a browser reads them; any other selector by the list.
+        let attribute = selector
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix("\"]"))
+            .and_then(|s| s.split_once("=\""));
         Ok((0..count)
             .filter(|&i| {
                 let n = &self.nodes.borrow()[i];
-                n.attached && n.selectors.contains(&selector)
+                let matches = match (selector, attribute) {
+                    ("*", _) => n.tag != "#text",
+                    (_, Some((name, value))) => n.attrs.contains(&(name, value)),
+                    _ => n.selectors.contains(&selector),
+                };
+                n.attached && matches
             })
             .filter(|&i| self.within(i, scope))
             .collect())

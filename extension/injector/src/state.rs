@@ -8,7 +8,7 @@ use bridge::adapter::Adapter;
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
-use crate::dom::Dom;
+use crate::page::PageDom;
 use crate::steps::{Outcome, run_tool};
 
 /// How long the extractors may take together.
@@ -20,7 +20,7 @@ pub fn has_extractor(adapters: &[Adapter]) -> bool {
 }
 
 /// Runs every extractor; the first failure fails the whole state (naming its adapter).
-pub async fn extract<D: Dom>(
+pub async fn extract<D: PageDom>(
     dom: &D,
     adapters: &[Adapter],
     cancelled: &Cell<bool>,

@@ -12,12 +12,14 @@ use bridge::adapter::{
     assigned_names,
 };
 use bridge::fetch::{self, MAX_RESPONSE_BYTES};
+use bridge::locator::Locator;
 use bridge::template::{self, TemplateError, Vars};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
-use crate::dom::{Dom, FetchFailure, Leaving};
+use crate::dom::{FetchFailure, Leaving};
 use crate::input::{self, FillCheck, Refusal};
+use crate::page::{PageDom, locate};
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
 /// (visibility can change through CSS alone).
@@ -59,7 +61,7 @@ pub enum Outcome {
 
 /// Runs `tool` with `args` (already checked), from the top-level step `resume_at` on (0 for a
 /// new call; after a navigation, the step after `navigate`, with the variables so far).
-pub async fn run_tool<D: Dom>(
+pub async fn run_tool<D: PageDom>(
     dom: &D,
     tool: &ToolDef,
     args: Vars,
@@ -155,7 +157,7 @@ pub async fn run_tool<D: Dom>(
 /// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
 /// Answers where the page is going when the action set another page loading (a submitted form
 /// gets a moment to start its navigation, as after an adapter's step).
-pub async fn act_on<D: Dom>(
+pub async fn act_on<D: PageDom>(
     dom: &D,
     node: &D::Node,
     step: &Step,
@@ -186,7 +188,7 @@ pub async fn act_on<D: Dom>(
     run.leaving(false, "act").await
 }
 
-struct Run<'d, D: Dom> {
+struct Run<'d, D: PageDom> {
     dom: &'d D,
     deadline: f64,
     timeout_ms: u64,
@@ -213,7 +215,7 @@ fn template_error(label: &str, e: TemplateError) -> WireError {
     fail(ErrorCode::AdapterError, label, e)
 }
 
-impl<'d, D: Dom> Run<'d, D> {
+impl<'d, D: PageDom> Run<'d, D> {
     fn time_left(&self) -> u64 {
         (self.deadline - self.dom.now_ms()).max(0.0) as u64
     }
@@ -490,10 +492,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 into,
             } => {
                 let selector = self.selector(selector, label)?;
-                let items = self
-                    .dom
-                    .query_all(scope, &selector)
-                    .map_err(|why| bad_selector(label, &selector, &why))?;
+                let items = self.query_all(scope, &selector, label)?;
                 let mut records = Vec::with_capacity(items.len());
                 for item in &items {
                     let mut record = Map::new();
@@ -526,16 +525,10 @@ impl<'d, D: Dom> Run<'d, D> {
                 let start = self.dom.now_ms();
                 let deadline = timeout_ms.map_or(start, |t| (start + t as f64).min(self.deadline));
                 loop {
-                    let candidates = self
-                        .dom
-                        .query_all(scope, &selector)
-                        .map_err(|why| bad_selector(label, &selector, &why))?;
+                    let candidates = self.query_all(scope, &selector, label)?;
                     for candidate in &candidates {
                         let text_node = match &text_selector {
-                            Some(ts) => self
-                                .dom
-                                .query(Some(candidate), ts)
-                                .map_err(|why| bad_selector(label, ts, &why))?,
+                            Some(ts) => self.query(Some(candidate), ts, label)?,
                             None => Some(candidate.clone()),
                         };
                         let matched = text_node.is_some_and(|n| {
@@ -586,10 +579,7 @@ impl<'d, D: Dom> Run<'d, D> {
                     ),
                     Loop::Elements { selector } => {
                         let selector = self.selector(selector, label)?;
-                        let elements = self
-                            .dom
-                            .query_all(scope, &selector)
-                            .map_err(|why| bad_selector(label, &selector, &why))?;
+                        let elements = self.query_all(scope, &selector, label)?;
                         (
                             elements.into_iter().map(|e| (Some(e), None)).collect(),
                             None,
@@ -894,8 +884,25 @@ impl<'d, D: Dom> Run<'d, D> {
         if let (":scope", Some(scope)) = (selector, scope) {
             return Ok(Some(scope.clone()));
         }
-        self.dom
-            .query(scope, selector)
+        match Locator::parse(selector) {
+            Ok(Locator::Css(css)) => self
+                .dom
+                .query(scope, &css)
+                .map_err(|why| bad_selector(label, selector, &why)),
+            _ => Ok(self.query_all(scope, selector, label)?.into_iter().next()),
+        }
+    }
+
+    /// The elements `selector` (CSS or a locator, `bridge::locator`) names inside `scope`.
+    fn query_all(
+        &self,
+        scope: Option<&D::Node>,
+        selector: &str,
+        label: &str,
+    ) -> Result<Vec<D::Node>, WireError> {
+        let locator =
+            Locator::parse(selector).map_err(|why| bad_selector(label, selector, &why))?;
+        locate::query_all(self.dom, scope, &locator)
             .map_err(|why| bad_selector(label, selector, &why))
     }
 
@@ -930,9 +937,7 @@ impl<'d, D: Dom> Run<'d, D> {
                 WaitUntil::Attached => self.query(scope, selector, label)?.is_some(),
                 WaitUntil::Gone => self.query(scope, selector, label)?.is_none(),
                 WaitUntil::Visible => self
-                    .dom
-                    .query_all(scope, selector)
-                    .map_err(|why| bad_selector(label, selector, &why))?
+                    .query_all(scope, selector, label)?
                     .iter()
                     .any(|n| self.dom.is_visible(n)),
             };
@@ -1062,10 +1067,7 @@ impl<'d, D: Dom> Run<'d, D> {
         selector: &str,
         label: &str,
     ) -> Result<Value, WireError> {
-        let nodes = self
-            .dom
-            .query_all(scope, selector)
-            .map_err(|why| bad_selector(label, selector, &why))?;
+        let nodes = self.query_all(scope, selector, label)?;
         Ok(Value::from(nodes.len()))
     }
 

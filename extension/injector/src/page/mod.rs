@@ -5,6 +5,7 @@
 
 pub mod aria;
 pub mod diff;
+pub mod locate;
 mod ops;
 pub mod read;
 pub mod snapshot;

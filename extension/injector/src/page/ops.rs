@@ -5,12 +5,13 @@
 use std::cell::{Cell, RefCell};
 
 use bridge::adapter::{OptionChoice, Step};
+use bridge::locator::Locator;
 use bridge::page_ops::{Action, FindBy, PageOp, Target, WaitFor, ref_name};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
 use super::snapshot::{self, Line};
-use super::{PageDom, Refs, Shown, aria, diff, read};
+use super::{PageDom, Refs, Shown, aria, diff, locate, read};
 use crate::steps;
 
 /// How often a wait looks again when the page does not change.
@@ -59,6 +60,16 @@ pub async fn run<D: PageDom>(
         } => {
             let root = root_of(dom, refs, &within)?;
             read::page(dom, &root, format, max_chars, cursor)
+        }
+        PageOp::Find { by: FindBy::Ref(n) } => {
+            let node = element(dom, &refs.borrow(), &Target::Ref(n))?;
+            match locate::best(dom, &node) {
+                Some(locator) => format!("{}: {locator}\n", who(dom, &node, &Target::Ref(n))),
+                None => format!(
+                    "{}: no locator names it alone on this page; scope it with `within`\n",
+                    who(dom, &node, &Target::Ref(n))
+                ),
+            }
         }
         PageOp::Find { by } => {
             let text = find(dom, &mut refs.borrow_mut(), &by);
@@ -139,20 +150,22 @@ fn element<D: PageDom>(
         Target::Selector(selector) if selector == ":focus" => {
             Ok(dom.active_element().unwrap_or_else(|| dom.root()))
         }
-        Target::Selector(selector) => dom
-            .query(None, selector)
-            .map_err(|why| {
+        Target::Selector(selector) => {
+            let invalid = |why: String| {
                 WireError::new(
                     ErrorCode::InvalidArgs,
-                    format!("`{selector}` is not a valid CSS selector: {why}"),
+                    format!("`{selector}` is not a valid selector: {why}"),
                 )
-            })?
-            .ok_or_else(|| {
+            };
+            let locator = Locator::parse(selector).map_err(invalid)?;
+            let found = locate::query_all(dom, None, &locator).map_err(invalid)?;
+            found.into_iter().next().ok_or_else(|| {
                 WireError::new(
                     ErrorCode::ElementNotFound,
                     format!("no element matches `{selector}`"),
                 )
-            }),
+            })
+        }
     }
 }
 
@@ -376,6 +389,7 @@ fn find<D: PageDom>(dom: &D, refs: &mut Refs<D::Node>, by: &FindBy) -> String {
                         .as_ref()
                         .is_none_or(|n| text.contains(&n.to_lowercase()))
             }
+            FindBy::Ref(_) => unreachable!("a ref's locator is answered by `run`"),
         }
     };
     let mut out = String::new();

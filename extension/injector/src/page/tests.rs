@@ -578,3 +578,97 @@ fn an_aria_listbox_shows_its_options() {
         "listbox e1\n option e2 \"Chocolate\"\n option e3 \"Strawberry\"\n"
     );
 }
+
+/// A form a redesign changes the classes and ids of, but not what a person sees: a labelled
+/// field, a field with a placeholder, two buttons, a list item holding a link, a test id.
+struct Redesigned {
+    dom: FakeDom,
+    title: usize,
+    search: usize,
+    save: usize,
+    cancel: usize,
+    link: usize,
+    panel: usize,
+}
+
+fn redesigned() -> Redesigned {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let body = el(&dom, Some(html), "body");
+    let panel = with(&dom, body, "div", &[("data-testid", "panel")]);
+    let label = el(&dom, Some(panel), "label");
+    text(&dom, label, "Title");
+    let title = el(&dom, Some(panel), "input");
+    dom.nodes.borrow_mut()[label].label_for = Some(title);
+    let search = with(&dom, panel, "input", &[("placeholder", "Search")]);
+    let save = el(&dom, Some(panel), "button");
+    text(&dom, save, "Save");
+    let cancel = el(&dom, Some(panel), "button");
+    text(&dom, cancel, " Cancel ");
+    let list = el(&dom, Some(body), "ul");
+    let item = el(&dom, Some(list), "li");
+    let link = with(&dom, item, "a", &[("href", "/")]);
+    text(&dom, link, "Home");
+    Redesigned {
+        dom,
+        title,
+        search,
+        save,
+        cancel,
+        link,
+        panel,
+    }
+}
+
+#[test]
+fn locators_find_elements_by_what_a_person_sees() {
+    use super::locate::query_all;
+    use bridge::locator::Locator;
+    let page = redesigned();
+    let found = |text: &str| query_all(&page.dom, None, &Locator::parse(text).unwrap()).unwrap();
+    assert_eq!(found(r#"role=button[name="Save"]"#), [page.save]);
+    assert_eq!(
+        found("role=button[name=Cancel]"),
+        [page.cancel],
+        "white space squashed"
+    );
+    assert_eq!(found("role=button"), [page.save, page.cancel]);
+    assert_eq!(found("label=Title"), [page.title]);
+    assert_eq!(found("placeholder=Search"), [page.search]);
+    // The list item's whole text is the link's too: the innermost is found.
+    assert_eq!(found("text=Home"), [page.link]);
+    assert_eq!(found("testid=panel"), [page.panel]);
+    assert!(found(r#"role=button[name="Delete"]"#).is_empty());
+    // Inside a scope only.
+    let inside = query_all(
+        &page.dom,
+        Some(&page.panel),
+        &Locator::parse("text=Home").unwrap(),
+    );
+    assert_eq!(inside.unwrap(), Vec::<usize>::new());
+}
+
+#[test]
+fn the_best_locator_is_the_most_robust_one_that_is_unique() {
+    use super::locate::best;
+    let page = redesigned();
+    let best = |node: usize| best(&page.dom, &node).map(|l| l.to_string());
+    assert_eq!(best(page.panel).as_deref(), Some("testid=panel"));
+    assert_eq!(
+        best(page.save).as_deref(),
+        Some(r#"role=button[name="Save"]"#)
+    );
+    assert_eq!(
+        best(page.link).as_deref(),
+        Some(r#"role=link[name="Home"]"#)
+    );
+    assert_eq!(
+        best(page.title).as_deref(),
+        Some(r#"role=textbox[name="Title"]"#)
+    );
+    // A field's placeholder is its accessible name when nothing else names it.
+    assert_eq!(
+        best(page.search).as_deref(),
+        Some(r#"role=textbox[name="Search"]"#)
+    );
+}

@@ -3,6 +3,7 @@
 
 use super::tests::adhoc;
 use super::*;
+use crate::dom::Dom;
 use crate::fake_dom::{FakeDom, FakeNode, block_on};
 use serde_json::json;
 

@@ -1,12 +1,13 @@
 //! The step interpreter's tests, on the fake DOM.
 
 use super::*;
+use crate::dom::Dom;
 use crate::fake_dom::{FakeDom, FakeNode, block_on};
 use crate::tools::check_args;
 use serde_json::json;
 
 /// A call that must finish in this page.
-pub(super) async fn run_value<D: Dom>(
+pub(super) async fn run_value<D: crate::page::PageDom>(
     dom: &D,
     tool: &ToolDef,
     args: Vars,
