@@ -17,6 +17,7 @@ use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
 use crate::dom::{Dom, FetchFailure, Leaving};
+use bridge::dialog::DialogAnswer;
 use crate::input::{self, FillCheck, Refusal};
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
@@ -695,6 +696,18 @@ impl<'d, D: Dom> Run<'d, D> {
                 let message = template::render_text(message, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 return Err(fail(ErrorCode::Refused, label, message));
+            }
+            Step::Dialog { answer } => {
+                let answer = match answer {
+                    DialogAnswer::Accept { text: Some(text) } => DialogAnswer::Accept {
+                        text: Some(
+                            template::render_text(text, &self.vars)
+                                .map_err(|e| template_error(label, e))?,
+                        ),
+                    },
+                    other => other.clone(),
+                };
+                self.dom.answer_next_dialog(&answer);
             }
             Step::Fetch {
                 url,
