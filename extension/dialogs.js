@@ -51,11 +51,19 @@
     plan = null;
     return p;
   };
+  // A dialog left to the browser freezes the page until a person answers it: the worker hears
+  // of it first (through dialogs-relay.js), so calls to this tab fail at once meanwhile.
+  const handedOver = (open) => document.dispatchEvent(new CustomEvent("tabwire:dialog-native", { detail: open ? "open" : "closed" }));
   const wrap = (name, answer) => {
     const replacement = {
       [name](...args) {
-        if (!driven) return native[name].apply(window, args);
-        return answer(...args);
+        if (driven) return answer(...args);
+        handedOver(true);
+        try {
+          return native[name].apply(window, args);
+        } finally {
+          handedOver(false);
+        }
       },
     }[name];
     Object.defineProperty(window, name, { value: replacement, writable: true, configurable: true });
@@ -88,6 +96,11 @@
         const p = take();
         decided = p?.answer === "accept";
         report("beforeunload", "", decided ? "accepted" : p ? "dismissed" : "dismissed_by_default");
+        // The browser asks a person only on a page a person used; the page runs again once answered.
+        if (!decided && navigator.userActivation?.hasBeenActive) {
+          handedOver(true);
+          setTimeout(() => handedOver(false), 0);
+        }
       }
       return !decided;
     };

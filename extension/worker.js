@@ -53,6 +53,7 @@ const WEBMCP_SCRIPTS = [
   { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
   // Not WebMCP's, but the same kind: the page's dialogs answered while Tabwire drives it (dialogs.js).
   { id: "tabwire-dialogs", js: ["extension/dialogs.js"], world: "MAIN", allFrames: true },
+  { id: "tabwire-dialogs-relay", js: ["extension/dialogs-relay.js"], world: "ISOLATED" },
 ].map((s) => ({ allFrames: false, ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start" }));
 const webmcpRegistered = chrome.scripting
   .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })

@@ -27,7 +27,9 @@ impl DialogAnswer {
         match (answer, text) {
             ("accept", text) => Ok(DialogAnswer::Accept { text }),
             ("dismiss", None) => Ok(DialogAnswer::Dismiss),
-            ("dismiss", Some(_)) => Err("a text goes with \"accept\" (a prompt's answer), not with \"dismiss\"".into()),
+            ("dismiss", Some(_)) => {
+                Err("a text goes with \"accept\" (a prompt's answer), not with \"dismiss\"".into())
+            }
             (other, _) => Err(format!(
                 "{other:?} is not a dialog answer: \"accept\" or \"dismiss\""
             )),
@@ -107,6 +109,25 @@ impl DialogSeen {
             ),
         }
     }
+}
+
+/// The line a page tool's answer gives each dialog the call met (`dialog confirm("Delete alpha?")
+/// of http://…: accepted`), from the `dialogs` of a result [`settle`] made.
+pub fn lines(result: &serde_json::Value) -> String {
+    let seen: Vec<DialogSeen> = result
+        .get("dialogs")
+        .and_then(|d| serde_json::from_value(d.clone()).ok())
+        .unwrap_or_default();
+    seen.iter()
+        .map(|d| {
+            let how = match d.answered {
+                Answered::Accepted if d.kind == DialogKind::Alert => "closed",
+                Answered::Accepted => "accepted",
+                Answered::Dismissed | Answered::DismissedByDefault => "dismissed",
+            };
+            format!("dialog {}: {how}\n", d.describe())
+        })
+        .collect()
 }
 
 /// Where the call that met an unanswered dialog came from: what the caller can change.
@@ -192,13 +213,20 @@ mod tests {
                 text: Some("Ann".into())
             })
         );
-        assert_eq!(DialogAnswer::parse("dismiss", None), Ok(DialogAnswer::Dismiss));
+        assert_eq!(
+            DialogAnswer::parse("dismiss", None),
+            Ok(DialogAnswer::Dismiss)
+        );
         assert!(
             DialogAnswer::parse("dismiss", Some("x".into()))
                 .unwrap_err()
                 .contains("accept")
         );
-        assert!(DialogAnswer::parse("ok", None).unwrap_err().contains("\"ok\""));
+        assert!(
+            DialogAnswer::parse("ok", None)
+                .unwrap_err()
+                .contains("\"ok\"")
+        );
     }
 
     #[test]
@@ -218,6 +246,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(reported["dialogs"][0]["kind"], "alert");
+        assert_eq!(
+            lines(&reported),
+            "dialog alert(\"m\") of http://a.test: closed\n"
+        );
         assert_eq!(reported["text"], "x");
         let wrapped = settle(
             vec![seen(DialogKind::Confirm, Answered::Accepted)],
@@ -257,7 +289,11 @@ mod tests {
         };
         let error = unanswered(&seen, Asker::PageTool);
         assert_eq!(error.code, ErrorCode::Dialog);
-        assert!(error.message.contains("confirm(\"Delete alpha?\") of http://a.test"));
+        assert!(
+            error
+                .message
+                .contains("confirm(\"Delete alpha?\") of http://a.test")
+        );
         assert!(error.message.contains("dialog: \"accept\""));
         assert!(
             unanswered(&seen, Asker::AdapterTool)

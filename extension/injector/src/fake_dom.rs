@@ -493,7 +493,9 @@ impl Dom for FakeDom {
     }
 
     fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {
-        self.events.borrow_mut().push(format!("dialog {}", answer.to_plan()));
+        self.events
+            .borrow_mut()
+            .push(format!("dialog {}", answer.to_plan()));
     }
 
     fn watch_leaving(&self) {

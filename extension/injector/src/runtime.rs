@@ -531,8 +531,9 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
         }
         Err(error) => dialog::settle(seen, Err(error), Asker::AdapterTool).map(Outcome::Finished),
         // The call goes on in the next page: it fails only on a dialog it did not answer.
-        Ok(going_on) => dialog::settle(seen, Ok(serde_json::Value::Null), Asker::AdapterTool)
-            .map(|_| going_on),
+        Ok(going_on) => {
+            dialog::settle(seen, Ok(serde_json::Value::Null), Asker::AdapterTool).map(|_| going_on)
+        }
     }
 }
 

@@ -17,8 +17,8 @@ use bridge::{ErrorCode, WireError};
 use serde_json::{Map, Value};
 
 use crate::dom::{Dom, FetchFailure, Leaving};
-use bridge::dialog::DialogAnswer;
 use crate::input::{self, FillCheck, Refusal};
+use bridge::dialog::DialogAnswer;
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
 /// (visibility can change through CSS alone).
