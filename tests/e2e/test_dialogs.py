@@ -2,8 +2,9 @@
 alert-after-save, prompt-for-a-name and a leave guard, each dialog is answered as the call said (page_act's
 `dialog`, an adapter's `dialog` step), or by default dismissed with a `DIALOG` error naming it; the effect
 is checked in the page, and the tab serves the next call at once. A page that asks at load is answered
-too; a dialog a person's own click opened (Tabwire hands the page back to a person who uses it) makes the
-next call answer `DIALOG_OPEN` well before its deadline.
+too. A dialog left to a person (Tabwire hands the page back to a person who uses it: an alert their click
+opened, the leave guard of a page they typed in) makes the call answer `DIALOG_OPEN` at once, not at its
+deadline; `dialog: "accept"` lifts the leave guard.
 """
 
 from __future__ import annotations
@@ -165,13 +166,43 @@ async def test_a_page_that_asks_at_load_is_answered_and_serves_the_next_call(
     assert not out.is_error and "Asks at load" in out.text, out
 
 
-async def test_a_leave_guard_is_lifted_when_asked(tabwire, launch_chromium, extension_dir, fixture_server):
+async def test_a_leave_guard_stands_by_default_and_is_lifted_when_asked(
+    tabwire, launch_chromium, extension_dir, fixture_server
+):
     browser, page, tab = await open_fixture(tabwire, launch_chromium, extension_dir, fixture_server)
+    # The browser asks before leaving only a page a person used: a person clicks into the draft.
+    await person_clicks(browser, page, "#draft")
     filled = await tabwire.call("page_act", {"tab_id": tab, "selector": "#draft", "action": "fill", "value": "unsaved"})
     assert not filled.is_error, filled
-    left = await tabwire.call("page_act", {"tab_id": tab, "selector": "#leave", "action": "click", "dialog": "accept"})
-    assert not left.is_error and "navigated" in left.text, left
-    await browser.cdp.wait_for_page(fixture_server.url("plain", "page-tools/done.html"))
+    async with browser.cdp.recording(page, "Page") as session:
+        # Not said: the guard stands, the browser asks the person, the call says the tab waits for them.
+        stay = await tabwire.call("page_act", {"tab_id": tab, "selector": "#leave", "action": "click"})
+        assert stay.is_error and stay.text.startswith("DIALOG_OPEN:"), stay
+        assert session.of("Page.javascriptDialogOpening")[0]["type"] == "beforeunload"
+        await session.command("Page.handleJavaScriptDialog", {"accept": False})  # the person stays
+
+        async def draft_kept() -> bool:
+            out = await tabwire.call("page_read", {"tab_id": tab})
+            return not out.is_error and "Dialogs" in out.text
+
+        await wait_for(draft_kept, timeout=10, what="the page to serve calls after the person stayed")
+        assert await browser.cdp.evaluate(page, "document.getElementById('draft').value") == "unsaved"
+        # Said: the guard is lifted and the page leaves, with no prompt.
+        left = await tabwire.call("page_act", {"tab_id": tab, "selector": "#leave", "action": "click", "dialog": "accept"})
+        assert not left.is_error and "navigated" in left.text, left
+        await browser.cdp.wait_for_page(fixture_server.url("plain", "page-tools/done.html"))
+        assert len(session.of("Page.javascriptDialogOpening")) == 1
+
+
+async def person_clicks(browser, page, selector: str) -> dict:
+    """A person's click (trusted input through DevTools) at the element's centre."""
+    box = await browser.cdp.evaluate(
+        page, f"(() => {{ const r = document.querySelector({selector!r}).getBoundingClientRect();"
+              " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+    click = {"x": box[0], "y": box[1], "button": "left", "clickCount": 1}
+    for kind in ("mousePressed", "mouseReleased"):
+        await browser.cdp.send(page, "Input.dispatchMouseEvent", {"type": kind, **click})
+    return click
 
 
 async def test_a_dialog_a_person_opened_makes_the_next_call_answer_dialog_open_at_once(
