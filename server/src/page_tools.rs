@@ -163,10 +163,7 @@ impl PageTools {
         if let Some(dialogs) = result.get("dialogs") {
             structured["dialogs"] = dialogs.clone();
         }
-        PageAnswer {
-            text,
-            structured,
-        }
+        PageAnswer { text, structured }
     }
 }
 
