@@ -9,6 +9,7 @@ deadline; `dialog: "accept"` lifts the leave guard.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import anyio
@@ -221,7 +222,10 @@ async def test_a_dialog_a_person_opened_makes_the_next_call_answer_dialog_open_a
             tasks.start_soon(session.command, "Input.dispatchMouseEvent", {"type": "mouseReleased", **click})
             await wait_for(lambda: session.of("Page.javascriptDialogOpening"), timeout=10,
                            what="the browser's own alert")
+            started = time.monotonic()
             out = await tabwire.call("page_read", {"tab_id": tab})
+            print(f"DIALOG_OPEN answered after {(time.monotonic() - started) * 1000:.1f} ms "
+                  f"(the call's deadline: {CALL_TIMEOUT_MS} ms)")
             assert out.is_error and out.text.startswith("DIALOG_OPEN:"), out
             assert f"tab {tab} does not respond" in out.text, out
             # Once the person answers it, the tab serves calls again.
