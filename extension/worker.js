@@ -51,7 +51,10 @@ chrome.tabs.onUpdated.addListener((tabId, change) => {
 const WEBMCP_SCRIPTS = [
   { id: "tabwire-webmcp-api", js: ["extension/webmcp.js"], world: "MAIN" },
   { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
-].map((s) => ({ ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start", allFrames: false }));
+  // Not WebMCP's, but the same kind: the page's dialogs answered while Tabwire drives it (dialogs.js).
+  { id: "tabwire-dialogs", js: ["extension/dialogs.js"], world: "MAIN", allFrames: true },
+  { id: "tabwire-dialogs-relay", js: ["extension/dialogs-relay.js"], world: "ISOLATED" },
+].map((s) => ({ allFrames: false, ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start" }));
 const webmcpRegistered = chrome.scripting
   .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })
   .then((have) => {

@@ -9,6 +9,7 @@ pub mod adapter;
 pub mod args;
 pub mod browser_ops;
 pub mod code_adapter;
+pub mod dialog;
 pub mod fetch;
 pub mod handshake;
 pub mod keys;

@@ -76,6 +76,11 @@ pub enum FromPage {
         state: Value,
         ts: u64,
     },
+    /// The page handed one of its dialogs to the browser (`open`: a person must answer it; the
+    /// page is frozen until then), or that dialog was answered (`extension/dialogs.js`).
+    DialogShown {
+        open: bool,
+    },
     /// The answer to [`ToPage::RequestState`], given through the message's response callback.
     StateResponse {
         id: RequestId,
@@ -183,6 +188,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "call_tool_continue",
     "call_tool_landing",
     "state_update",
+    "dialog_shown",
     "state_response",
     "state_error",
 ];
@@ -238,6 +244,9 @@ impl FromPage {
             "state_update" => FromPage::StateUpdate {
                 state: f.req("state")?,
                 ts: f.req("ts")?,
+            },
+            "dialog_shown" => FromPage::DialogShown {
+                open: f.req("open")?,
             },
             "state_response" => FromPage::StateResponse {
                 id: f.req("id")?,
@@ -370,6 +379,7 @@ mod tests {
             FromPage::CallToolContinue { .. } => "call_tool_continue",
             FromPage::CallToolLanding { .. } => "call_tool_landing",
             FromPage::StateUpdate { .. } => "state_update",
+            FromPage::DialogShown { .. } => "dialog_shown",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
         }
@@ -445,6 +455,7 @@ mod tests {
                 state: json!({"n": 2}),
                 ts: 9,
             },
+            FromPage::DialogShown { open: true },
             FromPage::StateResponse {
                 id: "i".into(),
                 state: json!(null),

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::args;
+use crate::dialog::{self, DialogAnswer};
 
 pub const SNAPSHOT: &str = "page_snapshot";
 pub const ACT: &str = "page_act";
@@ -114,6 +115,8 @@ pub enum PageOp {
         action: Action,
         /// Answer with the whole snapshot after the act, not only what changed.
         snapshot: bool,
+        /// How to answer a dialog the act makes the page open (see [`crate::dialog`]).
+        dialog: Option<DialogAnswer>,
     },
     Read {
         within: Option<Target>,
@@ -135,6 +138,17 @@ impl PageOp {
     /// Whether the operation may change the page.
     pub fn acts(&self) -> bool {
         matches!(self, PageOp::Act { .. })
+    }
+
+    /// How the call said to answer the page's next dialog.
+    pub fn dialog_answer(&self) -> Option<&DialogAnswer> {
+        match self {
+            PageOp::Act { dialog, .. } => dialog.as_ref(),
+            PageOp::Snapshot { .. }
+            | PageOp::Read { .. }
+            | PageOp::Find { .. }
+            | PageOp::Wait { .. } => None,
+        }
     }
 
     /// The ref the operation names, if any (the server routes a call by it).
@@ -237,6 +251,15 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             p.insert(
                 "snapshot".into(),
                 json!({"type": "boolean", "description": "answer with the full snapshot"}),
+            );
+            p.insert(
+                "dialog".into(),
+                json!({"type": "string", "enum": dialog::ANSWERS,
+                       "description": "answer to a confirm/prompt the act opens (default: dismiss, DIALOG error)"}),
+            );
+            p.insert(
+                "dialog_text".into(),
+                json!({"type": "string", "description": "prompt's answer, with accept"}),
             );
             PageToolSpec {
                 name: ACT,
@@ -387,6 +410,13 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
                 }
                 None => return Err(format!("`{}` needs `ref` or `selector`", action.name())),
             };
+            let dialog = match (text("dialog"), text("dialog_text")) {
+                (None, None) => None,
+                (None, Some(_)) => return Err("`dialog_text` goes with dialog: \"accept\"".into()),
+                (Some(answer), text) => {
+                    Some(DialogAnswer::parse(&answer, text).map_err(|e| format!("`dialog`: {e}"))?)
+                }
+            };
             PageOp::Act {
                 target,
                 action,
@@ -394,6 +424,7 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
                     .get("snapshot")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
+                dialog,
             }
         }
         FIND => PageOp::Find {
@@ -457,7 +488,8 @@ mod tests {
             Ok(PageOp::Act {
                 target: Target::Ref(3),
                 action: Action::Fill("x".into()),
-                snapshot: false
+                snapshot: false,
+                dialog: None,
             })
         );
         let press = parse(ACT, json!({"action": "press", "key": "Shift+Enter"})).unwrap();
@@ -466,8 +498,20 @@ mod tests {
             PageOp::Act {
                 target: Target::Selector(":focus".into()),
                 action: Action::Press("Shift+Enter".into()),
-                snapshot: false
+                snapshot: false,
+                dialog: None,
             }
+        );
+        let accept = parse(
+            ACT,
+            json!({"ref": "e3", "action": "click", "dialog": "accept", "dialog_text": "Ann"}),
+        )
+        .unwrap();
+        assert_eq!(
+            accept.dialog_answer(),
+            Some(&DialogAnswer::Accept {
+                text: Some("Ann".into())
+            })
         );
         let err = |args: Value| parse(ACT, args).unwrap_err();
         assert!(err(json!({"ref": "e3", "action": "fill"})).contains("needs `value`"));
@@ -478,6 +522,14 @@ mod tests {
         assert!(err(json!({"ref": "e3", "action": "press", "key": "Hyper+q"})).contains("`key`"));
         assert!(err(json!({"ref": "e3", "action": "explode"})).contains("action"));
         assert!(err(json!({"ref": "e3", "action": "click", "bogus": 1})).contains("bogus"));
+        assert!(
+            err(json!({"ref": "e3", "action": "click", "dialog_text": "x"})).contains("goes with")
+        );
+        assert!(
+            err(json!({"ref": "e3", "action": "click", "dialog": "dismiss", "dialog_text": "x"}))
+                .contains("`dialog`")
+        );
+        assert!(err(json!({"ref": "e3", "action": "click", "dialog": "ok"})).contains("dialog"));
     }
 
     #[test]

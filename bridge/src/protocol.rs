@@ -49,6 +49,11 @@ pub enum ErrorCode {
     /// A page tool's ref names no element of the page now: it came from an older document, from
     /// another tab, or its element is gone. Take a new snapshot.
     StaleRef,
+    /// The page opened a dialog (confirm, prompt, leave-page) the call had not said how to answer:
+    /// it was dismissed, and the message names it and how to accept it.
+    Dialog,
+    /// The tab's page is frozen by a dialog waiting for a person's answer.
+    DialogOpen,
     Protocol,
     Internal,
 }
@@ -74,6 +79,8 @@ impl ErrorCode {
             ErrorCode::TooMany => "TOO_MANY",
             ErrorCode::PermissionRequired => "PERMISSION_REQUIRED",
             ErrorCode::StaleRef => "STALE_REF",
+            ErrorCode::Dialog => "DIALOG",
+            ErrorCode::DialogOpen => "DIALOG_OPEN",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }

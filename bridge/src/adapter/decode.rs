@@ -347,6 +347,14 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         StepKind::Fail => Step::Fail {
             message: f.need_text("message")?,
         },
+        StepKind::Dialog => {
+            let answer = f.need_text("answer")?;
+            let text = f.text("text")?;
+            Step::Dialog {
+                answer: crate::dialog::DialogAnswer::parse(&answer, text)
+                    .map_err(|why| StepError::at("answer", why))?,
+            }
+        }
         StepKind::Fetch => Step::Fetch {
             url: f.need_text("url")?,
             into: f.need_text("into")?,

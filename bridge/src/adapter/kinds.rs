@@ -104,6 +104,8 @@ step_kinds! {
     /// End the call with a REFUSED error carrying `message` (the site's own words, read into a
     /// variable: a form the site refused).
     Fail = "fail", needs ["message"], takes [], acts: false;
+    /// How to answer the page's next dialog (`confirm`, `prompt`, leave-page).
+    Dialog = "dialog", needs ["answer"], takes ["text"], acts: false;
     Fetch = "fetch",
         needs ["url", "into"],
         takes ["response", "timeout_ms", "records", "fields"],

@@ -117,6 +117,9 @@ pub enum Step {
     /// End the call with a `REFUSED` error saying `message` (a text template): the site refused
     /// what the call asked, in its own words (a form's validation message).
     Fail { message: String },
+    /// Answer the page's next `confirm`, `prompt` or leave-page prompt this way (a prompt's `text`
+    /// is a text template). Without it, such a dialog is dismissed and the call fails with `DIALOG`.
+    Dialog { answer: crate::dialog::DialogAnswer },
     /// GET `url`, a path on the page's own origin (arguments in it are percent-encoded), with the
     /// page's cookies, and store the response, read as `body` says, in `into`.
     Fetch {
@@ -333,7 +336,8 @@ impl Step {
             | Step::Uncheck { .. }
             | Step::Navigate { .. }
             | Step::Return { .. }
-            | Step::Fail { .. } => (&[], &[], None),
+            | Step::Fail { .. }
+            | Step::Dialog { .. } => (&[], &[], None),
         }
     }
 }
@@ -493,6 +497,15 @@ impl Serialize for Step {
             Step::Navigate { url } => map.serialize_entry("url", url)?,
             Step::Return { value } => map.serialize_entry("value", value)?,
             Step::Fail { message } => map.serialize_entry("message", message)?,
+            Step::Dialog { answer } => match answer {
+                crate::dialog::DialogAnswer::Accept { text } => {
+                    map.serialize_entry("answer", "accept")?;
+                    if let Some(text) = text {
+                        map.serialize_entry("text", text)?;
+                    }
+                }
+                crate::dialog::DialogAnswer::Dismiss => map.serialize_entry("answer", "dismiss")?,
+            },
             Step::Fetch {
                 url,
                 into,

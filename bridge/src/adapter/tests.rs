@@ -511,6 +511,7 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
             "navigate" => json!({"step": "navigate", "url": "/x"}),
             "return" => json!({"step": "return", "value": null}),
             "fail" => json!({"step": "fail", "message": "refused: {{why}}"}),
+            "dialog" => json!({"step": "dialog", "answer": "accept", "text": "{{name}}"}),
             "fetch" => {
                 json!({"step": "fetch", "url": "/x", "into": "x", "timeout_ms": 5,
                        "records": "/items", "fields": {"a": "/a"}})
@@ -542,6 +543,11 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
         error(json!({"step": "fill", "selector": "a", "value": 1})).contains("must be a string")
     );
     assert!(error(json!({"step": "fly"})).contains("unknown variant `fly`"));
+    assert!(
+        error(json!({"step": "dialog", "answer": "dismiss", "text": "x"}))
+            .contains("not with \"dismiss\"")
+    );
+    assert!(error(json!({"step": "dialog", "answer": "ok"})).contains("not a dialog answer"));
     assert!(error(json!({"step": "click", "colour": 1})).contains("colour"));
 }
 

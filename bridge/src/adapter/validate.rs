@@ -342,6 +342,11 @@ impl Validator {
                 self.template(url, &path.key("url"), known);
             }
             Step::Fail { message } => self.template(message, &path.key("message"), known),
+            Step::Dialog { answer } => {
+                if let crate::dialog::DialogAnswer::Accept { text: Some(text) } = answer {
+                    self.template(text, &path.key("text"), known);
+                }
+            }
             Step::Return { value } => match template::value_references(value) {
                 Ok(names) => self.known_names(&names, &path.key("value"), known),
                 Err(e) => self.problem(path.key("value"), e.to_string()),

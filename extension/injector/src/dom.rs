@@ -157,6 +157,9 @@ pub trait Dom {
         max_bytes: usize,
     ) -> impl Future<Output = Result<HttpResponse, FetchFailure>>;
 
+    /// Tells the page's dialog handling (`extension/dialogs.js`) how to answer its next dialog.
+    fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer);
+
     /// Forgets what [`Dom::leaving`] saw so far (before an action that may navigate).
     fn watch_leaving(&self);
     /// Whether the page started leaving for another document since [`Dom::watch_leaving`].

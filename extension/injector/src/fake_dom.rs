@@ -502,6 +502,12 @@ impl Dom for FakeDom {
         self.now.get()
     }
 
+    fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {
+        self.events
+            .borrow_mut()
+            .push(format!("dialog {}", answer.to_plan()));
+    }
+
     fn watch_leaving(&self) {
         *self.leaving.borrow_mut() = Leaving::Staying;
     }

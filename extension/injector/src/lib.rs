@@ -14,6 +14,7 @@ pub mod runtime;
 pub mod state;
 pub mod steps;
 pub mod tools;
+mod web_dialogs;
 pub mod web_dom;
 mod web_input;
 mod web_leaving;

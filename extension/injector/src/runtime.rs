@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use bridge::adapter::Adapter;
+use bridge::dialog::{self, Asker};
 use bridge::page::{FromPage, RuntimeKind, ToPage};
 use bridge::webmcp;
 use bridge::{ErrorCode, WireError};
@@ -23,6 +24,7 @@ use crate::backends::{self, WebBackends};
 use crate::state;
 use crate::steps::Outcome;
 use crate::tools::{self, Catalog, Start};
+use crate::web_dialogs;
 use crate::web_dom::WebDom;
 
 #[wasm_bindgen]
@@ -519,9 +521,20 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     let backends = WebBackends {
         on_state_change: push_state,
     };
+    web_dialogs::begin(id, cancelled.clone());
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
+    let seen = web_dialogs::end(id);
     PAGE.with(|p| p.borrow_mut().running.remove(id));
-    result
+    match result {
+        Ok(Outcome::Finished(value)) => {
+            dialog::settle(seen, Ok(value), Asker::AdapterTool).map(Outcome::Finished)
+        }
+        Err(error) => dialog::settle(seen, Err(error), Asker::AdapterTool).map(Outcome::Finished),
+        // The call goes on in the next page: it fails only on a dialog it did not answer.
+        Ok(going_on) => {
+            dialog::settle(seen, Ok(serde_json::Value::Null), Asker::AdapterTool).map(|_| going_on)
+        }
+    }
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
@@ -537,15 +550,20 @@ async fn page_op(
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
     let deadline = js_sys::Date::now() + timeout_ms as f64;
+    web_dialogs::begin(&id, cancelled.clone());
     let result = async {
         let op = bridge::page_ops::parse(&op, args)
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
+        if let Some(answer) = op.dialog_answer() {
+            web_dialogs::plan(answer);
+        }
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
         let refs = crate::page::web::REFS.with(Rc::clone);
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }
     .await;
+    let result = dialog::settle(web_dialogs::end(&id), result, Asker::PageTool);
     PAGE.with(|p| p.borrow_mut().running.remove(&id));
     let answer = match result {
         Ok(mut result) => {

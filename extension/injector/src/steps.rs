@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::dom::{FetchFailure, Leaving};
 use crate::input::{self, FillCheck, Refusal};
 use crate::page::{PageDom, locate};
+use bridge::dialog::DialogAnswer;
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
 /// (visibility can change through CSS alone).
@@ -685,6 +686,18 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let message = template::render_text(message, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 return Err(fail(ErrorCode::Refused, label, message));
+            }
+            Step::Dialog { answer } => {
+                let answer = match answer {
+                    DialogAnswer::Accept { text: Some(text) } => DialogAnswer::Accept {
+                        text: Some(
+                            template::render_text(text, &self.vars)
+                                .map_err(|e| template_error(label, e))?,
+                        ),
+                    },
+                    other => other.clone(),
+                };
+                self.dom.answer_next_dialog(&answer);
             }
             Step::Fetch {
                 url,

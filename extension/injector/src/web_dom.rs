@@ -507,6 +507,10 @@ impl Dom for WebDom {
         js_sys::Date::now()
     }
 
+    fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {
+        crate::web_dialogs::plan(answer);
+    }
+
     fn watch_leaving(&self) {
         crate::web_leaving::watch();
     }

@@ -3,7 +3,7 @@
 //! routing of server frames, page messages and tab events into [`Action`]s the browser glue
 //! carries out. What pages and tabs say is handled in `core/pages.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bridge::browser_ops::BrowserOp;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
@@ -158,6 +158,9 @@ pub struct Core {
     calls: HashMap<RequestId, TabId>,
     /// Tabs loading another page and what waits for them (`core/navigation.rs`).
     nav: navigation::Navigation,
+    /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
+    /// so a call there fails at once with `DIALOG_OPEN` instead of running out its time.
+    dialogs_open: HashSet<TabId>,
     outbox: Outbox,
     link: LinkState,
     backoff: Backoff,
@@ -176,6 +179,7 @@ impl Core {
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             nav: navigation::Navigation::default(),
+            dialogs_open: HashSet::new(),
             outbox: Outbox::default(),
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
@@ -476,6 +480,11 @@ impl Core {
                 args,
                 timeout_ms,
             } => {
+                if self.dialog_open_in(tab) {
+                    let error = bridge::dialog::open_in_tab(tab);
+                    self.send(ToServer::CallToolError { id, error }, &mut actions);
+                    return actions;
+                }
                 let message = ToPage::CallTool {
                     id: id.clone(),
                     tool,
@@ -572,6 +581,11 @@ impl Core {
         actions
     }
 
+    /// Whether `tab`'s page waits for a person to answer one of its dialogs.
+    pub fn dialog_open_in(&self, tab: TabId) -> bool {
+        self.dialogs_open.contains(&tab)
+    }
+
     /// A page tool's call: to a tab loading another page, it waits for that page (a page tool
     /// acts on what the tab is going to show); to the focused tab (`None`), the glue looks which
     /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
@@ -595,6 +609,10 @@ impl Core {
             timeout_ms,
         };
         match tab {
+            Some(tab) if self.dialog_open_in(tab) => {
+                let error = bridge::dialog::open_in_tab(tab);
+                self.send(ToServer::CallToolError { id, error }, &mut actions);
+            }
             Some(tab) => {
                 self.calls.insert(id.clone(), tab);
                 self.send_when_loaded(tab, id, action, timeout_ms as f64, &mut actions);

@@ -39,13 +39,26 @@ class Target:
 
 @dataclass
 class EventLog:
-    """DevTools events seen in one session, in order."""
+    """DevTools events seen in one session, in order; `command` sends one in that session (whose
+    domain may be needed: a dialog is answered in the session that saw it open)."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
+    replies: dict[int, dict[str, Any]] = field(default_factory=dict)
+    ws: Any = None
 
     def add(self, frame: dict[str, Any]) -> None:
         if "method" in frame:
             self.events.append(frame)
+        elif "id" in frame:
+            self.replies[frame["id"]] = frame
+
+    async def command(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        msg_id = next(_ids)
+        await self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
+        reply = await wait_for(lambda: self.replies.get(msg_id), timeout=30, what=f"the answer to CDP {method}")
+        if "error" in reply:
+            raise CdpError(f"CDP {method} failed: {reply['error']}")
+        return reply["result"]
 
     def of(self, method: str) -> list[dict[str, Any]]:
         return [e["params"] for e in self.events if e["method"] == method]
@@ -121,6 +134,7 @@ class Cdp:
         `enable` (e.g. "Network") enabled on it first."""
         log = EventLog()
         async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
+            log.ws = ws
             msg_id = next(_ids)
             await ws.send(json.dumps({"id": msg_id, "method": f"{enable}.enable", "params": {}}))
 

@@ -85,6 +85,7 @@ pub async fn run<D: PageDom>(
             target,
             action,
             snapshot: whole,
+            dialog: _,
         } => {
             let (text, to) = act(dom, refs, &target, &action, whole, timeout_ms, cancelled).await?;
             shown = refs_in(&text);

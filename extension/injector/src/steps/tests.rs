@@ -956,3 +956,35 @@ fn within_matches_contained_text_other_reads_and_waits() {
         )
     );
 }
+
+#[test]
+fn a_dialog_step_tells_the_page_how_to_answer_with_its_text_rendered() {
+    let tool: ToolDef = serde_json::from_value(json!({
+        "name": "t", "description": "d",
+        "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "steps": [
+            {"step": "dialog", "answer": "accept", "text": "{{name}}"},
+            {"step": "dialog", "answer": "dismiss"},
+            {"step": "return", "value": "done"}
+        ]
+    }))
+    .unwrap();
+    let dom = todomvc(&[]);
+    let args = json!({"name": "Zoë \"Z\""}).as_object().cloned().unwrap();
+    let value = block_on(run_value(&dom, &tool, args, 1000, &Cell::new(false))).unwrap();
+    assert_eq!(value, json!("done"));
+    let plans: Vec<String> = dom
+        .events
+        .borrow()
+        .iter()
+        .filter(|e| e.starts_with("dialog "))
+        .cloned()
+        .collect();
+    assert_eq!(
+        plans,
+        [
+            r#"dialog {"answer":"accept","text":"Zoë \"Z\""}"#,
+            r#"dialog {"answer":"dismiss"}"#
+        ]
+    );
+}

@@ -192,6 +192,7 @@ impl Core {
                 );
             }
             NavEvent::Committed { url, document } => {
+                self.dialogs_open.remove(&tab); // a dialog leaves with its document
                 if let Some(document) = document {
                     self.nav.shown.insert(tab, document);
                 }

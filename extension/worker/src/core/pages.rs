@@ -306,6 +306,15 @@ impl Core {
                 self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
                 (None, actions)
             }
+            FromPage::DialogShown { open: true } => {
+                self.dialogs_open.insert(tab);
+                self.fail_calls_in(tab, &bridge::dialog::open_in_tab(tab), &mut actions);
+                (None, actions)
+            }
+            FromPage::DialogShown { open: false } => {
+                self.dialogs_open.remove(&tab);
+                (None, actions)
+            }
             FromPage::CallToolResult { .. }
             | FromPage::CallToolError { .. }
             | FromPage::StateResponse { .. }
@@ -325,6 +334,21 @@ impl Core {
     pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
         let mut actions = Vec::new();
         self.forget_tab_loads(tab);
+        self.dialogs_open.remove(&tab);
+        let closed = WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab} was closed during the call"),
+        );
+        self.fail_calls_in(tab, &closed, &mut actions);
+        if self.tabs.remove(tab) {
+            self.send(ToServer::TabClosed { tab }, &mut actions);
+            actions.push(Action::PersistTabs);
+        }
+        actions
+    }
+
+    /// Fails every call sent to `tab` and not answered yet with `error`.
+    fn fail_calls_in(&mut self, tab: TabId, error: &WireError, actions: &mut Vec<Action>) {
         let pending: Vec<RequestId> = self
             .calls
             .iter()
@@ -334,17 +358,9 @@ impl Core {
         for id in pending {
             self.calls.remove(&id);
             self.call_done(&id);
-            let error = WireError::new(
-                ErrorCode::TabClosed,
-                format!("tab {tab} was closed during the call"),
-            );
-            self.send(ToServer::CallToolError { id, error }, &mut actions);
+            let error = error.clone();
+            self.send(ToServer::CallToolError { id, error }, actions);
         }
-        if self.tabs.remove(tab) {
-            self.send(ToServer::TabClosed { tab }, &mut actions);
-            actions.push(Action::PersistTabs);
-        }
-        actions
     }
 
     /// `tabs.onUpdated`: `url` when it changed, the tab's current URL and title.

@@ -837,3 +837,38 @@ fn backoff_restarts_after_a_good_connection() {
     assert_eq!(core.status().problem, None, "welcome clears the problem");
     assert_eq!(core.socket_closed(Problem::Closed { code: 1006 }, 0.5), 100);
 }
+
+#[test]
+fn a_dialog_waiting_for_a_person_fails_the_tabs_calls_at_once_until_answered() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    let call = |id: &str| {
+        json!({"type":"call_tool","id":id,"tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":30000})
+            .to_string()
+    };
+    core.on_server_frame(&call("c1"));
+    // The page hands a dialog to the browser while c1 runs: c1 fails now, not at its deadline.
+    let shown = |open: bool| json!({"type": "dialog_shown", "open": open}).to_string();
+    let (_, actions) = core.on_page_message(&sender(3), Some(&shown(true)));
+    let sent = frames(&actions);
+    assert_eq!(sent[0]["type"], "call_tool_error");
+    assert_eq!(sent[0]["id"], "c1");
+    assert_eq!(sent[0]["error"]["code"], "DIALOG_OPEN");
+    // A call that comes meanwhile fails at once; another tab is not concerned.
+    let sent = frames(&core.on_server_frame(&call("c2")));
+    assert_eq!(sent[0]["error"]["code"], "DIALOG_OPEN");
+    assert!(core.dialog_open_in(3) && !core.dialog_open_in(4));
+    // Answered: calls go to the page again.
+    core.on_page_message(&sender(3), Some(&shown(false)));
+    assert!(frames(&core.on_server_frame(&call("c3"))).is_empty());
+    // A new document has no dialog of the old one.
+    core.on_page_message(&sender(3), Some(&shown(true)));
+    core.on_navigation(
+        3,
+        NavEvent::Committed {
+            url: "http://127.0.0.1/next".into(),
+            document: None,
+        },
+    );
+    assert!(!core.dialog_open_in(3));
+}

@@ -1,0 +1,96 @@
+//! The isolated-world end of the page's dialog handling (`extension/dialogs.js`, in the page's
+//! world): each running call begins and ends a watch, a `dialog` step or `page_act`'s `dialog`
+//! sends the plan for the next dialog, and every dialog the page's shim reports is given to the
+//! calls running now. A dialog dismissed by default stops them at once (through their cancel
+//! flag): what follows it would run against a page that refused the action.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use bridge::dialog::{Answered, DialogAnswer, DialogSeen};
+use wasm_bindgen::prelude::*;
+
+const CALL_EVENT: &str = "tabwire:dialog-call";
+const REPORT_EVENT: &str = "tabwire:dialog";
+
+struct Watch {
+    seen: Vec<DialogSeen>,
+    stop: Rc<Cell<bool>>,
+}
+
+thread_local! {
+    static WATCHES: RefCell<HashMap<String, Watch>> = RefCell::new(HashMap::new());
+    static LISTENING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn tell_shim(message: serde_json::Value) {
+    if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+        crate::backends::dispatch(&document, CALL_EVENT, &message.to_string());
+    }
+}
+
+fn listen() {
+    if LISTENING.with(|l| l.replace(true)) {
+        return;
+    }
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let on_report = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
+        let Some(seen) = js_sys::Reflect::get(&event, &"detail".into())
+            .ok()
+            .and_then(|detail| detail.as_string())
+            .and_then(|text| DialogSeen::from_report(&text))
+        else {
+            return;
+        };
+        WATCHES.with(|w| {
+            for watch in w.borrow_mut().values_mut() {
+                if seen.answered == Answered::DismissedByDefault {
+                    watch.stop.set(true);
+                }
+                watch.seen.push(seen.clone());
+            }
+        });
+    })
+    .into_js_value();
+    let _ = document.add_event_listener_with_callback(REPORT_EVENT, on_report.unchecked_ref());
+}
+
+/// Call `id` starts: the page's dialogs are answered (dismissed unless a plan says otherwise)
+/// and reported to it; `stop` is set when one is dismissed by default.
+pub fn begin(id: &str, stop: Rc<Cell<bool>>) {
+    listen();
+    WATCHES.with(|w| {
+        w.borrow_mut().insert(
+            id.to_owned(),
+            Watch {
+                seen: Vec::new(),
+                stop,
+            },
+        )
+    });
+    tell_shim(serde_json::json!({"op": "begin"}));
+}
+
+/// How to answer the page's next dialog.
+pub fn plan(answer: &DialogAnswer) {
+    let mut message = answer.to_plan();
+    message["op"] = "plan".into();
+    tell_shim(message);
+}
+
+/// Call `id` ended: the dialogs it met. The page stays answered by Tabwire until a person's
+/// input (see `dialogs.js`).
+pub fn end(id: &str) -> Vec<DialogSeen> {
+    let (seen, idle) = WATCHES.with(|w| {
+        let mut w = w.borrow_mut();
+        let seen = w.remove(id).map(|watch| watch.seen).unwrap_or_default();
+        (seen, w.is_empty())
+    });
+    if idle {
+        tell_shim(serde_json::json!({"op": "end"}));
+    }
+    seen
+}
