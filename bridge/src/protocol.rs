@@ -49,6 +49,10 @@ pub enum ErrorCode {
     /// A page tool's ref names no element of the page now: it came from an older document, from
     /// another tab, or its element is gone. Take a new snapshot.
     StaleRef,
+    /// Trusted input (the origin's grant) could not go through Chrome's debugger: another
+    /// debugger holds the tab, or the user cancelled Chrome's debugging bar; the message says
+    /// which and how to go on.
+    DebuggerUnavailable,
     Protocol,
     Internal,
 }
@@ -74,6 +78,7 @@ impl ErrorCode {
             ErrorCode::TooMany => "TOO_MANY",
             ErrorCode::PermissionRequired => "PERMISSION_REQUIRED",
             ErrorCode::StaleRef => "STALE_REF",
+            ErrorCode::DebuggerUnavailable => "DEBUGGER_UNAVAILABLE",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -385,6 +390,10 @@ pub enum ToExtension {
         tool: String,
         args: Value,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant, which only the server knows).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     Cancel {
         id: RequestId,
@@ -405,6 +414,10 @@ pub enum ToExtension {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant, which only the server knows).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
@@ -618,6 +631,7 @@ impl ToExtension {
                 tool: f.req("tool")?,
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "cancel" => ToExtension::Cancel { id: f.req("id")? },
             "request_state" => ToExtension::RequestState {
@@ -631,6 +645,7 @@ impl ToExtension {
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "open_tab" => ToExtension::OpenTab {
                 id: f.req("id")?,
@@ -896,6 +911,7 @@ mod tests {
                 tool: "todomvc_list_todos".into(),
                 args: json!({}),
                 timeout_ms: 5000,
+                trusted_input: false,
             },
             json!({"type":"call_tool","id":"u1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":5000}),
         );
@@ -1042,6 +1058,7 @@ mod tests {
                 tool: "t".into(),
                 args: json!({}),
                 timeout_ms: 1,
+                trusted_input: true,
             },
             ToExtension::Cancel { id: "a".into() },
             ToExtension::RequestState {
@@ -1055,6 +1072,7 @@ mod tests {
                 args: json!({"max_chars": 900}),
                 doc: Some("d1".into()),
                 timeout_ms: 5,
+                trusted_input: true,
             },
             ToExtension::OpenTab {
                 id: "a".into(),
@@ -1145,6 +1163,7 @@ mod tests {
             ErrorCode::NoSuchTool,
             ErrorCode::PageCsp,
             ErrorCode::NotConnected,
+            ErrorCode::DebuggerUnavailable,
         ] {
             assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
         }
