@@ -148,3 +148,22 @@ mod tests {
         );
     }
 }
+
+/// A `NO_EFFECT` answer on a page whose origin has no trusted-input grant: the page may ignore
+/// synthetic events (`isTrusted` false), so the error names the setting and what it costs.
+pub fn with_trusted_input_hint(mut error: WireError, url: Option<&str>) -> WireError {
+    if error.code != ErrorCode::NoEffect {
+        return error;
+    }
+    let Some(origin) = url.and_then(bridge::webmcp::origin) else {
+        return error;
+    };
+    error.message.push_str(&format!(
+        ". If this page ignores synthetic input (events whose isTrusted is false, as some \
+         payment forms, editors and anti-automation checks do), the user can turn on trusted \
+         input for {origin}: `tabwire allow --trusted-input {origin}`, or \"Trusted input\" in \
+         Tabwire's popup. Chrome then shows a \"Tabwire started debugging this browser\" bar \
+         while Tabwire acts there."
+    ));
+    error
+}
