@@ -38,9 +38,15 @@ fn target(tab: TabId) -> JsValue {
     from_json(&format!(r#"{{"tabId":{tab}}}"#))
 }
 
+/// Calls `chrome.debugger[method](...args)` now; its promise.
+fn start(method: &str, args: &[JsValue]) -> Result<js_sys::Promise, String> {
+    chrome::call_method(&debugger(), method, args)
+        .map(JsCast::unchecked_into)
+        .map_err(|e| error_text(&e))
+}
+
 async fn call(method: &str, args: &[JsValue]) -> Result<JsValue, String> {
-    let promise = chrome::call_method(&debugger(), method, args).map_err(|e| error_text(&e))?;
-    JsFuture::from(promise.unchecked_into::<js_sys::Promise>())
+    JsFuture::from(start(method, args)?)
         .await
         .map_err(|e| error_text(&e))
 }
@@ -72,16 +78,42 @@ async fn run(tab: TabId, commands: &[Command]) -> Result<(), WireError> {
         DETACHED.with(|d| d.borrow_mut().remove(&tab));
         ATTACHED.with(|a| a.borrow_mut().insert(tab, js_sys::Date::now()));
     }
-    for command in commands {
-        let params = from_json(&command.params.to_string());
-        let method = JsValue::from_str(&command.method);
-        if let Err(why) = call("sendCommand", &[target(tab), method, params]).await {
+    // Each run of commands of one method is sent at once: the browser queues a method's input
+    // events in order, and an input event waits for the page's next frame, so awaiting each
+    // before sending the next costs a frame apiece (BENCHMARKS.md). Another method (keys, then
+    // `insertText`) waits for the run before it, whose events it must come after.
+    for run in commands.chunk_by(|a, b| a.method == b.method) {
+        if let Err(why) = send_all(tab, run).await {
             ATTACHED.with(|a| a.borrow_mut().remove(&tab));
             let reason = DETACHED.with(|d| d.borrow().get(&tab).cloned());
             return Err(command_failed(tab, &why, reason.as_deref()));
         }
     }
     Ok(())
+}
+
+/// Sends `commands` at once and waits for every answer; the first failure.
+async fn send_all(tab: TabId, commands: &[Command]) -> Result<(), String> {
+    let sent: Vec<Result<js_sys::Promise, String>> = commands
+        .iter()
+        .map(|command| {
+            let params = from_json(&command.params.to_string());
+            let method = JsValue::from_str(&command.method);
+            start("sendCommand", &[target(tab), method, params])
+        })
+        .collect();
+    let mut failed = Ok(());
+    for promise in sent {
+        let outcome = match promise {
+            Ok(promise) => JsFuture::from(promise)
+                .await
+                .map(drop)
+                .map_err(|e| error_text(&e)),
+            Err(why) => Err(why),
+        };
+        failed = failed.and(outcome);
+    }
+    failed
 }
 
 /// Chrome refused to attach (`why`: its message).

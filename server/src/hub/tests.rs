@@ -800,6 +800,8 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     grants
         .revoke("http://todomvc.com", crate::grants::Need::TrustedInput)
         .unwrap();
+    // (The aborted page op is cancelled first.)
+    assert!(matches!(ext.next().await, ToExtension::Cancel { .. }));
     let _call = spawn_call(&hub, "todomvc_a", Some(1));
     let ToExtension::CallTool { trusted_input, .. } = ext.next().await else {
         panic!("expected call_tool")
