@@ -150,6 +150,10 @@ async def test_page_act_fails_naming_the_setting_then_passes_on_a_page_without_a
     await agent.ok("page_act", ref=pad, action="press", key="Shift+Tab")
     assert await browser.cdp.evaluate(page, "fixture.focused()") == "before"
     assert all(k["trusted"] for k in await browser.cdp.evaluate(page, "fixture.keys()"))
+    # A button in a same-origin frame: the real mouse lands on it (its point offset by the frame).
+    inner = agent.ref(await agent.snapshot(), r'^button e\d+ "Inner button"')
+    await agent.ok("page_act", ref=inner, action="click")
+    assert len(await browser.cdp.evaluate(page, "fixture.innerPresses")) == 1
 
 
 async def test_a_detached_debugger_and_a_closed_tab_end_the_call_with_a_typed_error(

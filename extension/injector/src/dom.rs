@@ -139,6 +139,9 @@ pub trait Dom {
     /// for the page's origin): then [`Dom::perform_trusted`] performs what the input module
     /// decided, and the page's scripts see events whose `isTrusted` is true.
     fn trusted_input(&self) -> bool;
+    /// `at`, a point of `node`'s document's viewport, in the top document's viewport (where
+    /// trusted input aims: an element of a same-origin `<iframe>` is offset by its frame).
+    fn top_point(&self, node: &Self::Node, at: Point) -> Point;
     /// Has the service worker perform DevTools `Input` commands through Chrome's debugger
     /// (`bridge::trusted_input`); `Err` says why it could not.
     fn perform_trusted(

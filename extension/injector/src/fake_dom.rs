@@ -470,6 +470,10 @@ impl Dom for FakeDom {
         self.trusted.borrow().is_some()
     }
 
+    fn top_point(&self, _node: &usize, at: Point) -> Point {
+        at
+    }
+
     fn perform_trusted(
         &self,
         commands: Vec<bridge::trusted_input::Command>,

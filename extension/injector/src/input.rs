@@ -558,7 +558,8 @@ pub async fn click<D: Dom>(
 ) -> Result<(), Refusal> {
     let aim = aim_patiently(dom, node, true, patience_ms).await?;
     if dom.trusted_input() {
-        let commands = trusted_input::click(aim.at.x, aim.at.y, clicks as u32);
+        let at = dom.top_point(&aim.target, aim.at);
+        let commands = trusted_input::click(at.x, at.y, clicks as u32);
         perform_trusted(dom, commands).await?;
         dom.set_pointer_at(Some(aim.target));
         return Ok(());
@@ -606,7 +607,8 @@ pub async fn click<D: Dom>(
 pub async fn hover<D: Dom>(dom: &D, node: &D::Node, patience_ms: f64) -> Result<(), Refusal> {
     let aim = aim_patiently(dom, node, false, patience_ms).await?;
     if dom.trusted_input() {
-        perform_trusted(dom, trusted_input::hover(aim.at.x, aim.at.y)).await?;
+        let at = dom.top_point(&aim.target, aim.at);
+        perform_trusted(dom, trusted_input::hover(at.x, at.y)).await?;
         dom.set_pointer_at(Some(aim.target));
         return Ok(());
     }

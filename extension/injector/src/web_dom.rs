@@ -483,6 +483,10 @@ impl Dom for WebDom {
         self.trusted_call.is_some()
     }
 
+    fn top_point(&self, node: &Element, at: Point) -> Point {
+        web_input::top_point(node, at)
+    }
+
     fn perform_trusted(
         &self,
         commands: Vec<bridge::trusted_input::Command>,
