@@ -5,8 +5,9 @@ The real `tabwire mcp`, headless Chromium with the real extension, and a fixture
 itself back, a text field that undoes untrusted changes, a pad that records keys. Without the grant an
 action the page visibly did not take fails with NO_EFFECT naming the setting; after
 `tabwire allow --trusted-input ORIGIN` the same call passes, checked in the page. Through an adapter's
-steps and through page_act on a page no adapter serves; chords; a tab closed mid-call; the debugger
-detached under a call (as when the user cancels Chrome's debugging bar).
+steps and through page_act on a page no adapter serves; chords; a frame's button; a tab closed mid-call; the
+debugger detached under a call (as when the user cancels Chrome's debugging bar); a client that can ask its
+user (MCP elicitation) offering trusted input when an action had no effect.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import urllib.request
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 
+from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 from test_page_tools import Agent
 
@@ -197,3 +200,33 @@ async def test_a_detached_debugger_and_a_closed_tab_end_the_call_with_a_typed_er
 def close_tab(port: int, target_id: str) -> None:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 only, never a proxy
     opener.open(f"http://127.0.0.1:{port}/json/close/{target_id}", timeout=10).read()
+
+
+async def test_a_client_that_can_ask_offers_trusted_input_when_an_action_had_no_effect(
+    tabwire_command, fixture_server, launch_chromium, extension_dir
+):
+    c = tabwire_command
+    origin = fixture_server.origin
+    questions: list[str] = []
+
+    async def ask_the_user(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"allow": True})
+
+    async with open_tabwire_session(
+        c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
+    ) as tabwire:
+        browser = await launch_chromium(extension_dir=extension_dir)
+        tab, page = await open_fixture(tabwire, browser, fixture_server, "free.html")
+        agent = Agent(tabwire, tab)
+        name = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Name"')
+        out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": tab})
+        # The user was asked, with the bar explained; the yes is recorded and the error says to call again.
+        assert len(questions) == 1 and origin in questions[0] and "debugging this browser" in questions[0], questions
+        assert out.is_error and out.text.startswith("NO_EFFECT"), out
+        assert f"The user has just turned trusted input on for {origin}: call again" in out.text, out
+        assert "tabwire allow" not in out.text, out
+        assert f"{origin}  page tools allowed, trusted input on" in run_cli(c, "grants")
+        await agent.ok("page_act", ref=name, action="fill", value="Ada")
+        assert await browser.cdp.evaluate(page, "fixture.name()") == "Ada"
+        assert len(questions) == 1, "asked again once allowed"

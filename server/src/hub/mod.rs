@@ -29,7 +29,7 @@ use tokio::time::Instant;
 mod pending;
 mod registry;
 mod tabs;
-mod text;
+pub mod text;
 mod vetting;
 
 pub use pending::{CallDone, OpenedTab, PageProgress};
