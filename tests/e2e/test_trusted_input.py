@@ -12,7 +12,6 @@ user (MCP elicitation) offering trusted input when an action had no effect.
 
 from __future__ import annotations
 
-import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -23,22 +22,11 @@ import pytest
 from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 from test_page_tools import Agent
+from test_permission import run_cli
 
 pytestmark = pytest.mark.anyio
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def run_cli(tabwire_command, *args: str) -> str:
-    out = subprocess.run(
-        [str(tabwire_command.binary), *args],
-        env={**tabwire_command.env, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert out.returncode == 0, out
-    return out.stdout
 
 
 @pytest.fixture
