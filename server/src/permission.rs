@@ -98,9 +98,7 @@ impl Permission {
         tracing::info!(origin, ?need, "the user allowed");
         Ok(())
     }
-}
 
-impl Permission {
     /// After an action the page did not take (`no_effect`) on `origin` without trusted input:
     /// asks the user whether to turn it on, when the client can ask. A yes is recorded and the
     /// error says to call again (the action had no effect, so doing it again is safe; the caller
