@@ -29,6 +29,8 @@ chrome.runtime.onInstalled.addListener(() => deliver("wake", []));
 chrome.alarms.onAlarm.addListener((alarm) => deliver("alarm", [alarm.name]));
 chrome.tabs.onRemoved.addListener((tabId) => deliver("tab_removed", [tabId]));
 chrome.tabs.onActivated.addListener((info) => deliver("tab_activated", [info.tabId]));
+// Trusted input: Chrome detached its debugger from a tab (closed, or the user cancelled the bar).
+chrome.debugger?.onDetach.addListener((source, reason) => deliver("debugger_detached", [source.tabId ?? null, reason]));
 // Page life: each tab's loads, forwarded as they come (Rust keeps the top frame's).
 for (const [kind, event] of [
   ["before", chrome.webNavigation.onBeforeNavigate],

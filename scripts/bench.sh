@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks (numbers, not pass/fail): the server-only round trip (cargo bench) and the full path
 # through headless Chromium (scripts/bench.py); with --page-tools, the page tools side by side with
-# Playwright MCP (scripts/bench_page_tools.py). Results go in BENCHMARKS.md by hand, with the date.
+# Playwright MCP (scripts/bench_page_tools.py); with --trusted, trusted input against synthetic
+# input (scripts/bench_trusted.py). Results go in BENCHMARKS.md by hand, with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -17,6 +18,11 @@ if [ "${1:-}" = "--page-tools" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
   echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
   "$VENV/bin/python" scripts/bench_page_tools.py
+  exit 0
+fi
+if [ "${1:-}" = "--trusted" ]; then
+  echo "== trusted input (chrome.debugger) vs synthetic input, page_act on the trusted-input fixture"
+  "$VENV/bin/python" scripts/bench_trusted.py
   exit 0
 fi
 echo "== server only: rmcp client ⇄ tabwire ⇄ instant fake extension (cargo bench)"

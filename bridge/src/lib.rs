@@ -23,6 +23,7 @@ pub mod pattern;
 pub mod protocol;
 mod tagged;
 pub mod template;
+pub mod trusted_input;
 pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};

@@ -90,6 +90,20 @@ pub enum FromPage {
         id: RequestId,
         error: WireError,
     },
+    /// Input for call `call` that the worker performs through Chrome's debugger (only `Input`
+    /// commands, only for a call the worker sent with `trusted_input`); answered through the
+    /// message's response callback with a [`TrustedInputAnswer`].
+    TrustedInput {
+        call: RequestId,
+        commands: Vec<crate::trusted_input::Command>,
+    },
+}
+
+/// The worker's answer to [`FromPage::TrustedInput`]: done, or why not.
+#[derive(Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+pub struct TrustedInputAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WireError>,
 }
 
 /// From the service worker to the content script. `Deserialize` is written by hand (see
@@ -112,6 +126,10 @@ pub enum ToPage {
         tool: String,
         args: Value,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     Cancel {
         id: RequestId,
@@ -132,6 +150,10 @@ pub enum ToPage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
@@ -141,6 +163,10 @@ pub enum ToPage {
         resume_at: usize,
         vars: Map<String, Value>,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
 }
 
@@ -191,6 +217,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "dialog_shown",
     "state_response",
     "state_error",
+    "trusted_input",
 ];
 
 const TO_PAGE_TYPES: &[&str] = &[
@@ -256,6 +283,10 @@ impl FromPage {
                 id: f.req("id")?,
                 error: f.req("error")?,
             },
+            "trusted_input" => FromPage::TrustedInput {
+                call: f.req("call")?,
+                commands: f.req("commands")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
         })
     }
@@ -276,6 +307,7 @@ impl ToPage {
                 tool: f.req("tool")?,
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "cancel" => ToPage::Cancel { id: f.req("id")? },
             "request_state" => ToPage::RequestState { id: f.req("id")? },
@@ -285,6 +317,7 @@ impl ToPage {
                 resume_at: f.req("resume_at")?,
                 vars: f.req("vars")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "page_op" => ToPage::PageOp {
                 id: f.req("id")?,
@@ -293,6 +326,7 @@ impl ToPage {
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -363,7 +397,8 @@ mod tests {
                 id: "a".into(),
                 tool: "t_x".into(),
                 args: json!({"q":1}),
-                timeout_ms: 10
+                timeout_ms: 10,
+                trusted_input: false,
             }
         );
     }
@@ -382,6 +417,7 @@ mod tests {
             FromPage::DialogShown { .. } => "dialog_shown",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
+            FromPage::TrustedInput { .. } => "trusted_input",
         }
     }
 
@@ -464,6 +500,10 @@ mod tests {
                 id: "i".into(),
                 error: error.clone(),
             },
+            FromPage::TrustedInput {
+                call: "i".into(),
+                commands: crate::trusted_input::click(1.0, 2.0, 1),
+            },
         ];
         let mut seen = Vec::new();
         for msg in from_page {
@@ -485,6 +525,7 @@ mod tests {
                 tool: "a_t".into(),
                 args: json!({"q": 1}),
                 timeout_ms: 10,
+                trusted_input: true,
             },
             ToPage::Cancel { id: "i".into() },
             ToPage::RequestState { id: "i".into() },
@@ -494,6 +535,7 @@ mod tests {
                 resume_at: 1,
                 vars,
                 timeout_ms: 7,
+                trusted_input: true,
             },
             ToPage::PageOp {
                 id: "i".into(),
@@ -502,6 +544,7 @@ mod tests {
                 args: json!({"ref": "e1", "action": "click"}),
                 doc: None,
                 timeout_ms: 9,
+                trusted_input: false,
             },
         ];
         let mut seen = Vec::new();

@@ -54,6 +54,10 @@ pub enum ErrorCode {
     Dialog,
     /// The tab's page is frozen by a dialog waiting for a person's answer.
     DialogOpen,
+    /// Trusted input (the origin's grant) could not go through Chrome's debugger: another
+    /// debugger holds the tab, or the user cancelled Chrome's debugging bar; the message says
+    /// which and how to go on.
+    DebuggerUnavailable,
     Protocol,
     Internal,
 }
@@ -81,6 +85,7 @@ impl ErrorCode {
             ErrorCode::StaleRef => "STALE_REF",
             ErrorCode::Dialog => "DIALOG",
             ErrorCode::DialogOpen => "DIALOG_OPEN",
+            ErrorCode::DebuggerUnavailable => "DEBUGGER_UNAVAILABLE",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -392,6 +397,10 @@ pub enum ToExtension {
         tool: String,
         args: Value,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant, which only the server knows).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     Cancel {
         id: RequestId,
@@ -412,6 +421,10 @@ pub enum ToExtension {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
         timeout_ms: u64,
+        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+        /// grant, which only the server knows).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trusted_input: bool,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
@@ -625,6 +638,7 @@ impl ToExtension {
                 tool: f.req("tool")?,
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "cancel" => ToExtension::Cancel { id: f.req("id")? },
             "request_state" => ToExtension::RequestState {
@@ -638,6 +652,7 @@ impl ToExtension {
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
+                trusted_input: f.opt("trusted_input")?,
             },
             "open_tab" => ToExtension::OpenTab {
                 id: f.req("id")?,
@@ -903,6 +918,7 @@ mod tests {
                 tool: "todomvc_list_todos".into(),
                 args: json!({}),
                 timeout_ms: 5000,
+                trusted_input: false,
             },
             json!({"type":"call_tool","id":"u1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":5000}),
         );
@@ -1049,6 +1065,7 @@ mod tests {
                 tool: "t".into(),
                 args: json!({}),
                 timeout_ms: 1,
+                trusted_input: true,
             },
             ToExtension::Cancel { id: "a".into() },
             ToExtension::RequestState {
@@ -1062,6 +1079,7 @@ mod tests {
                 args: json!({"max_chars": 900}),
                 doc: Some("d1".into()),
                 timeout_ms: 5,
+                trusted_input: true,
             },
             ToExtension::OpenTab {
                 id: "a".into(),
@@ -1152,6 +1170,7 @@ mod tests {
             ErrorCode::NoSuchTool,
             ErrorCode::PageCsp,
             ErrorCode::NotConnected,
+            ErrorCode::DebuggerUnavailable,
         ] {
             assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
         }

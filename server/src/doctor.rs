@@ -386,6 +386,7 @@ async fn listen_for_browser(
         adapters: crate::adapters::load_watched(&[], &[], &mut crate::adapters::LastGood::new())
             .map(|loaded| loaded.adapters)
             .unwrap_or_default(),
+        grants: None,
     }));
     let policy = Arc::new(crate::auth::HandshakePolicy::new(
         crate::pairing::DEFAULT_EXTENSION_ID,

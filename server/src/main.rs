@@ -260,6 +260,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         call_timeout: Duration::from_millis(args.call_timeout_ms),
         instance_id: uuid::Uuid::new_v4().to_string(),
         adapters: loaded.adapters,
+        grants: Some(grants::Grants::new(user_dirs()?.grants())),
     }));
     let dirs = user_dirs()?;
     if args.allow_all_origins {

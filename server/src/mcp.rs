@@ -320,10 +320,19 @@ impl TabwireMcp {
             .permission
             .authorize(peer, &page.origin, crate::grants::Need::PageTools)
             .await?;
-        let result = self
+        let result = match self
             .hub
             .page_op(name, call.args, Some(page.tab), call.doc)
-            .await?;
+            .await
+        {
+            Err(error) if error.code == ErrorCode::NoEffect => {
+                let permission = &self.safeguards.permission;
+                return Err(permission
+                    .offer_trusted_input(peer, &page.origin, error)
+                    .await);
+            }
+            other => other?,
+        };
         let answer = self.page_tools.answer(result);
         let mut result = CallToolResult::structured(answer.structured);
         result.content = vec![ContentBlock::text(answer.text)];

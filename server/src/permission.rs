@@ -98,6 +98,32 @@ impl Permission {
         tracing::info!(origin, ?need, "the user allowed");
         Ok(())
     }
+
+    /// After an action the page did not take (`no_effect`) on `origin` without trusted input:
+    /// asks the user whether to turn it on, when the client can ask. A yes is recorded and the
+    /// error says to call again (the action had no effect, so doing it again is safe; the caller
+    /// decides); otherwise the error is returned as it was (it already names the setting).
+    pub async fn offer_trusted_input(
+        &self,
+        peer: &Peer<RoleServer>,
+        origin: &str,
+        mut no_effect: WireError,
+    ) -> WireError {
+        let can_ask = peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        if !can_ask || self.allowed(origin, Need::TrustedInput) {
+            return no_effect;
+        }
+        if self
+            .authorize(peer, origin, Need::TrustedInput)
+            .await
+            .is_ok()
+        {
+            no_effect = crate::hub::text::trusted_input_turned_on(no_effect, origin);
+        }
+        no_effect
+    }
 }
 
 /// The question the user reads.

@@ -30,6 +30,8 @@ thread_local! {
 /// The back-ends in this page; the state push is the runtime's.
 pub struct WebBackends {
     pub on_state_change: fn(),
+    /// The call's id when its input goes through Chrome's debugger (trusted input).
+    pub trusted_call: Option<String>,
 }
 
 impl Backends for WebBackends {
@@ -42,7 +44,8 @@ impl Backends for WebBackends {
         cancelled: &Cell<bool>,
     ) -> Result<Outcome, WireError> {
         let dom = WebDom::new()
-            .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
+            .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
+            .with_trusted_input(self.trusted_call.clone());
         run_tool(&dom, tool, args, resume_at, timeout_ms, cancelled).await
     }
 

@@ -135,6 +135,19 @@ pub trait Dom {
     fn saw_change(&self, watch: &Self::Watch) -> bool;
     /// Lets the page's already queued microtasks run (between a press and its release).
     fn microtask(&self) -> impl Future<Output = ()>;
+    /// Whether this call's input goes through Chrome's debugger (the user turned trusted input on
+    /// for the page's origin): then [`Dom::perform_trusted`] performs what the input module
+    /// decided, and the page's scripts see events whose `isTrusted` is true.
+    fn trusted_input(&self) -> bool;
+    /// `at`, a point of `node`'s document's viewport, in the top document's viewport (where
+    /// trusted input aims: an element of a same-origin `<iframe>` is offset by its frame).
+    fn top_point(&self, node: &Self::Node, at: Point) -> Point;
+    /// Has the service worker perform DevTools `Input` commands through Chrome's debugger
+    /// (`bridge::trusted_input`); `Err` says why it could not.
+    fn perform_trusted(
+        &self,
+        commands: Vec<bridge::trusted_input::Command>,
+    ) -> impl Future<Output = Result<(), bridge::WireError>>;
 
     /// A `<select>`'s options as (value, trimmed text); `None` when it is no `<select>`.
     fn options(&self, node: &Self::Node) -> Option<Vec<(String, String)>>;

@@ -95,6 +95,10 @@ pub struct FakeDom {
     pub marks: RefCell<std::collections::HashMap<usize, u32>>,
     /// Changes a test made to the page (see `PageDom::changes`).
     pub page_changes: Cell<u64>,
+    /// Trusted input on: the commands performed so far (`None`: synthetic input).
+    pub trusted: RefCell<Option<Vec<bridge::trusted_input::Command>>>,
+    /// What performing trusted input answers (absent: done).
+    pub trusted_fails: RefCell<Option<bridge::WireError>>,
 }
 
 impl FakeDom {
@@ -470,6 +474,31 @@ impl Dom for FakeDom {
     fn microtask(&self) -> impl Future<Output = ()> {
         self.log("microtask".to_owned());
         std::future::ready(())
+    }
+
+    fn trusted_input(&self) -> bool {
+        self.trusted.borrow().is_some()
+    }
+
+    fn top_point(&self, _node: &usize, at: Point) -> Point {
+        at
+    }
+
+    fn perform_trusted(
+        &self,
+        commands: Vec<bridge::trusted_input::Command>,
+    ) -> impl Future<Output = Result<(), bridge::WireError>> {
+        let outcome = match self.trusted_fails.borrow().clone() {
+            Some(error) => Err(error),
+            None => {
+                self.log(format!("trusted {}", commands.len()));
+                if let Some(done) = self.trusted.borrow_mut().as_mut() {
+                    done.extend(commands);
+                }
+                Ok(())
+            }
+        };
+        std::future::ready(outcome)
     }
 
     fn fetch(

@@ -1,9 +1,11 @@
 //! The one input module: every action on the page (click, double click, hover, fill, clear, check,
 //! press) goes through here, and here it is decided what a person's input looks like to the page's
 //! scripts — which events, in which order, with which fields, on which element — and whether the
-//! element could take it at all. A backend performs the decided events: today [`Dom`] (synthetic
-//! events); a trusted backend (`chrome.debugger`'s Input domain) can take its place behind the same
-//! decisions.
+//! element could take it at all. A backend performs the decided events: [`Dom`]'s synthetic
+//! events, or, where the user turned trusted input on for the origin ([`Dom::trusted_input`]),
+//! Chrome's debugger (the DevTools `Input` domain, `bridge::trusted_input`): the checks (attached,
+//! enabled, not covered, the aim point) and the effect checks stay the same; the browser then
+//! dispatches the events itself.
 //!
 //! The sequences are Chromium's, measured with real (CDP) input in Chromium 156:
 //! - pointer onto an element: `pointerout`/`pointerleave` (where it was), `pointerover`,
@@ -15,7 +17,9 @@
 //!   and `mouseup`, a cancelled `mousedown` suppresses the focus;
 //! - a double click: two presses (`detail` 1 and 2) and `dblclick` (`detail` 2).
 
-use bridge::keys::{Chord, ChordModifier, Key, Modifier, parse_key};
+use bridge::WireError;
+use bridge::keys::{Chord, ChordModifier, Key, Modifier, Platform, parse_key};
+use bridge::trusted_input::{self, Command};
 
 use crate::dom::Dom;
 
@@ -302,6 +306,8 @@ pub enum Refusal {
     NotEditable,
     /// The action was performed; the page did not take it.
     NoEffect(String),
+    /// Trusted input could not be performed (the worker's typed error: the debugger, the tab).
+    Trusted(WireError),
 }
 
 impl std::fmt::Display for Refusal {
@@ -328,6 +334,9 @@ impl std::fmt::Display for Refusal {
                 "is not an input, textarea or contenteditable element and has none inside",
             ),
             Refusal::NoEffect(why) => f.write_str(why),
+            Refusal::Trusted(error) => {
+                write!(f, "could not be given trusted input: {}", error.message)
+            }
         }
     }
 }
@@ -548,6 +557,13 @@ pub async fn click<D: Dom>(
     patience_ms: f64,
 ) -> Result<(), Refusal> {
     let aim = aim_patiently(dom, node, true, patience_ms).await?;
+    if dom.trusted_input() {
+        let at = dom.top_point(&aim.target, aim.at);
+        let commands = trusted_input::click(at.x, at.y, clicks as u32);
+        perform_trusted(dom, commands).await?;
+        dom.set_pointer_at(Some(aim.target));
+        return Ok(());
+    }
     move_pointer(dom, &aim.target, aim.at);
     let mut clicked = aim.target.clone();
     for detail in 1..=clicks {
@@ -590,8 +606,64 @@ pub async fn click<D: Dom>(
 /// element can be hovered).
 pub async fn hover<D: Dom>(dom: &D, node: &D::Node, patience_ms: f64) -> Result<(), Refusal> {
     let aim = aim_patiently(dom, node, false, patience_ms).await?;
+    if dom.trusted_input() {
+        let at = dom.top_point(&aim.target, aim.at);
+        perform_trusted(dom, trusted_input::hover(at.x, at.y)).await?;
+        dom.set_pointer_at(Some(aim.target));
+        return Ok(());
+    }
     move_pointer(dom, &aim.target, aim.at);
     Ok(())
+}
+
+async fn perform_trusted<D: Dom>(dom: &D, commands: Vec<Command>) -> Result<(), Refusal> {
+    dom.perform_trusted(commands)
+        .await
+        .map_err(Refusal::Trusted)
+}
+
+/// A chord through Chrome's debugger (trusted input), to the focused element: the browser runs
+/// its default action itself (Enter's implicit submission, Tab's focus move).
+pub async fn press_trusted<D: Dom>(dom: &D, chord: &Chord) -> Result<(), Refusal> {
+    perform_trusted(dom, trusted_input::chord(chord, dom.platform())).await
+}
+
+fn chord_of(modifiers: Vec<ChordModifier>, key: &str) -> Chord {
+    Chord {
+        modifiers,
+        key: parse_key(key).expect("a key of the table"),
+    }
+}
+
+/// What a trusted fill types: select all (`Mod+a`), then the text (`insertText`, as an input
+/// method commits it), or Backspace to clear. A contenteditable editor gets each line break as
+/// an Enter key (its own paragraph); a text control or an EditContext editor takes `\n` as text.
+pub fn trusted_fill(entry: TextEntry, text: &str, platform: Platform) -> Vec<Command> {
+    let mut commands = trusted_input::chord(&chord_of(vec![ChordModifier::Mod], "a"), platform);
+    if text.is_empty() {
+        commands.extend(trusted_input::chord(
+            &chord_of(Vec::new(), "Backspace"),
+            platform,
+        ));
+        return commands;
+    }
+    match entry {
+        TextEntry::Control | TextEntry::EditContext => {
+            commands.push(trusted_input::insert_text(text));
+        }
+        TextEntry::ContentEditable => {
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    let enter = chord_of(Vec::new(), "Enter");
+                    commands.extend(trusted_input::chord(&enter, platform));
+                }
+                if !line.is_empty() {
+                    commands.push(trusted_input::insert_text(line));
+                }
+            }
+        }
+    }
+    commands
 }
 
 /// Presses a chord on `node`: each modifier's keydown (in the order written), the key's keydown,
@@ -729,6 +801,23 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
     let text = text.replace("\r\n", "\n");
     if !dom.has_focus(&field) {
         dom.focus(&field);
+    }
+    if dom.trusted_input() {
+        let took = match entry {
+            TextEntry::Control => Took::Value {
+                before: dom.value(&field).unwrap_or_default(),
+            },
+            TextEntry::ContentEditable => Took::Text {
+                before: squeeze(&dom.text(&field)),
+            },
+            TextEntry::EditContext => Took::Changed(dom.watch(&field)),
+        };
+        perform_trusted(dom, trusted_fill(entry, &text, dom.platform())).await?;
+        return Ok(FillCheck {
+            field,
+            wanted: text,
+            took,
+        });
     }
     let took = match entry {
         TextEntry::Control => {

@@ -288,6 +288,32 @@ fn encode(msg: &FromPage) -> String {
     serde_json::to_string(msg).expect("page messages serialize")
 }
 
+/// Has the worker perform call `call`'s trusted input (`commands`) through Chrome's debugger.
+pub(crate) async fn trusted_input(
+    call: String,
+    commands: Vec<bridge::trusted_input::Command>,
+) -> Result<(), WireError> {
+    let ask = encode(&FromPage::TrustedInput { call, commands });
+    let answer = JsFuture::from(runtime_send_message(&ask))
+        .await
+        .map_err(|e| {
+            WireError::new(
+                ErrorCode::Internal,
+                format!("the extension's service worker did not take the trusted input: {e:?}"),
+            )
+        })?;
+    let answer: bridge::page::TrustedInputAnswer = answer
+        .as_string()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::Internal,
+                "the extension's service worker gave no answer to the trusted input",
+            )
+        })?;
+    answer.error.map_or(Ok(()), Err)
+}
+
 fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsValue {
     let our_id = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
         .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
@@ -314,8 +340,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             tool,
             args,
             timeout_ms,
+            trusted_input,
         } => {
-            spawn_local(answer(id, tool, Start::Call(args), timeout_ms, reply));
+            let start = Start::Call(args);
+            spawn_local(answer(id, tool, start, timeout_ms, trusted_input, reply));
             true
         }
         ToPage::ContinueTool {
@@ -324,9 +352,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             resume_at,
             vars,
             timeout_ms,
+            trusted_input,
         } => {
             let start = Start::Continue { resume_at, vars };
-            spawn_local(answer(id, tool, start, timeout_ms, reply));
+            spawn_local(answer(id, tool, start, timeout_ms, trusted_input, reply));
             true
         }
         ToPage::PageOp {
@@ -336,8 +365,17 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             args,
             doc,
             timeout_ms,
+            trusted_input,
         } => {
-            spawn_local(page_op(id, tab, op, args, doc, timeout_ms, reply));
+            let call = PageCall {
+                tab,
+                op,
+                args,
+                doc,
+                timeout_ms,
+                trusted_input,
+            };
+            spawn_local(page_op(id, call, reply));
             true
         }
         ToPage::Adapters {
@@ -461,9 +499,16 @@ fn check_state() {
 
 /// Runs the call and answers the worker; after a `navigate` step, answers that the call goes on
 /// and then loads the new page (after an action that set one loading, the page is on its way).
-async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_to: Reply) {
+async fn answer(
+    id: String,
+    tool: String,
+    start: Start,
+    timeout_ms: u64,
+    trusted_input: bool,
+    reply_to: Reply,
+) {
     let call_id = id.clone();
-    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms).await {
+    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms, trusted_input).await {
         Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
         Ok(Outcome::Landing {
             value,
@@ -510,7 +555,13 @@ async fn answer(id: String, tool: String, start: Start, timeout_ms: u64, reply_t
 }
 
 /// Runs call `id` on the tool's back-end, cancellable while it runs.
-async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Outcome, WireError> {
+async fn call(
+    id: &str,
+    tool: &str,
+    start: Start,
+    timeout_ms: u64,
+    trusted_input: bool,
+) -> Result<Outcome, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| {
@@ -520,6 +571,7 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     });
     let backends = WebBackends {
         on_state_change: push_state,
+        trusted_call: trusted_input.then(|| id.to_owned()),
     };
     web_dialogs::begin(id, cancelled.clone());
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
@@ -537,16 +589,26 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     }
 }
 
-/// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
-async fn page_op(
-    id: String,
+/// A page tool's call as the worker sent it ([`ToPage::PageOp`]).
+struct PageCall {
     tab: bridge::protocol::TabId,
     op: String,
     args: serde_json::Value,
     doc: Option<String>,
     timeout_ms: u64,
-    reply_to: Reply,
-) {
+    trusted_input: bool,
+}
+
+/// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
+async fn page_op(id: String, call: PageCall, reply_to: Reply) {
+    let PageCall {
+        tab,
+        op,
+        args,
+        doc,
+        timeout_ms,
+        trusted_input,
+    } = call;
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
     let deadline = js_sys::Date::now() + timeout_ms as f64;
@@ -558,7 +620,8 @@ async fn page_op(
             web_dialogs::plan(answer);
         }
         let dom = WebDom::new()
-            .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?;
+            .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
+            .with_trusted_input(trusted_input.then(|| id.clone()));
         let refs = crate::page::web::REFS.with(Rc::clone);
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }

@@ -455,7 +455,13 @@ impl<'d, D: PageDom> Run<'d, D> {
                     }
                     None => self.dom.active_element().unwrap_or_else(|| self.dom.root()),
                 };
-                self.press(&node, &chord);
+                if self.dom.trusted_input() {
+                    input::press_trusted(self.dom, &chord)
+                        .await
+                        .map_err(|r| refused(label, &format!("`{key}`"), r))?;
+                } else {
+                    self.press(&node, &chord);
+                }
             }
             Step::Read {
                 selector,
@@ -1149,9 +1155,10 @@ fn percent_decode(text: &str) -> String {
 
 /// An action the element could not take (or did not take), named.
 fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
-    let code = match refusal {
+    let code = match &refusal {
         Refusal::NotEditable => ErrorCode::AdapterError,
         Refusal::NoEffect(_) => ErrorCode::NoEffect,
+        Refusal::Trusted(error) => error.code,
         Refusal::Detached
         | Refusal::Disabled
         | Refusal::ReadOnly

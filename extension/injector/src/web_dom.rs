@@ -26,13 +26,24 @@ const TEXT_INPUT_TYPES: &[&str] = &[
 
 pub struct WebDom {
     document: Document,
+    /// The call whose input goes through Chrome's debugger (trusted input), if this one does.
+    trusted_call: Option<String>,
 }
 
 impl WebDom {
     pub fn new() -> Option<WebDom> {
         Some(WebDom {
             document: web_sys::window()?.document()?,
+            trusted_call: None,
         })
+    }
+
+    /// Input of call `call` goes through Chrome's debugger (`None`: synthetic events).
+    pub fn with_trusted_input(self, call: Option<String>) -> WebDom {
+        WebDom {
+            trusted_call: call,
+            ..self
+        }
     }
 }
 
@@ -466,6 +477,22 @@ impl Dom for WebDom {
         async move {
             let _ = JsFuture::from(resolved).await;
         }
+    }
+
+    fn trusted_input(&self) -> bool {
+        self.trusted_call.is_some()
+    }
+
+    fn top_point(&self, node: &Element, at: Point) -> Point {
+        web_input::top_point(node, at)
+    }
+
+    fn perform_trusted(
+        &self,
+        commands: Vec<bridge::trusted_input::Command>,
+    ) -> impl Future<Output = Result<(), bridge::WireError>> {
+        let call = self.trusted_call.clone().unwrap_or_default();
+        crate::runtime::trusted_input(call, commands)
     }
 
     fn fetch(

@@ -109,6 +109,21 @@ pub fn element_at(node: &Element, point: Point) -> Option<Element> {
     document_of(node)?.element_from_point(point.x as f32, point.y as f32)
 }
 
+/// `at` in the top document's viewport: offset by each frame element the node's document is in
+/// (its box and its border).
+pub fn top_point(node: &Element, at: Point) -> Point {
+    let mut point = at;
+    let mut frame = window_of(node).map(|w| get(&w, "frameElement"));
+    while let Some(element) = frame.filter(JsValue::is_object) {
+        let element: Element = element.unchecked_into();
+        let rect = element.get_bounding_client_rect();
+        point.x += rect.left() + f64::from(element.client_left());
+        point.y += rect.top() + f64::from(element.client_top());
+        frame = window_of(&element).map(|w| get(&w, "frameElement"));
+    }
+    point
+}
+
 pub fn label_control(label: &Element) -> Option<Element> {
     if !is_tag(label, "label") {
         return None;

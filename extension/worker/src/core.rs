@@ -74,6 +74,14 @@ pub enum Action {
         args: serde_json::Value,
         doc: Option<String>,
         timeout_ms: u64,
+        trusted_input: bool,
+    },
+    /// Perform a page's trusted input through Chrome's debugger (`glue.rs`'s `debugger`) and give
+    /// the page the answer; the call is one the server sent with `trusted_input`, the commands
+    /// `Input` ones (checked by [`Core::on_page_message`]).
+    TrustedInput {
+        tab: TabId,
+        commands: Vec<bridge::trusted_input::Command>,
     },
     OpenTab {
         id: RequestId,
@@ -149,6 +157,9 @@ struct Proof {
     failed: bool,
 }
 
+/// How many trusted calls' marks are kept before the ended ones are swept.
+const MAX_TRUSTED_CALLS: usize = 64;
+
 pub struct Core {
     extension_id: String,
     /// The server's adapters and the bundled code adapters (`adapters/code`), packed.
@@ -156,6 +167,8 @@ pub struct Core {
     tabs: TabRegistry,
     /// Calls sent to a tab and not answered yet.
     calls: HashMap<RequestId, TabId>,
+    /// Those of them whose input goes through Chrome's debugger (the server said so).
+    trusted_calls: std::collections::HashSet<RequestId>,
     /// Tabs loading another page and what waits for them (`core/navigation.rs`).
     nav: navigation::Navigation,
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
@@ -178,6 +191,7 @@ impl Core {
             adapters: AdapterSet::default(),
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
+            trusted_calls: Default::default(),
             nav: navigation::Navigation::default(),
             dialogs_open: HashSet::new(),
             outbox: Outbox::default(),
@@ -479,6 +493,7 @@ impl Core {
                 tool,
                 args,
                 timeout_ms,
+                trusted_input,
             } => {
                 if self.dialog_open_in(tab) {
                     let error = bridge::dialog::open_in_tab(tab);
@@ -490,8 +505,12 @@ impl Core {
                     tool,
                     args,
                     timeout_ms,
+                    trusted_input,
                 };
                 self.calls.insert(id.clone(), tab);
+                if trusted_input {
+                    self.trust_call(&id);
+                }
                 let action = Action::ToTab {
                     tab,
                     message: serde_json::to_string(&message).expect("page messages serialize"),
@@ -507,7 +526,14 @@ impl Core {
                 args,
                 doc,
                 timeout_ms,
-            } => actions.extend(self.page_op(id, tab, op, args, doc, timeout_ms)),
+                trusted_input,
+            } => {
+                if trusted_input {
+                    self.trust_call(&id);
+                }
+                let op = (op, args, doc);
+                actions.extend(self.page_op(id, tab, op, timeout_ms, trusted_input))
+            }
             ToExtension::Cancel { id } => {
                 if self.drop_held(&id) {
                     self.calls.remove(&id);
@@ -594,10 +620,9 @@ impl Core {
         &mut self,
         id: RequestId,
         tab: Option<TabId>,
-        op: String,
-        args: serde_json::Value,
-        doc: Option<String>,
+        (op, args, doc): (String, serde_json::Value, Option<String>),
         timeout_ms: u64,
+        trusted_input: bool,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
         let action = Action::PageOp {
@@ -607,6 +632,7 @@ impl Core {
             args,
             doc,
             timeout_ms,
+            trusted_input,
         };
         match tab {
             Some(tab) if self.dialog_open_in(tab) => {
@@ -620,6 +646,19 @@ impl Core {
             None => actions.push(action),
         }
         actions
+    }
+
+    /// Marks call `id` as one whose input goes through the debugger. Past a bound, forgets the
+    /// marks of calls that ended without an answer from their page (a closed tab, a timeout).
+    fn trust_call(&mut self, id: &str) {
+        if self.trusted_calls.len() >= MAX_TRUSTED_CALLS {
+            let nav = &self.nav;
+            let calls = &self.calls;
+            self.trusted_calls.retain(|call| {
+                calls.contains_key(call) || nav.continuations.values().any(|c| &c.id == call)
+            });
+        }
+        self.trusted_calls.insert(id.to_owned());
     }
 
     /// Fails call `id` before it reached a page (no tab to send it to, or no runtime there).

@@ -16,6 +16,7 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
 use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, Timer};
+use crate::debugger;
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -149,13 +150,24 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                 });
             }
             let text = arg(0).as_string();
-            let (reply, actions) = with_core(|core| core.on_page_message(&sender, text.as_deref()));
+            let (reply, mut actions) =
+                with_core(|core| core.on_page_message(&sender, text.as_deref()));
+            // Trusted input is answered once the debugger has performed it.
+            let trusted = actions
+                .iter()
+                .position(|a| matches!(a, Action::TrustedInput { .. }))
+                .map(|at| actions.remove(at));
             run(actions);
+            if let Some(Action::TrustedInput { tab, commands }) = trusted {
+                let done = async move { Ok(JsValue::from(debugger::perform(tab, commands).await)) };
+                return wasm_bindgen_futures::future_to_promise(done).into();
+            }
             return reply.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
         }
         "tab_removed" => {
             if let Some(tab) = tab(0) {
                 PORTS.with(|p| p.borrow_mut().tab_removed(tab));
+                debugger::tab_removed(tab);
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -188,6 +200,11 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             });
             if let (Some(tab), Some(event)) = (tab(1), event) {
                 run(with_core(|core| core.on_navigation(tab, event)));
+            }
+        }
+        "debugger_detached" => {
+            if let Some(tab) = tab(0) {
+                debugger::detached(tab, arg(1).as_string().unwrap_or_default());
             }
         }
         "alarm" | "wake" => wake(),
@@ -610,6 +627,7 @@ fn run(actions: Vec<Action>) {
                 args,
                 doc,
                 timeout_ms,
+                trusted_input,
             } => spawn_local(page_op(
                 id,
                 tab,
@@ -618,7 +636,12 @@ fn run(actions: Vec<Action>) {
                     args,
                     doc,
                     timeout_ms,
+                    trusted_input,
                 },
+            )),
+            // Taken out by the `message` event, which answers the page with its outcome.
+            Action::TrustedInput { tab, .. } => log(&format!(
+                "trusted input for tab {tab} outside a page message: dropped"
             )),
             Action::SyncContentScripts(patterns) => {
                 SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
@@ -728,6 +751,7 @@ struct ToPageOp {
     args: serde_json::Value,
     doc: Option<String>,
     timeout_ms: u64,
+    trusted_input: bool,
 }
 
 async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
@@ -737,7 +761,8 @@ async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
             let actions = match focused_tab().await {
                 // Back through the core: that tab may be loading another page.
                 Some(tab) => with_core(|core| {
-                    core.page_op(id, Some(tab), call.op, call.args, call.doc, call.timeout_ms)
+                    let op = (call.op, call.args, call.doc);
+                    core.page_op(id, Some(tab), op, call.timeout_ms, call.trusted_input)
                 }),
                 None => {
                     let error = WireError::new(
@@ -758,6 +783,7 @@ async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
         args: call.args,
         doc: call.doc,
         timeout_ms,
+        trusted_input: call.trusted_input,
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");
     let on_reply = OnReply::CallTool(id.clone());

@@ -29,7 +29,7 @@ use tokio::time::Instant;
 mod pending;
 mod registry;
 mod tabs;
-mod text;
+pub mod text;
 mod vetting;
 
 pub use pending::{CallDone, OpenedTab, PageProgress};
@@ -57,6 +57,8 @@ pub struct HubConfig {
     /// This process, as told to the extension in `welcome`.
     pub instance_id: String,
     pub adapters: Vec<Adapter>,
+    /// The user's grants, read at each call for trusted input (`None`: never trusted input).
+    pub grants: Option<crate::grants::Grants>,
 }
 
 /// A tab as `browser_tabs` shows it.
@@ -113,6 +115,7 @@ pub struct Hub {
     tabs_generation: watch::Sender<u64>,
     /// The tab whose cached state changed (set, replaced or dropped).
     state_changes: broadcast::Sender<TabId>,
+    grants: Option<crate::grants::Grants>,
 }
 
 impl Hub {
@@ -127,6 +130,20 @@ impl Hub {
             tools_generation: watch::Sender::new(0),
             tabs_generation: watch::Sender::new(0),
             state_changes: broadcast::Sender::new(256),
+            grants: config.grants,
+        }
+    }
+
+    /// Whether a call's input in a tab showing `url` goes through Chrome's debugger: the user
+    /// turned trusted input on for its origin (`tabwire allow --trusted-input`, the popup, or a
+    /// yes to the question). Decided here, at each call, so a grant or revoke takes effect at once.
+    fn trusted_input_at(&self, url: Option<&str>) -> bool {
+        let origin = url.and_then(bridge::webmcp::origin);
+        match (&self.grants, origin) {
+            (Some(grants), Some(origin)) => {
+                grants.allows(&origin, crate::grants::Need::TrustedInput)
+            }
+            _ => false,
         }
     }
 
@@ -513,10 +530,12 @@ impl Hub {
             self.wait_until(until, || self.registry().select(tool, tab).ok().map(drop))
                 .await;
         }
-        let (started, tab) = {
+        let (started, tab, url, trusted_input) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let (tab, conn) = registry.select(tool, tab)?;
+            let url = registry.tab_url(tab).map(str::to_owned);
+            let trusted_input = self.trusted_input_at(url.as_deref());
             let started =
                 registry.start(conn, Some(tab), Waiter::Call, |id| ToExtension::CallTool {
                     id,
@@ -524,11 +543,16 @@ impl Hub {
                     tool: tool.to_owned(),
                     args,
                     timeout_ms,
+                    trusted_input,
                 })?;
-            (started, tab)
+            (started, tab, url, trusted_input)
         };
         self.finish(started, progress, || format!("{tool} in tab {tab}"))
             .await
+            .map_err(|e| match trusted_input {
+                true => e,
+                false => text::with_trusted_input_hint(e, url.as_deref()),
+            })
     }
 
     /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
@@ -542,18 +566,22 @@ impl Hub {
         doc: Option<String>,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
-        let started = {
+        let (started, url, trusted_input) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
-            registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
+            let url = tab.and_then(|t| registry.tab_url(t)).map(str::to_owned);
+            let trusted_input = self.trusted_input_at(url.as_deref());
+            let started = registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
                 id,
                 tab,
                 op: op.to_owned(),
                 args,
                 doc,
                 timeout_ms,
-            })?
+                trusted_input,
+            })?;
+            (started, url, trusted_input)
         };
         let what = match tab {
             Some(tab) => format!("{op} in tab {tab}"),
@@ -568,6 +596,10 @@ impl Hub {
                     result["landed"] = landed.into();
                 }
                 result
+            })
+            .map_err(|e| match trusted_input {
+                true => e,
+                false => text::with_trusted_input_hint(e, url.as_deref()),
             })
     }
 

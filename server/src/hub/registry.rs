@@ -678,6 +678,11 @@ impl Registry {
             .ok_or_else(|| text::no_such_tool(name))
     }
 
+    /// The URL `tab` showed last.
+    pub fn tab_url(&self, tab: TabId) -> Option<&str> {
+        self.tabs.get(&tab).map(|t| t.url.as_str())
+    }
+
     /// Every known tab, the one calls go to by default first.
     pub fn tabs(&self) -> Vec<TabInfo> {
         let (list, focused) = tabs::ranked(&self.tabs);

@@ -59,6 +59,10 @@ fn tool(name: &str) -> serde_json::Value {
 }
 
 fn hub_with_timeout(call_timeout: Duration) -> Arc<Hub> {
+    hub_with(call_timeout, None)
+}
+
+fn hub_with(call_timeout: Duration, grants: Option<crate::grants::Grants>) -> Arc<Hub> {
     let mut adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
     // The tests' tabs offer todomvc_a and todomvc_b: make them tools the adapter defines.
     let todomvc = adapters.iter_mut().find(|a| a.name == "todomvc").unwrap();
@@ -72,6 +76,7 @@ fn hub_with_timeout(call_timeout: Duration) -> Arc<Hub> {
         call_timeout,
         instance_id: "test".into(),
         adapters,
+        grants,
     });
     hub.set_link(Link::Listening);
     Arc::new(hub)
@@ -727,4 +732,79 @@ async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() 
         waiter.await.unwrap(),
         ToolsWait::Registered(vec!["webmcp_note".into()])
     );
+}
+
+#[tokio::test]
+async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let grants = crate::grants::Grants::new(dir.path().join("grants.json"));
+    let hub = hub_with(Duration::from_secs(30), Some(grants.clone()));
+    let mut ext = two_tabs(&hub);
+
+    // No grant: synthetic input, and a NO_EFFECT answer names the setting for the tab's origin.
+    let call = spawn_call(&hub, "todomvc_a", Some(1));
+    let ToExtension::CallTool {
+        id, trusted_input, ..
+    } = ext.next().await
+    else {
+        panic!("expected call_tool")
+    };
+    assert!(!trusted_input);
+    ext.say(
+        &hub,
+        json!({"type": "call_tool_error", "id": id,
+               "error": {"code": "NO_EFFECT", "message": "`#name` kept its value"}}),
+    );
+    let error = call.await.unwrap().unwrap_err();
+    assert_eq!(error.code, ErrorCode::NoEffect);
+    assert!(
+        error
+            .message
+            .starts_with("`#name` kept its value. If this page ignores synthetic input")
+            && error
+                .message
+                .contains("`tabwire allow --trusted-input http://todomvc.com`")
+            && error.message.contains("debugging this browser"),
+        "{}",
+        error.message
+    );
+
+    // Granted: the call's input is trusted, in that origin's tabs only; page ops alike.
+    grants
+        .allow("http://todomvc.com", crate::grants::Need::TrustedInput)
+        .unwrap();
+    let call = spawn_call(&hub, "todomvc_a", Some(1));
+    let ToExtension::CallTool {
+        id, trusted_input, ..
+    } = ext.next().await
+    else {
+        panic!("expected call_tool")
+    };
+    assert!(trusted_input);
+    // A NO_EFFECT under trusted input is the page's own answer: no advice to turn it on.
+    ext.say(
+        &hub,
+        json!({"type": "call_tool_error", "id": id,
+               "error": {"code": "NO_EFFECT", "message": "kept its value"}}),
+    );
+    assert_eq!(call.await.unwrap().unwrap_err().message, "kept its value");
+    let op = {
+        let hub = hub.clone();
+        tokio::spawn(async move { hub.page_op("page_act", json!({}), Some(2), None).await })
+    };
+    let ToExtension::PageOp { trusted_input, .. } = ext.next().await else {
+        panic!("expected page_op")
+    };
+    assert!(trusted_input);
+    op.abort();
+    grants
+        .revoke("http://todomvc.com", crate::grants::Need::TrustedInput)
+        .unwrap();
+    // (The aborted page op is cancelled first.)
+    assert!(matches!(ext.next().await, ToExtension::Cancel { .. }));
+    let _call = spawn_call(&hub, "todomvc_a", Some(1));
+    let ToExtension::CallTool { trusted_input, .. } = ext.next().await else {
+        panic!("expected call_tool")
+    };
+    assert!(!trusted_input, "a revoke takes effect at once");
 }

@@ -104,6 +104,43 @@ pub fn timed_out(what: &str, ms: u64, ceiling: bool) -> WireError {
     WireError::new(ErrorCode::Timeout, message)
 }
 
+/// How the advice to turn trusted input on starts, after the page's own words.
+const TRUSTED_INPUT_HINT: &str = ". If this page ignores synthetic input";
+
+/// A `NO_EFFECT` answer after which the user turned trusted input on (when asked): the advice
+/// gives way to saying so.
+pub fn trusted_input_turned_on(mut error: WireError, origin: &str) -> WireError {
+    let said = error
+        .message
+        .split(TRUSTED_INPUT_HINT)
+        .next()
+        .unwrap_or_default();
+    error.message = format!(
+        "{said}. The user has just turned trusted input on for {origin}: call again, and the \
+         action goes through Chrome's debugger (Chrome shows its debugging bar meanwhile)."
+    );
+    error
+}
+
+/// A `NO_EFFECT` answer on a page whose origin has no trusted-input grant: the page may ignore
+/// synthetic events (`isTrusted` false), so the error names the setting and what it costs.
+pub fn with_trusted_input_hint(mut error: WireError, url: Option<&str>) -> WireError {
+    if error.code != ErrorCode::NoEffect {
+        return error;
+    }
+    let Some(origin) = url.and_then(bridge::webmcp::origin) else {
+        return error;
+    };
+    error.message.push_str(&format!(
+        "{TRUSTED_INPUT_HINT} (events whose isTrusted is false, as some \
+         payment forms, editors and anti-automation checks do), the user can turn on trusted \
+         input for {origin}: `tabwire allow --trusted-input {origin}`, or \"Trusted input\" in \
+         Tabwire's popup. Chrome then shows a \"Tabwire started debugging this browser\" bar \
+         while Tabwire acts there."
+    ));
+    error
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

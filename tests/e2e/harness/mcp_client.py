@@ -49,6 +49,7 @@ ERROR_CODES = frozenset(
         "TOO_LARGE",
         "TOO_MANY",
         "PERMISSION_REQUIRED",
+        "DEBUGGER_UNAVAILABLE",
         "PROTOCOL",
         "INTERNAL",
     }

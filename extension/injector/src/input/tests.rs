@@ -494,3 +494,116 @@ fn an_edit_context_editor_selects_all_by_keys_and_gets_a_paste() {
         Err(Refusal::NoEffect(_))
     ));
 }
+
+/// The kinds of the trusted commands performed: `type` of mouse and key events, or `insertText`.
+fn trusted_kinds(dom: &FakeDom) -> Vec<String> {
+    let done = dom.trusted.borrow().clone().unwrap_or_default();
+    done.iter()
+        .map(|c| match c.params["type"].as_str() {
+            Some(kind) => format!("{kind} {}", c.params["key"].as_str().unwrap_or("")),
+            None => format!("insertText {}", c.params["text"].as_str().unwrap_or("")),
+        })
+        .map(|s| s.trim_end().to_owned())
+        .collect()
+}
+
+#[test]
+fn trusted_input_performs_the_same_decisions_through_the_debugger() {
+    let dom = page();
+    *dom.trusted.borrow_mut() = Some(Vec::new());
+    block_on(click(&dom, &2, 2, 0.0)).unwrap();
+    // No synthetic event: the browser dispatches them, at the element's centre.
+    assert_eq!(events(&dom), ["trusted 5"]);
+    let done = dom.trusted.borrow().clone().unwrap();
+    assert!(
+        done.iter()
+            .all(|c| c.params["x"] == 40.0 && c.params["y"] == 30.0)
+    );
+    assert_eq!(done[4].params["clickCount"], 2);
+
+    // The checks stay: a disabled or covered element is refused before anything is sent.
+    dom.nodes.borrow_mut()[2].disabled = true;
+    assert_eq!(block_on(click(&dom, &2, 1, 0.0)), Err(Refusal::Disabled));
+    dom.nodes.borrow_mut()[2].disabled = false;
+    dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    assert!(matches!(
+        block_on(click(&dom, &2, 1, 0.0)),
+        Err(Refusal::Covered { .. })
+    ));
+    assert_eq!(dom.trusted.borrow().as_ref().unwrap().len(), 5);
+
+    // A chord goes as keys with their modifiers.
+    dom.trusted.borrow_mut().as_mut().unwrap().clear();
+    block_on(press_trusted(&dom, &parse_chord("Shift+Tab").unwrap())).unwrap();
+    assert_eq!(
+        trusted_kinds(&dom),
+        [
+            "rawKeyDown Shift",
+            "rawKeyDown Tab",
+            "keyUp Tab",
+            "keyUp Shift"
+        ]
+    );
+
+    // What the worker could not do is the refusal, with its code.
+    let gone = WireError::new(bridge::ErrorCode::DebuggerUnavailable, "bar cancelled");
+    *dom.trusted_fails.borrow_mut() = Some(gone.clone());
+    dom.nodes.borrow_mut()[2].covered_by = None;
+    let err = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert_eq!(err, Refusal::Trusted(gone));
+    assert_eq!(
+        err.to_string(),
+        "could not be given trusted input: bar cancelled"
+    );
+}
+
+#[test]
+fn a_trusted_fill_selects_all_and_inserts_text_then_checks_the_effect() {
+    let dom = page();
+    *dom.trusted.borrow_mut() = Some(Vec::new());
+    // A text control: select all, the text as one insertion; the page did not take it (nothing
+    // changed the value): NO_EFFECT, as for synthetic input.
+    let check = block_on(fill(&dom, &4, "new\tvalue")).unwrap();
+    assert_eq!(
+        trusted_kinds(&dom),
+        [
+            "rawKeyDown Control",
+            "rawKeyDown a",
+            "keyUp a",
+            "keyUp Control",
+            "insertText new\tvalue"
+        ]
+    );
+    assert!(matches!(
+        block_on(check.verify(&dom)),
+        Err(Refusal::NoEffect(_))
+    ));
+
+    // A contenteditable editor: each line break is an Enter.
+    let editor = dom.add(FakeNode {
+        parent: Some(1),
+        entry: Some(TextEntry::ContentEditable),
+        text: "old".into(),
+        ..Default::default()
+    });
+    dom.trusted.borrow_mut().as_mut().unwrap().clear();
+    block_on(fill(&dom, &editor, "a\n\nb")).unwrap();
+    assert_eq!(
+        trusted_kinds(&dom)[4..],
+        [
+            "insertText a",
+            "keyDown Enter",
+            "keyUp Enter",
+            "keyDown Enter",
+            "keyUp Enter",
+            "insertText b"
+        ]
+    );
+    // Clearing is select all and Backspace; on macOS select all is ⌘A.
+    let cleared = trusted_fill(TextEntry::Control, "", Platform::MacOs);
+    let keys: Vec<&str> = cleared
+        .iter()
+        .map(|c| c.params["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["Meta", "a", "a", "Meta", "Backspace", "Backspace"]);
+}

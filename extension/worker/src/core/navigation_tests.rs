@@ -419,7 +419,8 @@ fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_ne
     announce(&mut core, 3);
     core.set_clock(1000.0);
     let op = |core: &mut Core, id: &str| {
-        core.page_op(id.into(), Some(3), "page_act".into(), json!({}), None, 5000)
+        let op = ("page_act".into(), json!({}), None);
+        core.page_op(id.into(), Some(3), op, 5000, false)
     };
     assert!(matches!(
         &op(&mut core, "a1")[..],

@@ -26,6 +26,7 @@ impl Core {
         let Some(tab) = self.calls.remove(id) else {
             return actions; // already answered (the tab closed meanwhile)
         };
+        let trusted_input = self.trusted_calls.remove(id);
         // A continued call whose step acted: whatever it answers comes after that action.
         let acted = self.nav.acted.remove(id);
         let msg = match reply {
@@ -47,7 +48,11 @@ impl Core {
                         resume_at,
                         vars,
                         timeout_ms,
+                        trusted_input,
                     };
+                    if trusted_input {
+                        self.trusted_calls.insert(got.clone());
+                    }
                     let from = origin(self.tabs.get(tab).map_or("", |t| t.url.as_str())).to_owned();
                     let continuation = Continuation {
                         id: got,
@@ -314,6 +319,39 @@ impl Core {
             FromPage::DialogShown { open: false } => {
                 self.dialogs_open.remove(&tab);
                 (None, actions)
+            }
+            FromPage::TrustedInput { call, commands } => {
+                // Only a running call of this very tab that the server sent as trusted, and only
+                // input: a page cannot use the debugger for anything else.
+                let refusal = if self.calls.get(&call) != Some(&tab) {
+                    Some(format!("call {call:?} is not running in tab {tab}"))
+                } else if !self.trusted_calls.contains(&call) {
+                    Some(format!("call {call:?} was not sent with trusted input"))
+                } else {
+                    commands
+                        .iter()
+                        .find(|c| !c.is_input())
+                        .map(|c| format!("{:?} is not an input command", c.method))
+                };
+                match refusal {
+                    Some(why) => {
+                        actions.push(Action::Log(format!(
+                            "refused trusted input from tab {tab}: {why}"
+                        )));
+                        let answer = bridge::page::TrustedInputAnswer {
+                            error: Some(WireError::new(
+                                ErrorCode::Protocol,
+                                format!("trusted input refused: {why}"),
+                            )),
+                        };
+                        let text = serde_json::to_string(&answer).expect("answers serialize");
+                        (Some(text), actions)
+                    }
+                    None => {
+                        actions.push(Action::TrustedInput { tab, commands });
+                        (None, actions)
+                    }
+                }
             }
             FromPage::CallToolResult { .. }
             | FromPage::CallToolError { .. }

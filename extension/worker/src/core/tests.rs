@@ -307,16 +307,16 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
             args: json!({}),
             doc: None,
             timeout_ms: 500,
+            trusted_input: false,
         }]
     );
     // The focused tab found, the call comes back with it and goes there.
     let to_tab = core.page_op(
         "p1".into(),
         Some(12),
-        "page_snapshot".into(),
-        json!({}),
-        None,
+        ("page_snapshot".into(), json!({}), None),
         500,
+        false,
     );
     assert!(
         matches!(&to_tab[..], [Action::PageOp { tab: Some(12), .. }]),
@@ -339,10 +339,9 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     core.page_op(
         "p2".into(),
         Some(13),
-        "page_snapshot".into(),
-        json!({}),
-        None,
+        ("page_snapshot".into(), json!({}), None),
         500,
+        false,
     );
     let sent = frames(&core.on_tab_removed(13));
     assert_eq!(sent[0]["type"], "call_tool_error");
@@ -443,6 +442,88 @@ fn a_call_that_navigates_continues_in_the_next_page() {
     assert_eq!(sent[0]["type"], "call_tool_error");
     assert_eq!(sent[0]["id"], "n2");
     assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
+}
+
+#[test]
+fn trusted_input_is_performed_only_for_a_trusted_call_of_that_tab_and_only_input() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    announce(&mut core, 4);
+    let call = json!({"type":"call_tool","id":"t1","tab":3,"tool":"todomvc_list_todos","args":{},
+                      "timeout_ms":500,"trusted_input":true});
+    let actions = core.on_server_frame(&call.to_string());
+    let [Action::ToTab { message, .. }] = &actions[..] else {
+        panic!("{actions:?}")
+    };
+    // The page hears that its input is trusted, and keeps it after a navigation.
+    assert_eq!(
+        serde_json::from_str::<Value>(message).unwrap()["trusted_input"],
+        true
+    );
+    let untrusted = call
+        .to_string()
+        .replace("t1", "s1")
+        .replace("true", "false");
+    core.on_server_frame(&untrusted);
+
+    let ask = |call: &str, commands: Value| {
+        json!({"type":"trusted_input","call":call,"commands":commands}).to_string()
+    };
+    let click = serde_json::to_value(bridge::trusted_input::click(5.0, 6.0, 1)).unwrap();
+    let (reply, actions) = core.on_page_message(&sender(3), Some(&ask("t1", click.clone())));
+    assert!(reply.is_none());
+    assert!(
+        matches!(&actions[..], [Action::TrustedInput { tab: 3, commands }] if commands.len() == 3),
+        "{actions:?}"
+    );
+    let refused = |core: &mut Core, tab: TabId, message: String, why: &str| {
+        let (reply, actions) = core.on_page_message(&sender(tab), Some(&message));
+        let reply: Value = serde_json::from_str(&reply.expect("an answer")).unwrap();
+        assert_eq!(reply["error"]["code"], "PROTOCOL");
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains(why),
+            "{reply}"
+        );
+        assert!(
+            !actions
+                .iter()
+                .any(|a| matches!(a, Action::TrustedInput { .. }))
+        );
+    };
+    // Another tab, a call sent without trusted input, a method that is not input, an unknown call.
+    refused(
+        &mut core,
+        4,
+        ask("t1", click.clone()),
+        "not running in tab 4",
+    );
+    refused(
+        &mut core,
+        3,
+        ask("s1", click.clone()),
+        "not sent with trusted input",
+    );
+    let evaluate = json!([{"method":"Runtime.evaluate","params":{"expression":"1"}}]);
+    refused(&mut core, 3, ask("t1", evaluate), "not an input command");
+    refused(&mut core, 3, ask("zz", click.clone()), "not running");
+
+    let onward = json!({"type":"call_tool_continue","id":"t1","tool":"todomvc_list_todos",
+                        "resume_at":1,"vars":{},"timeout_ms":400});
+    core.on_call_reply("t1", Ok(Some(onward.to_string())));
+    let actions = announce(&mut core, 3);
+    let Some(Action::ToTab { message, .. }) =
+        actions.iter().find(|a| matches!(a, Action::ToTab { .. }))
+    else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(message).unwrap()["trusted_input"],
+        true
+    );
+    // Answered: no more trusted input for it.
+    let done = r#"{"type":"call_tool_result","id":"t1","result":7}"#;
+    core.on_call_reply("t1", Ok(Some(done.into())));
+    refused(&mut core, 3, ask("t1", click), "not running");
 }
 
 #[test]
