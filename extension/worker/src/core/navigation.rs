@@ -490,6 +490,15 @@ impl Core {
         false
     }
 
+    /// Call `id` was answered otherwise: it no longer waits for a page, a landing or a next page.
+    pub(super) fn forget_call(&mut self, id: &str) {
+        self.drop_held(id);
+        self.nav.landings.remove(id);
+        self.nav.continuations.retain(|_, c| c.id != id);
+        self.nav.sent.remove(id);
+        self.nav.acted.remove(id);
+    }
+
     pub(super) fn forget_tab_loads(&mut self, tab: TabId) {
         self.nav.loads.remove(&tab);
         self.nav.shown.remove(&tab);

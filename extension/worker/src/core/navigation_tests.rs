@@ -462,3 +462,25 @@ fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_ne
     assert_eq!(sent[0]["error"]["code"], "TIMEOUT");
     assert!(sent[0]["error"].get("effect").is_none(), "it never ran");
 }
+
+#[test]
+fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_again() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    call(&mut core, "s1", 3);
+    core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    let held = call(&mut core, "s2", 3);
+    assert!(!sends_to_page(&held, "s2"));
+    let shown = r#"{"type":"dialog_shown","open":true}"#;
+    let (_, actions) = core.on_page_message(&super::super::tests::sender(3), Some(shown));
+    let failed: Vec<Value> = frames(&actions);
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(
+        failed.iter().all(|f| f["error"]["code"] == "DIALOG_OPEN"),
+        "{failed:?}"
+    );
+    // The person stays: no load came, and nothing failed is sent or answered again.
+    let later = core.on_timer(Timer::Unconfirmed(3));
+    assert!(frames(&later).is_empty(), "{later:?}");
+    assert!(!sends_to_page(&later, "s2"), "{later:?}");
+}

@@ -395,6 +395,8 @@ impl Core {
             .collect();
         for id in pending {
             self.calls.remove(&id);
+            // Failed here, it must not run later, nor be answered again.
+            self.forget_call(&id);
             self.call_done(&id);
             let error = error.clone();
             self.send(ToServer::CallToolError { id, error }, actions);
