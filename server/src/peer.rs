@@ -293,8 +293,12 @@ where
             ToExtension::Ping { nonce } => {
                 let _ = outbox.send(ToServer::Pong { nonce });
             }
+            // What the peer's own hub tells the browser it sees in us: the hub has its own.
             ToExtension::Welcome { .. }
             | ToExtension::AdaptersUpdated { .. }
+            | ToExtension::Grants { .. }
+            | ToExtension::GrantResult { .. }
+            | ToExtension::GrantError { .. }
             | ToExtension::Pong { .. }
             | ToExtension::Error { .. } => {}
         }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use bridge::browser_ops::BrowserOp;
+use bridge::grants::GrantChange;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
 use bridge::page::ToPage;
 use bridge::protocol::{BrowserInfo, RequestId, TabId};
@@ -96,6 +97,15 @@ pub enum Action {
     PersistTabs,
     /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
     PersistAdapters,
+    /// Write the grants the server pushed (`{grants, all_origins}`, JSON) to
+    /// `chrome.storage.session`, where the popup reads them.
+    PersistGrants(String),
+    /// Answer the popup's request `id` (see [`Core::change_grant`]): made (whether it changed
+    /// anything), or why not.
+    AnswerPopup {
+        id: RequestId,
+        answer: Result<bool, String>,
+    },
     /// Call [`Core::on_timer`] with `timer` after `ms`.
     After {
         ms: f64,
@@ -200,6 +210,11 @@ impl Core {
         if let Some(json) = adapters_json {
             self.adapters.restore(json);
         }
+    }
+
+    /// This extension's id (`chrome.runtime.id`): whose messages the worker takes.
+    pub fn extension_id(&self) -> &str {
+        &self.extension_id
     }
 
     pub fn link(&self) -> LinkState {
@@ -561,6 +576,21 @@ impl Core {
                 }
             }
             ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
+            ToExtension::Grants {
+                grants,
+                all_origins,
+            } => {
+                let stored = serde_json::json!({"grants": grants, "all_origins": all_origins});
+                actions.push(Action::PersistGrants(stored.to_string()));
+            }
+            ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
+                id,
+                answer: Ok(changed),
+            }),
+            ToExtension::GrantError { id, error } => actions.push(Action::AnswerPopup {
+                id,
+                answer: Err(error.message),
+            }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
             ToExtension::Pong { .. } => {}
             ToExtension::Error { in_reply_to, error } => {
@@ -570,6 +600,27 @@ impl Core {
             }
         }
         actions
+    }
+
+    /// The popup's request `id` to make `change` (checked by the glue against what `tab` shows):
+    /// sent to the server now, or refused when there is no server to make it. Never queued: a
+    /// grant change the user made must not happen minutes later, unseen.
+    pub fn change_grant(
+        &mut self,
+        id: RequestId,
+        change: GrantChange,
+        tab: Option<TabId>,
+    ) -> Result<Vec<Action>, String> {
+        if self.link != LinkState::Connected {
+            return Err(format!(
+                "tabwire is not connected, so the change was not made: {}",
+                self.problem
+                    .as_ref()
+                    .map_or_else(|| "it is connecting".to_owned(), |p| p.describe(self.port))
+            ));
+        }
+        let frame = ToServer::ChangeGrant { id, change, tab }.encode();
+        Ok(vec![Action::Frame(frame)])
     }
 
     /// A page tool's call: to a tab loading another page, it waits for that page (a page tool

@@ -3,6 +3,7 @@
 //! Decisions are [`Core`]'s; this file only carries them out.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 use bridge::handshake::{self, Nonce};
 use bridge::page::ToPage;
@@ -44,7 +45,13 @@ thread_local! {
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
+    /// The popup's requests waiting for the server's answer: each one's `resolve`.
+    static POPUP_WAITING: RefCell<HashMap<String, js_sys::Function>> = RefCell::new(HashMap::new());
+    static POPUP_SERIAL: Cell<u64> = const { Cell::new(0) };
 }
+
+/// How long the popup waits for the server to make its change.
+const POPUP_ANSWER_MS: f64 = 5000.0;
 
 /// The probe's request; each gets its own abort signal (see [`PROBE_TIMEOUT_MS`]).
 const PROBE_INIT: &str = r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#;
@@ -140,6 +147,10 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
     match name {
         "message" => {
             let sender = read_sender(&arg(1));
+            let our_id = with_core(|core| core.extension_id().to_owned());
+            if crate::popup::is_popup(&sender, &our_id) {
+                return popup_request(arg(0).as_string()).into();
+            }
             if let Some(tab) = sender.tab {
                 let document = get(&arg(1), "documentId").as_string();
                 let lifecycle = get(&arg(1), "documentLifecycle").as_string();
@@ -211,6 +222,55 @@ fn read_sender(sender: &JsValue) -> Sender {
         tab: get(&tab, "id").as_f64().map(|t| t as TabId),
         frame_id: get(sender, "frameId").as_f64().map(|f| f as i64),
         url,
+    }
+}
+
+// ---- the popup ---------------------------------------------------------------------------
+
+/// The popup's request (its message's text): a promise of the answer's text for the popup.
+fn popup_request(text: Option<String>) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let answer = match change_grant(text).await {
+            Ok(answered) => return answered,
+            Err(why) => crate::popup::answer_text(&Err(why)),
+        };
+        Ok(JsValue::from_str(&answer))
+    })
+}
+
+/// Checks the popup's change against what its tab shows now and sends it to the server; the
+/// promise resolves with the server's answer (or, after [`POPUP_ANSWER_MS`], that there was none).
+async fn change_grant(text: Option<String>) -> Result<Result<JsValue, JsValue>, String> {
+    let request = crate::popup::decode(text.as_deref())?;
+    let tab_url = match request.tab {
+        Some(tab) => Some(
+            JsFuture::from(chrome::tabs_get(tab as f64))
+                .await
+                .map(|t| get(&t, "url").as_string().unwrap_or_default())
+                .map_err(|e| format!("tab {tab} is gone: {}", error_text(&e)))?,
+        ),
+        None => None,
+    };
+    request.change.check(tab_url.as_deref())?;
+    let id = format!("popup-{}", POPUP_SERIAL.replace(POPUP_SERIAL.get() + 1));
+    let actions = with_core(|core| core.change_grant(id.clone(), request.change, request.tab))?;
+    let answered = js_sys::Promise::new(&mut |resolve, _| {
+        POPUP_WAITING.with(|w| w.borrow_mut().insert(id.clone(), resolve));
+    });
+    let give_up = Closure::once_into_js(move || {
+        let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
+        answer_popup(&id, &Err(why));
+    });
+    chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
+    run(actions);
+    Ok(JsFuture::from(answered).await)
+}
+
+/// Gives the popup waiting on `id` its answer (once: a late one is dropped).
+fn answer_popup(id: &str, answer: &Result<bool, String>) {
+    if let Some(resolve) = POPUP_WAITING.with(|w| w.borrow_mut().remove(id)) {
+        let text = JsValue::from_str(&crate::popup::answer_text(answer));
+        let _ = resolve.call1(&JsValue::NULL, &text);
     }
 }
 
@@ -631,6 +691,10 @@ fn run(actions: Vec<Action>) {
                 let items = format!(r#"{{"adapters":{adapters}}}"#);
                 let _ = chrome::session_set(&from_json(&items));
             }
+            Action::PersistGrants(grants) => {
+                let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
+            }
+            Action::AnswerPopup { id, answer } => answer_popup(&id, &answer),
             Action::Log(message) => log(&message),
             Action::After { ms, timer } => after(ms, timer),
         }

@@ -837,3 +837,70 @@ fn backoff_restarts_after_a_good_connection() {
     assert_eq!(core.status().problem, None, "welcome clears the problem");
     assert_eq!(core.socket_closed(Problem::Closed { code: 1006 }, 0.5), 100);
 }
+
+#[test]
+fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_back() {
+    use bridge::grants::{GrantAction, Need};
+    let change = GrantChange {
+        origin: "http://127.0.0.1:8000".into(),
+        action: GrantAction::Allow,
+        need: Need::PageTools,
+    };
+    // No server: refused at once, saying so (never queued to happen later).
+    let mut down = Core::new(ME);
+    let refused = down
+        .change_grant("popup-0".into(), change.clone(), Some(5))
+        .unwrap_err();
+    assert!(refused.starts_with("tabwire is not connected"), "{refused}");
+    assert_eq!(down.status().queued, 0);
+
+    let mut core = connected();
+    let sent = frames(
+        &core
+            .change_grant("popup-1".into(), change, Some(5))
+            .unwrap(),
+    );
+    assert_eq!(
+        sent,
+        [json!({"type": "change_grant", "id": "popup-1", "tab": 5,
+                "change": {"origin": "http://127.0.0.1:8000", "action": "allow", "need": "page_tools"}})]
+    );
+    let done = json!({"type": "grant_result", "id": "popup-1", "changed": true});
+    assert_eq!(
+        core.on_server_frame(&done.to_string()),
+        [Action::AnswerPopup {
+            id: "popup-1".into(),
+            answer: Ok(true)
+        }]
+    );
+    let failed = json!({"type": "grant_error", "id": "popup-2",
+                        "error": {"code": "INTERNAL", "message": "writing grants.json: disk full"}});
+    assert_eq!(
+        core.on_server_frame(&failed.to_string()),
+        [Action::AnswerPopup {
+            id: "popup-2".into(),
+            answer: Err("writing grants.json: disk full".into())
+        }]
+    );
+    // The list the server pushes is kept where the popup reads it.
+    let pushed = json!({"type": "grants", "all_origins": false,
+        "grants": {"http://127.0.0.1:8000": {"page_tools": true, "trusted_input": false, "since": 9}}});
+    let [Action::PersistGrants(stored)] = &core.on_server_frame(&pushed.to_string())[..] else {
+        panic!("expected the grants persisted");
+    };
+    let stored: Value = serde_json::from_str(stored).unwrap();
+    assert_eq!(stored["grants"], pushed["grants"]);
+    assert_eq!(stored["all_origins"], false);
+}
+
+#[test]
+fn a_page_cannot_change_a_grant() {
+    let mut core = connected();
+    let forged = json!({"type": "change_grant", "tab": 5,
+        "change": {"origin": "http://127.0.0.1:8000", "action": "allow", "need": "page_tools"}});
+    let (reply, actions) = core.on_page_message(&sender(5), Some(&forged.to_string()));
+    assert_eq!(reply, None);
+    assert!(frames(&actions).is_empty(), "{actions:?}");
+    // Nor does the worker take it for the popup's: the page's URL is a web page's.
+    assert!(!crate::popup::is_popup(&sender(5), ME));
+}
