@@ -406,6 +406,9 @@ pub enum ToExtension {
     /// A page tool's call ([`crate::page_ops`]) in `tab` (absent: the focused tab), whose
     /// runtime the extension injects first where it does not run; answered like `call_tool`.
     /// `doc`: the document the call's ref came from (the page refuses a ref of another one).
+    /// `origin`: the origin the permission gate allowed; the extension refuses the call when the
+    /// tab shows another one by the time it would act (the server may have known the tab's URL
+    /// from before a navigation).
     PageOp {
         id: RequestId,
         #[serde(default)]
@@ -414,6 +417,8 @@ pub enum ToExtension {
         args: Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
         timeout_ms: u64,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
@@ -669,6 +674,7 @@ impl ToExtension {
                 op: f.req("op")?,
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
+                origin: f.opt("origin")?,
                 timeout_ms: f.req("timeout_ms")?,
             },
             "open_tab" => ToExtension::OpenTab {
@@ -1115,6 +1121,7 @@ mod tests {
                 op: "page_snapshot".into(),
                 args: json!({"max_chars": 900}),
                 doc: Some("d1".into()),
+                origin: Some("http://127.0.0.1:8000".into()),
                 timeout_ms: 5,
             },
             ToExtension::OpenTab {

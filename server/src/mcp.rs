@@ -322,7 +322,7 @@ impl TabwireMcp {
             .await?;
         let result = self
             .hub
-            .page_op(name, call.args, Some(page.tab), call.doc)
+            .page_op(name, call.args, Some(page.tab), call.doc, Some(page.origin))
             .await?;
         let answer = self.page_tools.answer(result);
         let mut result = CallToolResult::structured(answer.structured);

@@ -246,11 +246,12 @@ where
                 op,
                 args,
                 doc,
+                origin,
                 ..
             } => {
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
                 let task = tokio::spawn(async move {
-                    let answer = match hub.page_op(&op, args, tab, doc).await {
+                    let answer = match hub.page_op(&op, args, tab, doc, origin).await {
                         Ok(result) => ToServer::CallToolResult {
                             id,
                             result,

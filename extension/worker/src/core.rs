@@ -43,6 +43,18 @@ pub enum OnReply {
     Nothing,
 }
 
+/// A page tool's call as the server sent it (`page_op`), on its way to its tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCall {
+    pub op: String,
+    pub args: serde_json::Value,
+    /// The document the call's ref came from.
+    pub doc: Option<String>,
+    /// The origin the user allowed: the call fails if the tab shows another by then.
+    pub origin: Option<String>,
+    pub timeout_ms: u64,
+}
+
 /// Work for the browser glue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -71,10 +83,7 @@ pub enum Action {
     PageOp {
         id: RequestId,
         tab: Option<TabId>,
-        op: String,
-        args: serde_json::Value,
-        doc: Option<String>,
-        timeout_ms: u64,
+        call: PageCall,
     },
     OpenTab {
         id: RequestId,
@@ -97,8 +106,8 @@ pub enum Action {
     PersistTabs,
     /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
     PersistAdapters,
-    /// Write the grants the server pushed (`{grants, all_origins}`, JSON) to
-    /// `chrome.storage.session`, where the popup reads them.
+    /// Write the grants the server pushed (its `grants` frame, JSON) to `chrome.storage.session`,
+    /// where the popup reads them.
     PersistGrants(String),
     /// Answer the popup's request `id` (see [`Core::change_grant`]): made (whether it changed
     /// anything), or why not.
@@ -512,8 +521,18 @@ impl Core {
                 op,
                 args,
                 doc,
+                origin,
                 timeout_ms,
-            } => actions.extend(self.page_op(id, tab, op, args, doc, timeout_ms)),
+            } => {
+                let call = PageCall {
+                    op,
+                    args,
+                    doc,
+                    origin,
+                    timeout_ms,
+                };
+                actions.extend(self.page_op(id, tab, call));
+            }
             ToExtension::Cancel { id } => {
                 if self.drop_held(&id) {
                     self.calls.remove(&id);
@@ -576,13 +595,8 @@ impl Core {
                 }
             }
             ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
-            ToExtension::Grants {
-                grants,
-                all_origins,
-            } => {
-                let stored = serde_json::json!({"grants": grants, "all_origins": all_origins});
-                actions.push(Action::PersistGrants(stored.to_string()));
-            }
+            // The frame itself is what the popup reads (its `grants` and `all_origins`).
+            ToExtension::Grants { .. } => actions.push(Action::PersistGrants(text.to_owned())),
             ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
                 id,
                 answer: Ok(changed),
@@ -627,23 +641,13 @@ impl Core {
     /// acts on what the tab is going to show); to the focused tab (`None`), the glue looks which
     /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
     /// failed when the tab closes.
-    pub fn page_op(
-        &mut self,
-        id: RequestId,
-        tab: Option<TabId>,
-        op: String,
-        args: serde_json::Value,
-        doc: Option<String>,
-        timeout_ms: u64,
-    ) -> Vec<Action> {
+    pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
+        let timeout_ms = call.timeout_ms;
         let action = Action::PageOp {
             id: id.clone(),
             tab,
-            op,
-            args,
-            doc,
-            timeout_ms,
+            call,
         };
         match tab {
             Some(tab) => {

@@ -16,7 +16,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, Timer};
+use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, PageCall, Timer};
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -45,7 +45,7 @@ thread_local! {
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
-    /// The popup's requests waiting for the server's answer: each one's `resolve`.
+    /// The popup's requests waiting for the server's answer: each one's `sendResponse`.
     static POPUP_WAITING: RefCell<HashMap<String, js_sys::Function>> = RefCell::new(HashMap::new());
     static POPUP_SERIAL: Cell<u64> = const { Cell::new(0) };
 }
@@ -149,7 +149,8 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
             if crate::popup::is_popup(&sender, &our_id) {
-                return popup_request(arg(0).as_string()).into();
+                spawn_local(popup_request(arg(0).as_string(), arg(2).unchecked_into()));
+                return JsValue::TRUE; // answered through `respond`
             }
             if let Some(tab) = sender.tab {
                 let document = get(&arg(1), "documentId").as_string();
@@ -227,50 +228,51 @@ fn read_sender(sender: &JsValue) -> Sender {
 
 // ---- the popup ---------------------------------------------------------------------------
 
-/// The popup's request (its message's text): a promise of the answer's text for the popup.
-fn popup_request(text: Option<String>) -> js_sys::Promise {
-    wasm_bindgen_futures::future_to_promise(async move {
-        let answer = match change_grant(text).await {
-            Ok(answered) => return answered,
-            Err(why) => crate::popup::answer_text(&Err(why)),
-        };
-        Ok(JsValue::from_str(&answer))
-    })
-}
-
-/// Checks the popup's change against what its tab shows now and sends it to the server; the
-/// promise resolves with the server's answer (or, after [`POPUP_ANSWER_MS`], that there was none).
-async fn change_grant(text: Option<String>) -> Result<Result<JsValue, JsValue>, String> {
-    let request = crate::popup::decode(text.as_deref())?;
+/// The popup's request (its message's text), answered through `respond` (its `sendResponse`):
+/// checked against what its tab shows now and sent to the server, whose answer is passed on (or,
+/// after [`POPUP_ANSWER_MS`], that there was none).
+async fn popup_request(text: Option<String>, respond: js_sys::Function) {
+    let request = match crate::popup::decode(text.as_deref()) {
+        Ok(request) => request,
+        Err(why) => return respond_popup(&respond, &Err(why)),
+    };
     let tab_url = match request.tab {
-        Some(tab) => Some(
-            JsFuture::from(chrome::tabs_get(tab as f64))
-                .await
-                .map(|t| get(&t, "url").as_string().unwrap_or_default())
-                .map_err(|e| format!("tab {tab} is gone: {}", error_text(&e)))?,
-        ),
+        Some(tab) => match JsFuture::from(chrome::tabs_get(tab as f64)).await {
+            Ok(shown) => Some(get(&shown, "url").as_string().unwrap_or_default()),
+            Err(e) => {
+                let why = format!("tab {tab} is gone: {}", error_text(&e));
+                return respond_popup(&respond, &Err(why));
+            }
+        },
         None => None,
     };
-    request.change.check(tab_url.as_deref())?;
+    if let Err(why) = request.change.check(tab_url.as_deref()) {
+        return respond_popup(&respond, &Err(why));
+    }
     let id = format!("popup-{}", POPUP_SERIAL.replace(POPUP_SERIAL.get() + 1));
-    let actions = with_core(|core| core.change_grant(id.clone(), request.change, request.tab))?;
-    let answered = js_sys::Promise::new(&mut |resolve, _| {
-        POPUP_WAITING.with(|w| w.borrow_mut().insert(id.clone(), resolve));
-    });
-    let give_up = Closure::once_into_js(move || {
-        let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
-        answer_popup(&id, &Err(why));
-    });
-    chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
-    run(actions);
-    Ok(JsFuture::from(answered).await)
+    match with_core(|core| core.change_grant(id.clone(), request.change, request.tab)) {
+        Ok(actions) => {
+            POPUP_WAITING.with(|w| w.borrow_mut().insert(id.clone(), respond));
+            let give_up = Closure::once_into_js(move || {
+                let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
+                answer_popup(&id, &Err(why));
+            });
+            chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
+            run(actions);
+        }
+        Err(why) => respond_popup(&respond, &Err(why)),
+    }
+}
+
+fn respond_popup(respond: &js_sys::Function, answer: &Result<bool, String>) {
+    let text = JsValue::from_str(&crate::popup::answer_text(answer));
+    let _ = respond.call1(&JsValue::NULL, &text);
 }
 
 /// Gives the popup waiting on `id` its answer (once: a late one is dropped).
 fn answer_popup(id: &str, answer: &Result<bool, String>) {
-    if let Some(resolve) = POPUP_WAITING.with(|w| w.borrow_mut().remove(id)) {
-        let text = JsValue::from_str(&crate::popup::answer_text(answer));
-        let _ = resolve.call1(&JsValue::NULL, &text);
+    if let Some(respond) = POPUP_WAITING.with(|w| w.borrow_mut().remove(id)) {
+        respond_popup(&respond, answer);
     }
 }
 
@@ -663,23 +665,7 @@ fn run(actions: Vec<Action>) {
                 let reply = crate::browser::perform(op).await;
                 run(with_core(|core| core.on_browser_reply(id, reply)));
             }),
-            Action::PageOp {
-                id,
-                tab,
-                op,
-                args,
-                doc,
-                timeout_ms,
-            } => spawn_local(page_op(
-                id,
-                tab,
-                ToPageOp {
-                    op,
-                    args,
-                    doc,
-                    timeout_ms,
-                },
-            )),
+            Action::PageOp { id, tab, call } => spawn_local(page_op(id, tab, call)),
             Action::SyncContentScripts(patterns) => {
                 SCRIPTS.with(|s| s.borrow_mut().wanted = Some(patterns));
                 spawn_local(sync_content_scripts());
@@ -787,22 +773,13 @@ const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
-struct ToPageOp {
-    op: String,
-    args: serde_json::Value,
-    doc: Option<String>,
-    timeout_ms: u64,
-}
-
-async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
+async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
     let tab = match tab {
         Some(tab) => tab,
         None => {
             let actions = match focused_tab().await {
                 // Back through the core: that tab may be loading another page.
-                Some(tab) => with_core(|core| {
-                    core.page_op(id, Some(tab), call.op, call.args, call.doc, call.timeout_ms)
-                }),
+                Some(tab) => with_core(|core| core.page_op(id, Some(tab), call)),
                 None => {
                     let error = WireError::new(
                         ErrorCode::NoSuchTab,
@@ -814,6 +791,18 @@ async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
             return run(actions);
         }
     };
+    // The permission gate allowed an origin: the page acts only if the tab still shows it.
+    if let Some(allowed) = &call.origin {
+        let shown = JsFuture::from(chrome::tabs_get(tab as f64))
+            .await
+            .map(|t| get(&t, "url").as_string().unwrap_or_default())
+            .unwrap_or_default();
+        if let Err(error) =
+            crate::browser::still_shows(tab, allowed, &shown, "the page tool did not act")
+        {
+            return run(with_core(|core| core.fail_call(&id, error)));
+        }
+    }
     let timeout_ms = call.timeout_ms;
     let message = ToPage::PageOp {
         id: id.clone(),

@@ -58,10 +58,12 @@ pub fn decode(text: Option<&str>) -> Result<ChangeGrant, String> {
 /// The popup's answer: `{"ok": true, "changed": bool}` or `{"error": "…"}`.
 pub fn answer_text(answer: &Result<bool, String>) -> String {
     match answer {
-        Ok(changed) => serde_json::json!({"ok": true, "changed": changed}),
-        Err(error) => serde_json::json!({"error": error}),
+        Ok(changed) => format!(r#"{{"ok":true,"changed":{changed}}}"#),
+        Err(error) => format!(
+            r#"{{"error":{}}}"#,
+            serde_json::to_string(error).expect("a string serializes")
+        ),
     }
-    .to_string()
 }
 
 #[cfg(test)]
@@ -145,8 +147,8 @@ mod tests {
             serde_json::json!({"ok": true, "changed": true})
         );
         assert_eq!(
-            read(answer_text(&Err("no".into()))),
-            serde_json::json!({"error": "no"})
+            read(answer_text(&Err("a \"quoted\" reason".into()))),
+            serde_json::json!({"error": "a \"quoted\" reason"})
         );
     }
 }

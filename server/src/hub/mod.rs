@@ -406,6 +406,11 @@ impl Hub {
         self.registry().tabs()
     }
 
+    /// The URL `tab` showed when its runtime last said (kept by `tab_navigated`), if it is known.
+    pub fn tab_url(&self, tab: TabId) -> Option<String> {
+        self.registry().tab_url(tab)
+    }
+
     /// Every known tab with its full tool specs (for peers), and the most recently focused one.
     pub fn tab_tools(&self) -> (Vec<TabTools>, Option<TabId>) {
         self.registry().tab_tools()
@@ -598,6 +603,7 @@ impl Hub {
         args: Value,
         tab: Option<TabId>,
         doc: Option<String>,
+        origin: Option<String>,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
         let started = {
@@ -610,6 +616,7 @@ impl Hub {
                 op: op.to_owned(),
                 args,
                 doc,
+                origin,
                 timeout_ms,
             })?
         };

@@ -292,6 +292,16 @@ fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
     );
 }
 
+pub(super) fn snapshot_call() -> PageCall {
+    PageCall {
+        op: "page_snapshot".into(),
+        args: json!({}),
+        doc: None,
+        origin: None,
+        timeout_ms: 500,
+    }
+}
+
 #[test]
 fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     let mut core = connected();
@@ -303,21 +313,11 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
         vec![Action::PageOp {
             id: "p1".into(),
             tab: None,
-            op: "page_snapshot".into(),
-            args: json!({}),
-            doc: None,
-            timeout_ms: 500,
+            call: snapshot_call(),
         }]
     );
     // The focused tab found, the call comes back with it and goes there.
-    let to_tab = core.page_op(
-        "p1".into(),
-        Some(12),
-        "page_snapshot".into(),
-        json!({}),
-        None,
-        500,
-    );
+    let to_tab = core.page_op("p1".into(), Some(12), snapshot_call());
     assert!(
         matches!(&to_tab[..], [Action::PageOp { tab: Some(12), .. }]),
         "{to_tab:?}"
@@ -336,14 +336,7 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     );
 
     // A tab closed during a page tool's call fails it with TAB_CLOSED at once.
-    core.page_op(
-        "p2".into(),
-        Some(13),
-        "page_snapshot".into(),
-        json!({}),
-        None,
-        500,
-    );
+    core.page_op("p2".into(), Some(13), snapshot_call());
     let sent = frames(&core.on_tab_removed(13));
     assert_eq!(sent[0]["type"], "call_tool_error");
     assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
@@ -889,8 +882,7 @@ fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_b
         panic!("expected the grants persisted");
     };
     let stored: Value = serde_json::from_str(stored).unwrap();
-    assert_eq!(stored["grants"], pushed["grants"]);
-    assert_eq!(stored["all_origins"], false);
+    assert_eq!(stored, pushed);
 }
 
 #[test]
