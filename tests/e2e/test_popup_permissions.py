@@ -16,10 +16,9 @@ elicitation capability, so nothing but a grant lets a page tool act. A fixture p
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
+from conftest import run_cli
 from harness.extension_pages import activate, open_extension_page, open_page, screenshot
 from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
@@ -49,18 +48,6 @@ def tabwire_command(tabwire_command):
     i = tabwire_command.args.index("--adapter-match")
     del tabwire_command.args[i : i + 2]
     return tabwire_command
-
-
-def run_cli(tabwire_command, *args: str) -> str:
-    out = subprocess.run(
-        [str(tabwire_command.binary), *args],
-        env={**tabwire_command.env, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert out.returncode == 0, out
-    return out.stdout
 
 
 async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
@@ -124,7 +111,7 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
         assert f"page content from {origin}" in out.text, out.text
         assert f"{origin}  page tools allowed\n" in run_cli(c, "grants")
         audit = run_cli(c, "audit", "-n", "5")
-        assert f"popup" in audit and "allow page_tools" in audit and f"{origin} (tab {tab})" in audit, audit
+        assert "popup" in audit and "allow page_tools" in audit and f"{origin} (tab {tab})" in audit, audit
 
         # The trusted-input toggle records its grant (and its note explains Chrome's bar).
         await click("#trusted")
