@@ -791,14 +791,14 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
             return run(actions);
         }
     };
-    // The permission gate allowed an origin: the page acts only if the tab still shows it.
-    if let Some(allowed) = &call.origin {
-        let shown = JsFuture::from(chrome::tabs_get(tab as f64))
-            .await
-            .map(|t| get(&t, "url").as_string().unwrap_or_default())
-            .unwrap_or_default();
+    // The permission gate allowed an origin: the page acts only if the tab still shows it (a
+    // tab that is gone fails below, as TAB_CLOSED).
+    if let Some(allowed) = &call.origin
+        && let Ok(shown) = JsFuture::from(chrome::tabs_get(tab as f64)).await
+    {
+        let url = get(&shown, "url").as_string().unwrap_or_default();
         if let Err(error) =
-            crate::browser::still_shows(tab, allowed, &shown, "the page tool did not act")
+            crate::browser::still_shows(tab, allowed, &url, "the page tool did not act")
         {
             return run(with_core(|core| core.fail_call(&id, error)));
         }
