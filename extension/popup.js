@@ -1,7 +1,10 @@
 // extension/popup.js — renders what the worker keeps in chrome.storage.session (`status`, see
-// worker/src/core.rs `Status` and link_problem.rs `Problem`; `tabs`, the tab registry): the
-// connection, and when it is down the reason with the exact command that fixes it; the tabs that
-// offer tools, with their tools. It talks to nobody else.
+// worker/src/core.rs `Status` and link_problem.rs `Problem`; `grants`, the list tabwire pushes;
+// `tabs`, the tab registry): the connection, and when it is down the reason with the exact
+// command that fixes it; the current tab's site with its permission and the buttons that change
+// it; every site allowed; the tabs that offer tools. A change goes to the worker
+// (`runtime.sendMessage`, worker/src/popup.rs), which checks it and has tabwire make it; the
+// popup shows the refusal when there is one, and the new list once tabwire pushes it.
 function el(tag, text, cls) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
@@ -83,14 +86,132 @@ function renderTabs(tabs, connected) {
   box.replaceChildren(list);
 }
 
-function render({ status = {}, tabs = [] }) {
+// The tab the popup is about: the active tab of its window (the page the user opened it on).
+async function currentTab() {
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  return tab;
+}
+
+function originOf(url) {
+  try {
+    const u = new URL(url);
+    return u.protocol === "http:" || u.protocol === "https:" ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+// Asks the worker to make `change` ({origin, action, need}) for `tab`; shows why not, if not.
+async function changeGrant(change, tab) {
+  const problem = document.getElementById("grant-problem");
+  problem.hidden = true;
+  for (const b of document.querySelectorAll("#site button, #site input, #grants button")) b.disabled = true;
+  let answer;
+  try {
+    answer = JSON.parse(await chrome.runtime.sendMessage(JSON.stringify({ type: "change_grant", tab, change })));
+  } catch (e) {
+    answer = { error: `the extension's worker did not answer (${e.message || e})` };
+  }
+  if (answer && answer.error) {
+    problem.textContent = `Not changed: ${answer.error}`;
+    problem.hidden = false;
+  }
+  refresh();
+}
+
+const show = (id, on) => { document.getElementById(id).hidden = !on; };
+
+function renderSite(tab, grants, connected) {
+  const site = document.getElementById("site");
+  const origin = tab ? originOf(tab.url || tab.pendingUrl || "") : null;
+  const grant = origin && grants.grants ? grants.grants[origin] : undefined;
+  let state;
+  let text;
+  if (!origin) {
+    const scheme = tab && (tab.url || tab.pendingUrl) ? new URL(tab.url || tab.pendingUrl).protocol : "";
+    state = "not_web";
+    text = `Page tools do not work on this page${scheme ? ` (${scheme} pages)` : ""}: they work on websites (http and https) only. Open a website to allow Tabwire there.`;
+  } else if (!connected) {
+    state = "disconnected";
+    text = "Tabwire is not connected (see above), so this site's permission cannot be shown or changed.";
+  } else if (grant && grant.page_tools) {
+    state = "allowed";
+    const since = grant.since ? ` since ${new Date(grant.since * 1000).toLocaleDateString()}` : "";
+    text = `Page tools are allowed here${since}: your assistant can read and act on this site, with your logins.`;
+  } else if (grants.all_origins) {
+    state = "all_origins";
+    text = "tabwire runs with --allow-all-origins: page tools work on every site, this one too.";
+  } else {
+    state = "not_allowed";
+    text = "Page tools are not allowed here. Your assistant can read and act on this site, with your logins, only once you allow it.";
+  }
+  site.dataset.site = state;
+  site.dataset.origin = origin || "";
+  site.dataset.tab = tab ? String(tab.id) : "";
+  document.getElementById("site-origin").textContent = origin || (tab && (tab.url || tab.pendingUrl)) || "No tab";
+  document.getElementById("site-state").textContent = text;
+  const changeable = connected && origin;
+  show("allow", changeable && state !== "allowed");
+  show("revoke", changeable && state === "allowed");
+  show("trusted-box", changeable);
+  show("trusted-note", changeable);
+  const trusted = document.getElementById("trusted");
+  trusted.checked = Boolean(grant && grant.trusted_input);
+  for (const b of document.querySelectorAll("#site button, #site input")) b.disabled = false;
+}
+
+function renderGrants(grants, connected) {
+  const box = document.getElementById("grants");
+  const origins = Object.keys(grants.grants || {}).sort();
+  if (!connected) {
+    box.replaceChildren(el("span", "Connect Tabwire to see the sites allowed.", "muted"));
+    return;
+  }
+  if (!origins.length) {
+    box.replaceChildren(el("span", "No site yet. Allow one above, with `tabwire allow ORIGIN`, or by answering yes when your assistant asks.", "muted"));
+    return;
+  }
+  const list = el("ul");
+  for (const origin of origins) {
+    const item = el("li");
+    item.dataset.origin = origin;
+    const name = el("span", origin, "origin");
+    if (grants.grants[origin].trusted_input) name.append(el("span", " · trusted input", "muted"));
+    const revoke = el("button", "Revoke");
+    revoke.type = "button";
+    revoke.addEventListener("click", () => changeGrant({ origin, action: "revoke", need: "page_tools" }));
+    item.append(name, revoke);
+    list.append(item);
+  }
+  box.replaceChildren(list);
+}
+
+// The change a button of the site section asks for, for the site and tab it shows.
+function siteChange(action, need) {
+  const site = document.getElementById("site").dataset;
+  changeGrant({ origin: site.origin, action, need }, Number(site.tab));
+}
+
+function render({ status = {}, tabs = [], grants = {} }, tab) {
+  const connected = status.state === "connected";
   renderConnection(status);
-  renderTabs(tabs, status.state === "connected");
+  renderSite(tab, grants, connected);
+  renderGrants(grants, connected);
+  renderTabs(tabs, connected);
 }
 
 document.getElementById("version").textContent = chrome.runtime.getManifest().version;
 document.getElementById("copy").addEventListener("click", () =>
   navigator.clipboard.writeText(document.getElementById("fix-command").textContent));
-const refresh = () => chrome.storage.session.get(["status", "tabs"]).then(render);
+document.getElementById("allow").addEventListener("click", () => siteChange("allow", "page_tools"));
+document.getElementById("revoke").addEventListener("click", () => siteChange("revoke", "page_tools"));
+document.getElementById("trusted").addEventListener("change", (e) =>
+  siteChange(e.target.checked ? "allow" : "revoke", "trusted_input"));
+async function refresh() {
+  const [stored, tab] = await Promise.all([chrome.storage.session.get(["status", "tabs", "grants"]), currentTab()]);
+  render(stored, tab);
+}
 refresh();
 chrome.storage.session.onChanged.addListener(refresh);
+chrome.tabs.onActivated.addListener(refresh);
+chrome.tabs.onUpdated.addListener((_, change) => { if (change.url !== undefined) refresh(); });

@@ -13,7 +13,11 @@ function deliver(name, args) {
 }
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  deliver("message", [message, sender]).then(sendResponse, (e) => {
+  // Rust answers the popup's requests itself once tabwire has (it returns `true` and keeps
+  // sendResponse); a page's message is answered with what Rust returns.
+  deliver("message", [message, sender, sendResponse]).then((reply) => {
+    if (reply !== true) sendResponse(reply);
+  }, (e) => {
     console.error("tabwire:", e);
     sendResponse(undefined);
   });

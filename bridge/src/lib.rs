@@ -11,6 +11,7 @@ pub mod browser_ops;
 pub mod code_adapter;
 pub mod dialog;
 pub mod fetch;
+pub mod grants;
 pub mod handshake;
 pub mod keys;
 pub mod lint;

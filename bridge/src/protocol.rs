@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::adapter::{Adapter, ToolAnnotations, ToolDef};
 use crate::browser_ops::BrowserOp;
+use crate::grants::{GrantChange, GrantList};
 use crate::names::public_tool_name;
 use crate::packed::PackedAdapter;
 use crate::tagged;
@@ -358,6 +359,15 @@ pub enum ToServer {
         tab: TabId,
         url: String,
     },
+    /// The user asked, in the popup, to change a grant (`tab`: the tab the popup showed). The
+    /// worker checked it ([`GrantChange::check`]); the server checks it again, writes it, and
+    /// answers `grant_result` or `grant_error`.
+    ChangeGrant {
+        id: RequestId,
+        change: GrantChange,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab: Option<TabId>,
+    },
     Ping {
         #[serde(default)]
         nonce: u64,
@@ -412,6 +422,9 @@ pub enum ToExtension {
     /// A page tool's call ([`crate::page_ops`]) in `tab` (absent: the focused tab), whose
     /// runtime the extension injects first where it does not run; answered like `call_tool`.
     /// `doc`: the document the call's ref came from (the page refuses a ref of another one).
+    /// `origin`: the origin the permission gate allowed; the extension refuses the call when the
+    /// tab shows another one by the time it would act (the server may have known the tab's URL
+    /// from before a navigation).
     PageOp {
         id: RequestId,
         #[serde(default)]
@@ -420,6 +433,8 @@ pub enum ToExtension {
         args: Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
         timeout_ms: u64,
         /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
         /// grant, which only the server knows).
@@ -440,6 +455,22 @@ pub enum ToExtension {
     Browser {
         id: RequestId,
         op: BrowserOp,
+    },
+    /// Every grant, after `welcome` and whenever they change (whoever changed them): what the
+    /// popup shows. `all_origins`: this tabwire runs with `--allow-all-origins`.
+    Grants {
+        grants: GrantList,
+        #[serde(default)]
+        all_origins: bool,
+    },
+    /// `change_grant` `id` was made (`changed`: it changed something).
+    GrantResult {
+        id: RequestId,
+        changed: bool,
+    },
+    GrantError {
+        id: RequestId,
+        error: WireError,
     },
     Ping {
         #[serde(default)]
@@ -473,6 +504,7 @@ const TO_SERVER_TYPES: &[&str] = &[
     "tab_focused",
     "tab_closed",
     "tab_navigated",
+    "change_grant",
     "ping",
     "pong",
     "error",
@@ -487,6 +519,9 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "page_op",
     "open_tab",
     "browser",
+    "grants",
+    "grant_result",
+    "grant_error",
     "ping",
     "pong",
     "error",
@@ -512,6 +547,7 @@ impl ToServer {
             ToServer::TabFocused { .. } => "tab_focused",
             ToServer::TabClosed { .. } => "tab_closed",
             ToServer::TabNavigated { .. } => "tab_navigated",
+            ToServer::ChangeGrant { .. } => "change_grant",
             ToServer::Ping { .. } => "ping",
             ToServer::Pong { .. } => "pong",
             ToServer::Error { .. } => "error",
@@ -584,6 +620,11 @@ impl ToServer {
                 tab: f.req("tab")?,
                 url: f.req("url")?,
             },
+            "change_grant" => ToServer::ChangeGrant {
+                id: f.req("id")?,
+                change: f.req("change")?,
+                tab: f.opt("tab")?,
+            },
             "ping" => ToServer::Ping {
                 nonce: f.opt("nonce")?,
             },
@@ -612,6 +653,9 @@ impl ToExtension {
             ToExtension::PageOp { .. } => "page_op",
             ToExtension::OpenTab { .. } => "open_tab",
             ToExtension::Browser { .. } => "browser",
+            ToExtension::Grants { .. } => "grants",
+            ToExtension::GrantResult { .. } => "grant_result",
+            ToExtension::GrantError { .. } => "grant_error",
             ToExtension::Ping { .. } => "ping",
             ToExtension::Pong { .. } => "pong",
             ToExtension::Error { .. } => "error",
@@ -651,6 +695,7 @@ impl ToExtension {
                 op: f.req("op")?,
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
+                origin: f.opt("origin")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
             },
@@ -663,6 +708,18 @@ impl ToExtension {
             "browser" => ToExtension::Browser {
                 id: f.req("id")?,
                 op: f.req("op")?,
+            },
+            "grants" => ToExtension::Grants {
+                grants: f.req("grants")?,
+                all_origins: f.opt("all_origins")?,
+            },
+            "grant_result" => ToExtension::GrantResult {
+                id: f.req("id")?,
+                changed: f.req("changed")?,
+            },
+            "grant_error" => ToExtension::GrantError {
+                id: f.req("id")?,
+                error: f.req("error")?,
             },
             "ping" => ToExtension::Ping {
                 nonce: f.opt("nonce")?,
@@ -768,6 +825,7 @@ impl ToExtension {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grants::{Grant, GrantAction, Need};
     use serde_json::json;
 
     fn golden_to_server(msg: ToServer, expected: Value) {
@@ -1029,6 +1087,15 @@ mod tests {
                 tab: 1,
                 url: "u".into(),
             },
+            ToServer::ChangeGrant {
+                id: "g".into(),
+                change: GrantChange {
+                    origin: "https://a.example".into(),
+                    action: GrantAction::Allow,
+                    need: Need::PageTools,
+                },
+                tab: Some(4),
+            },
             ToServer::Ping { nonce: 9 },
             ToServer::Pong { nonce: 9 },
             ToServer::Error {
@@ -1078,6 +1145,7 @@ mod tests {
                 op: "page_snapshot".into(),
                 args: json!({"max_chars": 900}),
                 doc: Some("d1".into()),
+                origin: Some("http://127.0.0.1:8000".into()),
                 timeout_ms: 5,
                 trusted_input: true,
             },
@@ -1090,6 +1158,26 @@ mod tests {
             ToExtension::Browser {
                 id: "a".into(),
                 op: crate::browser_ops::BrowserOp::ListTabs,
+            },
+            ToExtension::Grants {
+                grants: [(
+                    "https://a.example".to_owned(),
+                    Grant {
+                        page_tools: true,
+                        trusted_input: false,
+                        since: 7,
+                    },
+                )]
+                .into(),
+                all_origins: false,
+            },
+            ToExtension::GrantResult {
+                id: "g".into(),
+                changed: true,
+            },
+            ToExtension::GrantError {
+                id: "g".into(),
+                error: WireError::new(ErrorCode::InvalidArgs, "not an origin"),
             },
             ToExtension::Ping { nonce: 1 },
             ToExtension::Pong { nonce: 1 },

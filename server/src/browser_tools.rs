@@ -32,8 +32,20 @@ pub struct PageTab {
 }
 
 /// The tab `tab` names (or, without one, the selected web tab of the focused window), with its
-/// origin; `NO_SUCH_TAB` when there is none or it shows no website.
+/// origin; `NO_SUCH_TAB` when there is none or it shows no website. A named tab whose runtime
+/// told the hub its URL needs no round trip to the browser: the extension checks that the tab
+/// still shows that origin before it acts or captures.
 pub async fn resolve_tab(hub: &Hub, tab: Option<TabId>) -> Result<PageTab, WireError> {
+    if let Some(id) = tab
+        && let Some(url) = hub.tab_url(id)
+        && let Some(origin) = bridge::webmcp::origin(&url)
+    {
+        return Ok(PageTab {
+            tab: id,
+            url,
+            origin,
+        });
+    }
     let list = list_tabs(hub).await?;
     let found = match tab {
         Some(id) => list.tabs.iter().find(|t| t.id == id).ok_or_else(|| {
@@ -361,6 +373,36 @@ pub fn tools() -> Vec<Tool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tab the hub knows from its runtime resolves without asking the browser (there is no
+    /// browser here to ask: a round trip would fail NOT_CONNECTED).
+    #[tokio::test]
+    async fn a_known_tab_resolves_without_a_round_trip_to_the_browser() {
+        let hub = Hub::new(crate::hub::HubConfig {
+            port: 17373,
+            call_timeout: std::time::Duration::from_secs(5),
+            instance_id: "test".into(),
+            adapters: Vec::new(),
+        });
+        let (outbox, _frames) = tokio::sync::mpsc::unbounded_channel();
+        let conn = hub.connect(outbox);
+        let snapshot = json!({"type": "tools_snapshot", "tabs": [
+            {"tab": 4, "url": "http://127.0.0.1:8000/a?b", "title": "A", "tools": []}]});
+        hub.handle_frame(conn, &snapshot.to_string());
+        let page = resolve_tab(&hub, Some(4)).await.unwrap();
+        assert_eq!(
+            page,
+            PageTab {
+                tab: 4,
+                url: "http://127.0.0.1:8000/a?b".into(),
+                origin: "http://127.0.0.1:8000".into(),
+            }
+        );
+        // Unknown to the hub: the browser is asked (and here there is none to answer).
+        hub.disconnect(conn);
+        let unknown = resolve_tab(&hub, Some(5)).await.unwrap_err();
+        assert_eq!(unknown.code, ErrorCode::NotConnected);
+    }
 
     fn args(value: Value) -> JsonObject {
         value.as_object().unwrap().clone()

@@ -4,46 +4,20 @@
 //! take effect at once, and written whole through a temporary file, so a crash never leaves half
 //! a file. No MCP here: the question to the user is `permission.rs`'s.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use bridge::grants::{Grant, GrantAction, GrantChange, GrantList, Need};
+use bridge::{ErrorCode, TabId};
 use serde::{Deserialize, Serialize};
 
-/// What a caller needs on an origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// Page tools (snapshot, act, read, screenshot…) may act on the origin.
-    PageTools,
-    /// Actions on the origin go through the browser's debugger (trusted input events).
-    TrustedInput,
-}
-
-/// What the user allowed on one origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Grant {
-    pub page_tools: bool,
-    #[serde(default)]
-    pub trusted_input: bool,
-    /// When page tools were allowed, seconds since the Unix epoch.
-    #[serde(default)]
-    pub since: u64,
-}
-
-impl Grant {
-    pub fn allows(&self, need: Need) -> bool {
-        match need {
-            Need::PageTools => self.page_tools,
-            Need::TrustedInput => self.page_tools && self.trusted_input,
-        }
-    }
-}
+use crate::audit::{self, AuditLog};
 
 #[derive(Debug, Serialize, Deserialize, Default)]
 struct GrantsFile {
     version: u32,
     #[serde(default)]
-    origins: BTreeMap<String, Grant>,
+    origins: GrantList,
 }
 
 const FILE_VERSION: u32 = 1;
@@ -78,7 +52,7 @@ impl Grants {
     }
 
     /// Every origin with a grant, by origin.
-    pub fn all(&self) -> Result<BTreeMap<String, Grant>, GrantsError> {
+    pub fn all(&self) -> Result<GrantList, GrantsError> {
         Ok(self.read()?.origins)
     }
 
@@ -112,6 +86,35 @@ impl Grants {
             Need::PageTools => *grant = Grant::default(),
             Need::TrustedInput => grant.trusted_input = false,
         })
+    }
+
+    /// Makes `change` for `who` (`cli`, `popup`) and records it in the audit log: the one way a
+    /// user's own request changes a grant. Whether anything changed.
+    pub fn change_for(
+        &self,
+        audit: &AuditLog,
+        who: &str,
+        change: &GrantChange,
+        tab: Option<TabId>,
+    ) -> Result<bool, GrantsError> {
+        let started = std::time::Instant::now();
+        let made = match change.action {
+            GrantAction::Allow => self.allow(&change.origin, change.need),
+            GrantAction::Revoke => self.revoke(&change.origin, change.need),
+        };
+        audit.record(&audit::Entry {
+            time: audit::now(),
+            client: who.to_owned(),
+            tool: change.describe(),
+            origin: Some(change.origin.clone()),
+            tab,
+            outcome: match &made {
+                Ok(_) => "ok".to_owned(),
+                Err(_) => ErrorCode::Internal.to_string(),
+            },
+            ms: started.elapsed().as_millis() as u64,
+        });
+        made
     }
 
     fn change(&self, origin: &str, edit: impl FnOnce(&mut Grant)) -> Result<bool, GrantsError> {

@@ -13,6 +13,7 @@ mod clients;
 mod diagnostics;
 mod doctor;
 mod extension;
+mod grant_sync;
 mod grants;
 mod http;
 mod hub;
@@ -172,26 +173,39 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
 
 /// `tabwire allow` (`allowing`) and `tabwire revoke`.
 fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
-    let origin = grants::origin_of(&args.origin)?;
-    let store = grants::Grants::new(user_dirs()?.grants());
-    let need = if args.trusted_input {
-        grants::Need::TrustedInput
-    } else {
-        grants::Need::PageTools
+    let dirs = user_dirs()?;
+    let change = grants::GrantChange {
+        origin: grants::origin_of(&args.origin)?,
+        action: if allowing {
+            grants::GrantAction::Allow
+        } else {
+            grants::GrantAction::Revoke
+        },
+        need: if args.trusted_input {
+            grants::Need::TrustedInput
+        } else {
+            grants::Need::PageTools
+        },
     };
-    let what = match need {
-        grants::Need::PageTools if allowing => "page tools are allowed",
-        grants::Need::PageTools => "page tools and trusted input are no longer allowed",
-        grants::Need::TrustedInput if allowing => "page tools and trusted input are allowed",
-        grants::Need::TrustedInput => "trusted input is off",
+    let what = match (change.need, change.action) {
+        (grants::Need::PageTools, grants::GrantAction::Allow) => "page tools are allowed",
+        (grants::Need::PageTools, grants::GrantAction::Revoke) => {
+            "page tools and trusted input are no longer allowed"
+        }
+        (grants::Need::TrustedInput, grants::GrantAction::Allow) => {
+            "page tools and trusted input are allowed"
+        }
+        (grants::Need::TrustedInput, grants::GrantAction::Revoke) => "trusted input is off",
     };
-    let changed = if allowing {
-        store.allow(&origin, need)?
-    } else {
-        store.revoke(&origin, need)?
-    };
+    let store = grants::Grants::new(dirs.grants());
+    let changed = store.change_for(
+        &audit::AuditLog::new(dirs.audit_log()),
+        "cli",
+        &change,
+        None,
+    )?;
     let already = if changed { "" } else { " (already so)" };
-    println!("{origin}: {what}{already}.");
+    println!("{}: {what}{already}.", change.origin);
     Ok(())
 }
 
@@ -296,6 +310,15 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
     diagnostics::server_started();
     let served = runtime.block_on(async {
         tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
+        tokio::spawn(
+            grant_sync::GrantKeeper {
+                hub: hub.clone(),
+                grants: grants::Grants::new(dirs.grants()),
+                audit: audit::AuditLog::new(dirs.audit_log()),
+                all_origins: args.allow_all_origins,
+            }
+            .run(),
+        );
         if !args.adapter_dirs.is_empty() {
             tokio::spawn(adapters::watch(
                 hub.clone(),

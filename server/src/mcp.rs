@@ -322,7 +322,13 @@ impl TabwireMcp {
             .await?;
         let result = match self
             .hub
-            .page_op(name, call.args, Some(page.tab), call.doc)
+            .page_op(
+                name,
+                call.args,
+                Some(page.tab),
+                call.doc,
+                Some(page.origin.clone()),
+            )
             .await
         {
             Err(error) if error.code == ErrorCode::NoEffect => {

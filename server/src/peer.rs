@@ -246,11 +246,12 @@ where
                 op,
                 args,
                 doc,
+                origin,
                 ..
             } => {
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
                 let task = tokio::spawn(async move {
-                    let answer = match hub.page_op(&op, args, tab, doc).await {
+                    let answer = match hub.page_op(&op, args, tab, doc, origin).await {
                         Ok(result) => ToServer::CallToolResult {
                             id,
                             result,
@@ -293,8 +294,12 @@ where
             ToExtension::Ping { nonce } => {
                 let _ = outbox.send(ToServer::Pong { nonce });
             }
+            // What the peer's own hub tells the browser it sees in us: the hub has its own.
             ToExtension::Welcome { .. }
             | ToExtension::AdaptersUpdated { .. }
+            | ToExtension::Grants { .. }
+            | ToExtension::GrantResult { .. }
+            | ToExtension::GrantError { .. }
             | ToExtension::Pong { .. }
             | ToExtension::Error { .. } => {}
         }

@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 import socket
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Awaitable, Callable, Iterator
@@ -272,6 +273,20 @@ class TabwireCommand:
 
     def stdio_parameters(self) -> StdioServerParameters:
         return StdioServerParameters(command=str(self.binary), args=self.args, env=self.env, cwd=self.cwd)
+
+
+def run_cli(tabwire_command: TabwireCommand, *args: str) -> str:
+    """Runs `tabwire ARGS` (`allow`, `grants`, `audit`…) as a user would, with the test's config and data
+    folders; its output, once it succeeded."""
+    out = subprocess.run(
+        [str(tabwire_command.binary), *args],
+        env={**tabwire_command.env, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 0, out
+    return out.stdout
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 from pathlib import Path
 
 import mcp_types as types
 import pytest
 
+from conftest import run_cli
 from harness import png
 from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
@@ -37,18 +37,6 @@ def image_of(session_result: types.CallToolResult) -> tuple[png.Image, dict]:
     images = [c for c in session_result.content if isinstance(c, types.ImageContent)]
     assert len(images) == 1 and images[0].mime_type == "image/png", session_result
     return png.decode(base64.b64decode(images[0].data)), session_result.structured_content
-
-
-def run_cli(tabwire_command, *args: str) -> str:
-    out = subprocess.run(
-        [str(tabwire_command.binary), *args],
-        env={**tabwire_command.env, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert out.returncode == 0, out
-    return out.stdout
 
 
 @pytest.fixture

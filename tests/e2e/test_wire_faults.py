@@ -211,6 +211,8 @@ async def test_a_flood_of_twenty_thousand_tabs_is_refused_past_the_bound_and_tak
                 frame = json.loads(await ext.ws.recv())
                 if frame.get("type") == "pong":
                     break
+                if frame.get("type") == "grants":  # the list the hub pushes after welcome
+                    continue
                 assert frame.get("type") == "error" and frame["error"]["code"] == "TOO_MANY", frame
         took = anyio.current_time() - started
         print(f"\n{TAB_FLOOD}-tab flood answered after {took:.1f} s", file=sys.stderr)

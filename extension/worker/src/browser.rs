@@ -67,15 +67,19 @@ pub fn tab_list(tabs: &[Value], focused_window: Option<f64>) -> TabList {
 
 /// Refuses a capture of a tab that no longer shows the origin the user allowed.
 pub fn check_origin(capture: &Capture, url: &str) -> Result<(), WireError> {
+    still_shows(capture.tab, &capture.origin, url, "nothing was captured")
+}
+
+/// Ok when `tab`, showing `url`, still shows the origin the user `allowed`; else NAVIGATED
+/// saying so and that `not_done`.
+pub fn still_shows(tab: TabId, allowed: &str, url: &str, not_done: &str) -> Result<(), WireError> {
     match origin(url) {
-        Some(shown) if shown == capture.origin => Ok(()),
+        Some(shown) if shown == allowed => Ok(()),
         shown => Err(WireError::new(
             ErrorCode::Navigated,
             format!(
-                "tab {} now shows {}, not {}: nothing was captured; call again",
-                capture.tab,
+                "tab {tab} now shows {}, not {allowed}: {not_done}; call again",
                 shown.as_deref().unwrap_or("a page that is not a website"),
-                capture.origin
             ),
         )),
     }
@@ -435,6 +439,35 @@ mod tests {
         assert!(!list.tabs[1].focused_window);
         assert_eq!(list.tabs[1].title, "");
         assert!(!tab_list(&tabs, None).tabs[0].focused_window);
+    }
+
+    #[test]
+    fn a_page_tool_does_not_act_on_a_tab_that_moved_to_another_origin() {
+        let allowed = "http://127.0.0.1:8000";
+        assert!(
+            still_shows(
+                3,
+                allowed,
+                "http://127.0.0.1:8000/x#y",
+                "the page tool did not act"
+            )
+            .is_ok()
+        );
+        let moved = still_shows(
+            3,
+            allowed,
+            "https://evil.example/",
+            "the page tool did not act",
+        )
+        .unwrap_err();
+        assert_eq!(moved.code, ErrorCode::Navigated);
+        assert_eq!(
+            moved.message,
+            "tab 3 now shows https://evil.example, not http://127.0.0.1:8000: the page tool did \
+             not act; call again"
+        );
+        // A tab gone (no URL) is no website either.
+        assert!(still_shows(3, allowed, "", "the page tool did not act").is_err());
     }
 
     #[test]

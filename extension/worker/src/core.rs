@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use bridge::browser_ops::BrowserOp;
+use bridge::grants::GrantChange;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
 use bridge::page::ToPage;
 use bridge::protocol::{BrowserInfo, RequestId, TabId};
@@ -42,6 +43,20 @@ pub enum OnReply {
     Nothing,
 }
 
+/// A page tool's call as the server sent it (`page_op`), on its way to its tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCall {
+    pub op: String,
+    pub args: serde_json::Value,
+    /// The document the call's ref came from.
+    pub doc: Option<String>,
+    /// The origin the user allowed: the call fails if the tab shows another by then.
+    pub origin: Option<String>,
+    pub timeout_ms: u64,
+    /// Its actions go through Chrome's debugger (the origin's trusted-input grant).
+    pub trusted_input: bool,
+}
+
 /// Work for the browser glue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -70,11 +85,7 @@ pub enum Action {
     PageOp {
         id: RequestId,
         tab: Option<TabId>,
-        op: String,
-        args: serde_json::Value,
-        doc: Option<String>,
-        timeout_ms: u64,
-        trusted_input: bool,
+        call: PageCall,
     },
     /// Perform a page's trusted input through Chrome's debugger (`glue.rs`'s `debugger`) and give
     /// the page the answer; the call is one the server sent with `trusted_input`, the commands
@@ -104,6 +115,15 @@ pub enum Action {
     PersistTabs,
     /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
     PersistAdapters,
+    /// Write the grants the server pushed (its `grants` frame, JSON) to `chrome.storage.session`,
+    /// where the popup reads them.
+    PersistGrants(String),
+    /// Answer the popup's request `id` (see [`Core::change_grant`]): made (whether it changed
+    /// anything), or why not.
+    AnswerPopup {
+        id: RequestId,
+        answer: Result<bool, String>,
+    },
     /// Call [`Core::on_timer`] with `timer` after `ms`.
     After {
         ms: f64,
@@ -218,6 +238,11 @@ impl Core {
         if let Some(json) = adapters_json {
             self.adapters.restore(json);
         }
+    }
+
+    /// This extension's id (`chrome.runtime.id`): whose messages the worker takes.
+    pub fn extension_id(&self) -> &str {
+        &self.extension_id
     }
 
     pub fn link(&self) -> LinkState {
@@ -525,14 +550,22 @@ impl Core {
                 op,
                 args,
                 doc,
+                origin,
                 timeout_ms,
                 trusted_input,
             } => {
                 if trusted_input {
                     self.trust_call(&id);
                 }
-                let op = (op, args, doc);
-                actions.extend(self.page_op(id, tab, op, timeout_ms, trusted_input))
+                let call = PageCall {
+                    op,
+                    args,
+                    doc,
+                    origin,
+                    timeout_ms,
+                    trusted_input,
+                };
+                actions.extend(self.page_op(id, tab, call));
             }
             ToExtension::Cancel { id } => {
                 if self.drop_held(&id) {
@@ -596,6 +629,16 @@ impl Core {
                 }
             }
             ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
+            // The frame itself is what the popup reads (its `grants` and `all_origins`).
+            ToExtension::Grants { .. } => actions.push(Action::PersistGrants(text.to_owned())),
+            ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
+                id,
+                answer: Ok(changed),
+            }),
+            ToExtension::GrantError { id, error } => actions.push(Action::AnswerPopup {
+                id,
+                answer: Err(error.message),
+            }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
             ToExtension::Pong { .. } => {}
             ToExtension::Error { in_reply_to, error } => {
@@ -612,27 +655,38 @@ impl Core {
         self.dialogs_open.contains(&tab)
     }
 
+    /// The popup's request `id` to make `change` (checked by the glue against what `tab` shows):
+    /// sent to the server now, or refused when there is no server to make it. Never queued: a
+    /// grant change the user made must not happen minutes later, unseen.
+    pub fn change_grant(
+        &mut self,
+        id: RequestId,
+        change: GrantChange,
+        tab: Option<TabId>,
+    ) -> Result<Vec<Action>, String> {
+        if self.link != LinkState::Connected {
+            return Err(format!(
+                "tabwire is not connected, so the change was not made: {}",
+                self.problem
+                    .as_ref()
+                    .map_or_else(|| "it is connecting".to_owned(), |p| p.describe(self.port))
+            ));
+        }
+        let frame = ToServer::ChangeGrant { id, change, tab }.encode();
+        Ok(vec![Action::Frame(frame)])
+    }
+
     /// A page tool's call: to a tab loading another page, it waits for that page (a page tool
     /// acts on what the tab is going to show); to the focused tab (`None`), the glue looks which
     /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
     /// failed when the tab closes.
-    pub fn page_op(
-        &mut self,
-        id: RequestId,
-        tab: Option<TabId>,
-        (op, args, doc): (String, serde_json::Value, Option<String>),
-        timeout_ms: u64,
-        trusted_input: bool,
-    ) -> Vec<Action> {
+    pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
+        let timeout_ms = call.timeout_ms;
         let action = Action::PageOp {
             id: id.clone(),
             tab,
-            op,
-            args,
-            doc,
-            timeout_ms,
-            trusted_input,
+            call,
         };
         match tab {
             Some(tab) if self.dialog_open_in(tab) => {

@@ -3,6 +3,7 @@
 //! Decisions are [`Core`]'s; this file only carries them out.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 use bridge::handshake::{self, Nonce};
 use bridge::page::ToPage;
@@ -15,7 +16,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, Timer};
+use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, PageCall, Timer};
 use crate::debugger;
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
@@ -45,7 +46,13 @@ thread_local! {
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
+    /// The popup's requests waiting for the server's answer: each one's `sendResponse`.
+    static POPUP_WAITING: RefCell<HashMap<String, js_sys::Function>> = RefCell::new(HashMap::new());
+    static POPUP_SERIAL: Cell<u64> = const { Cell::new(0) };
 }
+
+/// How long the popup waits for the server to make its change.
+const POPUP_ANSWER_MS: f64 = 5000.0;
 
 /// The probe's request; each gets its own abort signal (see [`PROBE_TIMEOUT_MS`]).
 const PROBE_INIT: &str = r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#;
@@ -141,6 +148,11 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
     match name {
         "message" => {
             let sender = read_sender(&arg(1));
+            let our_id = with_core(|core| core.extension_id().to_owned());
+            if crate::popup::is_popup(&sender, &our_id) {
+                spawn_local(popup_request(arg(0).as_string(), arg(2).unchecked_into()));
+                return JsValue::TRUE; // answered through `respond`
+            }
             if let Some(tab) = sender.tab {
                 let document = get(&arg(1), "documentId").as_string();
                 let lifecycle = get(&arg(1), "documentLifecycle").as_string();
@@ -228,6 +240,56 @@ fn read_sender(sender: &JsValue) -> Sender {
         tab: get(&tab, "id").as_f64().map(|t| t as TabId),
         frame_id: get(sender, "frameId").as_f64().map(|f| f as i64),
         url,
+    }
+}
+
+// ---- the popup ---------------------------------------------------------------------------
+
+/// The popup's request (its message's text), answered through `respond` (its `sendResponse`):
+/// checked against what its tab shows now and sent to the server, whose answer is passed on (or,
+/// after [`POPUP_ANSWER_MS`], that there was none).
+async fn popup_request(text: Option<String>, respond: js_sys::Function) {
+    let request = match crate::popup::decode(text.as_deref()) {
+        Ok(request) => request,
+        Err(why) => return respond_popup(&respond, &Err(why)),
+    };
+    let tab_url = match request.tab {
+        Some(tab) => match JsFuture::from(chrome::tabs_get(tab as f64)).await {
+            Ok(shown) => Some(get(&shown, "url").as_string().unwrap_or_default()),
+            Err(e) => {
+                let why = format!("tab {tab} is gone: {}", error_text(&e));
+                return respond_popup(&respond, &Err(why));
+            }
+        },
+        None => None,
+    };
+    if let Err(why) = request.change.check(tab_url.as_deref()) {
+        return respond_popup(&respond, &Err(why));
+    }
+    let id = format!("popup-{}", POPUP_SERIAL.replace(POPUP_SERIAL.get() + 1));
+    match with_core(|core| core.change_grant(id.clone(), request.change, request.tab)) {
+        Ok(actions) => {
+            POPUP_WAITING.with(|w| w.borrow_mut().insert(id.clone(), respond));
+            let give_up = Closure::once_into_js(move || {
+                let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
+                answer_popup(&id, &Err(why));
+            });
+            chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
+            run(actions);
+        }
+        Err(why) => respond_popup(&respond, &Err(why)),
+    }
+}
+
+fn respond_popup(respond: &js_sys::Function, answer: &Result<bool, String>) {
+    let text = JsValue::from_str(&crate::popup::answer_text(answer));
+    let _ = respond.call1(&JsValue::NULL, &text);
+}
+
+/// Gives the popup waiting on `id` its answer (once: a late one is dropped).
+fn answer_popup(id: &str, answer: &Result<bool, String>) {
+    if let Some(respond) = POPUP_WAITING.with(|w| w.borrow_mut().remove(id)) {
+        respond_popup(&respond, answer);
     }
 }
 
@@ -620,25 +682,7 @@ fn run(actions: Vec<Action>) {
                 let reply = crate::browser::perform(op).await;
                 run(with_core(|core| core.on_browser_reply(id, reply)));
             }),
-            Action::PageOp {
-                id,
-                tab,
-                op,
-                args,
-                doc,
-                timeout_ms,
-                trusted_input,
-            } => spawn_local(page_op(
-                id,
-                tab,
-                ToPageOp {
-                    op,
-                    args,
-                    doc,
-                    timeout_ms,
-                    trusted_input,
-                },
-            )),
+            Action::PageOp { id, tab, call } => spawn_local(page_op(id, tab, call)),
             // Taken out by the `message` event, which answers the page with its outcome.
             Action::TrustedInput { tab, .. } => log(&format!(
                 "trusted input for tab {tab} outside a page message: dropped"
@@ -654,6 +698,10 @@ fn run(actions: Vec<Action>) {
                 let items = format!(r#"{{"adapters":{adapters}}}"#);
                 let _ = chrome::session_set(&from_json(&items));
             }
+            Action::PersistGrants(grants) => {
+                let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
+            }
+            Action::AnswerPopup { id, answer } => answer_popup(&id, &answer),
             Action::Log(message) => log(&message),
             Action::After { ms, timer } => after(ms, timer),
         }
@@ -746,24 +794,13 @@ const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
-struct ToPageOp {
-    op: String,
-    args: serde_json::Value,
-    doc: Option<String>,
-    timeout_ms: u64,
-    trusted_input: bool,
-}
-
-async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
+async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
     let tab = match tab {
         Some(tab) => tab,
         None => {
             let actions = match focused_tab().await {
                 // Back through the core: that tab may be loading another page.
-                Some(tab) => with_core(|core| {
-                    let op = (call.op, call.args, call.doc);
-                    core.page_op(id, Some(tab), op, call.timeout_ms, call.trusted_input)
-                }),
+                Some(tab) => with_core(|core| core.page_op(id, Some(tab), call)),
                 None => {
                     let error = WireError::new(
                         ErrorCode::NoSuchTab,
@@ -775,6 +812,18 @@ async fn page_op(id: String, tab: Option<TabId>, call: ToPageOp) {
             return run(actions);
         }
     };
+    // The permission gate allowed an origin: the page acts only if the tab still shows it (a
+    // tab that is gone fails below, as TAB_CLOSED).
+    if let Some(allowed) = &call.origin
+        && let Ok(shown) = JsFuture::from(chrome::tabs_get(tab as f64)).await
+    {
+        let url = get(&shown, "url").as_string().unwrap_or_default();
+        if let Err(error) =
+            crate::browser::still_shows(tab, allowed, &url, "the page tool did not act")
+        {
+            return run(with_core(|core| core.fail_call(&id, error)));
+        }
+    }
     let timeout_ms = call.timeout_ms;
     let message = ToPage::PageOp {
         id: id.clone(),

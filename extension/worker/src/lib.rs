@@ -1,7 +1,7 @@
 //! Tabwire's MV3 service worker in Rust. `extension/worker.js` registers Chrome's listeners and
 //! forwards events to [`glue::on_event`]; [`glue::start`] restores state and connects to the
 //! server. The decisions live in host-tested modules ([`core`], [`adapters`], [`tabs`],
-//! [`ports`], [`page_life`], [`backoff`], [`outbox`]); [`glue`] and [`chrome`] only touch the
+//! [`ports`], [`page_life`], [`popup`], [`backoff`], [`outbox`]); [`glue`] and [`chrome`] only touch the
 //! browser.
 
 pub mod adapters;
@@ -15,6 +15,7 @@ pub mod link_problem;
 pub mod outbox;
 pub mod page_life;
 pub mod pairing;
+pub mod popup;
 pub mod ports;
 pub mod tabs;
 pub mod user_agent;

@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use bridge::adapter::Adapter;
 use bridge::browser_ops::{BrowserOp, TabAction};
+use bridge::grants::{GrantChange, GrantList};
 use bridge::packed::PackedAdapter;
-use bridge::protocol::{BrowserInfo, RuntimeKind, TabTools, ToolSpec};
+use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::{TabId, ToExtension, ToServer, WireError};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -59,6 +60,16 @@ pub struct HubConfig {
     pub adapters: Vec<Adapter>,
     /// The user's grants, read at each call for trusted input (`None`: never trusted input).
     pub grants: Option<crate::grants::Grants>,
+}
+
+/// A change of a grant the user asked for in the popup, from connection `conn`: the grant keeper
+/// (`grant_sync.rs`) makes it and answers `id` on `conn` ([`Hub::send_to`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrantRequest {
+    pub conn: ConnId,
+    pub id: RequestId,
+    pub change: GrantChange,
+    pub tab: Option<TabId>,
 }
 
 /// A tab as `browser_tabs` shows it.
@@ -116,11 +127,17 @@ pub struct Hub {
     /// The tab whose cached state changed (set, replaced or dropped).
     state_changes: broadcast::Sender<TabId>,
     grants: Option<crate::grants::Grants>,
+    /// The popup's grant changes, for the grant keeper, which takes `grant_inbox` once.
+    grant_requests: mpsc::UnboundedSender<GrantRequest>,
+    grant_inbox: Mutex<Option<mpsc::UnboundedReceiver<GrantRequest>>>,
 }
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
+        let (grant_requests, grant_inbox) = mpsc::unbounded_channel();
         Hub {
+            grant_requests,
+            grant_inbox: Mutex::new(Some(grant_inbox)),
             call_timeout: config.call_timeout,
             registry: Mutex::new(Registry::new(
                 config.port,
@@ -184,6 +201,30 @@ impl Hub {
 
     pub fn set_link(&self, link: Link) {
         self.registry().set_link(link);
+    }
+
+    /// The popup's grant changes as they arrive (the first caller gets them; later ones `None`).
+    pub fn take_grant_requests(&self) -> Option<mpsc::UnboundedReceiver<GrantRequest>> {
+        self.grant_inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Tells the extensions `grants` when they differ from what they were told last (and every
+    /// extension that connects later); whether they differed.
+    pub fn set_grants(&self, grants: GrantList, all_origins: bool) -> bool {
+        let frame = ToExtension::Grants {
+            grants,
+            all_origins,
+        }
+        .encode();
+        self.registry().set_grants(frame)
+    }
+
+    /// Sends `message` to connection `conn` (if it is still there).
+    pub fn send_to(&self, conn: ConnId, message: &ToExtension) {
+        self.registry().send(conn, message);
     }
 
     /// The current tool generation (see [`Hub::subscribe_tools`]).
@@ -274,6 +315,23 @@ impl Hub {
             ToServer::TabClosed { tab } => self.apply(|r| r.close_tab(conn, tab)),
             ToServer::TabNavigated { tab, url } => self.apply(|r| r.navigate_tab(conn, tab, url)),
             ToServer::TabFocused { tab } => self.apply(|r| r.focus_tab(conn, tab)),
+            ToServer::ChangeGrant { id, change, tab } => {
+                tracing::info!(conn, origin = %change.origin, change = %change.describe(),
+                    "the popup asks to change a grant");
+                let request = GrantRequest {
+                    conn,
+                    id: id.clone(),
+                    change,
+                    tab,
+                };
+                if self.grant_requests.send(request).is_err() {
+                    let error = WireError::new(
+                        bridge::ErrorCode::Internal,
+                        "this tabwire keeps no grants (it is shutting down)",
+                    );
+                    self.send_to(conn, &ToExtension::GrantError { id, error });
+                }
+            }
             ToServer::CallToolResult {
                 id,
                 result,
@@ -363,6 +421,11 @@ impl Hub {
     /// Every known tab, the one calls go to by default first.
     pub fn tabs(&self) -> Vec<TabInfo> {
         self.registry().tabs()
+    }
+
+    /// The URL `tab` showed when its runtime last said (kept by `tab_navigated`), if it is known.
+    pub fn tab_url(&self, tab: TabId) -> Option<String> {
+        self.registry().tab_url(tab)
     }
 
     /// Every known tab with its full tool specs (for peers), and the most recently focused one.
@@ -564,6 +627,7 @@ impl Hub {
         args: Value,
         tab: Option<TabId>,
         doc: Option<String>,
+        origin: Option<String>,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
         let (started, url, trusted_input) = {
@@ -578,6 +642,7 @@ impl Hub {
                 op: op.to_owned(),
                 args,
                 doc,
+                origin,
                 timeout_ms,
                 trusted_input,
             })?;

@@ -112,6 +112,8 @@ pub struct Registry {
     /// Tabs whose connection dropped lately, oldest first, with when: the browser may re-announce
     /// them once it reconnects.
     orphans: VecDeque<(TabId, Instant)>,
+    /// The `grants` frame the extensions were told last (`None` until the grants were read).
+    grants: Option<String>,
 }
 
 impl Registry {
@@ -131,6 +133,7 @@ impl Registry {
             states: HashMap::new(),
             closed_tabs: VecDeque::new(),
             orphans: VecDeque::new(),
+            grants: None,
         };
         registry.set_adapters(adapters);
         registry
@@ -156,6 +159,19 @@ impl Registry {
                 let _ = c.outbox.send(frame.clone());
             }
         }
+    }
+
+    /// Tells every extension the grants `frame` (a `grants` message) when it differs from what
+    /// they were told last, and every extension that says hello from now on; whether it differed.
+    pub fn set_grants(&mut self, frame: String) -> bool {
+        if self.grants.as_ref() == Some(&frame) {
+            return false;
+        }
+        for c in self.connections.values().filter(|c| c.hello.is_some()) {
+            let _ = c.outbox.send(frame.clone());
+        }
+        self.grants = Some(frame);
+        true
     }
 
     pub fn set_link(&mut self, link: Link) {
@@ -255,6 +271,11 @@ impl Registry {
             .encode()
         };
         let _ = c.outbox.send(frame);
+        if protocol == PROTOCOL_VERSION
+            && let Some(grants) = &self.grants
+        {
+            let _ = c.outbox.send(grants.clone());
+        }
         c.hello = Some(Hello {
             protocol,
             browser,
@@ -684,6 +705,10 @@ impl Registry {
     }
 
     /// Every known tab, the one calls go to by default first.
+    pub fn tab_url(&self, tab: TabId) -> Option<String> {
+        self.tabs.get(&tab).map(|t| t.url.clone())
+    }
+
     pub fn tabs(&self) -> Vec<TabInfo> {
         let (list, focused) = tabs::ranked(&self.tabs);
         list.into_iter()

@@ -37,3 +37,19 @@ async def screenshot(cdp: Cdp, target: Target, path: Path) -> Path:
     shot = await cdp.send(target, "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
+
+
+def _activate_sync(port: int, target_id: str) -> None:
+    with _NO_PROXY.open(f"http://127.0.0.1:{port}/json/activate/{target_id}", timeout=10) as r:
+        r.read()
+
+
+async def activate(cdp: Cdp, target: Target) -> None:
+    """Bring `target`'s tab to the front of its window, as a person clicking on the tab does."""
+    await anyio.to_thread.run_sync(_activate_sync, cdp.port, target.id)
+
+
+async def open_page(cdp: Cdp, url: str) -> Target:
+    """Open `url` (any scheme DevTools opens: `chrome://`, `file://`…) in a new tab; its target once it shows."""
+    await anyio.to_thread.run_sync(_open_sync, cdp.port, url)
+    return await cdp.wait_for_page(url)

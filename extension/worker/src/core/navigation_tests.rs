@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::super::tests::{announce, connected, frames};
+use super::super::PageCall;
+use super::super::tests::{announce, connected, frames, snapshot_call};
 use super::*;
 
 const TOOL: &str = "todomvc_list_todos";
@@ -419,8 +420,12 @@ fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_ne
     announce(&mut core, 3);
     core.set_clock(1000.0);
     let op = |core: &mut Core, id: &str| {
-        let op = ("page_act".into(), json!({}), None);
-        core.page_op(id.into(), Some(3), op, 5000, false)
+        let call = PageCall {
+            op: "page_act".into(),
+            timeout_ms: 5000,
+            ..snapshot_call()
+        };
+        core.page_op(id.into(), Some(3), call)
     };
     assert!(matches!(
         &op(&mut core, "a1")[..],

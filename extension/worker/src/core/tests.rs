@@ -292,6 +292,17 @@ fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
     );
 }
 
+pub(super) fn snapshot_call() -> PageCall {
+    PageCall {
+        op: "page_snapshot".into(),
+        args: json!({}),
+        doc: None,
+        origin: None,
+        timeout_ms: 500,
+        trusted_input: false,
+    }
+}
+
 #[test]
 fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     let mut core = connected();
@@ -303,21 +314,11 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
         vec![Action::PageOp {
             id: "p1".into(),
             tab: None,
-            op: "page_snapshot".into(),
-            args: json!({}),
-            doc: None,
-            timeout_ms: 500,
-            trusted_input: false,
+            call: snapshot_call(),
         }]
     );
     // The focused tab found, the call comes back with it and goes there.
-    let to_tab = core.page_op(
-        "p1".into(),
-        Some(12),
-        ("page_snapshot".into(), json!({}), None),
-        500,
-        false,
-    );
+    let to_tab = core.page_op("p1".into(), Some(12), snapshot_call());
     assert!(
         matches!(&to_tab[..], [Action::PageOp { tab: Some(12), .. }]),
         "{to_tab:?}"
@@ -336,13 +337,7 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     );
 
     // A tab closed during a page tool's call fails it with TAB_CLOSED at once.
-    core.page_op(
-        "p2".into(),
-        Some(13),
-        ("page_snapshot".into(), json!({}), None),
-        500,
-        false,
-    );
+    core.page_op("p2".into(), Some(13), snapshot_call());
     let sent = frames(&core.on_tab_removed(13));
     assert_eq!(sent[0]["type"], "call_tool_error");
     assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
@@ -952,4 +947,70 @@ fn a_dialog_waiting_for_a_person_fails_the_tabs_calls_at_once_until_answered() {
         },
     );
     assert!(!core.dialog_open_in(3));
+}
+
+#[test]
+fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_back() {
+    use bridge::grants::{GrantAction, Need};
+    let change = GrantChange {
+        origin: "http://127.0.0.1:8000".into(),
+        action: GrantAction::Allow,
+        need: Need::PageTools,
+    };
+    // No server: refused at once, saying so (never queued to happen later).
+    let mut down = Core::new(ME);
+    let refused = down
+        .change_grant("popup-0".into(), change.clone(), Some(5))
+        .unwrap_err();
+    assert!(refused.starts_with("tabwire is not connected"), "{refused}");
+    assert_eq!(down.status().queued, 0);
+
+    let mut core = connected();
+    let sent = frames(
+        &core
+            .change_grant("popup-1".into(), change, Some(5))
+            .unwrap(),
+    );
+    assert_eq!(
+        sent,
+        [json!({"type": "change_grant", "id": "popup-1", "tab": 5,
+                "change": {"origin": "http://127.0.0.1:8000", "action": "allow", "need": "page_tools"}})]
+    );
+    let done = json!({"type": "grant_result", "id": "popup-1", "changed": true});
+    assert_eq!(
+        core.on_server_frame(&done.to_string()),
+        [Action::AnswerPopup {
+            id: "popup-1".into(),
+            answer: Ok(true)
+        }]
+    );
+    let failed = json!({"type": "grant_error", "id": "popup-2",
+                        "error": {"code": "INTERNAL", "message": "writing grants.json: disk full"}});
+    assert_eq!(
+        core.on_server_frame(&failed.to_string()),
+        [Action::AnswerPopup {
+            id: "popup-2".into(),
+            answer: Err("writing grants.json: disk full".into())
+        }]
+    );
+    // The list the server pushes is kept where the popup reads it.
+    let pushed = json!({"type": "grants", "all_origins": false,
+        "grants": {"http://127.0.0.1:8000": {"page_tools": true, "trusted_input": false, "since": 9}}});
+    let [Action::PersistGrants(stored)] = &core.on_server_frame(&pushed.to_string())[..] else {
+        panic!("expected the grants persisted");
+    };
+    let stored: Value = serde_json::from_str(stored).unwrap();
+    assert_eq!(stored, pushed);
+}
+
+#[test]
+fn a_page_cannot_change_a_grant() {
+    let mut core = connected();
+    let forged = json!({"type": "change_grant", "tab": 5,
+        "change": {"origin": "http://127.0.0.1:8000", "action": "allow", "need": "page_tools"}});
+    let (reply, actions) = core.on_page_message(&sender(5), Some(&forged.to_string()));
+    assert_eq!(reply, None);
+    assert!(frames(&actions).is_empty(), "{actions:?}");
+    // Nor does the worker take it for the popup's: the page's URL is a web page's.
+    assert!(!crate::popup::is_popup(&sender(5), ME));
 }

@@ -1,0 +1,198 @@
+//! The user's grants as the server and the extension both know them: what one origin allows
+//! ([`Grant`]), what a caller needs ([`Need`]), and a change the user asks for ([`GrantChange`]),
+//! checked here once for the worker (before it forwards the popup's request) and the server
+//! (before it writes). The server keeps the grants (`server/src/grants.rs`) and pushes the list
+//! to the extension (`grants`); the popup shows it and asks for changes (`change_grant`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What a caller needs on an origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// Page tools (snapshot, act, read, screenshot…) may act on the origin.
+    PageTools,
+    /// Actions on the origin go through the browser's debugger (trusted input events).
+    TrustedInput,
+}
+
+/// What the user allowed on one origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Grant {
+    pub page_tools: bool,
+    #[serde(default)]
+    pub trusted_input: bool,
+    /// When page tools were allowed, seconds since the Unix epoch.
+    #[serde(default)]
+    pub since: u64,
+}
+
+impl Grant {
+    pub fn allows(&self, need: Need) -> bool {
+        match need {
+            Need::PageTools => self.page_tools,
+            Need::TrustedInput => self.page_tools && self.trusted_input,
+        }
+    }
+}
+
+/// Every origin with a grant, by origin.
+pub type GrantList = BTreeMap<String, Grant>;
+
+/// Allow or take back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantAction {
+    /// Allows the need (trusted input implies page tools).
+    Allow,
+    /// Takes the need back (page tools: everything on the origin).
+    Revoke,
+}
+
+/// A change of one origin's grant the user asked for (in the popup), as it travels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantChange {
+    pub origin: String,
+    pub action: GrantAction,
+    pub need: Need,
+}
+
+impl GrantChange {
+    /// Ok when the change may be made for a tab showing `tab_url` (`None`: no tab, as for a row
+    /// of the grant list): the origin must be a website's origin, written as one; allowing needs
+    /// the tab, and the tab must show that origin. Taking a grant back needs no tab (it only
+    /// takes away). The error is the sentence the user reads.
+    pub fn check(&self, tab_url: Option<&str>) -> Result<(), String> {
+        self.check_origin()?;
+        let origin = &self.origin;
+        if self.action == GrantAction::Revoke {
+            return Ok(());
+        }
+        match tab_url {
+            None => Err(format!(
+                "allowing {origin} needs the tab that shows it; open the site and use the popup there"
+            )),
+            Some(url) => match crate::webmcp::origin(url) {
+                Some(shown) if shown == *origin => Ok(()),
+                Some(shown) => Err(format!(
+                    "the tab shows {shown}, not {origin}: reopen the popup on the site to allow"
+                )),
+                None => Err(format!(
+                    "the tab shows no website ({}): page tools work on http and https pages only",
+                    scheme_of(url)
+                )),
+            },
+        }
+    }
+
+    /// Ok when the origin is a website's origin, written as one (`https://a.example`, no path,
+    /// lower case).
+    pub fn check_origin(&self) -> Result<(), String> {
+        let origin = &self.origin;
+        match crate::webmcp::origin(origin) {
+            Some(exact) if exact == *origin => Ok(()),
+            _ => Err(format!(
+                "{origin:?} is not a website origin (like https://example.com): page tools \
+                 work on http and https pages only"
+            )),
+        }
+    }
+
+    /// How the change reads in the audit log and the CLI (`allow page_tools`).
+    pub fn describe(&self) -> String {
+        let action = match self.action {
+            GrantAction::Allow => "allow",
+            GrantAction::Revoke => "revoke",
+        };
+        let need = match self.need {
+            Need::PageTools => "page_tools",
+            Need::TrustedInput => "trusted_input",
+        };
+        format!("{action} {need}")
+    }
+}
+
+/// `chrome:`, `file:`… of a URL (the whole of it when it has no scheme), for messages.
+fn scheme_of(url: &str) -> &str {
+    url.split_once(':').map_or(url, |(scheme, _)| scheme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(origin: &str, action: GrantAction) -> GrantChange {
+        GrantChange {
+            origin: origin.into(),
+            action,
+            need: Need::PageTools,
+        }
+    }
+
+    #[test]
+    fn allowing_needs_the_tab_that_shows_the_origin() {
+        let allow = change("http://127.0.0.1:8000", GrantAction::Allow);
+        assert_eq!(allow.check(Some("http://127.0.0.1:8000/a?b#c")), Ok(()));
+        let other = allow.check(Some("http://127.0.0.1:9000/")).unwrap_err();
+        assert!(
+            other.contains("the tab shows http://127.0.0.1:9000, not http://127.0.0.1:8000"),
+            "{other}"
+        );
+        let chrome = allow.check(Some("chrome://settings/")).unwrap_err();
+        assert!(chrome.contains("no website (chrome)"), "{chrome}");
+        assert!(allow.check(None).unwrap_err().contains("needs the tab"));
+    }
+
+    #[test]
+    fn only_exact_website_origins_are_accepted() {
+        for bad in [
+            "file:///etc/passwd",
+            "chrome://settings",
+            "https://a.example/path",
+            "HTTPS://A.example",
+            "a.example",
+            "",
+        ] {
+            let error = change(bad, GrantAction::Revoke).check(None).unwrap_err();
+            assert!(error.contains("is not a website origin"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn revoking_needs_no_tab() {
+        assert_eq!(
+            change("https://a.example", GrantAction::Revoke).check(None),
+            Ok(())
+        );
+        assert_eq!(
+            change("https://a.example", GrantAction::Revoke).check(Some("chrome://newtab/")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn changes_travel_in_snake_case_and_read_as_commands() {
+        let change = GrantChange {
+            origin: "https://a.example".into(),
+            action: GrantAction::Allow,
+            need: Need::TrustedInput,
+        };
+        let json = serde_json::to_value(&change).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"origin": "https://a.example", "action": "allow", "need": "trusted_input"})
+        );
+        assert_eq!(change.describe(), "allow trusted_input");
+        let grant = Grant {
+            page_tools: false,
+            trusted_input: true,
+            since: 0,
+        };
+        assert!(
+            !grant.allows(Need::TrustedInput),
+            "trusted input needs page tools"
+        );
+    }
+}
