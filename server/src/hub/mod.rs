@@ -425,7 +425,7 @@ impl Hub {
 
     /// The URL `tab` showed when its runtime last said (kept by `tab_navigated`), if it is known.
     pub fn tab_url(&self, tab: TabId) -> Option<String> {
-        self.registry().tab_url(tab)
+        self.registry().tab_url(tab).map(str::to_owned)
     }
 
     /// Every known tab with its full tool specs (for peers), and the most recently focused one.

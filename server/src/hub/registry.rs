@@ -705,10 +705,6 @@ impl Registry {
     }
 
     /// Every known tab, the one calls go to by default first.
-    pub fn tab_url(&self, tab: TabId) -> Option<String> {
-        self.tabs.get(&tab).map(|t| t.url.clone())
-    }
-
     pub fn tabs(&self) -> Vec<TabInfo> {
         let (list, focused) = tabs::ranked(&self.tabs);
         list.into_iter()
