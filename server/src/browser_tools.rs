@@ -383,6 +383,7 @@ mod tests {
             call_timeout: std::time::Duration::from_secs(5),
             instance_id: "test".into(),
             adapters: Vec::new(),
+            grants: None,
         });
         let (outbox, _frames) = tokio::sync::mpsc::unbounded_channel();
         let conn = hub.connect(outbox);

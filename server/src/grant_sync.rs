@@ -125,6 +125,7 @@ mod tests {
             call_timeout: Duration::from_secs(5),
             instance_id: "test".into(),
             adapters: Vec::new(),
+            grants: None,
         }));
         let grants = Grants::new(dir.path().join("grants.json"));
         let audit = AuditLog::new(dir.path().join("audit.jsonl"));

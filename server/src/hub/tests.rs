@@ -790,7 +790,10 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     assert_eq!(call.await.unwrap().unwrap_err().message, "kept its value");
     let op = {
         let hub = hub.clone();
-        tokio::spawn(async move { hub.page_op("page_act", json!({}), Some(2), None).await })
+        tokio::spawn(async move {
+            hub.page_op("page_act", json!({}), Some(2), None, None)
+                .await
+        })
     };
     let ToExtension::PageOp { trusted_input, .. } = ext.next().await else {
         panic!("expected page_op")
