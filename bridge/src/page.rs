@@ -85,6 +85,18 @@ pub enum FromPage {
         id: RequestId,
         error: WireError,
     },
+    /// A snapshot's request for the part a cross-origin child frame shows: the `nth` (from 0)
+    /// child frame of the sender's frame that shows `src` (an `<iframe>`'s URL; Chrome tells a
+    /// content script no frame id for an element). The worker finds that frame, runs the runtime
+    /// in it, sends it [`ToPage::PageOp`] `page_snapshot` with `args`, and gives its answer (the
+    /// text of a `call_tool_result` or `call_tool_error`) as the response, within `timeout_ms`;
+    /// no response when there is no such frame or it did not answer in time.
+    FrameSnapshot {
+        src: String,
+        nth: u32,
+        args: Value,
+        timeout_ms: u64,
+    },
 }
 
 /// From the service worker to the content script. `Deserialize` is written by hand (see
@@ -127,6 +139,10 @@ pub enum ToPage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         doc: Option<String>,
         timeout_ms: u64,
+        /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
+        /// runtime there names its refs with it (`f3e12`).
+        #[serde(default, skip_serializing_if = "is_top_frame")]
+        frame: u32,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
@@ -137,6 +153,10 @@ pub enum ToPage {
         vars: Map<String, Value>,
         timeout_ms: u64,
     },
+}
+
+fn is_top_frame(frame: &u32) -> bool {
+    *frame == 0
 }
 
 /// A page's answer to a `call_tool`, as the worker reads it.
@@ -185,6 +205,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "state_update",
     "state_response",
     "state_error",
+    "frame_snapshot",
 ];
 
 const TO_PAGE_TYPES: &[&str] = &[
@@ -247,6 +268,12 @@ impl FromPage {
                 id: f.req("id")?,
                 error: f.req("error")?,
             },
+            "frame_snapshot" => FromPage::FrameSnapshot {
+                src: f.req("src")?,
+                nth: f.req("nth")?,
+                args: f.req("args")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
         })
     }
@@ -284,6 +311,7 @@ impl ToPage {
                 args: f.req("args")?,
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
+                frame: f.opt("frame")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -372,6 +400,7 @@ mod tests {
             FromPage::StateUpdate { .. } => "state_update",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
+            FromPage::FrameSnapshot { .. } => "frame_snapshot",
         }
     }
 
@@ -453,6 +482,12 @@ mod tests {
                 id: "i".into(),
                 error: error.clone(),
             },
+            FromPage::FrameSnapshot {
+                src: "http://b.test/pay".into(),
+                nth: 1,
+                args: json!({"max_chars": 500}),
+                timeout_ms: 2000,
+            },
         ];
         let mut seen = Vec::new();
         for msg in from_page {
@@ -491,6 +526,16 @@ mod tests {
                 args: json!({"ref": "e1", "action": "click"}),
                 doc: None,
                 timeout_ms: 9,
+                frame: 0,
+            },
+            ToPage::PageOp {
+                id: "i".into(),
+                tab: 4,
+                op: "page_act".into(),
+                args: json!({"ref": "f3e1", "action": "click"}),
+                doc: Some("d".into()),
+                timeout_ms: 9,
+                frame: 3,
             },
         ];
         let mut seen = Vec::new();
@@ -503,6 +548,7 @@ mod tests {
             );
             seen.push(type_of_to_page(&msg));
         }
+        seen.dedup();
         assert_eq!(seen, TO_PAGE_TYPES);
     }
 

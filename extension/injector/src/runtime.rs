@@ -334,7 +334,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             args,
             doc,
             timeout_ms,
+            frame,
         } => {
+            // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
+            crate::page::web::REFS.with(|refs| refs.borrow_mut().frame = frame);
             spawn_local(page_op(id, tab, op, args, doc, timeout_ms, reply));
             true
         }
@@ -522,6 +525,31 @@ async fn call(id: &str, tool: &str, start: Start, timeout_ms: u64) -> Result<Out
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
     PAGE.with(|p| p.borrow_mut().running.remove(id));
     result
+}
+
+/// The answer to a `page_snapshot` with `args` of the runtime of the `nth` child frame showing
+/// `src`, asked through the worker, which gives up after `timeout_ms` (`None`: no answer, or an
+/// error).
+pub(crate) async fn ask_frame(
+    src: String,
+    nth: u32,
+    args: serde_json::Value,
+    timeout_ms: u64,
+) -> Option<serde_json::Value> {
+    let ask = FromPage::FrameSnapshot {
+        src,
+        nth,
+        args,
+        timeout_ms,
+    };
+    let reply = JsFuture::from(runtime_send_message(&encode(&ask)))
+        .await
+        .ok()?
+        .as_string()?;
+    match serde_json::from_str(&reply).ok()? {
+        FromPage::CallToolResult { result, .. } => Some(result),
+        _ => None,
+    }
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.

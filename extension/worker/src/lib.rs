@@ -9,6 +9,7 @@ pub mod backoff;
 pub mod browser;
 pub mod chrome;
 pub mod core;
+pub mod frames;
 pub mod glue;
 pub mod link_problem;
 pub mod outbox;
