@@ -97,6 +97,18 @@ pub enum FromPage {
         call: RequestId,
         commands: Vec<crate::trusted_input::Command>,
     },
+    /// A snapshot's request for the part a cross-origin child frame shows: the `nth` (from 0)
+    /// child frame of the sender's frame that shows `src` (an `<iframe>`'s URL; Chrome tells a
+    /// content script no frame id for an element). The worker finds that frame, runs the runtime
+    /// in it, sends it [`ToPage::PageOp`] `page_snapshot` with `args`, and gives its answer (the
+    /// text of a `call_tool_result` or `call_tool_error`) as the response, within `timeout_ms`;
+    /// no response when there is no such frame or it did not answer in time.
+    FrameSnapshot {
+        src: String,
+        nth: u32,
+        args: Value,
+        timeout_ms: u64,
+    },
 }
 
 /// The worker's answer to [`FromPage::TrustedInput`]: done, or why not.
@@ -154,6 +166,10 @@ pub enum ToPage {
         /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
+        /// runtime there names its refs with it (`f3e12`).
+        #[serde(default, skip_serializing_if = "is_top_frame")]
+        frame: u32,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
@@ -168,6 +184,10 @@ pub enum ToPage {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
     },
+}
+
+fn is_top_frame(frame: &u32) -> bool {
+    *frame == 0
 }
 
 /// A page's answer to a `call_tool`, as the worker reads it.
@@ -218,6 +238,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "state_response",
     "state_error",
     "trusted_input",
+    "frame_snapshot",
 ];
 
 const TO_PAGE_TYPES: &[&str] = &[
@@ -287,6 +308,12 @@ impl FromPage {
                 call: f.req("call")?,
                 commands: f.req("commands")?,
             },
+            "frame_snapshot" => FromPage::FrameSnapshot {
+                src: f.req("src")?,
+                nth: f.req("nth")?,
+                args: f.req("args")?,
+                timeout_ms: f.req("timeout_ms")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
         })
     }
@@ -327,6 +354,7 @@ impl ToPage {
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                frame: f.opt("frame")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -418,6 +446,7 @@ mod tests {
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
             FromPage::TrustedInput { .. } => "trusted_input",
+            FromPage::FrameSnapshot { .. } => "frame_snapshot",
         }
     }
 
@@ -504,6 +533,12 @@ mod tests {
                 call: "i".into(),
                 commands: crate::trusted_input::click(1.0, 2.0, 1),
             },
+            FromPage::FrameSnapshot {
+                src: "http://b.test/pay".into(),
+                nth: 1,
+                args: json!({"max_chars": 500}),
+                timeout_ms: 2000,
+            },
         ];
         let mut seen = Vec::new();
         for msg in from_page {
@@ -545,6 +580,17 @@ mod tests {
                 doc: None,
                 timeout_ms: 9,
                 trusted_input: false,
+                frame: 0,
+            },
+            ToPage::PageOp {
+                id: "i".into(),
+                tab: 4,
+                op: "page_act".into(),
+                args: json!({"ref": "f3e1", "action": "click"}),
+                doc: Some("d".into()),
+                timeout_ms: 9,
+                trusted_input: true,
+                frame: 3,
             },
         ];
         let mut seen = Vec::new();
@@ -557,6 +603,7 @@ mod tests {
             );
             seen.push(type_of_to_page(&msg));
         }
+        seen.dedup();
         assert_eq!(seen, TO_PAGE_TYPES);
     }
 

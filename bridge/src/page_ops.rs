@@ -26,15 +26,43 @@ pub const MAX_MAX_CHARS: usize = 100_000;
 pub const DEFAULT_WAIT_MS: u64 = 5_000;
 pub const MAX_WAIT_MS: u64 = 30_000;
 
+/// How long a cross-origin frame gets to answer its part of a snapshot (then it is shown as not
+/// answering): well under a call's own deadline, so a frame that hangs never hangs the call.
+pub const FRAME_ANSWER_MS: u64 = 2_000;
+
 /// Whether `name` is a page tool's.
 pub fn is_page_tool(name: &str) -> bool {
     PAGE_TOOLS.contains(&name)
 }
 
-/// The element an operation is about: a ref from a snapshot (`e12`) or a CSS selector.
+/// A ref from a snapshot: element `n` of the tab's top document (`e12`), or of the cross-origin
+/// frame whose Chrome frame id is `frame` (`f3e12`), whose own runtime gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ref {
+    /// 0: the top document (Chrome's frame id of a tab's top frame).
+    pub frame: u32,
+    pub n: u32,
+}
+
+impl Ref {
+    pub fn top(n: u32) -> Ref {
+        Ref { frame: 0, n }
+    }
+}
+
+impl std::fmt::Display for Ref {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.frame != 0 {
+            write!(f, "f{}", self.frame)?;
+        }
+        write!(f, "e{}", self.n)
+    }
+}
+
+/// The element an operation is about: a ref from a snapshot (`e12`, `f3e12`) or a CSS selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    Ref(u32),
+    Ref(Ref),
     Selector(String),
 }
 
@@ -92,7 +120,7 @@ pub enum FindBy {
     Role { role: String, name: Option<String> },
     /// The snapshot's element `eN`: the most robust locator that names it alone
     /// (`bridge::locator`), for an adapter's step.
-    Ref(u32),
+    Ref(Ref),
 }
 
 /// What `page_wait` waits for.
@@ -152,7 +180,7 @@ impl PageOp {
     }
 
     /// The ref the operation names, if any (the server routes a call by it).
-    pub fn named_ref(&self) -> Option<u32> {
+    pub fn named_ref(&self) -> Option<Ref> {
         let target = match self {
             PageOp::Snapshot { within, .. } | PageOp::Read { within, .. } => within.as_ref(),
             PageOp::Act { target, .. } => Some(target),
@@ -171,17 +199,41 @@ impl PageOp {
 }
 
 /// A ref as the model sees it.
-pub fn ref_name(n: u32) -> String {
-    format!("e{n}")
+pub fn ref_name(r: Ref) -> String {
+    r.to_string()
 }
 
-/// Reads a ref (`e12`); `None` when it is not one.
-pub fn parse_ref(text: &str) -> Option<u32> {
-    let digits = text.trim().strip_prefix('e')?;
+/// Reads a ref (`e12`, or `f3e12` in frame 3); `None` when it is not one.
+pub fn parse_ref(text: &str) -> Option<Ref> {
+    let text = text.trim();
+    let (frame, element) = match text.strip_prefix('f') {
+        Some(rest) => {
+            let (frame, element) = rest.split_once('e')?;
+            (positive(frame)?, element)
+        }
+        None => (0, text.strip_prefix('e')?),
+    };
+    Some(Ref {
+        frame,
+        n: positive(element)?,
+    })
+}
+
+/// A number written without sign or leading zero, above 0.
+fn positive(digits: &str) -> Option<u32> {
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()
+}
+
+/// The frame a call of a page tool goes to: the frame its ref names (0, the top document, when it
+/// names none or is not a call this module reads).
+pub fn frame_of(args: &Value) -> u32 {
+    args.get("ref")
+        .and_then(Value::as_str)
+        .and_then(parse_ref)
+        .map_or(0, |r| r.frame)
 }
 
 /// A page tool as the server lists it.
@@ -206,7 +258,7 @@ fn target_properties() -> Map<String, Value> {
     let mut p = Map::new();
     p.insert(
         "ref".into(),
-        json!({"type": "string", "description": "e.g. e12"}),
+        json!({"type": "string", "description": "e.g. e12, f3e12"}),
     );
     p.insert(
         "selector".into(),
@@ -355,9 +407,9 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
     let target = || -> Result<Option<Target>, String> {
         match (text("ref"), text("selector")) {
             (Some(_), Some(_)) => Err("give `ref` or `selector`, not both".into()),
-            (Some(r), None) => parse_ref(&r)
-                .map(|n| Some(Target::Ref(n)))
-                .ok_or_else(|| format!("`ref` {r:?} is not a ref from a snapshot (like e12)")),
+            (Some(r), None) => parse_ref(&r).map(|n| Some(Target::Ref(n))).ok_or_else(|| {
+                format!("`ref` {r:?} is not a ref from a snapshot (like e12 or f3e12)")
+            }),
             (None, Some(s)) if s.trim().is_empty() => Err("`selector` is empty".into()),
             (None, Some(s)) => Ok(Some(Target::Selector(s))),
             (None, None) => Ok(None),
@@ -464,11 +516,20 @@ mod tests {
 
     #[test]
     fn refs_are_short_and_strict() {
-        assert_eq!(parse_ref("e12"), Some(12));
-        assert_eq!(ref_name(12), "e12");
-        for bad in ["12", "e", "e01", "ex", "E1", "e1.5", "e-1"] {
+        assert_eq!(parse_ref("e12"), Some(Ref::top(12)));
+        assert_eq!(ref_name(Ref::top(12)), "e12");
+        let framed = Ref { frame: 3, n: 12 };
+        assert_eq!(parse_ref("f3e12"), Some(framed));
+        assert_eq!(ref_name(framed), "f3e12");
+        for bad in [
+            "12", "e", "e01", "ex", "E1", "e1.5", "e-1", "f0e1", "f3", "fe1", "f03e1", "f3e0",
+            "f3x1", "g3e1",
+        ] {
             assert_eq!(parse_ref(bad), None, "{bad}");
         }
+        assert_eq!(frame_of(&json!({"ref": "f7e2"})), 7);
+        assert_eq!(frame_of(&json!({"ref": "e2"})), 0);
+        assert_eq!(frame_of(&json!({"selector": "a"})), 0);
     }
 
     #[test]
@@ -486,7 +547,7 @@ mod tests {
         assert_eq!(
             parse(ACT, json!({"ref": "e3", "action": "fill", "value": "x"})),
             Ok(PageOp::Act {
-                target: Target::Ref(3),
+                target: Target::Ref(Ref::top(3)),
                 action: Action::Fill("x".into()),
                 snapshot: false,
                 dialog: None,

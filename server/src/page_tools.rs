@@ -4,10 +4,10 @@
 //! It remembers, per tab, the refs the model was shown. `mcp.rs` passes the call through the
 //! permission gate between the two.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
-use bridge::page_ops::{self, ref_name};
+use bridge::page_ops::{self, Ref, ref_name};
 use bridge::{ErrorCode, TabId, WireError};
 use serde_json::{Map, Value, json};
 
@@ -15,7 +15,28 @@ use serde_json::{Map, Value, json};
 #[derive(Default)]
 struct Shown {
     doc: String,
-    refs: HashSet<u32>,
+    refs: HashSet<Ref>,
+    /// The document each cross-origin frame showed (by Chrome frame id): its refs go there.
+    frames: HashMap<u32, String>,
+}
+
+impl Shown {
+    /// The document ref `r` came from.
+    fn doc_of(&self, r: Ref) -> Option<&String> {
+        match r.frame {
+            0 => Some(&self.doc),
+            frame => self.frames.get(&frame),
+        }
+    }
+
+    /// Frame `frame` shows document `doc` now: its refs of another document are forgotten.
+    fn frame_shows(&mut self, frame: u32, doc: &str) {
+        if self.frames.get(&frame).is_some_and(|d| d == doc) {
+            return;
+        }
+        self.refs.retain(|r| r.frame != frame);
+        self.frames.insert(frame, doc.to_owned());
+    }
 }
 
 /// Tabs whose refs are remembered at most (the least recently used is forgotten first).
@@ -66,7 +87,7 @@ impl PageTools {
     /// one that showed it last.
     fn route(
         &self,
-        n: u32,
+        n: Ref,
         tab: Option<TabId>,
     ) -> Result<(Option<TabId>, Option<String>), WireError> {
         let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
@@ -104,7 +125,7 @@ impl PageTools {
         let doc = shown
             .iter()
             .find(|(at, _)| *at == chosen)
-            .map(|(_, s)| s.doc.clone());
+            .and_then(|(_, s)| s.doc_of(n).cloned());
         Ok((Some(chosen), doc))
     }
 
@@ -114,22 +135,41 @@ impl PageTools {
         let tab = result.get("tab").and_then(Value::as_u64);
         let url = field("url");
         let doc = field("doc");
-        let refs: Vec<u32> = result
+        let refs = result
             .get("refs")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|r| r.as_u64().and_then(|r| u32::try_from(r).ok()))
-            .collect();
+            .filter_map(|r| r.as_str().and_then(page_ops::parse_ref));
+        // Answered by a cross-origin frame's runtime (a call with one of its refs), or by the top
+        // document's, with the documents of the frames its snapshot showed.
+        let frame = result
+            .get("frame")
+            .and_then(Value::as_u64)
+            .and_then(|f| u32::try_from(f).ok())
+            .unwrap_or(0);
+        let frames = result
+            .get("frames")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(f, d)| Some((f.parse::<u32>().ok()?, d.as_str()?)));
         if let Some(tab) = tab {
             let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
             let at = shown.iter().position(|(t, _)| *t == tab);
             let mut entry = at.map(|i| shown.remove(i).1).unwrap_or_default();
-            if entry.doc != doc {
-                entry = Shown {
-                    doc: doc.to_owned(),
-                    refs: HashSet::new(),
-                };
+            match frame {
+                0 if entry.doc != doc => {
+                    entry = Shown {
+                        doc: doc.to_owned(),
+                        ..Shown::default()
+                    }
+                }
+                0 => {}
+                frame => entry.frame_shows(frame, doc),
+            }
+            for (frame, doc) in frames {
+                entry.frame_shows(frame, doc);
             }
             entry.refs.extend(refs);
             shown.push((tab, entry));
@@ -183,10 +223,15 @@ mod tests {
     use super::*;
 
     fn shown_by(tools: &PageTools, tab: TabId, doc: &str, refs: &[u32]) {
+        let refs: Vec<String> = refs.iter().map(|&n| ref_name(Ref::top(n))).collect();
         tools.answer(
             json!({"tab": tab, "doc": doc, "url": "http://a.test/x?q", "title": "T",
                             "text": "button e1 \"Go\"\n", "refs": refs}),
         );
+    }
+
+    fn r(text: &str) -> Ref {
+        page_ops::parse_ref(text).unwrap()
     }
 
     #[test]
@@ -237,32 +282,66 @@ mod tests {
         shown_by(&tools, 3, "doc3", &[1, 2]);
         shown_by(&tools, 4, "doc4", &[2, 5]);
         assert_eq!(
-            tools.route(1, None).unwrap(),
+            tools.route(Ref::top(1), None).unwrap(),
             (Some(3), Some("doc3".into()))
         );
         // Shown by both: the tab given, else the last one that showed it.
         assert_eq!(
-            tools.route(2, Some(3)).unwrap(),
+            tools.route(Ref::top(2), Some(3)).unwrap(),
             (Some(3), Some("doc3".into()))
         );
         assert_eq!(
-            tools.route(2, None).unwrap(),
+            tools.route(Ref::top(2), None).unwrap(),
             (Some(4), Some("doc4".into()))
         );
         // Another tab's ref, and one never shown: STALE_REF saying so.
-        let other = tools.route(5, Some(3)).unwrap_err();
+        let other = tools.route(Ref::top(5), Some(3)).unwrap_err();
         assert_eq!(other.code, ErrorCode::StaleRef);
         assert!(
             other.message.contains("came from tab 4, not tab 3"),
             "{other}"
         );
-        let never = tools.route(9, None).unwrap_err();
+        let never = tools.route(Ref::top(9), None).unwrap_err();
         assert_eq!(never.code, ErrorCode::StaleRef);
         // A new document of the tab: its earlier refs are gone.
         shown_by(&tools, 3, "doc3b", &[7]);
         assert_eq!(
-            tools.route(1, Some(3)).unwrap_err().code,
+            tools.route(Ref::top(1), Some(3)).unwrap_err().code,
             ErrorCode::StaleRef
         );
+    }
+
+    #[test]
+    fn a_frames_ref_goes_to_its_frames_document_and_dies_with_it() {
+        let tools = PageTools::default();
+        let snapshot = json!({"tab": 3, "doc": "top", "url": "http://a.test/", "title": "T",
+                              "text": "", "refs": ["e1", "f7e2"], "frames": {"7": "fd7"}});
+        tools.answer(snapshot.clone());
+        assert_eq!(
+            tools.route(r("f7e2"), None).unwrap(),
+            (Some(3), Some("fd7".into()))
+        );
+        assert_eq!(
+            tools.route(r("e1"), None).unwrap(),
+            (Some(3), Some("top".into()))
+        );
+        // The frame's own answer (an act in it) is framed as its origin's content.
+        let act = tools.answer(json!({"tab": 3, "frame": 7, "doc": "fd7",
+            "url": "http://b.test:9/pay", "title": "P", "text": "clicked f7e2\n", "refs": ["f7e3"]}));
+        assert!(
+            act.text
+                .starts_with("[tab 3 · page content from http://b.test:9,")
+        );
+        assert_eq!(tools.route(r("f7e3"), None).unwrap().1, Some("fd7".into()));
+        // The frame loaded another document: its old refs are stale; the top's are not.
+        let mut again = snapshot;
+        again["refs"] = json!(["e1"]);
+        again["frames"] = json!({"7": "fd7b"});
+        tools.answer(again);
+        assert_eq!(
+            tools.route(r("f7e2"), None).unwrap_err().code,
+            ErrorCode::StaleRef
+        );
+        assert!(tools.route(r("e1"), None).is_ok());
     }
 }

@@ -59,10 +59,11 @@ class Agent:
 
     @staticmethod
     def ref(lines: list[str], pattern: str) -> str:
-        """The ref on the first line matching `pattern` (a regex over the line without indentation)."""
+        """The ref on the first line matching `pattern` (a regex over the line without indentation):
+        `e12`, or `f3e12` inside a cross-origin frame."""
         for line in lines:
-            if re.search(pattern, line.strip()) and (m := re.search(r"\be(\d+)\b", line)):
-                return f"e{m[1]}"
+            if re.search(pattern, line.strip()) and (m := re.search(r"\b(f\d+)?e(\d+)\b", line)):
+                return m[0]
         raise AssertionError(f"no line matches {pattern!r} in:\n" + "\n".join(lines))
 
     @staticmethod
@@ -205,6 +206,62 @@ async def test_the_fixture_page_shadow_frames_cursor_cover_and_navigation(
     stale = await agent.call("page_act", ref=field, action="fill", value="again")
     assert stale.is_error and stale.text.startswith("STALE_REF"), stale
     assert "take a new snapshot" in stale.text, stale
+
+
+async def test_a_cross_origin_frame_is_shown_in_place_acted_in_and_its_refs_go_stale_with_it(
+    tabwire, launch_chromium, extension_dir, fixture_server, second_fixture_server
+):
+    cross = second_fixture_server.url("plain", "page-tools/frame.html")
+    cross_origin = re.match(r"http://[^/]+", cross)[0]
+    url = fixture_server.url("plain", "page-tools/index.html") + f"?cross={cross}"
+    browser = await launch_chromium(extension_dir=extension_dir)
+    opened = await tabwire.browser_open(url)
+    page = await browser.cdp.wait_for_page(url)
+    agent = Agent(tabwire, opened.structured["tab_id"])
+
+    # The frame's content sits indented under its iframe line, which names the origin it is from;
+    # its refs name the frame. (A model looks again while the frame is still loading.)
+    lines = await agent.snapshot_until(r'^button f\d+e\d+ "Frame button"')
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith('iframe "Other origin"'))
+    assert lines[at].strip() == f'iframe "Other origin" [content from {cross_origin}]', lines[at]
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    button = agent.ref(lines, r'^button f\d+e\d+ "Frame button"')
+    inside = lines[at + 1 : at + 3]
+    assert any(button in line and len(line) - len(line.lstrip()) > depth for line in inside), lines
+    # The same-origin frame is inline as before, with a top-document ref.
+    assert re.fullmatch(r"e\d+", agent.ref(lines, r'^button e\d+ "Frame button"'))
+
+    # Acting on the frame's ref clicks in that frame; the answer is that frame's origin's content.
+    clicked = await agent.call("page_act", ref=button, action="click")
+    assert not clicked.is_error, clicked
+    assert clicked.text.startswith(f"[tab {agent.tab} · page content from {cross_origin},"), clicked.text
+    assert f"clicked {button}" in clicked.text and "frame clicked" in clicked.text, clicked.text
+    status = "document.getElementById('frame-status').textContent"
+    assert await browser.cdp.evaluate_in_frame(page, cross, status) == "frame clicked"
+    # Read, find and wait reach into the frame by its refs and text too.
+    assert "Frame button" in await agent.ok("page_read", ref=button)
+    found = await agent.ok("page_find", text="Frame button")
+    assert button in found, found
+    waited = await agent.ok("page_wait", ref=button, timeout_ms=2000)
+    assert f"{button} is there" in waited, waited
+
+    # The frame loads another page: its refs are stale (never acting on whatever is there now);
+    # a new snapshot gives refs that work.
+    again = cross + "?again=1"
+    await browser.cdp.evaluate(page, f"document.getElementById('cross').src = {again!r}")
+
+    async def reloaded() -> bool:
+        return await browser.cdp.evaluate_in_frame(page, again, "document.readyState") == "complete"
+
+    await wait_for(reloaded, timeout=10, what="the frame's new page", ignore=(CdpError,))
+    stale = await agent.call("page_act", ref=button, action="click")
+    assert stale.is_error and stale.text.startswith("STALE_REF"), stale
+    assert "take a new snapshot" in stale.text, stale
+    assert await browser.cdp.evaluate_in_frame(page, again, status) == ""
+    pattern = r'^button f\d+e\d+ "Frame button"'
+    fresh = agent.ref(await agent.snapshot_until(pattern), pattern)
+    await agent.ok("page_act", ref=fresh, action="click")
+    assert await browser.cdp.evaluate_in_frame(page, again, status) == "frame clicked"
 
 
 async def test_bad_input_is_a_typed_error_at_once_and_the_next_call_works(

@@ -33,6 +33,8 @@ pub struct FakeNode {
     pub selected: Option<usize>,
     /// An `<iframe>`'s document root.
     pub frame_root: Option<usize>,
+    /// An `<iframe>` of another origin: the URL it shows.
+    pub child_frame: Option<&'static str>,
     /// The tag name (`div` when empty).
     pub tag: &'static str,
     pub disabled: bool,
@@ -99,6 +101,10 @@ pub struct FakeDom {
     pub trusted: RefCell<Option<Vec<bridge::trusted_input::Command>>>,
     /// What performing trusted input answers (absent: done).
     pub trusted_fails: RefCell<Option<bridge::WireError>>,
+    /// What the runtime of the nth frame showing a URL answers to a snapshot (absent: it never
+    /// answers), and the frames asked, with the time they were given.
+    pub frame_answers: RefCell<std::collections::HashMap<(String, u32), serde_json::Value>>,
+    pub frames_asked: RefCell<Vec<(String, u32, u64)>>,
 }
 
 impl FakeDom {
@@ -631,6 +637,24 @@ impl crate::page::PageDom for FakeDom {
 
     fn location(&self) -> (String, String) {
         (self.url.borrow().clone(), "Fake".to_owned())
+    }
+
+    fn child_frame(&self, node: &usize) -> Option<String> {
+        self.nodes.borrow()[*node].child_frame.map(str::to_owned)
+    }
+
+    fn frame_snapshot(
+        &self,
+        src: &str,
+        nth: u32,
+        _args: serde_json::Value,
+        timeout_ms: u64,
+    ) -> impl Future<Output = Option<serde_json::Value>> {
+        let key = (src.to_owned(), nth);
+        self.frames_asked
+            .borrow_mut()
+            .push((key.0.clone(), nth, timeout_ms));
+        std::future::ready(self.frame_answers.borrow().get(&key).cloned())
     }
 
     fn scroll_page(&self) {

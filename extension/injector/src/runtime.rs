@@ -366,7 +366,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             doc,
             timeout_ms,
             trusted_input,
+            frame,
         } => {
+            // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
+            crate::page::web::REFS.with(|refs| refs.borrow_mut().frame = frame);
             let call = PageCall {
                 tab,
                 op,
@@ -586,6 +589,31 @@ async fn call(
         Ok(going_on) => {
             dialog::settle(seen, Ok(serde_json::Value::Null), Asker::AdapterTool).map(|_| going_on)
         }
+    }
+}
+
+/// The answer to a `page_snapshot` with `args` of the runtime of the `nth` child frame showing
+/// `src`, asked through the worker, which gives up after `timeout_ms` (`None`: no answer, or an
+/// error).
+pub(crate) async fn ask_frame(
+    src: String,
+    nth: u32,
+    args: serde_json::Value,
+    timeout_ms: u64,
+) -> Option<serde_json::Value> {
+    let ask = FromPage::FrameSnapshot {
+        src,
+        nth,
+        args,
+        timeout_ms,
+    };
+    let reply = JsFuture::from(runtime_send_message(&encode(&ask)))
+        .await
+        .ok()?
+        .as_string()?;
+    match serde_json::from_str(&reply).ok()? {
+        FromPage::CallToolResult { result, .. } => Some(result),
+        _ => None,
     }
 }
 

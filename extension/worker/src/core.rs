@@ -18,7 +18,9 @@ mod navigation;
 mod pages;
 
 pub use navigation::{ANNOUNCE_GRACE_MS, NavEvent, Timer};
-pub use pages::{channel_closed, classify_send_failure};
+pub use pages::{
+    FrameInfo, FrameRequest, channel_closed, classify_send_failure, frame_send_failure,
+};
 
 use crate::adapters::AdapterSet;
 use crate::backoff::Backoff;

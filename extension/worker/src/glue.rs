@@ -26,7 +26,7 @@ use crate::tabs::{self, Sender};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
-const CONTENT_SCRIPT: &str = "extension/content.js";
+pub(crate) const CONTENT_SCRIPT: &str = "extension/content.js";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
 /// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
@@ -82,7 +82,7 @@ struct ScriptSync {
     running: bool,
 }
 
-fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
+pub(crate) fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
     CORE.with(|core| {
         let mut core = core.borrow_mut();
         core.set_clock(js_sys::Date::now());
@@ -153,7 +153,15 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                 spawn_local(popup_request(arg(0).as_string(), arg(2).unchecked_into()));
                 return JsValue::TRUE; // answered through `respond`
             }
-            if let Some(tab) = sender.tab {
+            let text = arg(0).as_string();
+            if let Some(request) = with_core(|core| core.frame_request(&sender, text.as_deref())) {
+                return wasm_bindgen_futures::future_to_promise(async move {
+                    Ok(crate::frames::snapshot_of(request).await)
+                })
+                .into();
+            }
+            // A frame's document is not the tab's: only the top frame's says which port is current.
+            if let (Some(tab), Some(0)) = (sender.tab, sender.frame_id) {
                 let document = get(&arg(1), "documentId").as_string();
                 let lifecycle = get(&arg(1), "documentLifecycle").as_string();
                 PORTS.with(|p| {
@@ -161,7 +169,6 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                         .message_from(tab, document.as_deref(), lifecycle.as_deref())
                 });
             }
-            let text = arg(0).as_string();
             let (reply, mut actions) =
                 with_core(|core| core.on_page_message(&sender, text.as_deref()));
             // Trusted input is answered once the debugger has performed it.
@@ -646,7 +653,7 @@ async fn open_tabs() -> Vec<(TabId, String)> {
 
 // ---- carrying out actions --------------------------------------------------------------------
 
-fn run(actions: Vec<Action>) {
+pub(crate) fn run(actions: Vec<Action>) {
     let mut persist_tabs = false;
     for action in actions {
         match action {
@@ -742,7 +749,7 @@ async fn tab_gone(tab: TabId) -> Option<String> {
     }
 }
 
-async fn sleep(ms: f64) {
+pub(crate) async fn sleep(ms: f64) {
     let tick = js_sys::Promise::new(&mut |resolve, _| {
         chrome::set_timeout(&resolve, ms);
     });
@@ -756,7 +763,7 @@ async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
 }
 
 /// The page's answer to a message (or why there is none), from `tabs.sendMessage` or the port.
-async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
+pub(crate) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
     match on_reply {
         OnReply::CallTool(id) => {
             let mut reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
@@ -825,6 +832,8 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
         }
     }
     let timeout_ms = call.timeout_ms;
+    // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
+    let frame = bridge::page_ops::frame_of(&call.args);
     let message = ToPage::PageOp {
         id: id.clone(),
         tab,
@@ -833,8 +842,12 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
         doc: call.doc,
         timeout_ms,
         trusted_input: call.trusted_input,
+        frame,
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");
+    if frame != 0 {
+        return crate::frames::page_op(id, tab, frame, message).await;
+    }
     let on_reply = OnReply::CallTool(id.clone());
     if post_to_page(tab, &message, &on_reply) {
         return;

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,6 +127,42 @@ class Cdp:
             text = details.get("exception", {}).get("description") or details.get("text")
             raise CdpError(f"JS threw while evaluating {expression[:200]!r}: {text}")
         return result["result"].get("value")
+
+    async def evaluate_in_frame(self, target: Target, url_prefix: str, expression: str) -> Any:
+        """Evaluate `expression` in the (cross-origin) frame of `target` whose URL starts with
+        `url_prefix`, in an isolated world of that frame (its DOM, not the page's globals); `None`
+        while no such frame exists."""
+        async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
+
+            async def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+                msg_id = next(_ids)
+                await ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
+                with anyio.fail_after(30):
+                    while True:
+                        frame = json.loads(await ws.recv())
+                        if frame.get("id") == msg_id:
+                            break
+                if "error" in frame:
+                    raise CdpError(f"CDP {method} failed: {frame['error']}")
+                return frame["result"]
+
+            def frames(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
+                yield tree["frame"]
+                for child in tree.get("childFrames", []):
+                    yield from frames(child)
+
+            tree = (await call("Page.getFrameTree", {}))["frameTree"]
+            found = next((f for f in frames(tree) if f.get("url", "").startswith(url_prefix)), None)
+            if found is None:
+                return None
+            world = await call("Page.createIsolatedWorld", {"frameId": found["id"], "worldName": "tabwire-test"})
+            result = await call(
+                "Runtime.evaluate",
+                {"expression": expression, "contextId": world["executionContextId"], "returnByValue": True},
+            )
+            if "exceptionDetails" in result:
+                raise CdpError(f"JS threw in the frame while evaluating {expression[:200]!r}")
+            return result["result"].get("value")
 
     @asynccontextmanager
     async def recording(self, target: Target, enable: str) -> AsyncIterator[EventLog]:

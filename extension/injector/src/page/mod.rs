@@ -5,6 +5,7 @@
 
 pub mod aria;
 pub mod diff;
+pub mod frames;
 pub mod locate;
 mod ops;
 pub mod read;
@@ -14,6 +15,8 @@ mod tests;
 pub mod web;
 
 use std::collections::HashMap;
+
+use bridge::page_ops::Ref;
 
 use crate::dom::Dom;
 
@@ -50,6 +53,18 @@ pub trait PageDom: Dom {
     fn set_mark(&self, node: &Self::Node, n: u32);
     /// The document's URL and title.
     fn location(&self) -> (String, String);
+    /// The URL an `<iframe>` whose document this runtime cannot reach (another origin's) shows:
+    /// that frame's runtime is asked for its part of a snapshot. `None` for any other element.
+    fn child_frame(&self, node: &Self::Node) -> Option<String>;
+    /// The answer to a `page_snapshot` with `args` of the runtime of the `nth` child frame
+    /// showing `src`, or `None` when it gave none within `timeout_ms` (the worker bounds it).
+    fn frame_snapshot(
+        &self,
+        src: &str,
+        nth: u32,
+        args: serde_json::Value,
+        timeout_ms: u64,
+    ) -> impl Future<Output = Option<serde_json::Value>>;
     /// Scrolls the page down by one screen.
     fn scroll_page(&self);
     /// A count that moves whenever the document may have changed in a way a snapshot shows: a
@@ -63,6 +78,9 @@ pub trait PageDom: Dom {
 pub struct Refs<N> {
     /// This document's id: a ref of another document (an older page of the tab) is refused.
     pub doc: String,
+    /// The Chrome frame id of the frame this document is in (0: the tab's top document), which
+    /// its refs carry (`f3e12`).
+    pub frame: u32,
     next: u32,
     nodes: HashMap<u32, N>,
     /// The last snapshot of the whole page and the change count it was taken at: an act's
@@ -77,6 +95,7 @@ impl<N: Clone> Refs<N> {
     pub fn new(doc: impl Into<String>) -> Self {
         Refs {
             doc: doc.into(),
+            frame: 0,
             next: 0,
             nodes: HashMap::new(),
             edited: None,
@@ -85,16 +104,24 @@ impl<N: Clone> Refs<N> {
     }
 
     /// The element's ref, given now if it has none.
-    pub fn ref_for<D: PageDom<Node = N>>(&mut self, dom: &D, node: &N) -> u32 {
+    pub fn ref_for<D: PageDom<Node = N>>(&mut self, dom: &D, node: &N) -> Ref {
         if let Some(n) = dom.mark(node)
             && self.nodes.contains_key(&n)
         {
-            return n;
+            return self.named(n);
         }
         self.next += 1;
         dom.set_mark(node, self.next);
         self.nodes.insert(self.next, node.clone());
-        self.next
+        self.named(self.next)
+    }
+
+    /// Element `n` of this document as a ref.
+    pub fn named(&self, n: u32) -> Ref {
+        Ref {
+            frame: self.frame,
+            n,
+        }
     }
 
     pub fn get(&self, n: u32) -> Option<&N> {

@@ -6,10 +6,11 @@ use std::cell::{Cell, RefCell};
 
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
-use bridge::page_ops::{Action, FindBy, PageOp, Target, WaitFor, ref_name};
+use bridge::page_ops::{Action, FindBy, PageOp, Ref, Target, WaitFor, ref_name};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
+use super::frames::{self, FrameDocs};
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
 use crate::steps;
@@ -29,14 +30,19 @@ pub async fn run<D: PageDom>(
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<Value, WireError> {
-    if let (Some(doc), Some(n)) = (doc, op.named_ref())
+    if let (Some(doc), Some(r)) = (doc, op.named_ref())
         && doc != refs.borrow().doc
     {
-        return Err(stale(n, "came from an earlier page of this tab"));
+        let why = match r.frame {
+            0 => "came from an earlier page of this tab",
+            _ => "came from an earlier page of its frame",
+        };
+        return Err(stale(r, why));
     }
     refs.borrow_mut().prune(dom);
     let mut shown = Vec::new();
     let mut leaving = None;
+    let mut frame_docs = FrameDocs::new();
     let text = match op {
         PageOp::Snapshot {
             within,
@@ -48,6 +54,8 @@ pub async fn run<D: PageDom>(
                 Some(_) => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
                 None => whole_page(dom, refs),
             };
+            let (lines, docs) = frames::splice(dom, lines, timeout_ms).await;
+            frame_docs = docs;
             let (text, _) = snapshot::render(&lines, max_chars, cursor);
             shown = refs_in(&text);
             text
@@ -72,7 +80,10 @@ pub async fn run<D: PageDom>(
             }
         }
         PageOp::Find { by } => {
-            let text = find(dom, &mut refs.borrow_mut(), &by);
+            let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
+            let (lines, docs) = frames::splice(dom, lines, timeout_ms).await;
+            frame_docs = docs;
+            let text = find(&lines, &by);
             shown = refs_in(&text);
             text
         }
@@ -94,27 +105,37 @@ pub async fn run<D: PageDom>(
         }
     };
     let (url, title) = dom.location();
-    let doc = refs.borrow().doc.clone();
+    let (doc, frame) = {
+        let refs = refs.borrow();
+        (refs.doc.clone(), refs.frame)
+    };
+    let shown: Vec<String> = shown.into_iter().map(ref_name).collect();
     let mut answer = json!({"doc": doc, "url": url, "title": title, "text": text, "refs": shown});
+    if frame != 0 {
+        answer["frame"] = frame.into();
+    }
+    if !frame_docs.is_empty() {
+        answer["frames"] = json!(frame_docs);
+    }
     if let Some(to) = leaving {
         answer["leaving"] = to.into();
     }
     Ok(answer)
 }
 
-fn stale(n: u32, why: &str) -> WireError {
+fn stale(r: Ref, why: &str) -> WireError {
     WireError::new(
         ErrorCode::StaleRef,
         format!(
             "{} {why}: take a new snapshot (page_snapshot) and use its refs",
-            ref_name(n)
+            ref_name(r)
         ),
     )
 }
 
 /// The refs a text shows (`e12` after a role; names and texts are quoted, so never read as one).
-fn refs_in(text: &str) -> Vec<u32> {
-    let mut refs: Vec<u32> = text
+fn refs_in(text: &str) -> Vec<Ref> {
+    let mut refs: Vec<Ref> = text
         .lines()
         .filter_map(|line| {
             let mut words = line.split_whitespace();
@@ -133,18 +154,22 @@ fn element<D: PageDom>(
     target: &Target,
 ) -> Result<D::Node, WireError> {
     match target {
-        Target::Ref(n) => match refs.get(*n) {
+        Target::Ref(r) if r.frame != refs.frame => Err(stale(
+            *r,
+            "is not a ref of this page (it came from another frame)",
+        )),
+        Target::Ref(r) => match refs.get(r.n) {
             Some(node) if dom.is_connected(node) => Ok(node.clone()),
             Some(_) => Err(stale(
-                *n,
+                *r,
                 "is no longer in the page (it was removed or re-rendered)",
             )),
-            None if refs.was_given(*n) => Err(stale(
-                *n,
+            None if refs.was_given(r.n) => Err(stale(
+                *r,
                 "is no longer in the page (it was removed or re-rendered)",
             )),
             None => Err(stale(
-                *n,
+                *r,
                 "is not a ref of this page (it came from another page or tab)",
             )),
         },
@@ -192,7 +217,7 @@ fn who<D: PageDom>(dom: &D, node: &D::Node, target: &Target) -> String {
         role
     };
     let label = match target {
-        Target::Ref(n) => ref_name(*n),
+        Target::Ref(r) => ref_name(*r),
         Target::Selector(s) => format!("`{s}`"),
     };
     if name.is_empty() {
@@ -375,8 +400,7 @@ fn past(action: &Action) -> &'static str {
 }
 
 /// The snapshot lines that match, each under the line of its nearest enclosing element.
-fn find<D: PageDom>(dom: &D, refs: &mut Refs<D::Node>, by: &FindBy) -> String {
-    let lines = snapshot::lines(dom, &dom.root(), refs);
+fn find(lines: &[Line], by: &FindBy) -> String {
     let matches = |line: &Line| -> bool {
         let text = line.text.to_lowercase();
         match by {
@@ -445,7 +469,7 @@ async fn wait<D: PageDom>(
     };
     let described = match what {
         WaitFor::Text(text) => aria::quote(text),
-        WaitFor::Element(Target::Ref(n)) => ref_name(*n),
+        WaitFor::Element(Target::Ref(r)) => ref_name(*r),
         WaitFor::Element(Target::Selector(s)) => format!("`{s}`"),
     };
     loop {

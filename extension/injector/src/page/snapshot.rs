@@ -17,6 +17,9 @@ pub struct Line {
     pub text: String,
     /// A line of the page's text (not an element's).
     pub is_text: bool,
+    /// The URL of the other origin's frame this `iframe` line stands for: its content is
+    /// spliced in under it ([`super::frames`]).
+    pub frame: Option<String>,
 }
 
 /// Longest text line and name, in characters.
@@ -61,6 +64,7 @@ impl<D: PageDom> Walk<'_, D> {
                 depth: self.pending_depth,
                 text: as_text(&truncate(&text, MAX_TEXT)),
                 is_text: true,
+                frame: None,
             });
         }
     }
@@ -108,6 +112,7 @@ impl<D: PageDom> Walk<'_, D> {
                     depth,
                     text: line,
                     is_text: false,
+                    frame: None,
                 });
             }
             return;
@@ -139,6 +144,7 @@ impl<D: PageDom> Walk<'_, D> {
             depth,
             text: line,
             is_text: false,
+            frame: (role == "iframe").then(|| dom.child_frame(node)).flatten(),
         });
         // Fields show their value on their line (a `<select>` its options too; an ARIA listbox
         // has them inside); a control named by its content has said it.
@@ -181,9 +187,9 @@ impl<D: PageDom> Walk<'_, D> {
             role.to_owned()
         };
         if aria::is_actionable(role) {
-            let n = self.refs.ref_for(dom, node);
+            let r = self.refs.ref_for(dom, node);
             line.push(' ');
-            line.push_str(&ref_name(n));
+            line.push_str(&ref_name(r));
         }
         let name = aria::name(dom, node, role);
         if !name.is_empty() {

@@ -181,7 +181,7 @@ fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
         text.ends_with(" listitem e2\n-  checkbox e3\n+  checkbox e3 checked focused\n"),
         "{text}"
     );
-    assert_eq!(answer["refs"], json!([2, 3]));
+    assert_eq!(answer["refs"], json!(["e2", "e3"]));
     assert_eq!(answer["doc"], "d1");
     // Acting again with no change to make says so.
     let again = call(
@@ -336,6 +336,7 @@ fn a_long_page_comes_in_budgeted_parts_that_a_cursor_pages_through() {
             depth: 1,
             text: format!("listitem e{i}: item number {i}"),
             is_text: false,
+            frame: None,
         })
         .collect();
     let (first, next) = snapshot::render(&lines, 300, 0);
@@ -406,7 +407,7 @@ fn find_and_read_see_what_the_snapshot_sees() {
     )
     .unwrap();
     assert_eq!(found["text"], "link e5 \"Active\"\n");
-    assert_eq!(found["refs"], json!([5]));
+    assert_eq!(found["refs"], json!(["e5"]));
     let none = call(&page.dom, &refs, page_ops::FIND, json!({"text": "secret"})).unwrap();
     assert_eq!(none["text"], "nothing found\n");
     let read = call(
@@ -671,4 +672,104 @@ fn the_best_locator_is_the_most_robust_one_that_is_unique() {
         best(page.search).as_deref(),
         Some(r#"role=textbox[name="Search"]"#)
     );
+}
+
+const PAY: &str = "http://127.0.0.1:9000/pay";
+const ADS: &str = "http://127.0.0.1:9000/ads";
+
+/// A page with two frames of another origin: the payment frame (Chrome's frame 7) answers, the
+/// ads frame never does.
+fn page_with_frames() -> FakeDom {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let body = el(&dom, Some(html), "body");
+    let h1 = el(&dom, Some(body), "h1");
+    text(&dom, h1, "Shop");
+    for (src, title) in [(PAY, "Payment"), (ADS, "Ads")] {
+        let iframe = with(&dom, body, "iframe", &[("title", title)]);
+        dom.nodes.borrow_mut()[iframe].child_frame = Some(src);
+    }
+    *dom.url.borrow_mut() = "http://127.0.0.1:8000/shop".into();
+    dom.frame_answers.borrow_mut().insert(
+        (PAY.to_owned(), 0),
+        json!({"frame": 7, "doc": "fd7", "url": "http://127.0.0.1:9000/pay?x", "title": "Pay",
+               "text": "form\n button f7e1 \"Pay now\"\n", "refs": ["f7e1"],
+               "frames": {"9": "fd9"}}),
+    );
+    dom
+}
+
+#[test]
+fn a_cross_origin_frame_shows_its_content_in_place_with_refs_to_that_frame() {
+    let dom = page_with_frames();
+    let refs = RefCell::new(Refs::new("top"));
+    let answer = call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    assert_eq!(
+        answer["text"],
+        "h1 \"Shop\"\niframe \"Payment\" [content from http://127.0.0.1:9000]\n form\n  \
+         button f7e1 \"Pay now\"\niframe \"Ads\" (not answering)\n"
+    );
+    assert_eq!(answer["refs"], json!(["f7e1"]));
+    // The documents of the frame and of its own frames, which the server routes refs with.
+    assert_eq!(answer["frames"], json!({"7": "fd7", "9": "fd9"}));
+    // Each frame is asked once, bounded well within the call's time.
+    assert_eq!(
+        *dom.frames_asked.borrow(),
+        [
+            (PAY.to_owned(), 0, page_ops::FRAME_ANSWER_MS),
+            (ADS.to_owned(), 0, page_ops::FRAME_ANSWER_MS)
+        ]
+    );
+    // page_find sees inside frames too.
+    let found = call(&dom, &refs, page_ops::FIND, json!({"text": "pay now"})).unwrap();
+    assert_eq!(found["text"], "button f7e1 \"Pay now\"\n");
+}
+
+#[test]
+fn a_frame_with_no_time_left_is_not_asked() {
+    let dom = page_with_frames();
+    let refs = RefCell::new(Refs::new("top"));
+    let op = page_ops::parse(page_ops::SNAPSHOT, json!({})).unwrap();
+    let answer = block_on(run(&dom, &refs, op, None, 1, &Cell::new(false))).unwrap();
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .contains("iframe \"Payment\" (not answering)"),
+        "{answer}"
+    );
+    assert!(dom.frames_asked.borrow().is_empty());
+}
+
+#[test]
+fn a_frames_runtime_names_its_refs_with_its_frame_and_refuses_others() {
+    let Todo { dom, .. } = todo_page();
+    let refs = RefCell::new(Refs::new("fd7"));
+    refs.borrow_mut().frame = 7;
+    let answer = call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    let text = answer["text"].as_str().unwrap();
+    assert!(
+        text.contains("textbox f7e1 \"What needs to be done?\""),
+        "{text}"
+    );
+    assert_eq!(answer["frame"], 7);
+    let filled = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "f7e1", "action": "fill", "value": "x"}),
+    )
+    .unwrap();
+    assert!(filled["text"].as_str().unwrap().starts_with("filled f7e1"));
+    // The top document's ref, or another frame's, is not this frame's.
+    for other in ["e1", "f8e1"] {
+        let op = page_ops::parse(page_ops::ACT, json!({"ref": other, "action": "click"})).unwrap();
+        let err = block_on(run(&dom, &refs, op, None, 5000, &Cell::new(false))).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StaleRef, "{other}");
+    }
+    // A ref of the frame's earlier page.
+    let op = page_ops::parse(page_ops::ACT, json!({"ref": "f7e1", "action": "click"})).unwrap();
+    let err = block_on(run(&dom, &refs, op, Some("old"), 5000, &Cell::new(false))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StaleRef);
+    assert!(err.message.contains("earlier page of its frame"), "{err}");
 }

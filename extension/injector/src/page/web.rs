@@ -181,6 +181,28 @@ impl PageDom for WebDom {
         CHANGES.with(Cell::get)
     }
 
+    fn child_frame(&self, node: &Element) -> Option<String> {
+        let tag = node.local_name();
+        if (tag != "iframe" && tag != "frame") || self.frame_root(node).is_some() {
+            return None;
+        }
+        // The resolved URL (`src` as a property), where the frame was sent.
+        Reflect::get(node, &"src".into())
+            .ok()?
+            .as_string()
+            .filter(|src| src.starts_with("http://") || src.starts_with("https://"))
+    }
+
+    fn frame_snapshot(
+        &self,
+        src: &str,
+        nth: u32,
+        args: serde_json::Value,
+        timeout_ms: u64,
+    ) -> impl Future<Output = Option<serde_json::Value>> {
+        crate::runtime::ask_frame(src.to_owned(), nth, args, timeout_ms)
+    }
+
     fn scroll_page(&self) {
         if let Some(window) = web_sys::window() {
             let height = window

@@ -12,6 +12,53 @@ use super::navigation::{Continuation, origin};
 use super::{Action, Core, LinkState, MAX_RESULT_BYTES, OnReply};
 use crate::tabs::{self, Sender};
 
+/// A [`FromPage::FrameSnapshot`] from frame `parent` of `tab`: its answer is awaited at most
+/// `timeout_ms`.
+#[derive(Debug, PartialEq)]
+pub struct FrameRequest {
+    pub tab: TabId,
+    pub parent: i64,
+    pub src: String,
+    pub nth: u32,
+    pub args: serde_json::Value,
+    pub timeout_ms: u64,
+}
+
+/// A frame of a tab as `webNavigation.getAllFrames` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameInfo {
+    pub frame: i64,
+    pub parent: i64,
+    pub url: String,
+}
+
+impl FrameRequest {
+    /// The frame asked for among the tab's `frames`: the `nth` child of the asking frame that
+    /// shows `src` (Chrome lists frames in the order they were made, as the page lists them).
+    pub fn pick(&self, frames: &[FrameInfo]) -> Option<u32> {
+        let found = frames
+            .iter()
+            .filter(|f| f.parent == self.parent && f.frame != self.parent && f.url == self.src)
+            .nth(self.nth as usize)?;
+        u32::try_from(found.frame).ok().filter(|&f| f != 0)
+    }
+
+    /// The page op to send frame `frame`'s runtime: a whole snapshot, its refs named with `frame`.
+    pub fn message(&self, frame: u32) -> String {
+        let message = ToPage::PageOp {
+            id: format!("frame-{frame}"),
+            tab: self.tab,
+            op: bridge::page_ops::SNAPSHOT.to_owned(),
+            args: self.args.clone(),
+            doc: None,
+            timeout_ms: self.timeout_ms,
+            trusted_input: false,
+            frame,
+        };
+        serde_json::to_string(&message).expect("page messages serialize")
+    }
+}
+
 impl Core {
     // ---- answers from tabs ---------------------------------------------------------------
 
@@ -224,6 +271,35 @@ impl Core {
 
     // ---- messages from pages -------------------------------------------------------------
 
+    /// A runtime's request for a child frame's part of its snapshot
+    /// ([`FromPage::FrameSnapshot`]), from any frame of a tab (frames nest), or `None` when
+    /// `text` is not such a request from our runtime in a tab (then it is an ordinary message,
+    /// for [`Core::on_page_message`]).
+    pub fn frame_request(&self, sender: &Sender, text: Option<&str>) -> Option<FrameRequest> {
+        let text = text.filter(|t| t.starts_with(r#"{"type":"frame_snapshot""#))?;
+        if sender.extension_id.as_deref() != Some(self.extension_id.as_str()) {
+            return None;
+        }
+        let (tab, parent) = (sender.tab?, sender.frame_id?);
+        let Ok(FromPage::FrameSnapshot {
+            src,
+            nth,
+            args,
+            timeout_ms,
+        }) = serde_json::from_str(text)
+        else {
+            return None;
+        };
+        Some(FrameRequest {
+            tab,
+            parent,
+            src,
+            nth,
+            args,
+            timeout_ms: timeout_ms.min(bridge::page_ops::FRAME_ANSWER_MS),
+        })
+    }
+
     /// A `runtime.onMessage` message; returns the response to give (if any) and the actions.
     pub fn on_page_message(
         &mut self,
@@ -364,6 +440,13 @@ impl Core {
                 )));
                 (None, actions)
             }
+            // Answered by the glue before it gets here (see `Core::frame_request`).
+            FromPage::FrameSnapshot { .. } => {
+                actions.push(Action::Log(format!(
+                    "tab {tab} asked for a frame's snapshot the worker could not read: ignored"
+                )));
+                (None, actions)
+            }
         }
     }
 
@@ -497,6 +580,31 @@ pub fn channel_closed(why: &str) -> bool {
         || why.contains("message port closed")
         || why.contains("message channel is closed")
         || why.contains("back/forward cache")
+}
+
+/// Turns Chrome's rejection of a page op sent to cross-origin frame `frame` (a call with one of its
+/// refs, `f3e12`) into an error the client can act on: a frame that is gone, or that loaded another
+/// page (no runtime runs in it any more), makes its refs stale.
+pub fn frame_send_failure(tab: TabId, frame: u32, why: &str) -> WireError {
+    if why.contains("No tab with id") {
+        WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab} does not exist (closed?)"),
+        )
+    } else if channel_closed(why) {
+        WireError::new(
+            ErrorCode::Navigated,
+            format!("frame f{frame} of tab {tab} navigated or reloaded before the call finished"),
+        )
+    } else {
+        WireError::new(
+            ErrorCode::StaleRef,
+            format!(
+                "the refs of frame f{frame} are stale: that frame is gone or shows another page \
+                 now ({why}): take a new snapshot (page_snapshot) and use its refs"
+            ),
+        )
+    }
 }
 
 /// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.

@@ -389,6 +389,87 @@ fn messages_from_strangers_are_ignored() {
 }
 
 #[test]
+fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
+    let core = connected();
+    let pay = "http://b.test/pay";
+    let ask = |nth: u32, timeout_ms: u64| {
+        format!(
+            r#"{{"type":"frame_snapshot","src":"{pay}","nth":{nth},"args":{{}},"timeout_ms":{timeout_ms}}}"#
+        )
+    };
+    let request = core
+        .frame_request(&sender(3), Some(&ask(1, 60_000)))
+        .unwrap();
+    assert_eq!((request.tab, request.parent), (3, 0));
+    assert_eq!(request.timeout_ms, bridge::page_ops::FRAME_ANSWER_MS);
+    let frame = |frame: i64, parent: i64, url: &str| FrameInfo {
+        frame,
+        parent,
+        url: url.into(),
+    };
+    let frames = [
+        frame(0, -1, "http://a.test/"),
+        frame(4, 0, pay),
+        frame(5, 4, pay), // a grandchild: not the top's child
+        frame(6, 0, "http://c.test/ads"),
+        frame(9, 0, pay),
+    ];
+    // The second child of the top frame showing that URL.
+    assert_eq!(request.pick(&frames), Some(9));
+    let first = core.frame_request(&sender(3), Some(&ask(0, 500))).unwrap();
+    assert_eq!(first.pick(&frames), Some(4));
+    let third = core.frame_request(&sender(3), Some(&ask(2, 500))).unwrap();
+    assert_eq!(third.pick(&frames), None);
+    // A frame asks for its own children (frames nest).
+    let child = Sender {
+        frame_id: Some(4),
+        ..sender(3)
+    };
+    let nested = core.frame_request(&child, Some(&ask(0, 500))).unwrap();
+    assert_eq!(nested.pick(&frames), Some(5));
+    let message: Value = serde_json::from_str(&request.message(9)).unwrap();
+    assert_eq!(message["type"], "page_op");
+    assert_eq!(message["op"], "page_snapshot");
+    assert_eq!(
+        (message["frame"].clone(), message["tab"].clone()),
+        (json!(9), json!(3))
+    );
+    // Not ours, not from a tab, or another message: not a frame request.
+    let stranger = Sender {
+        extension_id: Some("other".into()),
+        ..sender(3)
+    };
+    assert!(core.frame_request(&stranger, Some(&ask(0, 500))).is_none());
+    let no_tab = Sender {
+        tab: None,
+        ..sender(3)
+    };
+    assert!(core.frame_request(&no_tab, Some(&ask(0, 500))).is_none());
+    let ready = r#"{"type":"page_ready","url":"x","title":"T"}"#;
+    assert!(core.frame_request(&sender(3), Some(ready)).is_none());
+}
+
+#[test]
+fn a_frame_that_is_gone_makes_its_refs_stale() {
+    let gone = frame_send_failure(
+        3,
+        7,
+        "Could not establish connection. Receiving end does not exist.",
+    );
+    assert_eq!(gone.code, ErrorCode::StaleRef);
+    assert!(gone.message.contains("frame f7"), "{gone}");
+    assert!(gone.message.contains("take a new snapshot"), "{gone}");
+    assert_eq!(
+        frame_send_failure(3, 7, "No tab with id: 3.").code,
+        ErrorCode::TabClosed
+    );
+    assert_eq!(
+        frame_send_failure(3, 7, "A listener indicated an asynchronous response by returning true, but the message channel closed before a response was received").code,
+        ErrorCode::Navigated
+    );
+}
+
+#[test]
 fn a_call_that_navigates_continues_in_the_next_page() {
     let mut core = connected();
     announce(&mut core, 3);

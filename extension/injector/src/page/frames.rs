@@ -1,0 +1,98 @@
+//! Cross-origin frames in a snapshot: this runtime cannot read another origin's document, so it
+//! asks that frame's own runtime (through the worker, [`PageDom::frame_snapshot`], by the URL the
+//! frame shows) for its lines and splices them in under the frame's `iframe` line, which names
+//! the origin they come from.
+//! Their refs carry the frame (`f3e12`) and go straight to that frame's runtime. A frame that does
+//! not answer in time is shown as such; the call never waits longer than that bound.
+
+use std::collections::BTreeMap;
+
+use bridge::page_ops::{FRAME_ANSWER_MS, MAX_MAX_CHARS};
+use serde_json::{Value, json};
+
+use super::PageDom;
+use super::snapshot::Line;
+
+/// What the frames of a snapshot added: the document each answering frame showed (nested frames'
+/// too), for the server to route their refs with.
+pub type FrameDocs = BTreeMap<u32, String>;
+
+/// `lines` with each cross-origin frame's content spliced in under its line. `timeout_ms`: what
+/// is left of the call; each frame gets at most [`FRAME_ANSWER_MS`] of it, and at most half of it
+/// (a frame's own frames get half of that, so nesting ends).
+pub async fn splice<D: PageDom>(
+    dom: &D,
+    lines: Vec<Line>,
+    timeout_ms: u64,
+) -> (Vec<Line>, FrameDocs) {
+    let mut docs = FrameDocs::new();
+    if lines.iter().all(|line| line.frame.is_none()) {
+        return (lines, docs);
+    }
+    let wait_ms = FRAME_ANSWER_MS.min(timeout_ms / 2);
+    let mut out = Vec::with_capacity(lines.len());
+    // How many frames showing each URL came before (the worker tells them apart by order).
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    for mut line in lines {
+        let Some(src) = line.frame.take() else {
+            out.push(line);
+            continue;
+        };
+        let nth = seen.entry(src.clone()).or_default();
+        let this = *nth;
+        *nth += 1;
+        // The whole of the frame: the budget and cursor apply to the spliced snapshot.
+        let args = json!({ "max_chars": MAX_MAX_CHARS });
+        let answer = match wait_ms {
+            0 => None,
+            _ => dom.frame_snapshot(&src, this, args, wait_ms).await,
+        };
+        let Some((frame, origin, text, doc, nested)) = answer.as_ref().and_then(read_answer) else {
+            line.text.push_str(" (not answering)");
+            out.push(line);
+            continue;
+        };
+        line.text.push_str(&format!(" [content from {origin}]"));
+        let depth = line.depth + 1;
+        out.push(line);
+        out.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| {
+            let inner = l.trim_start_matches(' ');
+            Line {
+                depth: depth + (l.len() - inner.len()),
+                text: inner.to_owned(),
+                is_text: false,
+                frame: None,
+            }
+        }));
+        docs.insert(frame, doc);
+        docs.extend(nested);
+    }
+    (out, docs)
+}
+
+/// A frame's answer: its Chrome frame id, its origin, its snapshot's text, its document and its
+/// own frames' documents.
+fn read_answer(answer: &Value) -> Option<(u32, String, String, String, FrameDocs)> {
+    let field = |name: &str| answer.get(name).and_then(Value::as_str);
+    let frame = answer
+        .get("frame")
+        .and_then(Value::as_u64)
+        .and_then(|f| u32::try_from(f).ok())
+        .filter(|&f| f != 0)?;
+    let url = field("url")?;
+    let origin = bridge::webmcp::origin(url).unwrap_or_else(|| url.to_owned());
+    let nested = answer
+        .get("frames")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(frame, doc)| Some((frame.parse().ok()?, doc.as_str()?.to_owned())))
+        .collect();
+    Some((
+        frame,
+        origin,
+        field("text")?.to_owned(),
+        field("doc")?.to_owned(),
+        nested,
+    ))
+}

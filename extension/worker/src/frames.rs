@@ -1,0 +1,95 @@
+//! The glue of cross-origin frames (decisions in `core`:
+//! [`crate::core::Core::frame_request`], [`frame_send_failure`]): running the runtime in a child frame and giving its snapshot to the
+//! runtime that asked, within a deadline; and sending a call with a frame's ref (`f3e12`) to that
+//! frame's runtime.
+
+use bridge::protocol::TabId;
+use js_sys::Promise;
+use serde_json::json;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::chrome::{self, error_text, from_json, get};
+use crate::core::{FrameInfo, FrameRequest, OnReply, frame_send_failure};
+use crate::glue::{CONTENT_SCRIPT, on_tab_reply, run, sleep, with_core};
+
+/// How soon a frame whose runtime is still starting is asked again.
+const RETRY_MS: f64 = 20.0;
+
+/// The answer to `request` of the runtime of the frame it asks for (the text of its
+/// `call_tool_result` or `call_tool_error`), that runtime injected first; `undefined` when there
+/// is no such frame or it gave no answer in time.
+pub async fn snapshot_of(request: FrameRequest) -> JsValue {
+    let deadline = js_sys::Date::now() + request.timeout_ms as f64;
+    let details = from_json(&json!({ "tabId": request.tab }).to_string());
+    let Some(Ok(listed)) = within(chrome::get_all_frames(&details), deadline).await else {
+        return JsValue::UNDEFINED;
+    };
+    let frames: Vec<FrameInfo> = js_sys::Array::from(&listed)
+        .iter()
+        .filter_map(|f| {
+            Some(FrameInfo {
+                frame: get(&f, "frameId").as_f64()? as i64,
+                parent: get(&f, "parentFrameId").as_f64()? as i64,
+                url: get(&f, "url").as_string()?,
+            })
+        })
+        .collect();
+    let Some(frame) = request.pick(&frames) else {
+        return JsValue::UNDEFINED;
+    };
+    // Nothing happens where the runtime runs already (content.js starts it once).
+    let injection = json!({"target": {"tabId": request.tab, "frameIds": [frame]},
+                           "files": [CONTENT_SCRIPT]});
+    let injected = within(
+        chrome::execute_script(&from_json(&injection.to_string())),
+        deadline,
+    )
+    .await;
+    if !matches!(injected, Some(Ok(_))) {
+        return JsValue::UNDEFINED;
+    }
+    let (message, options) = (request.message(frame), frame_options(frame));
+    loop {
+        let sent = chrome::tabs_send_message(request.tab as f64, &message, &options);
+        match within(sent, deadline).await {
+            Some(Ok(answer)) if answer.is_string() => return answer,
+            // Its runtime is still loading: nothing listens there yet.
+            Some(Err(_)) if js_sys::Date::now() + RETRY_MS < deadline => sleep(RETRY_MS).await,
+            _ => return JsValue::UNDEFINED,
+        }
+    }
+}
+
+/// Sends page op `message` (call `id`) to frame `frame` of `tab`, whose runtime gave the ref
+/// it names; no runtime there any more makes that ref stale.
+pub async fn page_op(id: String, tab: TabId, frame: u32, message: String) {
+    let sent = chrome::tabs_send_message(tab as f64, &message, &frame_options(frame));
+    match JsFuture::from(sent).await {
+        Err(e) => {
+            let error = frame_send_failure(tab, frame, &error_text(&e));
+            run(with_core(|core| core.fail_call(&id, error)));
+        }
+        reply => on_tab_reply(tab, reply, OnReply::CallTool(id)).await,
+    }
+}
+
+fn frame_options(frame: u32) -> JsValue {
+    from_json(&json!({ "frameId": frame }).to_string())
+}
+
+/// `promise`'s outcome, or `None` once `deadline` (a `Date.now()` time) passed first.
+async fn within(promise: Promise, deadline: f64) -> Option<Result<JsValue, JsValue>> {
+    let left = deadline - js_sys::Date::now();
+    if left <= 0.0 {
+        return None;
+    }
+    // Rejects with `undefined`, which Chrome's own rejections (Error objects) never are.
+    let timer = Promise::new(&mut |_, reject| {
+        chrome::set_timeout(&reject, left);
+    });
+    match JsFuture::from(Promise::race(&js_sys::Array::of2(&promise, &timer))).await {
+        Err(e) if e.is_undefined() => None,
+        outcome => Some(outcome),
+    }
+}
