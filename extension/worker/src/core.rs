@@ -751,4 +751,7 @@ impl Core {
 }
 
 #[cfg(test)]
+#[path = "core/page_asks_tests.rs"]
+mod page_asks_tests;
+#[cfg(test)]
 mod tests;

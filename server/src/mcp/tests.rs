@@ -1,0 +1,162 @@
+//! The MCP face's tests, without a browser: tool-change announcements' rate, the reserved
+//! meta-tool names, results' and errors' shapes, site tools' specs and `tab_id`'s check.
+
+use super::*;
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_tool_changes_is_announced_at_a_bounded_rate() {
+    let (bump, generation) = watch::channel(0u64);
+    let mut changes = ToolChanges::new(generation);
+    let flood = tokio::spawn(async move {
+        // A page re-registering every millisecond for 5 s.
+        for _ in 0..5000 {
+            bump.send_modify(|g| *g += 1);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let started = tokio::time::Instant::now();
+    let mut announced = 0;
+    while changes.next().await {
+        announced += 1;
+    }
+    flood.await.unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        f64::from(announced) <= seconds / MIN_NOTICE_INTERVAL.as_secs_f64() + 1.0,
+        "{announced} announcements in {seconds} s"
+    );
+    assert!(announced >= 2, "the changes were still announced");
+}
+
+#[test]
+fn the_hub_reserves_exactly_the_meta_tool_names() {
+    let mut meta: Vec<String> = meta_tools().iter().map(|t| t.name.to_string()).collect();
+    let mut reserved: Vec<String> = crate::hub::RESERVED_TOOL_NAMES
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    meta.sort();
+    reserved.sort();
+    assert_eq!(
+        meta, reserved,
+        "a page could register a tool shadowing a meta-tool"
+    );
+}
+
+#[test]
+fn results_are_objects_with_compact_text() {
+    let result = success(json!([{"title": "a"}]));
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"result": [{"title": "a"}]}))
+    );
+    assert_eq!(
+        result.content[0].as_text().unwrap().text,
+        r#"[{"title":"a"}]"#
+    );
+    assert_eq!(result.is_error, Some(false));
+    let result = success(json!({"added": "x"}));
+    assert_eq!(result.structured_content, Some(json!({"added": "x"})));
+}
+
+#[test]
+fn tool_errors_carry_the_code() {
+    let result = tool_error(&WireError::new(ErrorCode::NoSuchTab, "no tab 9"));
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        result.content[0].as_text().unwrap().text,
+        "NO_SUCH_TAB: no tab 9"
+    );
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"error": {"code": "NO_SUCH_TAB", "message": "no tab 9"}}))
+    );
+}
+
+#[test]
+fn site_tools_get_tab_id_and_hints() {
+    let spec = ToolSpec {
+        name: "todomvc_add_todo".into(),
+        adapter: "todomvc".into(),
+        description: "Add".into(),
+        title: None,
+        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}},
+                             "required": ["title"]}),
+        output_schema: None,
+        annotations: bridge::adapter::ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            untrusted_content: false,
+        },
+    };
+    let tool = site_tool(&spec);
+    assert_eq!(tool.output_schema, None);
+    assert_eq!(tool.input_schema["properties"]["tab_id"]["type"], "integer");
+    assert_eq!(tool.input_schema["required"], json!(["title"]));
+    assert_eq!(tool.title.as_deref(), Some("todomvc: add todo"));
+    let hints = tool.annotations.unwrap();
+    assert_eq!(hints.destructive_hint, Some(true));
+    assert_eq!(hints.read_only_hint, Some(false));
+    assert_eq!(hints.title.as_deref(), Some("todomvc: add todo"));
+    assert_eq!(tool.meta, None);
+    assert_eq!(tool.description.as_deref(), Some("Add"));
+
+    // A page tool's own title is used, and results others wrote are said to be content.
+    let page_tool = site_tool(&ToolSpec {
+        title: Some("Find items (shop.example)".into()),
+        annotations: bridge::adapter::ToolAnnotations {
+            untrusted_content: true,
+            ..spec.annotations
+        },
+        ..spec.clone()
+    });
+    assert_eq!(
+        page_tool.title.as_deref(),
+        Some("Find items (shop.example)")
+    );
+    assert!(page_tool.description.unwrap().ends_with(UNTRUSTED_RESULTS));
+    assert_eq!(page_tool.meta.unwrap().0[UNTRUSTED_META], json!(true));
+
+    // A page's schema that is not an object still yields a valid object schema.
+    let odd = ToolSpec {
+        input_schema: json!("nonsense"),
+        ..spec
+    };
+    let tool = site_tool(&odd);
+    assert_eq!(tool.input_schema["type"], "object");
+    assert!(tool.input_schema["properties"]["tab_id"].is_object());
+}
+
+#[test]
+fn site_tools_carry_the_adapters_output_schema() {
+    let output = json!({"type": "object", "properties": {"result": {"type": "array"}},
+                        "required": ["result"]});
+    let spec = ToolSpec {
+        name: "todomvc_list_todos".into(),
+        adapter: "todomvc".into(),
+        description: "List".into(),
+        title: None,
+        input_schema: json!({"type": "object"}),
+        output_schema: Some(output.clone()),
+        annotations: Default::default(),
+    };
+    let tool = site_tool(&spec);
+    assert_eq!(serde_json::to_value(&tool).unwrap()["outputSchema"], output);
+    let not_an_object = ToolSpec {
+        output_schema: Some(json!({"type": "array"})),
+        ..spec
+    };
+    assert_eq!(site_tool(&not_an_object).output_schema, None);
+}
+
+#[test]
+fn tab_id_must_be_a_non_negative_integer() {
+    let mut args = json!({"tab_id": 4, "x": 1}).as_object().unwrap().clone();
+    assert_eq!(take_tab_id(&mut args).unwrap(), Some(4));
+    assert!(!args.contains_key("tab_id"));
+    for bad in [json!(-1), json!("4"), json!(1.5)] {
+        let mut args = json!({"tab_id": bad}).as_object().unwrap().clone();
+        assert!(take_tab_id(&mut args).is_err());
+    }
+}
