@@ -25,6 +25,7 @@ pub mod protocol;
 mod tagged;
 pub mod template;
 pub mod trusted_input;
+pub mod upload;
 pub mod webmcp;
 
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};

@@ -142,6 +142,10 @@ pub enum ToPage {
         /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// Files the call puts on the page, read by the server from the user's uploads
+        /// directory ([`crate::upload`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::upload::UploadFile>,
     },
     Cancel {
         id: RequestId,
@@ -166,6 +170,10 @@ pub enum ToPage {
         /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// Files the call puts on the page, read by the server from the user's uploads
+        /// directory ([`crate::upload`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::upload::UploadFile>,
         /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
         /// runtime there names its refs with it (`f3e12`).
         #[serde(default, skip_serializing_if = "is_top_frame")]
@@ -335,6 +343,7 @@ impl ToPage {
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                files: f.opt("files")?,
             },
             "cancel" => ToPage::Cancel { id: f.req("id")? },
             "request_state" => ToPage::RequestState { id: f.req("id")? },
@@ -354,6 +363,7 @@ impl ToPage {
                 doc: f.opt("doc")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                files: f.opt("files")?,
                 frame: f.opt("frame")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
@@ -427,6 +437,7 @@ mod tests {
                 args: json!({"q":1}),
                 timeout_ms: 10,
                 trusted_input: false,
+                files: Vec::new(),
             }
         );
     }
@@ -561,6 +572,7 @@ mod tests {
                 args: json!({"q": 1}),
                 timeout_ms: 10,
                 trusted_input: true,
+                files: Vec::new(),
             },
             ToPage::Cancel { id: "i".into() },
             ToPage::RequestState { id: "i".into() },
@@ -581,6 +593,7 @@ mod tests {
                 timeout_ms: 9,
                 trusted_input: false,
                 frame: 0,
+                files: Vec::new(),
             },
             ToPage::PageOp {
                 id: "i".into(),
@@ -591,6 +604,7 @@ mod tests {
                 timeout_ms: 9,
                 trusted_input: true,
                 frame: 3,
+                files: Vec::new(),
             },
         ];
         let mut seen = Vec::new();

@@ -82,6 +82,9 @@ pub enum Action {
     Press(String),
     /// Scrolls the element into view (the page, for a scroll without target, by one screen).
     Scroll,
+    /// Puts these files (names in the user's uploads directory, which the server reads and sends
+    /// with the call: [`crate::upload`]) on a file input, or drops them on the element.
+    Upload(Vec<String>),
 }
 
 impl Action {
@@ -97,12 +100,14 @@ impl Action {
             Action::Uncheck => "uncheck",
             Action::Press(_) => "press",
             Action::Scroll => "scroll",
+            Action::Upload(_) => "upload",
         }
     }
 }
 
 const ACTIONS: &[&str] = &[
     "click", "dblclick", "hover", "fill", "clear", "select", "check", "uncheck", "press", "scroll",
+    "upload",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +178,21 @@ impl PageOp {
         match self {
             PageOp::Act { dialog, .. } => dialog.as_ref(),
             PageOp::Snapshot { .. }
+            | PageOp::Read { .. }
+            | PageOp::Find { .. }
+            | PageOp::Wait { .. } => None,
+        }
+    }
+
+    /// The files the operation puts on the page (names in the uploads directory), if any.
+    pub fn upload_files(&self) -> Option<&[String]> {
+        match self {
+            PageOp::Act {
+                action: Action::Upload(files),
+                ..
+            } => Some(files),
+            PageOp::Act { .. }
+            | PageOp::Snapshot { .. }
             | PageOp::Read { .. }
             | PageOp::Find { .. }
             | PageOp::Wait { .. } => None,
@@ -299,6 +319,11 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             p.insert(
                 "key".into(),
                 json!({"type": "string", "description": "press: Enter, Shift+Tab, Mod+a…"}),
+            );
+            p.insert(
+                "files".into(),
+                json!({"type": "array", "items": {"type": "string"},
+                       "description": "upload: names in the uploads dir; onto a file input or a drop zone"}),
             );
             p.insert(
                 "snapshot".into(),
@@ -449,8 +474,17 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
                     Action::Press(key)
                 }
                 "scroll" => Action::Scroll,
+                "upload" => {
+                    let files = args.get("files").ok_or_else(|| needs("files"))?;
+                    Action::Upload(
+                        crate::upload::names_in(files).map_err(|e| format!("`files`: {e}"))?,
+                    )
+                }
                 other => return Err(format!("unknown action {other:?}")),
             };
+            if args.contains_key("files") && !matches!(action, Action::Upload(_)) {
+                return Err(format!("`{}` takes no `files`", action.name()));
+            }
             if value.is_some() && !matches!(action, Action::Fill(_) | Action::Select(_)) {
                 return Err(format!("`{}` takes no `value`", action.name()));
             }
@@ -582,6 +616,24 @@ mod tests {
         assert!(err(json!({"action": "click"})).contains("needs `ref` or `selector`"));
         assert!(err(json!({"ref": "e3", "action": "press", "key": "Hyper+q"})).contains("`key`"));
         assert!(err(json!({"ref": "e3", "action": "explode"})).contains("action"));
+        let upload = parse(
+            ACT,
+            json!({"ref": "e3", "action": "upload", "files": ["a.pdf", "b.png"]}),
+        );
+        assert_eq!(
+            upload.unwrap().upload_files(),
+            Some(&["a.pdf".to_owned(), "b.png".to_owned()][..])
+        );
+        assert!(err(json!({"ref": "e3", "action": "upload"})).contains("needs `files`"));
+        assert!(
+            err(json!({"ref": "e3", "action": "upload", "files": []})).contains("at least one")
+        );
+        assert!(
+            err(json!({"ref": "e3", "action": "click", "files": ["a"]})).contains("no `files`")
+        );
+        assert!(
+            err(json!({"action": "upload", "files": ["a"]})).contains("needs `ref` or `selector`")
+        );
         assert!(err(json!({"ref": "e3", "action": "click", "bogus": 1})).contains("bogus"));
         assert!(
             err(json!({"ref": "e3", "action": "click", "dialog_text": "x"})).contains("goes with")

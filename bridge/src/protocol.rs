@@ -59,6 +59,10 @@ pub enum ErrorCode {
     /// debugger holds the tab, or the user cancelled Chrome's debugging bar; the message says
     /// which and how to go on.
     DebuggerUnavailable,
+    /// A file the call names is not one the user lets calls upload: outside the uploads
+    /// directory (through `..`, an absolute path, a symlink), missing, or not a file; the message
+    /// names the file and the rule. Nothing was sent to the page.
+    FileRefused,
     Protocol,
     Internal,
 }
@@ -87,6 +91,7 @@ impl ErrorCode {
             ErrorCode::Dialog => "DIALOG",
             ErrorCode::DialogOpen => "DIALOG_OPEN",
             ErrorCode::DebuggerUnavailable => "DEBUGGER_UNAVAILABLE",
+            ErrorCode::FileRefused => "FILE_REFUSED",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -411,6 +416,10 @@ pub enum ToExtension {
         /// grant, which only the server knows).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// Files the call puts on the page, read by the server from the user's uploads
+        /// directory ([`crate::upload`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::upload::UploadFile>,
     },
     Cancel {
         id: RequestId,
@@ -440,6 +449,10 @@ pub enum ToExtension {
         /// grant, which only the server knows).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// Files the call puts on the page, read by the server from the user's uploads
+        /// directory ([`crate::upload`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::upload::UploadFile>,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
@@ -683,6 +696,7 @@ impl ToExtension {
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                files: f.opt("files")?,
             },
             "cancel" => ToExtension::Cancel { id: f.req("id")? },
             "request_state" => ToExtension::RequestState {
@@ -698,6 +712,7 @@ impl ToExtension {
                 origin: f.opt("origin")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                files: f.opt("files")?,
             },
             "open_tab" => ToExtension::OpenTab {
                 id: f.req("id")?,

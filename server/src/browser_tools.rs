@@ -384,6 +384,7 @@ mod tests {
             instance_id: "test".into(),
             adapters: Vec::new(),
             grants: None,
+            uploads: None,
         });
         let (outbox, _frames) = tokio::sync::mpsc::unbounded_channel();
         let conn = hub.connect(outbox);

@@ -160,6 +160,11 @@ pub struct McpArgs {
     /// your data directory).
     #[arg(long, value_name = "DIR")]
     pub screenshots_dir: Option<PathBuf>,
+    /// The only folder files may be uploaded from (page_act's upload, adapters' upload steps);
+    /// names are relative to it (default: "uploads" in Tabwire's configuration folder, made
+    /// on first use).
+    #[arg(long, env = "TABWIRE_UPLOADS_DIR", value_name = "DIR")]
+    pub uploads_dir: Option<PathBuf>,
 }
 
 /// `--http ADDR`: a socket address on a loopback interface.

@@ -71,6 +71,13 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     }
     check_adapters(&adapter_dirs, &mut findings);
     findings.push(check_grants(&dirs));
+    findings.push(ok(format!(
+        "files are uploaded only from {} (page_act's upload, adapters' upload steps; \
+         --uploads-dir or TABWIRE_UPLOADS_DIR in the client's config moves it)",
+        std::env::var_os("TABWIRE_UPLOADS_DIR")
+            .map_or_else(|| dirs.uploads(), PathBuf::from)
+            .display()
+    )));
     let (text, all_well) = render(&findings);
     print!("{text}");
     if all_well {
@@ -387,6 +394,7 @@ async fn listen_for_browser(
             .map(|loaded| loaded.adapters)
             .unwrap_or_default(),
         grants: None,
+        uploads: None,
     }));
     let policy = Arc::new(crate::auth::HandshakePolicy::new(
         crate::pairing::DEFAULT_EXTENSION_ID,

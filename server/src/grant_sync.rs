@@ -126,6 +126,7 @@ mod tests {
             instance_id: "test".into(),
             adapters: Vec::new(),
             grants: None,
+            uploads: None,
         }));
         let grants = Grants::new(dir.path().join("grants.json"));
         let audit = AuditLog::new(dir.path().join("audit.jsonl"));

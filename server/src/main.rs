@@ -26,6 +26,7 @@ mod peer;
 mod permission;
 mod setup;
 mod site_state;
+mod uploads;
 mod user_dirs;
 mod ws;
 
@@ -275,6 +276,10 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         instance_id: uuid::Uuid::new_v4().to_string(),
         adapters: loaded.adapters,
         grants: Some(grants::Grants::new(user_dirs()?.grants())),
+        uploads: Some(uploads::Uploads::new(match &args.uploads_dir {
+            Some(dir) => dir.clone(),
+            None => user_dirs()?.uploads(),
+        })),
     }));
     let dirs = user_dirs()?;
     if args.allow_all_origins {

@@ -69,6 +69,11 @@ impl UserDirs {
         self.tabwire_config().join("grants.json")
     }
 
+    /// The only folder calls may upload files from (`upload` steps, `page_act`'s `upload`).
+    pub fn uploads(&self) -> PathBuf {
+        self.tabwire_config().join("uploads")
+    }
+
     /// The audit log of tool calls (`audit.rs`).
     pub fn audit_log(&self) -> PathBuf {
         self.data.join("tabwire").join("audit.jsonl")

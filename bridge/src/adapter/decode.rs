@@ -344,6 +344,10 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         StepKind::Return => Step::Return {
             value: f.map.remove("value").unwrap_or_default(),
         },
+        StepKind::Upload => Step::Upload {
+            selector: f.need_text("selector")?,
+            files: f.need_text("files")?,
+        },
         StepKind::Fail => Step::Fail {
             message: f.need_text("message")?,
         },

@@ -87,6 +87,8 @@ step_kinds! {
     Select = "select", needs ["selector"], takes ["value", "label"], acts: true;
     Check = "check", needs [], takes ["selector"], acts: true;
     Uncheck = "uncheck", needs [], takes ["selector"], acts: true;
+    /// Put files from the user's uploads directory on a file input, or drop them on an element.
+    Upload = "upload", needs ["selector", "files"], takes [], acts: true;
     Read = "read", needs ["into"], takes ["selector", "read", "optional"], acts: false;
     Extract = "extract", needs ["selector", "fields", "into"], takes [], acts: false;
     /// With exactly one of `text_equals` and `text_contains`.

@@ -200,6 +200,25 @@ impl ToolDef {
             .map(|props| props.keys().cloned().collect())
             .unwrap_or_default()
     }
+
+    /// The arguments whose files the tool's `upload` steps put on the page (the server reads
+    /// those files before the call starts), in the order the steps name them, without repeats.
+    pub fn upload_arguments(&self) -> Vec<&str> {
+        fn walk<'a>(steps: impl Iterator<Item = &'a Step>, out: &mut Vec<&'a str>) {
+            for step in steps {
+                if let Step::Upload { files, .. } = step
+                    && let Some(name) = crate::template::sole_variable(files)
+                    && !out.contains(&name)
+                {
+                    out.push(name);
+                }
+                walk(step.children(), out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.steps.iter(), &mut out);
+        out
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,12 @@ pub enum Step {
     Check { selector: Option<String> },
     /// Make a checkbox unchecked (clicking it only when it is checked).
     Uncheck { selector: Option<String> },
+    /// Put files on the `<input type=file>` matching `selector` as a person's choice in the file
+    /// picker does (`input`, `change`), or drop them on any other element (`dragenter`,
+    /// `dragover`, `drop` with the files). `files` is `"{{argument}}"`: an argument holding a name
+    /// or a list of names in the user's uploads directory, which the server reads and sends with
+    /// the call (see [`crate::upload`]).
+    Upload { selector: String, files: String },
     /// Read one thing from one element (absent `selector`: the scope element) into `into`.
     Read {
         selector: Option<String>,
@@ -334,6 +340,7 @@ impl Step {
             | Step::Select { .. }
             | Step::Check { .. }
             | Step::Uncheck { .. }
+            | Step::Upload { .. }
             | Step::Navigate { .. }
             | Step::Return { .. }
             | Step::Fail { .. }
@@ -493,6 +500,10 @@ impl Serialize for Step {
             Step::Frame { selector, steps } => {
                 map.serialize_entry("selector", selector)?;
                 map.serialize_entry("steps", steps)?;
+            }
+            Step::Upload { selector, files } => {
+                map.serialize_entry("selector", selector)?;
+                map.serialize_entry("files", files)?;
             }
             Step::Navigate { url } => map.serialize_entry("url", url)?,
             Step::Return { value } => map.serialize_entry("value", value)?,

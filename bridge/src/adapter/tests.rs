@@ -512,6 +512,7 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
             "return" => json!({"step": "return", "value": null}),
             "fail" => json!({"step": "fail", "message": "refused: {{why}}"}),
             "dialog" => json!({"step": "dialog", "answer": "accept", "text": "{{name}}"}),
+            "upload" => json!({"step": "upload", "selector": "input", "files": "{{files}}"}),
             "fetch" => {
                 json!({"step": "fetch", "url": "/x", "into": "x", "timeout_ms": 5,
                        "records": "/items", "fields": {"a": "/a"}})
@@ -549,6 +550,68 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
     );
     assert!(error(json!({"step": "dialog", "answer": "ok"})).contains("not a dialog answer"));
     assert!(error(json!({"step": "click", "colour": 1})).contains("colour"));
+}
+
+#[test]
+fn upload_steps_take_their_files_from_one_argument_only() {
+    let with_upload = |properties: &str, step: &str| {
+        GOOD.replace(
+            r#""properties": {"title": {"type": "string"}}"#,
+            &format!(r#""properties": {{"title": {{"type": "string"}}, {properties}}}"#),
+        )
+        .replace(
+            r##"{"step": "wait", "selector": "#new"},"##,
+            &format!("{step},"),
+        )
+    };
+    let nested = r#"{"step": "if", "var": "title", "then": [{"step": "upload", "selector": "input[type=file]", "files": "{{attachments}}"}]}"#;
+    let good = with_upload(
+        r#""cv": {"type": "string"}, "attachments": {"type": "array", "items": {"type": "string"}}"#,
+        &format!(
+            r#"{{"step": "upload", "selector": "label=CV", "files": "{{{{cv}}}}"}}, {nested}"#
+        ),
+    );
+    let adapter = parse_adapter(&good).unwrap();
+    assert_eq!(adapter.tools[0].upload_arguments(), ["cv", "attachments"]);
+    assert!(
+        parse_adapter(GOOD).unwrap().tools[0]
+            .upload_arguments()
+            .is_empty()
+    );
+    for (properties, files, expected) in [
+        (
+            r#""cv": {"type": "string"}"#,
+            "{{id}}",
+            "must be an argument",
+        ),
+        (
+            r#""cv": {"type": "string"}"#,
+            "cv.pdf",
+            "expected exactly one argument",
+        ),
+        (
+            r#""cv": {"type": "string"}"#,
+            "{{cv}} and more",
+            "expected exactly one argument",
+        ),
+        (
+            r#""cv": {"type": "integer"}"#,
+            "{{cv}}",
+            "needs \"type\": \"string\" or \"array\"",
+        ),
+    ] {
+        let text = with_upload(
+            properties,
+            &format!(
+                r#"{{"step": "read", "selector": "a", "into": "id"}}, {{"step": "upload", "selector": "input", "files": "{files}"}}"#
+            ),
+        );
+        let problems = parse_adapter(&text).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.to_string().contains(expected)),
+            "{files}: {problems:?}"
+        );
+    }
 }
 
 #[test]

@@ -190,6 +190,10 @@ impl Validator {
                 self.template(value, &path.key("value"), known);
             }
             Step::Clear { selector } => self.selector(selector, &path.key("selector"), known),
+            Step::Upload { selector, files } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.upload_files(files, &path.key("files"));
+            }
             Step::Press {
                 selector,
                 key,
@@ -460,6 +464,37 @@ impl Validator {
             );
         }
         known.insert(into.to_owned());
+    }
+
+    /// An `upload` step's `files`: exactly one argument of the tool (never a value the page gave:
+    /// the server reads the files before the call starts), holding a name or a list of names.
+    fn upload_files(&mut self, files: &str, path: &JsonPath) {
+        let argument = template::sole_variable(files).filter(|name| !name.contains('.'));
+        let Some(name) = argument else {
+            return self.problem(
+                path.clone(),
+                format!(
+                    "expected exactly one argument holding a file name or a list of them, such as \"{{{{files}}}}\", got {files:?}"
+                ),
+            );
+        };
+        let Some(declared) = self.arguments.get(name) else {
+            return self.problem(
+                path.clone(),
+                format!(
+                    "{{{{{name}}}}} must be an argument in input_schema.properties: the server reads the files before the call starts, so they cannot come from the page"
+                ),
+            );
+        };
+        let kind = declared.get("type");
+        if kind.is_some_and(|k| !matches!(k.as_str(), Some("string" | "array"))) {
+            self.problem(
+                path.clone(),
+                format!(
+                    "the argument {name:?} names files, so input_schema.properties.{name} needs \"type\": \"string\" or \"array\" (of strings)"
+                ),
+            );
+        }
     }
 
     /// A `for_each` over `items`: exactly one variable holding an array (an argument must declare

@@ -153,6 +153,7 @@ fn call_messages_golden() {
             args: json!({}),
             timeout_ms: 5000,
             trusted_input: false,
+            files: Vec::new(),
         },
         json!({"type":"call_tool","id":"u1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":5000}),
     );
@@ -308,6 +309,7 @@ fn every_known_type_round_trips() {
             args: json!({}),
             timeout_ms: 1,
             trusted_input: true,
+            files: Vec::new(),
         },
         ToExtension::Cancel { id: "a".into() },
         ToExtension::RequestState {
@@ -323,6 +325,7 @@ fn every_known_type_round_trips() {
             origin: Some("http://127.0.0.1:8000".into()),
             timeout_ms: 5,
             trusted_input: true,
+            files: Vec::new(),
         },
         ToExtension::OpenTab {
             id: "a".into(),

@@ -32,6 +32,8 @@ pub struct WebBackends {
     pub on_state_change: fn(),
     /// The call's id when its input goes through Chrome's debugger (trusted input).
     pub trusted_call: Option<String>,
+    /// The files the call carries.
+    pub files: std::rc::Rc<[bridge::upload::UploadFile]>,
 }
 
 impl Backends for WebBackends {
@@ -45,7 +47,8 @@ impl Backends for WebBackends {
     ) -> Result<Outcome, WireError> {
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
-            .with_trusted_input(self.trusted_call.clone());
+            .with_trusted_input(self.trusted_call.clone())
+            .with_files(self.files.clone());
         run_tool(&dom, tool, args, resume_at, timeout_ms, cancelled).await
     }
 

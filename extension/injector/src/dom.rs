@@ -2,10 +2,12 @@
 //! real page (`web_dom`) and against a fake on the host in tests.
 
 use std::future::Future;
+use std::rc::Rc;
 
 use serde_json::Value;
 
 use bridge::keys::Platform;
+use bridge::upload::UploadFile;
 
 use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
 
@@ -172,6 +174,17 @@ pub trait Dom {
 
     /// Tells the page's dialog handling (`extension/dialogs.js`) how to answer its next dialog.
     fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer);
+
+    /// The files the call carries (the server read them from the user's uploads directory).
+    fn call_files(&self) -> Rc<[UploadFile]>;
+    /// Puts `files` on file input `node` as a choice in the file picker does (its `files`, then
+    /// `input` and `change`); answers how many files it holds once set (before its events: a page may empty it in its
+    /// `change` handler).
+    fn set_input_files(&self, node: &Self::Node, files: &[&UploadFile]) -> Result<usize, String>;
+    /// What a person's drop of `files` from the desktop on `node` fires: `dragenter`, `dragover`,
+    /// and `drop` when the page cancelled `dragover` (it takes the drop; else `dragleave`).
+    /// Answers whether it took them.
+    fn drop_files(&self, node: &Self::Node, files: &[&UploadFile]) -> Result<bool, String>;
 
     /// Forgets what [`Dom::leaving`] saw so far (before an action that may navigate).
     fn watch_leaving(&self);

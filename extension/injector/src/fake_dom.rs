@@ -68,6 +68,10 @@ pub struct FakeDom {
     pub events: RefCell<Vec<String>>,
     /// Called whenever the interpreter waits (after time advanced): lets a test change the DOM.
     pub on_settle: RefCell<Option<SettleHook>>,
+    /// The files the call carries.
+    pub files: RefCell<Vec<bridge::upload::UploadFile>>,
+    /// What each file input holds: the names of its files.
+    pub input_files: RefCell<std::collections::HashMap<usize, Vec<String>>>,
     /// The kinds of event a listener cancels (`keydown`, `pointerdown`, `beforeinput`, `paste`).
     pub cancel: RefCell<Vec<&'static str>>,
     /// Every pointer and mouse event, with its fields.
@@ -535,6 +539,40 @@ impl Dom for FakeDom {
 
     fn now_ms(&self) -> f64 {
         self.now.get()
+    }
+
+    fn call_files(&self) -> std::rc::Rc<[bridge::upload::UploadFile]> {
+        self.files.borrow().clone().into()
+    }
+
+    fn set_input_files(
+        &self,
+        node: &usize,
+        files: &[&bridge::upload::UploadFile],
+    ) -> Result<usize, String> {
+        let names: Vec<String> = files.iter().map(|f| f.file_name().to_owned()).collect();
+        self.log(format!("files {node} {}", names.join(",")));
+        self.log(format!("input {node}"));
+        self.log(format!("change {node}"));
+        let held = names.len();
+        self.input_files.borrow_mut().insert(*node, names);
+        Ok(held)
+    }
+
+    fn drop_files(
+        &self,
+        node: &usize,
+        files: &[&bridge::upload::UploadFile],
+    ) -> Result<bool, String> {
+        self.log(format!("dragenter {node}"));
+        self.log(format!("dragover {node}"));
+        if !self.cancels("dragover") {
+            self.log(format!("dragleave {node}"));
+            return Ok(false);
+        }
+        let names: Vec<&str> = files.iter().map(|f| f.file_name()).collect();
+        self.log(format!("drop {node} {}", names.join(",")));
+        Ok(true)
     }
 
     fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {

@@ -16,5 +16,6 @@ pub mod steps;
 pub mod tools;
 mod web_dialogs;
 pub mod web_dom;
+mod web_files;
 mod web_input;
 mod web_leaving;

@@ -7,6 +7,7 @@
 //! the page registers itself (relayed by `extension/webmcp.js` as CustomEvents with JSON string
 //! details, untrusted) are announced as `webmcp_<name>` and their calls relayed back to the page.
 
+use bridge::upload::UploadFile;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -341,9 +342,19 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             args,
             timeout_ms,
             trusted_input,
+            files,
         } => {
             let start = Start::Call(args);
-            spawn_local(answer(id, tool, start, timeout_ms, trusted_input, reply));
+            let files = files.into();
+            spawn_local(answer(
+                id,
+                tool,
+                start,
+                timeout_ms,
+                trusted_input,
+                files,
+                reply,
+            ));
             true
         }
         ToPage::ContinueTool {
@@ -355,7 +366,16 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             trusted_input,
         } => {
             let start = Start::Continue { resume_at, vars };
-            spawn_local(answer(id, tool, start, timeout_ms, trusted_input, reply));
+            let files = Rc::new([]);
+            spawn_local(answer(
+                id,
+                tool,
+                start,
+                timeout_ms,
+                trusted_input,
+                files,
+                reply,
+            ));
             true
         }
         ToPage::PageOp {
@@ -366,6 +386,7 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             doc,
             timeout_ms,
             trusted_input,
+            files,
             frame,
         } => {
             // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
@@ -377,6 +398,7 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
                 doc,
                 timeout_ms,
                 trusted_input,
+                files: files.into(),
             };
             spawn_local(page_op(id, call, reply));
             true
@@ -508,10 +530,12 @@ async fn answer(
     start: Start,
     timeout_ms: u64,
     trusted_input: bool,
+    files: Rc<[UploadFile]>,
     reply_to: Reply,
 ) {
     let call_id = id.clone();
-    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms, trusted_input).await {
+    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms, trusted_input, files).await
+    {
         Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
         Ok(Outcome::Landing {
             value,
@@ -564,6 +588,7 @@ async fn call(
     start: Start,
     timeout_ms: u64,
     trusted_input: bool,
+    files: Rc<[UploadFile]>,
 ) -> Result<Outcome, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let cancelled = Rc::new(Cell::new(false));
@@ -575,6 +600,7 @@ async fn call(
     let backends = WebBackends {
         on_state_change: push_state,
         trusted_call: trusted_input.then(|| id.to_owned()),
+        files,
     };
     web_dialogs::begin(id, cancelled.clone());
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
@@ -625,6 +651,8 @@ struct PageCall {
     doc: Option<String>,
     timeout_ms: u64,
     trusted_input: bool,
+    /// The files it puts on the page.
+    files: Rc<[UploadFile]>,
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
@@ -636,6 +664,7 @@ async fn page_op(id: String, call: PageCall, reply_to: Reply) {
         doc,
         timeout_ms,
         trusted_input,
+        files,
     } = call;
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
@@ -649,7 +678,8 @@ async fn page_op(id: String, call: PageCall, reply_to: Reply) {
         }
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
-            .with_trusted_input(trusted_input.then(|| id.clone()));
+            .with_trusted_input(trusted_input.then(|| id.clone()))
+            .with_files(files);
         let refs = crate::page::web::REFS.with(Rc::clone);
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }

@@ -153,7 +153,7 @@ pub async fn run_tool<D: PageDom>(
 }
 
 /// Performs one action step on `node` (a page tool's act: the step's selector is `:scope`, the
-/// element itself; `{{value}}` in the step is `value`), then lets the page settle and checks
+/// element itself; `{{value}}` in the step is `value`: text, or the names of the files to upload), then lets the page settle and checks
 /// that it took a fill, exactly as after an adapter's step. `edited`: the text field an earlier
 /// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
 /// Answers where the page is going when the action set another page loading (a submitted form
@@ -162,13 +162,13 @@ pub async fn act_on<D: PageDom>(
     dom: &D,
     node: &D::Node,
     step: &Step,
-    value: String,
+    value: Value,
     edited: Option<(D::Node, String)>,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<Option<String>, WireError> {
     let mut vars = Vars::new();
-    vars.insert("value".into(), Value::String(value));
+    vars.insert("value".into(), value);
     let mut run = Run {
         dom,
         deadline: dom.now_ms() + timeout_ms as f64,
@@ -462,6 +462,11 @@ impl<'d, D: PageDom> Run<'d, D> {
                 } else {
                     self.press(&node, &chord);
                 }
+            }
+            Step::Upload { selector, files } => {
+                let names = files::names(&self.vars, files, label)?;
+                let (node, who) = self.target(scope, Some(selector), label)?;
+                files::upload(self.dom, &node, &who, &names, label)?;
             }
             Step::Read {
                 selector,
@@ -1178,6 +1183,9 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
 
 #[cfg(test)]
 mod fetch_tests;
+mod files;
+#[cfg(test)]
+mod files_tests;
 #[cfg(test)]
 mod leaving_tests;
 #[cfg(test)]

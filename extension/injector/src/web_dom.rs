@@ -3,8 +3,10 @@
 //! own `fetch` (same origin, its cookies), aborted when dropped and read with a size cap.
 
 use std::future::Future;
+use std::rc::Rc;
 
 use bridge::keys::Platform;
+use bridge::upload::UploadFile;
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -28,6 +30,8 @@ pub struct WebDom {
     document: Document,
     /// The call whose input goes through Chrome's debugger (trusted input), if this one does.
     trusted_call: Option<String>,
+    /// The files the call carries.
+    files: Rc<[UploadFile]>,
 }
 
 impl WebDom {
@@ -35,7 +39,13 @@ impl WebDom {
         Some(WebDom {
             document: web_sys::window()?.document()?,
             trusted_call: None,
+            files: Rc::new([]),
         })
+    }
+
+    /// The call carries these files (for its `upload` steps).
+    pub fn with_files(self, files: Rc<[UploadFile]>) -> WebDom {
+        WebDom { files, ..self }
     }
 
     /// Input of call `call` goes through Chrome's debugger (`None`: synthetic events).
@@ -47,7 +57,7 @@ impl WebDom {
     }
 }
 
-fn reason(error: JsValue) -> String {
+pub(crate) fn reason(error: JsValue) -> String {
     match error.dyn_ref::<js_sys::Error>() {
         Some(e) => String::from(e.message()),
         None => format!("{error:?}"),
@@ -532,6 +542,18 @@ impl Dom for WebDom {
 
     fn now_ms(&self) -> f64 {
         js_sys::Date::now()
+    }
+
+    fn call_files(&self) -> Rc<[UploadFile]> {
+        self.files.clone()
+    }
+
+    fn set_input_files(&self, node: &Element, files: &[&UploadFile]) -> Result<usize, String> {
+        crate::web_files::set_input_files(node, files)
+    }
+
+    fn drop_files(&self, node: &Element, files: &[&UploadFile]) -> Result<bool, String> {
+        crate::web_files::drop_files(node, files)
     }
 
     fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {

@@ -57,6 +57,8 @@ pub struct PageCall {
     pub timeout_ms: u64,
     /// Its actions go through Chrome's debugger (the origin's trusted-input grant).
     pub trusted_input: bool,
+    /// The files it puts on the page, as the server sent them.
+    pub files: Vec<bridge::upload::UploadFile>,
 }
 
 /// Work for the browser glue.
@@ -521,6 +523,7 @@ impl Core {
                 args,
                 timeout_ms,
                 trusted_input,
+                files,
             } => {
                 if self.dialog_open_in(tab) {
                     let error = bridge::dialog::open_in_tab(tab);
@@ -533,6 +536,7 @@ impl Core {
                     args,
                     timeout_ms,
                     trusted_input,
+                    files,
                 };
                 self.calls.insert(id.clone(), tab);
                 if trusted_input {
@@ -555,6 +559,7 @@ impl Core {
                 origin,
                 timeout_ms,
                 trusted_input,
+                files,
             } => {
                 if trusted_input {
                     self.trust_call(&id);
@@ -566,6 +571,7 @@ impl Core {
                     origin,
                     timeout_ms,
                     trusted_input,
+                    files,
                 };
                 actions.extend(self.page_op(id, tab, call));
             }

@@ -842,6 +842,7 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
         doc: call.doc,
         timeout_ms,
         trusted_input: call.trusted_input,
+        files: call.files,
         frame,
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");

@@ -22,7 +22,8 @@ use bridge::browser_ops::{BrowserOp, TabAction};
 use bridge::grants::{GrantChange, GrantList};
 use bridge::packed::PackedAdapter;
 use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
-use bridge::{TabId, ToExtension, ToServer, WireError};
+use bridge::upload::UploadFile;
+use bridge::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
@@ -60,6 +61,8 @@ pub struct HubConfig {
     pub adapters: Vec<Adapter>,
     /// The user's grants, read at each call for trusted input (`None`: never trusted input).
     pub grants: Option<crate::grants::Grants>,
+    /// Where calls' files come from (`None`: calls cannot upload).
+    pub uploads: Option<crate::uploads::Uploads>,
 }
 
 /// A change of a grant the user asked for in the popup, from connection `conn`: the grant keeper
@@ -127,6 +130,7 @@ pub struct Hub {
     /// The tab whose cached state changed (set, replaced or dropped).
     state_changes: broadcast::Sender<TabId>,
     grants: Option<crate::grants::Grants>,
+    uploads: Option<crate::uploads::Uploads>,
     /// The popup's grant changes, for the grant keeper, which takes `grant_inbox` once.
     grant_requests: mpsc::UnboundedSender<GrantRequest>,
     grant_inbox: Mutex<Option<mpsc::UnboundedReceiver<GrantRequest>>>,
@@ -148,7 +152,40 @@ impl Hub {
             tabs_generation: watch::Sender::new(0),
             state_changes: broadcast::Sender::new(256),
             grants: config.grants,
+            uploads: config.uploads,
         }
+    }
+
+    /// The files `names` (in the uploads directory) for a call, read before it starts: a name
+    /// that breaks a rule fails the call with nothing sent.
+    async fn read_uploads(&self, names: Vec<String>) -> Result<Vec<UploadFile>, WireError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(uploads) = self.uploads.clone() else {
+            return Err(WireError::new(
+                ErrorCode::FileRefused,
+                "this tabwire process has no uploads directory: calls cannot upload files",
+            ));
+        };
+        tokio::task::spawn_blocking(move || uploads.read(&names))
+            .await
+            .map_err(|e| WireError::new(ErrorCode::Internal, format!("reading the files: {e}")))?
+    }
+
+    /// The file names site tool `tool`'s `upload` steps take from `args` (an absent or null
+    /// argument: none, as for an upload in a branch the call does not take).
+    fn site_tool_uploads(&self, tool: &str, args: &Value) -> Result<Vec<String>, WireError> {
+        let mut names = Vec::new();
+        for argument in self.registry().upload_arguments(tool) {
+            match args.get(&argument) {
+                None | Some(Value::Null) => {}
+                Some(value) => names.extend(bridge::upload::names_in(value).map_err(|why| {
+                    WireError::new(ErrorCode::InvalidArgs, format!("`{argument}`: {why}"))
+                })?),
+            }
+        }
+        Ok(names)
     }
 
     /// Whether a call's input in a tab showing `url` goes through Chrome's debugger: the user
@@ -593,6 +630,9 @@ impl Hub {
             self.wait_until(until, || self.registry().select(tool, tab).ok().map(drop))
                 .await;
         }
+        let files = self
+            .read_uploads(self.site_tool_uploads(tool, &args)?)
+            .await?;
         let (started, tab, url, trusted_input) = {
             let mut registry = self.registry();
             registry.check_connected()?;
@@ -607,6 +647,7 @@ impl Hub {
                     args,
                     timeout_ms,
                     trusted_input,
+                    files,
                 })?;
             (started, tab, url, trusted_input)
         };
@@ -630,6 +671,11 @@ impl Hub {
         origin: Option<String>,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
+        let uploads = bridge::page_ops::parse(op, args.clone())
+            .ok()
+            .and_then(|op| op.upload_files().map(<[String]>::to_vec))
+            .unwrap_or_default();
+        let files = self.read_uploads(uploads).await?;
         let (started, url, trusted_input) = {
             let mut registry = self.registry();
             registry.check_connected()?;
@@ -645,6 +691,7 @@ impl Hub {
                 origin,
                 timeout_ms,
                 trusted_input,
+                files,
             })?;
             (started, url, trusted_input)
         };

@@ -699,6 +699,21 @@ impl Registry {
             .ok_or_else(|| text::no_such_tool(name))
     }
 
+    /// The arguments of site tool `name` whose files its `upload` steps put on the page (the hub
+    /// reads them before the call starts); none for a tool it does not know.
+    pub fn upload_arguments(&self, name: &str) -> Vec<String> {
+        self.adapters
+            .iter()
+            .find_map(|a| a.tool_named(name))
+            .map(|tool| {
+                tool.upload_arguments()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The URL `tab` showed last.
     pub fn tab_url(&self, tab: TabId) -> Option<&str> {
         self.tabs.get(&tab).map(|t| t.url.as_str())

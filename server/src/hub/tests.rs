@@ -77,6 +77,7 @@ fn hub_with(call_timeout: Duration, grants: Option<crate::grants::Grants>) -> Ar
         instance_id: "test".into(),
         adapters,
         grants,
+        uploads: None,
     });
     hub.set_link(Link::Listening);
     Arc::new(hub)

@@ -53,6 +53,7 @@ ERROR_CODES = frozenset(
         "DIALOG",
         "DIALOG_OPEN",
         "DEBUGGER_UNAVAILABLE",
+        "FILE_REFUSED",
         "PROTOCOL",
         "INTERNAL",
     }

@@ -179,8 +179,9 @@ pub fn role<D: PageDom>(dom: &D, node: &D::Node) -> String {
             "range" => "slider",
             "number" => "spinbutton",
             "search" => "searchbox",
-            "button" | "submit" | "reset" | "image" => "button",
-            "hidden" | "file" | "color" => "",
+            // As Chrome's accessibility tree has it: a file input is its "Choose file" button.
+            "button" | "submit" | "reset" | "image" | "file" => "button",
+            "hidden" | "color" => "",
             _ => "textbox",
         },
         "textarea" => "textbox",
@@ -363,6 +364,14 @@ fn collect_text<D: PageDom>(dom: &D, node: &D::Node, out: &mut String, depth: us
 
 /// The states a snapshot shows after the name: `checked`, `disabled`, `expanded`, … and a
 /// field's current value.
+/// Whether `node` is an `<input type=file>`.
+pub fn is_file_input<D: crate::dom::Dom>(dom: &D, node: &D::Node) -> bool {
+    dom.tag_name(node) == "input"
+        && dom
+            .attr(node, "type")
+            .is_some_and(|t| t.eq_ignore_ascii_case("file"))
+}
+
 pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
     let mut out = Vec::new();
     let aria = |name: &str| dom.attr(node, name);
@@ -396,6 +405,13 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
                     truncate(&squash(&value), 80)
                 };
                 out.push(format!("={}", quote(&shown)));
+            }
+        }
+        "button" if is_file_input(dom, node) => {
+            // What tells a model it can `upload` here, and how many files it takes.
+            out.push("file".into());
+            if dom.attr(node, "multiple").is_some() {
+                out.push("multiple".into());
             }
         }
         _ => {}

@@ -40,7 +40,8 @@ pub fn query_all<D: PageDom>(
             all.into_iter()
                 .filter(|node| {
                     let role = aria::role(dom, node);
-                    is_field(&role) && aria::name(dom, node, &role) == wanted
+                    (is_field(&role) || aria::is_file_input(dom, node))
+                        && aria::name(dom, node, &role) == wanted
                 })
                 .collect()
         }

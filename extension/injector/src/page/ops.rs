@@ -297,6 +297,11 @@ async fn act<D: PageDom>(
             navigates: false,
         },
         Action::Scroll => Step::ScrollIntoView { selector: here() },
+        // The names travel as a variable, as a fill's text does.
+        Action::Upload(_) => Step::Upload {
+            selector: ":scope".into(),
+            files: "{{value}}".into(),
+        },
     };
     let root = dom.root();
     let last = refs.borrow_mut().last.take();
@@ -310,8 +315,9 @@ async fn act<D: PageDom>(
         dom.scroll_page();
     } else {
         let value = match action {
-            Action::Fill(value) | Action::Select(value) => value.clone(),
-            _ => String::new(),
+            Action::Fill(value) | Action::Select(value) => Value::String(value.clone()),
+            Action::Upload(names) => Value::from(names.clone()),
+            _ => Value::String(String::new()),
         };
         let edited = commit_elsewhere(dom, refs, &node);
         if matches!(action, Action::Fill(_) | Action::Clear) && edited.is_none() {
@@ -396,6 +402,7 @@ fn past(action: &Action) -> &'static str {
         Action::Uncheck => "unchecked",
         Action::Press(_) => "pressed on",
         Action::Scroll => "scrolled to",
+        Action::Upload(_) => "put the files on",
     }
 }
 

@@ -53,6 +53,7 @@ impl FrameRequest {
             doc: None,
             timeout_ms: self.timeout_ms,
             trusted_input: false,
+            files: Vec::new(),
             frame,
         };
         serde_json::to_string(&message).expect("page messages serialize")

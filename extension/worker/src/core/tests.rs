@@ -300,6 +300,7 @@ pub(super) fn snapshot_call() -> PageCall {
         origin: None,
         timeout_ms: 500,
         trusted_input: false,
+        files: Vec::new(),
     }
 }
 

@@ -1,0 +1,248 @@
+//! The user's uploads directory: the one place a call's files come from (`upload` steps,
+//! `page_act`'s `upload`). Resolves the names a call gives relative to it, refuses — naming the
+//! file and the rule, before anything is sent — a name that leads outside it (`..`, an absolute
+//! path elsewhere, a symlink out), a missing file, one that is not a regular file, and files over
+//! the per-call cap, and reads the rest for the page ([`bridge::upload`]). MCP-free.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use bridge::upload::{MAX_UPLOAD_BYTES, UploadFile, mime_for};
+use bridge::{ErrorCode, WireError};
+
+/// The uploads directory of this process (`--uploads-dir`, else the default under the user's
+/// configuration folder), created on first use.
+#[derive(Debug, Clone)]
+pub struct Uploads {
+    dir: PathBuf,
+}
+
+impl Uploads {
+    pub fn new(dir: PathBuf) -> Uploads {
+        Uploads { dir }
+    }
+
+    /// Reads the files `names` (relative to the directory) for one call.
+    pub fn read(&self, names: &[String]) -> Result<Vec<UploadFile>, WireError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| {
+            refused(format!(
+                "the uploads directory {} cannot be made: {e}",
+                self.dir.display()
+            ))
+        })?;
+        let root = self.dir.canonicalize().map_err(|e| {
+            refused(format!(
+                "the uploads directory {} cannot be read: {e}",
+                self.dir.display()
+            ))
+        })?;
+        let mut found = Vec::with_capacity(names.len());
+        let mut total: u64 = 0;
+        for name in names {
+            let path = self.resolve(&root, name)?;
+            total = total.saturating_add(std::fs::metadata(&path).map_or(0, |m| m.len()));
+            found.push((name, path));
+        }
+        if total > MAX_UPLOAD_BYTES {
+            return Err(WireError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "the files come to {}, over the {} one call may carry (all files together): upload them in several calls",
+                    size(total),
+                    size(MAX_UPLOAD_BYTES)
+                ),
+            ));
+        }
+        found
+            .into_iter()
+            .map(|(name, path)| {
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| refused(format!("{name:?} cannot be read: {e}")))?;
+                // The file may have grown since it was measured.
+                if bytes.len() as u64 > MAX_UPLOAD_BYTES {
+                    return Err(WireError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "{name:?} is over the {} one call may carry",
+                            size(MAX_UPLOAD_BYTES)
+                        ),
+                    ));
+                }
+                Ok(UploadFile {
+                    name: name.clone(),
+                    mime: mime_for(name).to_owned(),
+                    data: STANDARD.encode(bytes),
+                })
+            })
+            .collect()
+    }
+
+    /// The real path of `name` inside `root` (the directory, canonical), or why it is refused.
+    fn resolve(&self, root: &Path, name: &str) -> Result<PathBuf, WireError> {
+        let rule = || {
+            format!(
+                "only files in the uploads directory {} can be uploaded (put the file there, or start tabwire with --uploads-dir)",
+                root.display()
+            )
+        };
+        let path = Path::new(name);
+        // Canonical paths resolve `..` and every symlink, so a name leads where it really goes.
+        let real = match root.join(path).canonicalize() {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let outside = !root.join(path).starts_with(root)
+                    || path
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir);
+                return Err(refused(if outside {
+                    format!("{name:?} is outside the uploads directory: {}", rule())
+                } else {
+                    format!(
+                        "no file {name:?} in the uploads directory {} (names are relative to it)",
+                        root.display()
+                    )
+                }));
+            }
+            Err(e) => return Err(refused(format!("{name:?} cannot be read: {e}"))),
+        };
+        if !real.starts_with(root) {
+            return Err(refused(format!(
+                "{name:?} is outside the uploads directory (it leads to {} through `..`, an absolute path or a symlink): {}",
+                real.display(),
+                rule()
+            )));
+        }
+        if !real.is_file() {
+            return Err(refused(format!(
+                "{name:?} is not a file (a directory or a device): name a file in the uploads directory"
+            )));
+        }
+        Ok(real)
+    }
+}
+
+fn refused(message: String) -> WireError {
+    WireError::new(ErrorCode::FileRefused, message)
+}
+
+/// A byte count as a person reads it (`5 MiB`, `12.3 MiB`, `900 KiB`).
+fn size(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mib = bytes as f64 / MIB;
+    if mib >= 1.0 {
+        let text = format!("{mib:.1}");
+        format!("{} MiB", text.trim_end_matches(".0"))
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> (tempfile::TempDir, Uploads) {
+        let temp = tempfile::tempdir().unwrap();
+        let uploads = Uploads::new(temp.path().join("uploads"));
+        (temp, uploads)
+    }
+
+    fn code_and_message(result: Result<Vec<UploadFile>, WireError>) -> (ErrorCode, String) {
+        let error = result.expect_err("refused");
+        (error.code, error.message)
+    }
+
+    #[test]
+    fn a_file_inside_travels_with_its_name_type_and_bytes() {
+        let (_temp, uploads) = dir();
+        std::fs::create_dir_all(uploads.dir.join("docs")).unwrap();
+        let bytes: Vec<u8> = (0..=255).collect();
+        std::fs::write(uploads.dir.join("docs/résumé ü.bin"), &bytes).unwrap();
+        std::fs::write(uploads.dir.join("a.csv"), "x,y\n").unwrap();
+        let files = uploads
+            .read(&["docs/résumé ü.bin".into(), "a.csv".into()])
+            .unwrap();
+        assert_eq!(files[0].name, "docs/résumé ü.bin");
+        assert_eq!(files[0].file_name(), "résumé ü.bin");
+        assert_eq!(STANDARD.decode(&files[0].data).unwrap(), bytes);
+        assert_eq!(files[1].mime, "text/csv");
+        // `..` that stays inside is the file it names.
+        assert!(uploads.read(&["docs/../a.csv".into()]).is_ok());
+    }
+
+    #[test]
+    fn the_directory_is_made_on_first_use() {
+        let (_temp, uploads) = dir();
+        let (code, message) = code_and_message(uploads.read(&["nope.txt".into()]));
+        assert!(uploads.dir.is_dir());
+        assert_eq!(code, ErrorCode::FileRefused);
+        assert!(
+            message.contains("no file \"nope.txt\" in the uploads directory"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn names_leading_outside_are_refused_naming_the_file_and_the_rule() {
+        let (temp, uploads) = dir();
+        std::fs::create_dir_all(&uploads.dir).unwrap();
+        let secret = temp.path().join("secret.txt");
+        std::fs::write(&secret, "key").unwrap();
+        for name in [
+            "../secret.txt".to_owned(),
+            secret.display().to_string(),
+            "../missing.txt".to_owned(),
+        ] {
+            let (code, message) = code_and_message(uploads.read(std::slice::from_ref(&name)));
+            assert_eq!(code, ErrorCode::FileRefused, "{name}");
+            assert!(
+                message.contains("outside the uploads directory"),
+                "{name}: {message}"
+            );
+            assert!(message.contains(&format!("{name:?}")), "{message}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_leading_out_is_refused_and_one_inside_is_followed() {
+        let (temp, uploads) = dir();
+        std::fs::create_dir_all(&uploads.dir).unwrap();
+        let secret = temp.path().join("secret.txt");
+        std::fs::write(&secret, "key").unwrap();
+        std::os::unix::fs::symlink(&secret, uploads.dir.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink(temp.path(), uploads.dir.join("up")).unwrap();
+        std::fs::write(uploads.dir.join("real.txt"), "ok").unwrap();
+        std::os::unix::fs::symlink(uploads.dir.join("real.txt"), uploads.dir.join("alias.txt"))
+            .unwrap();
+        for name in ["link.txt", "up/secret.txt"] {
+            let (code, message) = code_and_message(uploads.read(&[name.into()]));
+            assert_eq!(code, ErrorCode::FileRefused);
+            assert!(message.contains("symlink"), "{message}");
+        }
+        assert_eq!(
+            uploads.read(&["alias.txt".into()]).unwrap()[0].name,
+            "alias.txt"
+        );
+    }
+
+    #[test]
+    fn directories_are_not_files_and_the_cap_counts_every_file() {
+        let (_temp, uploads) = dir();
+        std::fs::create_dir_all(uploads.dir.join("sub")).unwrap();
+        let (code, message) = code_and_message(uploads.read(&["sub".into()]));
+        assert_eq!(code, ErrorCode::FileRefused);
+        assert!(message.contains("not a file"), "{message}");
+        let half = vec![7u8; (MAX_UPLOAD_BYTES / 2 + 1) as usize];
+        std::fs::write(uploads.dir.join("a.bin"), &half).unwrap();
+        std::fs::write(uploads.dir.join("b.bin"), &half).unwrap();
+        assert!(uploads.read(&["a.bin".into()]).is_ok());
+        let (code, message) = code_and_message(uploads.read(&["a.bin".into(), "b.bin".into()]));
+        assert_eq!(code, ErrorCode::TooLarge);
+        assert!(
+            message.contains("over the 5 MiB one call may carry"),
+            "{message}"
+        );
+    }
+}
