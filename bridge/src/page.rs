@@ -191,6 +191,9 @@ pub enum ToPage {
         /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
+        /// The call's files, kept by the worker for the steps after a navigation.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::upload::UploadFile>,
     },
 }
 
@@ -354,6 +357,7 @@ impl ToPage {
                 vars: f.req("vars")?,
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
+                files: f.opt("files")?,
             },
             "page_op" => ToPage::PageOp {
                 id: f.req("id")?,
@@ -583,6 +587,7 @@ mod tests {
                 vars,
                 timeout_ms: 7,
                 trusted_input: true,
+                files: Vec::new(),
             },
             ToPage::PageOp {
                 id: "i".into(),

@@ -43,6 +43,17 @@ def adapter(origin: str) -> dict:
                 ],
             },
             {
+                "name": "send_from_the_form",
+                "description": "Go to the form, attach files and send it.",
+                "input_schema": {"type": "object", "properties": {"files": files_argument}, "required": ["files"]},
+                "steps": [
+                    {"step": "navigate", "url": "/upload"},
+                    {"step": "wait", "selector": "#many"},
+                    {"step": "upload", "selector": "#many", "files": "{{files}}"},
+                    {"step": "click", "selector": "#send", "navigates": True},
+                ],
+            },
+            {
                 "name": "drop",
                 "description": "Drop files on the drop zone; answers what the page read.",
                 "input_schema": {"type": "object", "properties": {"files": files_argument}, "required": ["files"]},
@@ -221,3 +232,11 @@ async def test_an_adapters_upload_steps_send_and_drop_files(
     digest = sha256(uploads / "notes.txt")
     assert dropped.structured["result"] == [{"line": f"notes.txt {(uploads / 'notes.txt').stat().st_size} {digest}"}]
     assert received(files_app)[-1]["page_sha256"] == digest
+
+    # After a navigation, the rest of the call still has its files.
+    again = await tabwire.call("files_send_from_the_form", {"files": ["photo.png"]})
+    assert not again.is_error, again
+    assert received(files_app)[-1] == {
+        "field": "many", "name": "photo.png", "size": (uploads / "photo.png").stat().st_size,
+        "sha256": sha256(uploads / "photo.png"), "page_sha256": None,
+    }

@@ -364,9 +364,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             vars,
             timeout_ms,
             trusted_input,
+            files,
         } => {
             let start = Start::Continue { resume_at, vars };
-            let files = Rc::new([]);
+            let files = files.into();
             spawn_local(answer(
                 id,
                 tool,

@@ -193,6 +193,9 @@ pub struct Core {
     calls: HashMap<RequestId, TabId>,
     /// Those of them whose input goes through Chrome's debugger (the server said so).
     trusted_calls: std::collections::HashSet<RequestId>,
+    /// The files of the running calls that carry some, for the steps after a navigation
+    /// ([`ToPage::ContinueTool`]); only calls still running are kept.
+    call_files: std::collections::HashMap<RequestId, Vec<bridge::upload::UploadFile>>,
     /// Tabs loading another page and what waits for them (`core/navigation.rs`).
     nav: navigation::Navigation,
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
@@ -216,6 +219,7 @@ impl Core {
             tabs: TabRegistry::default(),
             calls: HashMap::new(),
             trusted_calls: Default::default(),
+            call_files: Default::default(),
             nav: navigation::Navigation::default(),
             dialogs_open: HashSet::new(),
             outbox: Outbox::default(),
@@ -530,6 +534,7 @@ impl Core {
                     self.send(ToServer::CallToolError { id, error }, &mut actions);
                     return actions;
                 }
+                self.keep_files(&id, &files);
                 let message = ToPage::CallTool {
                     id: id.clone(),
                     tool,
@@ -682,6 +687,16 @@ impl Core {
         }
         let frame = ToServer::ChangeGrant { id, change, tab }.encode();
         Ok(vec![Action::Frame(frame)])
+    }
+
+    /// Keeps call `id`'s `files` (if any) for its steps after a navigation, forgetting those of
+    /// calls that ended.
+    fn keep_files(&mut self, id: &str, files: &[bridge::upload::UploadFile]) {
+        let calls = &self.calls;
+        self.call_files.retain(|call, _| calls.contains_key(call));
+        if !files.is_empty() {
+            self.call_files.insert(id.to_owned(), files.to_vec());
+        }
     }
 
     /// A page tool's call: to a tab loading another page, it waits for that page (a page tool

@@ -75,6 +75,7 @@ impl Core {
             return actions; // already answered (the tab closed meanwhile)
         };
         let trusted_input = self.trusted_calls.remove(id);
+        let files = self.call_files.remove(id).unwrap_or_default();
         // A continued call whose step acted: whatever it answers comes after that action.
         let acted = self.nav.acted.remove(id);
         let msg = match reply {
@@ -97,9 +98,13 @@ impl Core {
                         vars,
                         timeout_ms,
                         trusted_input,
+                        files: files.clone(),
                     };
                     if trusted_input {
                         self.trusted_calls.insert(got.clone());
+                    }
+                    if !files.is_empty() {
+                        self.call_files.insert(got.clone(), files);
                     }
                     let from = origin(self.tabs.get(tab).map_or("", |t| t.url.as_str())).to_owned();
                     let continuation = Continuation {
