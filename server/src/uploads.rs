@@ -148,6 +148,15 @@ mod tests {
         (temp, uploads)
     }
 
+    /// The uploads directory, made, and a secret file beside it (outside).
+    fn beside_a_secret() -> (tempfile::TempDir, Uploads, PathBuf) {
+        let (temp, uploads) = dir();
+        std::fs::create_dir_all(&uploads.dir).unwrap();
+        let secret = temp.path().join("secret.txt");
+        std::fs::write(&secret, "key").unwrap();
+        (temp, uploads, secret)
+    }
+
     fn code_and_message(result: Result<Vec<UploadFile>, WireError>) -> (ErrorCode, String) {
         let error = result.expect_err("refused");
         (error.code, error.message)
@@ -185,10 +194,7 @@ mod tests {
 
     #[test]
     fn names_leading_outside_are_refused_naming_the_file_and_the_rule() {
-        let (temp, uploads) = dir();
-        std::fs::create_dir_all(&uploads.dir).unwrap();
-        let secret = temp.path().join("secret.txt");
-        std::fs::write(&secret, "key").unwrap();
+        let (_temp, uploads, secret) = beside_a_secret();
         for name in [
             "../secret.txt".to_owned(),
             secret.display().to_string(),
@@ -207,10 +213,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_symlink_leading_out_is_refused_and_one_inside_is_followed() {
-        let (temp, uploads) = dir();
-        std::fs::create_dir_all(&uploads.dir).unwrap();
-        let secret = temp.path().join("secret.txt");
-        std::fs::write(&secret, "key").unwrap();
+        let (temp, uploads, secret) = beside_a_secret();
         std::os::unix::fs::symlink(&secret, uploads.dir.join("link.txt")).unwrap();
         std::os::unix::fs::symlink(temp.path(), uploads.dir.join("up")).unwrap();
         std::fs::write(uploads.dir.join("real.txt"), "ok").unwrap();

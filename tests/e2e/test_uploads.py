@@ -28,42 +28,31 @@ BINARY_NAME = "résumé ü.bin"
 
 
 def adapter(origin: str) -> dict:
-    files_argument = {"type": "array", "items": {"type": "string"}, "description": "names in the uploads folder"}
+    def tool(name: str, description: str, steps: list[dict]) -> dict:
+        files = {"type": "array", "items": {"type": "string"}, "description": "names in the uploads folder"}
+        schema = {"type": "object", "properties": {"files": files}, "required": ["files"]}
+        return {"name": name, "description": description, "input_schema": schema, "steps": steps}
+
+    send = {"step": "click", "selector": "#send", "navigates": True}
     return {
         "name": "files",
         "match": [f"{origin}/*"],
         "tools": [
-            {
-                "name": "send",
-                "description": "Attach files to the form and send it.",
-                "input_schema": {"type": "object", "properties": {"files": files_argument}, "required": ["files"]},
-                "steps": [
-                    {"step": "upload", "selector": "label=Attachments", "files": "{{files}}"},
-                    {"step": "click", "selector": "#send", "navigates": True},
-                ],
-            },
-            {
-                "name": "send_from_the_form",
-                "description": "Go to the form, attach files and send it.",
-                "input_schema": {"type": "object", "properties": {"files": files_argument}, "required": ["files"]},
-                "steps": [
-                    {"step": "navigate", "url": "/upload"},
-                    {"step": "wait", "selector": "#many"},
-                    {"step": "upload", "selector": "#many", "files": "{{files}}"},
-                    {"step": "click", "selector": "#send", "navigates": True},
-                ],
-            },
-            {
-                "name": "drop",
-                "description": "Drop files on the drop zone; answers what the page read.",
-                "input_schema": {"type": "object", "properties": {"files": files_argument}, "required": ["files"]},
-                "steps": [
-                    {"step": "upload", "selector": "#zone", "files": "{{files}}"},
-                    {"step": "wait", "selector": "#zone[data-dropped]"},
-                    {"step": "extract", "selector": "#dropped li", "fields": {"line": {}}, "into": "seen"},
-                    {"step": "return", "value": "{{seen}}"},
-                ],
-            },
+            tool("send", "Attach files to the form and send it.", [
+                {"step": "upload", "selector": "label=Attachments", "files": "{{files}}"}, send,
+            ]),
+            tool("send_from_the_form", "Go to the form, attach files and send it.", [
+                {"step": "navigate", "url": "/upload"},
+                {"step": "wait", "selector": "#many"},
+                {"step": "upload", "selector": "#many", "files": "{{files}}"},
+                send,
+            ]),
+            tool("drop", "Drop files on the drop zone; answers what the page read.", [
+                {"step": "upload", "selector": "#zone", "files": "{{files}}"},
+                {"step": "wait", "selector": "#zone[data-dropped]"},
+                {"step": "extract", "selector": "#dropped li", "fields": {"line": {}}, "into": "seen"},
+                {"step": "return", "value": "{{seen}}"},
+            ]),
         ],
     }
 

@@ -345,16 +345,8 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             files,
         } => {
             let start = Start::Call(args);
-            let files = files.into();
-            spawn_local(answer(
-                id,
-                tool,
-                start,
-                timeout_ms,
-                trusted_input,
-                files,
-                reply,
-            ));
+            let carried = Carried::new(trusted_input, files);
+            spawn_local(answer(id, tool, start, timeout_ms, carried, reply));
             true
         }
         ToPage::ContinueTool {
@@ -367,16 +359,8 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             files,
         } => {
             let start = Start::Continue { resume_at, vars };
-            let files = files.into();
-            spawn_local(answer(
-                id,
-                tool,
-                start,
-                timeout_ms,
-                trusted_input,
-                files,
-                reply,
-            ));
+            let carried = Carried::new(trusted_input, files);
+            spawn_local(answer(id, tool, start, timeout_ms, carried, reply));
             true
         }
         ToPage::PageOp {
@@ -530,13 +514,11 @@ async fn answer(
     tool: String,
     start: Start,
     timeout_ms: u64,
-    trusted_input: bool,
-    files: Rc<[UploadFile]>,
+    carried: Carried,
     reply_to: Reply,
 ) {
     let call_id = id.clone();
-    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms, trusted_input, files).await
-    {
+    let (reply, navigate_to) = match call(&id, &tool, start, timeout_ms, carried).await {
         Ok(Outcome::Finished(result)) => (FromPage::CallToolResult { id, result }, None),
         Ok(Outcome::Landing {
             value,
@@ -582,14 +564,30 @@ async fn answer(
     }
 }
 
+/// What a tool call brings besides its arguments.
+struct Carried {
+    /// Its input goes through Chrome's debugger (the origin's trusted-input grant).
+    trusted_input: bool,
+    /// The files its `upload` steps put on the page.
+    files: Rc<[UploadFile]>,
+}
+
+impl Carried {
+    fn new(trusted_input: bool, files: Vec<UploadFile>) -> Carried {
+        Carried {
+            trusted_input,
+            files: files.into(),
+        }
+    }
+}
+
 /// Runs call `id` on the tool's back-end, cancellable while it runs.
 async fn call(
     id: &str,
     tool: &str,
     start: Start,
     timeout_ms: u64,
-    trusted_input: bool,
-    files: Rc<[UploadFile]>,
+    carried: Carried,
 ) -> Result<Outcome, WireError> {
     let catalog = PAGE.with(|p| p.borrow().catalog.clone());
     let cancelled = Rc::new(Cell::new(false));
@@ -600,8 +598,8 @@ async fn call(
     });
     let backends = WebBackends {
         on_state_change: push_state,
-        trusted_call: trusted_input.then(|| id.to_owned()),
-        files,
+        trusted_call: carried.trusted_input.then(|| id.to_owned()),
+        files: carried.files,
     };
     web_dialogs::begin(id, cancelled.clone());
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;

@@ -489,3 +489,42 @@ fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_ag
     assert!(frames(&later).is_empty(), "{later:?}");
     assert!(!sends_to_page(&later, "s2"), "{later:?}");
 }
+
+#[test]
+fn a_calls_files_go_on_to_the_next_page_and_are_forgotten_when_it_ends() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    let file = json!({"name": "docs/cv.pdf", "mime": "application/pdf", "data": "JVBERg=="});
+    let with_files = json!({"type":"call_tool","id":"f1","tab":3,"tool":TOOL,"args":{},
+                            "timeout_ms":5000,"files":[file]});
+    let actions = core.on_server_frame(&with_files.to_string());
+    let to_page = |actions: &[Action]| -> Value {
+        actions
+            .iter()
+            .find_map(|a| match a {
+                Action::ToTab { message, .. } => serde_json::from_str(message).ok(),
+                _ => None,
+            })
+            .expect("a message to the page")
+    };
+    assert_eq!(to_page(&actions)["files"][0], file);
+    let onward = json!({"type":"call_tool_continue","id":"f1","tool":TOOL,"resume_at":2,
+                        "vars":{},"timeout_ms":4000,"step":"steps[1] (navigate)","acted":false});
+    core.on_call_reply("f1", Ok(Some(onward.to_string())));
+    committed(&mut core, 3, "http://127.0.0.1:8000/next");
+    let rest = to_page(&announce(&mut core, 3));
+    assert_eq!(
+        (rest["type"].as_str(), &rest["files"][0]),
+        (Some("continue_tool"), &file)
+    );
+
+    let done = json!({"type":"call_tool_result","id":"f1","result":null});
+    core.on_call_reply("f1", Ok(Some(done.to_string())));
+    assert!(
+        core.call_files.is_empty(),
+        "an ended call's files are not kept"
+    );
+    // A call without files keeps nothing.
+    call(&mut core, "f2", 3);
+    assert!(core.call_files.is_empty());
+}
