@@ -8,17 +8,20 @@
 // detail), which tells the call. A page starts driven (pages Tabwire opens often ask at load);
 // the first real input of a person outside a call hands it back to them: from then on the
 // browser's own dialogs show, until the next call. The runtime's events are "tabwire:dialog-call".
+//
+// A same-origin frame's dialogs are answered by its top frame's handler (the running call's plan,
+// reported to the top document, where the runtime listens), with the frame's origin; a
+// cross-origin frame answers its own by default, reported where no call hears it.
 (() => {
   if (window.__tabwireDialogs) return; // injected twice
-  Object.defineProperty(window, "__tabwireDialogs", { value: true });
   const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
   let driven = true; // until a person's input outside a call
   let inCall = false;
   let plan = null; // {answer: "accept"|"dismiss", text?} for the next confirm/prompt/beforeunload
 
-  const report = (kind, message, answered) =>
+  const report = (kind, message, answered, origin = location.origin) =>
     document.dispatchEvent(new CustomEvent("tabwire:dialog", {
-      detail: JSON.stringify({ kind, message: String(message ?? ""), origin: location.origin, answered }),
+      detail: JSON.stringify({ kind, message: String(message ?? ""), origin, answered }),
     }));
 
   document.addEventListener("tabwire:dialog-call", (event) => {
@@ -41,7 +44,10 @@
   });
   for (const type of ["pointerdown", "keydown"]) {
     window.addEventListener(type, (event) => {
-      if (event.isTrusted && !inCall) driven = false;
+      if (event.isTrusted && !inCall) {
+        driven = false;
+        viaTop()?.release(); // a person's input in a same-origin frame hands the whole page back
+      }
     }, { capture: true });
   }
 
@@ -54,10 +60,23 @@
   // A dialog left to the browser freezes the page until a person answers it: the worker hears
   // of it first (through dialogs-relay.js), so calls to this tab fail at once meanwhile.
   const handedOver = (open) => document.dispatchEvent(new CustomEvent("tabwire:dialog-native", { detail: open ? "open" : "closed" }));
+  // The top frame's handler, for a same-origin frame (null in the top frame, or across origins).
+  const viaTop = () => {
+    try {
+      return window.top !== window && window.top.__tabwireDialogs?.answer ? window.top.__tabwireDialogs : null;
+    } catch (e) {
+      return null;
+    }
+  };
+  const answers = {};
   const wrap = (name, answer) => {
+    answers[name] = answer;
     const replacement = {
       [name](...args) {
-        if (driven) return answer(...args);
+        const top = viaTop();
+        if (top ? top.driven() : driven) {
+          return top ? top.answer(name, location.origin, args) : answer(location.origin, ...args);
+        }
         handedOver(true);
         try {
           return native[name].apply(window, args);
@@ -68,17 +87,17 @@
     }[name];
     Object.defineProperty(window, name, { value: replacement, writable: true, configurable: true });
   };
-  wrap("alert", (message) => report("alert", message, "accepted"));
-  wrap("confirm", (message) => {
+  wrap("alert", (origin, message) => report("alert", message, "accepted", origin));
+  wrap("confirm", (origin, message) => {
     const p = take();
-    if (!p) return report("confirm", message, "dismissed_by_default"), false;
-    report("confirm", message, p.answer === "accept" ? "accepted" : "dismissed");
+    if (!p) return report("confirm", message, "dismissed_by_default", origin), false;
+    report("confirm", message, p.answer === "accept" ? "accepted" : "dismissed", origin);
     return p.answer === "accept";
   });
-  wrap("prompt", (message, value) => {
+  wrap("prompt", (origin, message, value) => {
     const p = take();
-    if (!p) return report("prompt", message, "dismissed_by_default"), null;
-    report("prompt", message, p.answer === "accept" ? "accepted" : "dismissed");
+    if (!p) return report("prompt", message, "dismissed_by_default", origin), null;
+    report("prompt", message, p.answer === "accept" ? "accepted" : "dismissed", origin);
     if (p.answer !== "accept") return null;
     return p.text ?? (value === undefined ? "" : String(value));
   });
@@ -120,6 +139,13 @@
     if (answer !== undefined && answer !== null) event.returnValue = String(answer);
   };
   window.addEventListener("beforeunload", attributeHandler);
+  Object.defineProperty(window, "__tabwireDialogs", {
+    value: Object.freeze({
+      driven: () => driven,
+      answer: (name, origin, args) => answers[name](origin, ...args),
+      release: () => { if (!inCall) driven = false; },
+    }),
+  });
   Object.defineProperty(window, "onbeforeunload", {
     get: () => onBeforeUnload,
     set: (handler) => { onBeforeUnload = typeof handler === "function" ? handler : null; },

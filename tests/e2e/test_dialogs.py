@@ -43,6 +43,21 @@ def adapter(origin: str) -> dict:
                 "steps": [*delete_steps, {"step": "return", "value": "deleted {{name}}"}],
             },
             {
+                "name": "delete_in_frame",
+                "description": "Delete an item in the framed list (answers the confirmation).",
+                "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                "steps": [{"step": "dialog", "answer": "accept"},
+                          {"step": "frame", "selector": "#inner", "steps": delete_steps},
+                          {"step": "return", "value": "deleted {{name}}"}],
+            },
+            {
+                "name": "delete_in_frame_unasked",
+                "description": "Delete an item in the framed list without saying how to answer.",
+                "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                "steps": [{"step": "frame", "selector": "#inner", "steps": delete_steps},
+                          {"step": "return", "value": "deleted {{name}}"}],
+            },
+            {
                 "name": "rename",
                 "description": "Rename the document.",
                 "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
@@ -236,3 +251,24 @@ async def test_a_dialog_a_person_opened_makes_the_next_call_answer_dialog_open_a
         return not out.is_error and "saved" in out.text
 
     await wait_for(serves, timeout=10, what="the tab to serve calls once the alert was answered")
+
+
+async def test_a_dialog_in_a_same_origin_frame_is_answered_and_reported_to_the_call(
+    tabwire, launch_chromium, extension_dir, fixture_server
+):
+    browser, page, _tab = await open_fixture(tabwire, launch_chromium, extension_dir, fixture_server, "framed.html")
+    framed_items = ("[...document.getElementById('inner').contentDocument.querySelectorAll('#items li')]"
+                    ".map((li) => li.dataset.name)")
+    await wait_for(lambda: browser.cdp.evaluate(page, framed_items), timeout=10, what="the framed list")
+    await tabwire.wait_for_tools("dialogs_delete_in_frame")
+
+    unasked = await tabwire.call("dialogs_delete_in_frame_unasked", {"name": "alpha"})
+    assert unasked.is_error and unasked.text.startswith("DIALOG:"), unasked
+    assert 'confirm("Delete alpha?")' in unasked.text, unasked
+    assert await browser.cdp.evaluate(page, framed_items) == ["alpha", "beta"]
+
+    accepted = await tabwire.call("dialogs_delete_in_frame", {"name": "alpha"})
+    assert not accepted.is_error, accepted
+    assert accepted.structured["dialogs"][0]["answered"] == "accepted", accepted
+    assert accepted.structured["dialogs"][0]["message"] == "Delete alpha?", accepted
+    assert await browser.cdp.evaluate(page, framed_items) == ["beta"]
