@@ -164,6 +164,23 @@ fn names_come_from_labels_and_states_from_the_element() {
 }
 
 #[test]
+fn a_file_input_shows_as_its_button_saying_it_takes_files_and_is_found_by_its_label() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let label = el(&dom, Some(html), "label");
+    text(&dom, label, "Attachments");
+    let input = with(&dom, html, "input", &[("type", "file"), ("multiple", "")]);
+    dom.nodes.borrow_mut()[label].label_for = Some(input);
+    assert_eq!(
+        render(&dom, &mut Refs::new("d")),
+        "Attachments\nbutton e1 \"Attachments\" file multiple\n"
+    );
+    let attachments = bridge::locator::Locator::Label("Attachments".into());
+    let found = super::locate::query_all(&dom, None, &attachments).unwrap();
+    assert_eq!(found, vec![input]);
+}
+
+#[test]
 fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
     let page = todo_page();
     let refs = RefCell::new(Refs::new("d1"));
