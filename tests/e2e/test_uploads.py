@@ -76,6 +76,7 @@ def uploads(tmp_path: Path) -> Path:
     (root / "notes.txt").write_text("first line\nsecond line\n")
     (root / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(2048))
     (root / "big.bin").write_bytes(os.urandom(6 * 1024 * 1024))
+    (root / "at-the-cap.bin").write_bytes(os.urandom(5 * 1024 * 1024))
     secret = tmp_path / "secret.txt"
     secret.write_text("the user's secret")
     (root / "escape.txt").symlink_to(secret)
@@ -229,3 +230,14 @@ async def test_an_adapters_upload_steps_send_and_drop_files(
         "field": "many", "name": "photo.png", "size": (uploads / "photo.png").stat().st_size,
         "sha256": sha256(uploads / "photo.png"), "page_sha256": None,
     }
+
+
+async def test_a_file_at_the_cap_arrives_whole(tabwire, launch_chromium, extension_dir, files_app, uploads):
+    # 5 MiB, the most one call carries: 6.7 MiB of base64 in the call's frame, under the 8 MiB bound.
+    await open_form(tabwire, launch_chromium, extension_dir, files_app)
+    sent = await tabwire.call("files_send", {"files": ["at-the-cap.bin"]})
+    assert not sent.is_error, sent
+    path = uploads / "at-the-cap.bin"
+    assert [(f["name"], f["size"], f["sha256"]) for f in received(files_app)] == [
+        (path.name, path.stat().st_size, sha256(path))
+    ]
