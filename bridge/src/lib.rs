@@ -22,6 +22,7 @@ pub mod page;
 pub mod page_ops;
 pub mod pattern;
 pub mod protocol;
+pub mod recording;
 mod tagged;
 pub mod template;
 pub mod trusted_input;
