@@ -88,15 +88,17 @@ pub fn step_for<D: PageDom>(dom: &D, event: &UserEvent<D::Node>) -> Option<Recor
                 target: target(dom, node)?,
                 value: dom.value(node).unwrap_or_default(),
             }),
-            ("input", kind) if kind == "checkbox" || kind == "radio" => {
-                Some(RecordedStep::Check {
-                    target: target(dom, node)?,
-                    checked: dom.prop(node, "checked").as_bool().unwrap_or(false),
-                })
-            }
+            ("input", kind) if kind == "checkbox" || kind == "radio" => Some(RecordedStep::Check {
+                target: target(dom, node)?,
+                checked: dom.prop(node, "checked").as_bool().unwrap_or(false),
+            }),
             _ => None,
         },
-        UserEvent::Key { target: on, key, mods } => {
+        UserEvent::Key {
+            target: on,
+            key,
+            mods,
+        } => {
             let chord = chord(key, *mods, takes_text(dom, on))?;
             Some(RecordedStep::Press {
                 target: target(dom, on)?,
@@ -109,7 +111,10 @@ pub fn step_for<D: PageDom>(dom: &D, event: &UserEvent<D::Node>) -> Option<Recor
 /// The key press `key` as a `press` step's key (`Enter`, `Control+s`), or `None` when it is not
 /// recorded: a lone key that types (its fill says what it typed), or a modifier by itself.
 fn chord(key: &str, mods: Mods, in_text: bool) -> Option<String> {
-    if matches!(key, "Control" | "Alt" | "Meta" | "Shift" | "Dead" | "Unidentified" | "") {
+    if matches!(
+        key,
+        "Control" | "Alt" | "Meta" | "Shift" | "Dead" | "Unidentified" | ""
+    ) {
         return None;
     }
     let key = match key {
@@ -155,7 +160,9 @@ fn actionable<D: PageDom>(dom: &D, node: &D::Node) -> D::Node {
 }
 
 fn input_type<D: PageDom>(dom: &D, node: &D::Node) -> String {
-    dom.attr(node, "type").unwrap_or_default().to_ascii_lowercase()
+    dom.attr(node, "type")
+        .unwrap_or_default()
+        .to_ascii_lowercase()
 }
 
 /// A text field: `<textarea>`, an `<input>` that takes text, or an editing host.
@@ -223,7 +230,10 @@ fn css_path<D: PageDom>(dom: &D, node: &D::Node) -> Option<String> {
         let tag = dom.tag_name(&at);
         if let Some(id) = dom
             .attr(&at, "id")
-            .filter(|id| id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .filter(|id| {
+                id.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            })
             .filter(|id| id.starts_with(|c: char| c.is_ascii_alphabetic()))
         {
             parts.push(format!("#{id}"));
@@ -233,7 +243,9 @@ fn css_path<D: PageDom>(dom: &D, node: &D::Node) -> Option<String> {
             parts.push(tag);
             break;
         };
-        let siblings = dom.query_all(Some(&parent), &format!(":scope > {tag}")).ok()?;
+        let siblings = dom
+            .query_all(Some(&parent), &format!(":scope > {tag}"))
+            .ok()?;
         let nth = siblings.iter().position(|s| dom.same(s, &at))? + 1;
         parts.push(format!("{tag}:nth-of-type({nth})"));
         at = parent;

@@ -33,12 +33,11 @@ pub fn set(recording: bool) {
             (true, None) => {
                 let listener = Closure::<dyn FnMut(Event)>::new(on_event).into_js_value();
                 for name in EVENTS {
-                    let _ = window
-                        .add_event_listener_with_callback_and_add_event_listener_options(
-                            name,
-                            listener.unchecked_ref(),
-                            &options,
-                        );
+                    let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
+                        name,
+                        listener.unchecked_ref(),
+                        &options,
+                    );
                 }
                 *slot = Some(listener);
             }

@@ -18,7 +18,12 @@ struct Form {
     bare: usize,
 }
 
-fn node(dom: &FakeDom, parent: usize, tag: &'static str, attrs: &[(&'static str, &'static str)]) -> usize {
+fn node(
+    dom: &FakeDom,
+    parent: usize,
+    tag: &'static str,
+    attrs: &[(&'static str, &'static str)],
+) -> usize {
     dom.add(FakeNode {
         parent: Some(parent),
         tag,
@@ -117,7 +122,10 @@ fn each_kind_of_input_records_its_step_with_a_robust_locator() {
             target: r#"role=button[name="Add"]"#.into()
         })
     );
-    assert_eq!(step(UserEvent::Click(f.add)), step(UserEvent::Click(f.add_icon)));
+    assert_eq!(
+        step(UserEvent::Click(f.add)),
+        step(UserEvent::Click(f.add_icon))
+    );
     assert_eq!(
         step(UserEvent::Change(f.shelf)),
         Some(RecordedStep::Select {
@@ -155,9 +163,19 @@ fn a_password_is_a_secret_and_its_value_never_leaves_the_page() {
     );
     assert!(!serde_json::to_string(&step).unwrap().contains("hunter2"));
     // autocomplete alone marks a secret too (a one-time code in a text field).
-    f.dom.nodes.borrow_mut()[f.title].attrs = vec![("placeholder", "Title"), ("autocomplete", "one-time-code")];
+    f.dom.nodes.borrow_mut()[f.title].attrs =
+        vec![("placeholder", "Title"), ("autocomplete", "one-time-code")];
     let code = step_for(&f.dom, &UserEvent::Input(f.title)).unwrap();
-    assert!(matches!(code, RecordedStep::Fill { value: Typed::Secret, .. }), "{code:?}");
+    assert!(
+        matches!(
+            code,
+            RecordedStep::Fill {
+                value: Typed::Secret,
+                ..
+            }
+        ),
+        "{code:?}"
+    );
 }
 
 #[test]
@@ -184,7 +202,10 @@ fn what_records_its_value_records_no_click_and_typing_keys_record_no_press() {
         shift: true,
         ..Mods::default()
     };
-    assert_eq!(press(f.title, "k", ctrl_shift).as_deref(), Some("Control+Shift+k"));
+    assert_eq!(
+        press(f.title, "k", ctrl_shift).as_deref(),
+        Some("Control+Shift+k")
+    );
     // Space activates a button (whose click then has no pointer and is not recorded).
     assert_eq!(press(f.add, " ", none).as_deref(), Some("Space"));
 }
