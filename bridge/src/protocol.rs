@@ -376,6 +376,8 @@ pub enum ToServer {
         id: RequestId,
         tab: TabId,
         origin: String,
+        /// The page the recording started on: the tool opens it first.
+        start_url: String,
         tool: crate::recording::ToolDraft,
         steps: Vec<crate::recording::RecordedStep>,
     },
@@ -656,6 +658,7 @@ impl ToServer {
                 id: f.req("id")?,
                 tab: f.req("tab")?,
                 origin: f.req("origin")?,
+                start_url: f.req("start_url")?,
                 tool: f.req("tool")?,
                 steps: f.req("steps")?,
             },

@@ -1,8 +1,8 @@
 //! A recording made in the popup: the steps a person's input became in the page
 //! ([`RecordedStep`], each with the most robust locator the page found), how they add up while
 //! the person acts ([`Recording::push`]: typing into one field is one fill), and the adapter
-//! document they become on Stop ([`draft`]): each typed value a parameter named from its field's
-//! label. A password field's value is never recorded: its step carries [`Typed::Secret`], which
+//! tool they become on Stop ([`tool_document`]): it opens the page the recording started on,
+//! then does the steps again, each typed value a parameter named from its field's label. A password field's value is never recorded: its step carries [`Typed::Secret`], which
 //! becomes a required parameter with nothing recorded for it. Pure: the page records, the worker
 //! keeps the recording across page loads, the server drafts and saves.
 
@@ -101,21 +101,31 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Adds what the page recorded. Typing arrives as one fill per `input` event, each with the
-    /// field's whole value: a fill of the field the last step filled replaces it, and a click
-    /// into the field just before its first fill is dropped (a fill focuses it). `false` when
-    /// the recording is full ([`MAX_RECORDED_STEPS`]) and the step was left out.
+    /// Adds what the page recorded. A field's steps say what it ends up holding: typing arrives
+    /// as one fill per `input` event, each with the field's whole value, so a fill, a select or a
+    /// check of the target the last step set replaces that step; and a click into a field just
+    /// before its first fill is dropped (a fill focuses it). `false` when the recording is full
+    /// ([`MAX_RECORDED_STEPS`]) and the step was left out.
     pub fn push(&mut self, step: RecordedStep) -> bool {
-        if let RecordedStep::Fill { target, .. } = &step {
-            match self.steps.last() {
-                Some(RecordedStep::Fill { target: last, .. })
-                | Some(RecordedStep::Click { target: last })
-                    if last == target =>
-                {
-                    self.steps.pop();
-                }
-                _ => {}
-            }
+        let replaces = match (self.steps.last(), &step) {
+            (
+                Some(
+                    RecordedStep::Fill { target: last, .. } | RecordedStep::Click { target: last },
+                ),
+                RecordedStep::Fill { target, .. },
+            )
+            | (
+                Some(RecordedStep::Select { target: last, .. }),
+                RecordedStep::Select { target, .. },
+            )
+            | (
+                Some(RecordedStep::Check { target: last, .. }),
+                RecordedStep::Check { target, .. },
+            ) => last == target,
+            _ => false,
+        };
+        if replaces {
+            self.steps.pop();
         }
         if self.steps.len() >= MAX_RECORDED_STEPS {
             return false;
@@ -136,6 +146,10 @@ pub enum DraftError {
     BadName(String),
     #[error("{0:?} is not a website's origin (http or https)")]
     BadOrigin(String),
+    #[error("this site's adapter already has a tool named {0:?}: choose another name")]
+    ToolExists(String),
+    #[error("this site's adapter file is not an adapter document (no \"tools\" list): {0}")]
+    NotAnAdapter(String),
 }
 
 /// The tool a recording becomes: `name` and `description` as the person gave them.
@@ -146,10 +160,15 @@ pub struct ToolDraft {
     pub description: String,
 }
 
-/// The adapter tool document (`name`, `description`, `input_schema`, `steps`) that does what
-/// `steps` did, with each typed value a required string parameter named from its field's label
-/// (sanitized, made unique with `_2`, `_3`…).
-pub fn tool_document(draft: &ToolDraft, steps: &[RecordedStep]) -> Result<Value, DraftError> {
+/// The adapter tool document (`name`, `description`, `input_schema`, `steps`) that opens
+/// `start_url` (where the recording started; its fragment dropped, so the page loads anew) and
+/// does what `steps` did, with each typed value a required string parameter named from its
+/// field's label (sanitized, made unique with `_2`, `_3`…).
+pub fn tool_document(
+    draft: &ToolDraft,
+    start_url: &str,
+    steps: &[RecordedStep],
+) -> Result<Value, DraftError> {
     if !names::is_identifier(&draft.name, MAX_TOOL_NAME) {
         return Err(DraftError::BadName(draft.name.clone()));
     }
@@ -158,7 +177,15 @@ pub fn tool_document(draft: &ToolDraft, steps: &[RecordedStep]) -> Result<Value,
     }
     let mut properties = Map::new();
     let mut required = Vec::new();
-    let mut out = Vec::with_capacity(steps.len());
+    let mut out = Vec::with_capacity(steps.len() + 1);
+    // Braces would read as a template's: written as the URL's own escapes.
+    let start = start_url
+        .split('#')
+        .next()
+        .unwrap_or_default()
+        .replace('{', "%7B")
+        .replace('}', "%7D");
+    out.push(json!({"step": "navigate", "url": start}));
     for step in steps {
         let selector = step.target();
         out.push(match step {
@@ -209,6 +236,34 @@ pub fn adapter_document(origin: &str, tool: Value) -> Result<Value, DraftError> 
         "match": [format!("{origin}/*")],
         "tools": [tool],
     }))
+}
+
+/// Adds the recorded `tool` to `adapter`, the site's adapter document saved before; its other
+/// tools stay as they are.
+pub fn add_tool(adapter: &mut Value, tool: Value) -> Result<(), DraftError> {
+    let name = tool["name"].as_str().unwrap_or_default().to_owned();
+    let tools = adapter
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| DraftError::NotAnAdapter(name.clone()))?;
+    if tools.iter().any(|t| t["name"] == name.as_str()) {
+        return Err(DraftError::ToolExists(name));
+    }
+    tools.push(tool);
+    Ok(())
+}
+
+/// The parameters a recorded tool document takes, in the order its fields were filled.
+pub fn parameters(tool: &Value) -> Vec<String> {
+    tool["input_schema"]["required"]
+        .as_array()
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The name a recorded adapter for `origin` gets: its host (and port), sanitized, `site_` in

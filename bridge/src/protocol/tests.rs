@@ -275,6 +275,7 @@ fn every_known_type_round_trips() {
             id: "r".into(),
             tab: 4,
             origin: "https://a.example".into(),
+            start_url: "https://a.example/books".into(),
             tool: crate::recording::ToolDraft {
                 name: "add_book".into(),
                 description: "Adds a book.".into(),

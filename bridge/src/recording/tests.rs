@@ -3,6 +3,8 @@
 use super::*;
 use crate::adapter::parse_adapter;
 
+const START: &str = "https://books.example/list";
+
 fn fill(target: &str, label: &str, text: &str) -> RecordedStep {
     RecordedStep::Fill {
         target: target.into(),
@@ -46,6 +48,33 @@ fn typing_into_one_field_is_one_fill_and_the_click_into_it_goes() {
             click("role=button[name=\"Add\"]"),
             fill("label=Author", "Author", "Herbert"),
             fill("label=Title", "Title", "Dune 2"),
+        ]
+    );
+    // Arrow keys through a select, a checkbox clicked twice: what they end up as.
+    let mut choices = Recording::default();
+    for value in ["reading", "done"] {
+        choices.push(RecordedStep::Select {
+            target: "#shelf".into(),
+            value: value.into(),
+        });
+    }
+    for checked in [true, false] {
+        choices.push(RecordedStep::Check {
+            target: "label=Gift".into(),
+            checked,
+        });
+    }
+    assert_eq!(
+        choices.steps,
+        [
+            RecordedStep::Select {
+                target: "#shelf".into(),
+                value: "done".into()
+            },
+            RecordedStep::Check {
+                target: "label=Gift".into(),
+                checked: false
+            }
         ]
     );
     // A click on another element than the field stays.
@@ -98,7 +127,12 @@ fn typed_values_become_parameters_named_from_labels_and_the_draft_is_a_valid_ada
         },
         click("role=button[name=\"Add\"]"),
     ];
-    let tool = tool_document(&draft("add_things"), &steps).unwrap();
+    let tool = tool_document(
+        &draft("add_things"),
+        "http://127.0.0.1:8123/books?x={y}#top",
+        &steps,
+    )
+    .unwrap();
     let schema = &tool["input_schema"];
     // In the order the fields were filled; every one required (a password too, with no value).
     assert_eq!(
@@ -111,13 +145,18 @@ fn typed_values_become_parameters_named_from_labels_and_the_draft_is_a_valid_ada
         ])
     );
     assert_eq!(schema["properties"].as_object().unwrap().len(), 4);
-    assert_eq!(tool["steps"][0]["value"], "{{what_needs_to_be_done}}");
+    // The page the recording started on first, loaded anew, its braces no template's.
     assert_eq!(
-        tool["steps"][5],
+        tool["steps"][0],
+        json!({"step": "navigate", "url": "http://127.0.0.1:8123/books?x=%7By%7D"})
+    );
+    assert_eq!(tool["steps"][1]["value"], "{{what_needs_to_be_done}}");
+    assert_eq!(
+        tool["steps"][6],
         json!({"step": "select", "selector": "label=Shelf", "value": "done"})
     );
-    assert_eq!(tool["steps"][6]["step"], "check");
-    assert_eq!(tool["steps"][7]["step"], "uncheck");
+    assert_eq!(tool["steps"][7]["step"], "check");
+    assert_eq!(tool["steps"][8]["step"], "uncheck");
     let secret = schema["properties"]["value"]["description"]
         .as_str()
         .unwrap();
@@ -143,8 +182,8 @@ fn a_password_never_reaches_the_draft() {
         text,
         r#"[{"action":"fill","target":"label=Password","label":"Password","value":"secret"}]"#
     );
-    let tool = tool_document(&draft("sign_in"), &steps).unwrap();
-    assert_eq!(tool["steps"][0]["value"], "{{password}}");
+    let tool = tool_document(&draft("sign_in"), START, &steps).unwrap();
+    assert_eq!(tool["steps"][1]["value"], "{{password}}");
     assert!(steps[0].describe().contains("not recorded"));
 }
 
@@ -159,16 +198,19 @@ fn bad_drafts_say_what_is_wrong() {
         &"x".repeat(MAX_TOOL_NAME + 1),
     ] {
         assert_eq!(
-            tool_document(&draft(bad), &steps),
+            tool_document(&draft(bad), START, &steps),
             Err(DraftError::BadName(bad.into()))
         );
     }
-    assert_eq!(tool_document(&draft("go"), &[]), Err(DraftError::Empty));
+    assert_eq!(
+        tool_document(&draft("go"), START, &[]),
+        Err(DraftError::Empty)
+    );
     let empty = ToolDraft {
         name: "go".into(),
         description: " ".into(),
     };
-    let tool = tool_document(&empty, &steps).unwrap();
+    let tool = tool_document(&empty, START, &steps).unwrap();
     assert_eq!(tool["description"], "Recorded in the page: 1 steps.");
     for bad in [
         "file:///etc",
@@ -199,4 +241,34 @@ fn adapter_names_come_from_the_host() {
     );
     let long = adapter_name("https://a-very-long-subdomain.of-an-even-longer.example.org").unwrap();
     assert!(long.len() <= MAX_ADAPTER_NAME, "{long}");
+}
+
+#[test]
+fn a_tool_is_added_to_the_sites_adapter_unless_its_name_is_there() {
+    let first = tool_document(
+        &draft("add_book"),
+        START,
+        &[fill("label=Title", "Title", "Dune")],
+    )
+    .unwrap();
+    assert_eq!(parameters(&first), ["title"]);
+    let mut adapter = adapter_document("https://books.example", first).unwrap();
+    let second = tool_document(&draft("open_book"), START, &[click("text=Dune")]).unwrap();
+    assert_eq!(parameters(&second), Vec::<String>::new());
+    add_tool(&mut adapter, second.clone()).unwrap();
+    assert_eq!(adapter["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        add_tool(&mut adapter, second),
+        Err(DraftError::ToolExists("open_book".into()))
+    );
+    let again = DraftError::ToolExists("open_book".into()).to_string();
+    assert!(again.contains("choose another name"), "{again}");
+    let parsed = parse_adapter(&adapter.to_string()).unwrap_or_else(|p| panic!("{p:?}"));
+    assert_eq!(parsed.name, "books_example");
+    assert_eq!(parsed.tools.len(), 2);
+    let mut not_one = json!({"name": "x"});
+    assert_eq!(
+        add_tool(&mut not_one, json!({"name": "t"})),
+        Err(DraftError::NotAnAdapter("t".into()))
+    );
 }

@@ -54,6 +54,13 @@ pub fn set(recording: bool) {
             _ => {}
         }
     });
+    // Where a probe (the end-to-end tests, DevTools) can see that this page records: the
+    // content scripts' isolated world, which the page's own scripts cannot read.
+    let _ = js_sys::Reflect::set(
+        &js_sys::global(),
+        &"__tabwireRecording".into(),
+        &recording.into(),
+    );
 }
 
 fn on_event(event: Event) {

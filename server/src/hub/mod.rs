@@ -27,12 +27,14 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
+mod inbox;
 mod pending;
 mod registry;
 mod tabs;
 pub mod text;
 mod vetting;
 
+pub use inbox::Inbox;
 pub use pending::{CallDone, OpenedTab, PageProgress};
 pub use text::Link;
 #[cfg(test)]
@@ -70,6 +72,19 @@ pub struct GrantRequest {
     pub id: RequestId,
     pub change: GrantChange,
     pub tab: Option<TabId>,
+}
+
+/// A recording the user saves from the popup, from connection `conn`: the recorder
+/// (`recorder.rs`) drafts its tool, saves it and answers `id` on `conn` ([`Hub::send_to`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingRequest {
+    pub conn: ConnId,
+    pub id: RequestId,
+    pub tab: TabId,
+    pub origin: String,
+    pub start_url: String,
+    pub tool: bridge::recording::ToolDraft,
+    pub steps: Vec<bridge::recording::RecordedStep>,
 }
 
 /// A tab as `browser_tabs` shows it.
@@ -127,17 +142,17 @@ pub struct Hub {
     /// The tab whose cached state changed (set, replaced or dropped).
     state_changes: broadcast::Sender<TabId>,
     grants: Option<crate::grants::Grants>,
-    /// The popup's grant changes, for the grant keeper, which takes `grant_inbox` once.
-    grant_requests: mpsc::UnboundedSender<GrantRequest>,
-    grant_inbox: Mutex<Option<mpsc::UnboundedReceiver<GrantRequest>>>,
+    /// The popup's grant changes, for the grant keeper.
+    grant_requests: Inbox<GrantRequest>,
+    /// The popup's recordings to save, for the recorder.
+    recording_requests: Inbox<RecordingRequest>,
 }
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
-        let (grant_requests, grant_inbox) = mpsc::unbounded_channel();
         Hub {
-            grant_requests,
-            grant_inbox: Mutex::new(Some(grant_inbox)),
+            grant_requests: Inbox::default(),
+            recording_requests: Inbox::default(),
             call_timeout: config.call_timeout,
             registry: Mutex::new(Registry::new(
                 config.port,
@@ -205,10 +220,12 @@ impl Hub {
 
     /// The popup's grant changes as they arrive (the first caller gets them; later ones `None`).
     pub fn take_grant_requests(&self) -> Option<mpsc::UnboundedReceiver<GrantRequest>> {
-        self.grant_inbox
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.grant_requests.take()
+    }
+
+    /// The popup's recordings to save as they arrive (the first caller gets them).
+    pub fn take_recording_requests(&self) -> Option<mpsc::UnboundedReceiver<RecordingRequest>> {
+        self.recording_requests.take()
     }
 
     /// Tells the extensions `grants` when they differ from what they were told last (and every
@@ -330,6 +347,33 @@ impl Hub {
                         "this tabwire keeps no grants (it is shutting down)",
                     );
                     self.send_to(conn, &ToExtension::GrantError { id, error });
+                }
+            }
+            ToServer::SaveRecording {
+                id,
+                tab,
+                origin,
+                start_url,
+                tool,
+                steps,
+            } => {
+                tracing::info!(conn, tab, %origin, tool = %tool.name, steps = steps.len(),
+                    "the popup saves a recording");
+                let request = RecordingRequest {
+                    conn,
+                    id: id.clone(),
+                    tab,
+                    origin,
+                    start_url,
+                    tool,
+                    steps,
+                };
+                if self.recording_requests.send(request).is_err() {
+                    let error = WireError::new(
+                        bridge::ErrorCode::Internal,
+                        "this tabwire saves no recordings (it is shutting down)",
+                    );
+                    self.send_to(conn, &ToExtension::RecordingError { id, error });
                 }
             }
             ToServer::CallToolResult {

@@ -31,6 +31,8 @@ pub enum RecordAction {
 pub struct TabRecording {
     /// The site it records: pages of another origin the tab shows meanwhile record nothing.
     pub origin: String,
+    /// The page it started on: the tool opens it first.
+    pub start_url: String,
     /// Still recording (`false`: stopped, waiting to be saved or discarded).
     pub live: bool,
     pub steps: Vec<RecordedStep>,
@@ -110,6 +112,7 @@ impl Core {
                     tab,
                     TabRecording {
                         origin,
+                        start_url: url.to_owned(),
                         live: true,
                         steps: Vec::new(),
                         lines: Vec::new(),
@@ -172,6 +175,7 @@ impl Core {
             id: id.clone(),
             tab,
             origin: recording.origin.clone(),
+            start_url: recording.start_url.clone(),
             tool,
             steps: recording.steps.clone(),
         }

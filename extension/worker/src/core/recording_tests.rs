@@ -195,7 +195,7 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
     assert_eq!(
         sent,
         [
-            json!({"type": "save_recording", "id": "popup-2", "tab": 5, "origin": SITE,
+            json!({"type": "save_recording", "id": "popup-2", "tab": 5, "origin": SITE, "start_url": format!("{SITE}/"),
                 "tool": {"name": "add_book", "description": "Adds a book."},
                 "steps": [{"action": "click", "target": "#go"}]})
         ]
