@@ -14,7 +14,7 @@
 //! - [`tabs`]: tab ranking and which tab a call goes to;
 //! - [`text`]: what a person is told when something is not there or did not work.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
@@ -42,6 +42,8 @@ pub(crate) use vetting::RESERVED_TOOL_NAMES;
 
 use pending::{Answer, Started, Waiter};
 use registry::{Changes, Registry};
+
+use crate::adapter_store::AdapterStore;
 
 /// A call's timeout restarts on progress, but the call never runs longer than this many
 /// timeouts in all.
@@ -146,6 +148,8 @@ pub struct Hub {
     grant_requests: Inbox<GrantRequest>,
     /// The popup's recordings to save, for the recorder.
     recording_requests: Inbox<RecordingRequest>,
+    /// Where adapters are saved and reloaded from (set once by [`AdapterStore::attach`]).
+    adapter_store: OnceLock<Arc<AdapterStore>>,
 }
 
 impl Hub {
@@ -163,7 +167,17 @@ impl Hub {
             tabs_generation: watch::Sender::new(0),
             state_changes: broadcast::Sender::new(256),
             grants: config.grants,
+            adapter_store: OnceLock::new(),
         }
+    }
+
+    /// The user adapter store, once attached: where the save tool and the recorder save.
+    pub fn adapter_store(&self) -> Option<&Arc<AdapterStore>> {
+        self.adapter_store.get()
+    }
+
+    pub(crate) fn set_adapter_store(&self, store: Arc<AdapterStore>) {
+        let _ = self.adapter_store.set(store);
     }
 
     /// Whether a call's input in a tab showing `url` goes through Chrome's debugger: the user
@@ -606,7 +620,6 @@ impl Hub {
     }
 
     /// Calls `tool` with `args` in `tab` (or the best tab offering it) and waits for the answer.
-    #[cfg_attr(not(test), allow(dead_code))] // For callers that want no progress reports.
     pub async fn call_tool(
         &self,
         tool: &str,
