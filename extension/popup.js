@@ -230,6 +230,7 @@ function renderRecorder(tab, recordings, site, connected) {
   document.getElementById("record-state").textContent = text;
   show("record-start", state === "idle");
   show("record-stop", state === "live");
+  show("record-discard", state === "stopped");
   show("record-save", state === "stopped" && recording.steps.length > 0);
   const steps = document.getElementById("record-steps");
   steps.replaceChildren(...(recording ? recording.lines : []).map((line) => el("li", line)));

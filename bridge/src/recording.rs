@@ -25,8 +25,10 @@ pub enum Typed {
 
 /// One step of a person's input, as the page recorded it. `target` is a locator's text
 /// ([`crate::locator::Locator`]'s `Display`: `label=Title`, `role=button[name="Add"]`, or CSS).
+/// Written externally tagged (`{"click": {"target": …}}`): serde's internally tagged form
+/// buffers each message, which would cost the service worker's wasm tens of KB.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum RecordedStep {
     Click {
         target: String,

@@ -180,7 +180,7 @@ fn a_password_never_reaches_the_draft() {
     let text = serde_json::to_string(&steps).unwrap();
     assert_eq!(
         text,
-        r#"[{"action":"fill","target":"label=Password","label":"Password","value":"secret"}]"#
+        r#"[{"fill":{"target":"label=Password","label":"Password","value":"secret"}}]"#
     );
     let tool = tool_document(&draft("sign_in"), START, &steps).unwrap();
     assert_eq!(tool["steps"][1]["value"], "{{password}}");

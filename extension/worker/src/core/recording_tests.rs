@@ -79,12 +79,12 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
     core.record(5, &format!("{SITE}/"), RecordAction::Start)
         .unwrap();
     let fill = |text: &str| {
-        json!({"action": "fill", "target": "label=Title", "label": "Title",
-                                   "value": {"text": text}})
+        json!({"fill": {"target": "label=Title", "label": "Title",
+                                   "value": {"text": text}}})
     };
     recorded(&mut core, 5, &format!("{SITE}/"), fill("Du"));
     recorded(&mut core, 5, &format!("{SITE}/"), fill("Dune"));
-    let click = json!({"action": "click", "target": "role=button[name=\"Add\"]"});
+    let click = json!({"click": {"target": "role=button[name=\"Add\"]"}});
     recorded(&mut core, 5, &format!("{SITE}/"), click.clone());
     // The form took the tab to the site's next page: its runtime is told to record as it starts,
     // or once the page loaded where none runs (a page no adapter matches).
@@ -107,7 +107,8 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
         record_messages(&loaded),
         [(5, json!({"type": "record", "recording": true}))]
     );
-    let secret = json!({"action": "fill", "target": "label=Password", "label": "Password", "value": "secret"});
+    let secret =
+        json!({"fill": {"target": "label=Password", "label": "Password", "value": "secret"}});
     recorded(&mut core, 5, &format!("{SITE}/done"), secret);
     // Another site in the same tab, another tab, a tab that is not recording: nothing kept.
     let elsewhere = recorded(&mut core, 5, "http://other.test/", click.clone());
@@ -124,7 +125,7 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
     recorded(&mut core, 6, &format!("{SITE}/"), click);
     let kept = stored(&core);
     assert_eq!(kept["5"]["steps"].as_array().unwrap().len(), 3, "{kept}");
-    assert_eq!(kept["5"]["steps"][0]["value"], json!({"text": "Dune"}));
+    assert_eq!(kept["5"]["steps"][0]["fill"]["value"], json!({"text": "Dune"}));
     assert_eq!(
         kept["5"]["lines"],
         json!([
@@ -147,7 +148,7 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
         &mut core,
         5,
         &format!("{SITE}/done"),
-        json!({"action": "click", "target": "#late"}),
+        json!({"click": {"target": "#late"}}),
     );
     assert!(
         record_messages(&core.on_navigation(
@@ -183,7 +184,7 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
         &mut core,
         5,
         &format!("{SITE}/"),
-        json!({"action": "click", "target": "#go"}),
+        json!({"click": {"target": "#go"}}),
     );
     core.record(5, &format!("{SITE}/"), RecordAction::Stop)
         .unwrap();
@@ -197,7 +198,7 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
         [
             json!({"type": "save_recording", "id": "popup-2", "tab": 5, "origin": SITE, "start_url": format!("{SITE}/"),
                 "tool": {"name": "add_book", "description": "Adds a book."},
-                "steps": [{"action": "click", "target": "#go"}]})
+                "steps": [{"click": {"target": "#go"}}]})
         ]
     );
     // Refused (a name taken, say): the recording stays for another try.
@@ -211,7 +212,8 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
         }]
     );
     assert_eq!(stored(&core)["5"]["steps"].as_array().unwrap().len(), 1);
-    core.save_recording("popup-3".into(), 5, tool).unwrap();
+    core.save_recording("popup-3".into(), 5, tool.clone())
+        .unwrap();
     let saved = json!({"type": "recording_saved", "id": "popup-3", "tool": "site_add_book",
                        "file": "/a/site.json", "parameters": []});
     assert_eq!(
@@ -230,27 +232,13 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
     );
     assert_eq!(stored(&core), json!({}));
     let nothing = core
-        .save_recording(
-            "popup-4".into(),
-            5,
-            bridge::recording::ToolDraft {
-                name: "x".into(),
-                description: String::new(),
-            },
-        )
+        .save_recording("popup-4".into(), 5, tool.clone())
         .unwrap_err();
     assert!(nothing.contains("no recording"), "{nothing}");
     // Without a server nothing is sent (never queued).
     let mut down = Core::new(ME);
     let refused = down
-        .save_recording(
-            "popup-5".into(),
-            5,
-            bridge::recording::ToolDraft {
-                name: "x".into(),
-                description: String::new(),
-            },
-        )
+        .save_recording("popup-5".into(), 5, tool.clone())
         .unwrap_err();
     assert!(refused.contains("not connected"), "{refused}");
 }
@@ -267,7 +255,7 @@ fn a_page_cannot_start_a_recording_nor_record_into_a_tab_that_records_nothing() 
         &mut core,
         5,
         &format!("{SITE}/"),
-        json!({"action": "click", "target": "#go"}),
+        json!({"click": {"target": "#go"}}),
     );
     assert!(matches!(&dropped[..], [Action::Log(why)] if why.contains("records nothing")));
     assert_eq!(stored(&core), json!({}));
