@@ -48,10 +48,9 @@ impl StepFailure {
     /// What the model is told after such an error.
     pub fn hint(&self) -> String {
         format!(
-            " The adapter's locator `{}` ({}) no longer matches this page: the site may have \
-             changed. Page tools still work here: page_find or page_snapshot finds the element \
-             (and its robust locator) so you can finish the task, and site_save can save the \
-             fixed adapter.",
+            ". The locator `{}` of {} no longer matches this page (the site may have changed); \
+             page tools still work here: page_find or page_snapshot finds the element and its \
+             robust locator, to finish the task and to save a fixed adapter with site_save.",
             self.locator, self.step
         )
     }
@@ -91,7 +90,7 @@ mod tests {
         let failure = StepFailure::of(&waited).unwrap();
         assert_eq!(failure.locator, "#list .item");
         assert_eq!(failure.step, "steps[0] (wait)");
-        assert!(failure.hint().contains("Page tools still work here"));
+        assert!(failure.hint().contains("page tools still work here"));
     }
 
     #[test]

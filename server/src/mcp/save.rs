@@ -52,10 +52,15 @@ pub async fn site_save(
     target: &mut Option<PageTab>,
 ) -> Result<CallToolResult, WireError> {
     let tab = super::take_tab_id(&mut args)?;
-    let text = match args.remove("adapter") {
-        Some(Value::String(text)) => text,
-        Some(document @ Value::Object(_)) => serde_json::to_string_pretty(&document)
-            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
+    // An object's key order is gone by now (and so the lines the model would count): its
+    // problems are located by path alone.
+    let (text, as_object) = match args.remove("adapter") {
+        Some(Value::String(text)) => (text, false),
+        Some(document @ Value::Object(_)) => (
+            serde_json::to_string_pretty(&document)
+                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
+            true,
+        ),
         _ => {
             return Err(super::bad_argument(
                 NAME,
@@ -86,7 +91,7 @@ pub async fn site_save(
         .await?;
     let checked = match store.check(&text, &page.origin, overwrite) {
         Ok(checked) => checked,
-        Err(refusal) => return Ok(refused(&refusal)),
+        Err(refusal) => return Ok(refused(refusal, as_object)),
     };
     let since = hub.now();
     store.start_trial(&checked.adapter);
@@ -125,7 +130,7 @@ pub async fn site_save(
         Ok(saved) => saved,
         Err(refusal) => {
             store.end_trial();
-            return Ok(refused(&refusal));
+            return Ok(refused(refusal, as_object));
         }
     };
     let mut answer = json!({
@@ -139,7 +144,12 @@ pub async fn site_save(
 
 /// A refused save: the text says why (every validation problem on its line), the structured
 /// content adds the refusal's kind.
-fn refused(refusal: &SaveRefusal) -> CallToolResult {
+fn refused(mut refusal: SaveRefusal, as_object: bool) -> CallToolResult {
+    if let (SaveRefusal::Invalid(problems), true) = (&mut refusal, as_object) {
+        for found in problems {
+            (found.problem.line, found.problem.column) = (None, None);
+        }
+    }
     let error = WireError::new(refusal.code(), format!("not saved: {refusal}"));
     failure(&error, json!({"refusal": refusal.kind()}))
 }
