@@ -125,7 +125,10 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
     recorded(&mut core, 6, &format!("{SITE}/"), click);
     let kept = stored(&core);
     assert_eq!(kept["5"]["steps"].as_array().unwrap().len(), 3, "{kept}");
-    assert_eq!(kept["5"]["steps"][0]["fill"]["value"], json!({"text": "Dune"}));
+    assert_eq!(
+        kept["5"]["steps"][0]["fill"]["value"],
+        json!({"text": "Dune"})
+    );
     assert_eq!(
         kept["5"]["lines"],
         json!([
