@@ -38,6 +38,9 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(200);
 /// `*.json` are).
 const BACKUPS: &str = "backups";
 
+/// How many backups of one adapter are kept (the oldest go first).
+pub const BACKUPS_KEPT: usize = 10;
+
 /// The record of the files Tabwire wrote (no `.json`: it is not an adapter).
 const SAVED_RECORD: &str = ".tabwire-saved";
 
@@ -250,9 +253,10 @@ impl AdapterStore {
         let backup = if checked.replaces {
             let backups = self.dir.join(BACKUPS);
             std::fs::create_dir_all(&backups).map_err(io(&backups))?;
-            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.9fZ");
             let backup = backups.join(format!("{}-{stamp}.json", checked.adapter.name));
             std::fs::copy(&checked.path, &backup).map_err(io(&backup))?;
+            prune_backups(&backups, &checked.adapter.name);
             Some(backup)
         } else {
             None
@@ -400,6 +404,26 @@ impl AdapterStore {
         }
         let text = serde_json::to_string_pretty(&record).map_err(std::io::Error::other)?;
         write_atomically(&self.dir.join(SAVED_RECORD), text.as_bytes())
+    }
+}
+
+/// Removes all but the [`BACKUPS_KEPT`] newest backups of adapter `name` (their names sort by
+/// time; adapter names have no `-`, so `notes-` is never a prefix of another adapter's).
+fn prune_backups(backups: &Path, name: &str) {
+    let prefix = format!("{name}-");
+    let Ok(entries) = std::fs::read_dir(backups) else {
+        return;
+    };
+    let mut own: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| file_name(path).is_some_and(|n| n.starts_with(&prefix)))
+        .collect();
+    own.sort();
+    let surplus = own.len().saturating_sub(BACKUPS_KEPT);
+    for old in &own[..surplus] {
+        if let Err(e) = std::fs::remove_file(old) {
+            tracing::warn!(file = %old.display(), "cannot remove an old adapter backup: {e}");
+        }
     }
 }
 

@@ -147,8 +147,11 @@ def health_adapters(tabwire_command, fixture_server, tmp_path) -> tuple[Path, Pa
     alone.mkdir()
     notes = with_ready_check(notes_for(origin, "notes"), "label=Note")
     css = with_ready_check(brittle(notes_for(origin, "notes")), "#note-input")
-    for directory, adapter in ((both, notes), (both, css), (alone, notes)):
+    for directory, adapter in ((both, notes), (both, css)):
         (directory / f"{adapter['name']}.json").write_text(json.dumps(adapter, indent=2))
+    # With its test page, for `adapters test --all`.
+    notes["test_url"] = fixture_server.url("plain", "redesign/v2.html")
+    (alone / "notes.json").write_text(json.dumps(notes, indent=2))
     tabwire_command.args += ["--adapters", str(both)]
     return both, alone
 
@@ -173,9 +176,11 @@ async def test_adapters_test_names_the_step_and_locator_that_broke(
     assert rows["notes_css_ready"].endswith("FAIL    steps[0] (wait)  #note-input"), failed.stdout
     assert "TIMEOUT: steps[0] (wait): `#note-input` was still not visible" in failed.stdout, failed.stdout
 
-    healthy = adapters_test(tabwire_command, pairing, v2, "--adapters", str(alone))
+    healthy = adapters_test(tabwire_command, pairing, "--all", "--adapters", str(alone))
     assert healthy.returncode == 0, healthy
     assert "2 tool(s) passed, 0 failed" in healthy.stdout, healthy.stdout
+    # The test page of each adapter is opened for it (and closed after).
+    assert "notes    notes_list   pass" in healthy.stdout, healthy.stdout
 
     # The model is told which locator stopped matching, and that page tools still work.
     tab = (await tabwire.call_ok("browser_open", {"url": v2})).structured["tab_id"]

@@ -81,7 +81,16 @@ fn saving_over_a_saved_adapter_keeps_a_backup() {
     );
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), first);
     assert_eq!(std::fs::read_to_string(&saved.path).unwrap(), second);
-    // The backup is not loaded as a second adapter of that name.
+    // Only the newest backups are kept.
+    for n in 0..BACKUPS_KEPT + 2 {
+        let text = first.replace("How many notes.", &format!("Version {n}."));
+        store.save(&text, ORIGIN, false).unwrap();
+    }
+    let backups = std::fs::read_dir(store.dir.join("backups"))
+        .unwrap()
+        .count();
+    assert_eq!(backups, BACKUPS_KEPT);
+    // The backups are not loaded as more adapters of that name.
     let (_, loaded) = AdapterStore::open(store.dir.clone(), &[], &[]).unwrap();
     assert_eq!(
         loaded

@@ -13,7 +13,7 @@ use crate::adapter_store::SaveRefusal;
 use crate::browser_tools::{self, PageTab};
 use crate::health;
 use crate::hub::Hub;
-use crate::mcp::{object, success, tab_id_property};
+use crate::mcp::{object, success};
 use crate::permission::{Need, Permission};
 
 pub const NAME: &str = "site_save";
@@ -21,15 +21,15 @@ pub const NAME: &str = "site_save";
 pub fn tool() -> Tool {
     Tool::new(
         NAME,
-        "Save an adapter (ADAPTERS.md) for the tab's site: checked, its read-only tools run once \
-         in the tab, then saved and loaded. Errors are located; fix and resend.",
+        "Save an adapter for the tab's site: checked (errors located), its read-only tools \
+         tried in the tab, then saved and loaded.",
         object(json!({
             "type": "object",
             "properties": {
-                "adapter": {"type": ["object", "string"], "description": "The adapter document"},
-                "tab_id": tab_id_property(),
+                "adapter": {"type": ["object", "string"]},
+                "tab_id": {"type": "integer", "minimum": 0, "description": "default: the focused tab"},
                 "overwrite": {"type": "boolean", "description": "Replace a hand-written file"},
-                "dry_run": {"type": "boolean", "description": "Check and try only"},
+                "dry_run": {"type": "boolean"},
             },
             "required": ["adapter"],
         })),
