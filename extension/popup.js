@@ -1,10 +1,11 @@
 // extension/popup.js — renders what the worker keeps in chrome.storage.session (`status`, see
 // worker/src/core.rs `Status` and link_problem.rs `Problem`; `grants`, the list tabwire pushes;
-// `tabs`, the tab registry): the connection, and when it is down the reason with the exact
-// command that fixes it; the current tab's site with its permission and the buttons that change
-// it; every site allowed; the tabs that offer tools. A change goes to the worker
-// (`runtime.sendMessage`, worker/src/popup.rs), which checks it and has tabwire make it; the
-// popup shows the refusal when there is one, and the new list once tabwire pushes it.
+// `tabs`, the tab registry; `recordings`, worker/src/core/recording.rs): the connection, and
+// when it is down the reason with the exact command that fixes it; the current tab's site with
+// its permission and the buttons that change it; the recorder of that tab (Record, Stop, the
+// steps, the tool to save them as); every site allowed; the tabs that offer tools. A change goes
+// to the worker (`runtime.sendMessage`, worker/src/popup.rs), which checks it and has tabwire
+// make it; the popup shows the refusal when there is one, and the new state once stored.
 function el(tag, text, cls) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
@@ -101,17 +102,21 @@ function originOf(url) {
   }
 }
 
+// Sends `request` to the worker; its answer ({ok, …} or {error}).
+async function ask(request) {
+  try {
+    return JSON.parse(await chrome.runtime.sendMessage(JSON.stringify(request)));
+  } catch (e) {
+    return { error: `the extension's worker did not answer (${e.message || e})` };
+  }
+}
+
 // Asks the worker to make `change` ({origin, action, need}) for `tab`; shows why not, if not.
 async function changeGrant(change, tab) {
   const problem = document.getElementById("grant-problem");
   problem.hidden = true;
   for (const b of document.querySelectorAll("#site button, #site input, #grants button")) b.disabled = true;
-  let answer;
-  try {
-    answer = JSON.parse(await chrome.runtime.sendMessage(JSON.stringify({ type: "change_grant", tab, change })));
-  } catch (e) {
-    answer = { error: `the extension's worker did not answer (${e.message || e})` };
-  }
+  const answer = await ask({ type: "change_grant", tab, change });
   if (answer && answer.error) {
     problem.textContent = `Not changed: ${answer.error}`;
     problem.hidden = false;
@@ -192,10 +197,86 @@ function siteChange(action, need) {
   changeGrant({ origin: site.origin, action, need }, Number(site.tab));
 }
 
-function render({ status = {}, tabs = [], grants = {} }, tab) {
+// ---- the recorder -------------------------------------------------------------------------
+
+// What the popup itself remembers between renders: the last save (the worker forgets a saved
+// recording) and the last refusal, for the tab they are about.
+const recorder = { saved: null, problem: null, tab: null };
+
+function renderRecorder(tab, recordings, site, connected) {
+  const box = document.getElementById("record");
+  const tabId = tab ? tab.id : null;
+  if (recorder.tab !== tabId) Object.assign(recorder, { saved: null, problem: null, tab: tabId });
+  const recording = tabId !== null ? recordings[String(tabId)] : undefined;
+  let state;
+  let text;
+  if (recording && recording.live) {
+    state = "live";
+    text = `Recording on ${recording.origin}: do the task in the page (this popup may close; open it again to stop). Passwords are never recorded.`;
+  } else if (recording) {
+    state = "stopped";
+    text = recording.steps.length
+      ? "Name the tool these steps become. What you typed becomes its parameters."
+      : "Nothing was recorded. Discard, then Record again.";
+  } else if (!connected || !["allowed", "all_origins"].includes(site)) {
+    state = "unavailable";
+    text = site === "not_web" ? "Recording works on websites only."
+      : !connected ? "Connect Tabwire to record." : "Allow page tools here (above) to record a tool on this site.";
+  } else {
+    state = "idle";
+    text = "Record does a task once in this page and saves it as a tool your assistant can call.";
+  }
+  box.dataset.record = state;
+  document.getElementById("record-state").textContent = text;
+  show("record-start", state === "idle");
+  show("record-stop", state === "live");
+  show("record-discard", state === "stopped");
+  show("record-save", state === "stopped" && recording.steps.length > 0);
+  const steps = document.getElementById("record-steps");
+  steps.replaceChildren(...(recording ? recording.lines : []).map((line) => el("li", line)));
+  steps.hidden = !recording;
+  document.getElementById("record-problem").hidden = !recorder.problem;
+  document.getElementById("record-problem").textContent = recorder.problem || "";
+  const saved = document.getElementById("record-saved");
+  saved.hidden = !recorder.saved;
+  if (recorder.saved) {
+    const { tool, file, parameters } = recorder.saved;
+    saved.textContent = `Saved: your assistant can call ${tool}` +
+      (parameters.length ? ` (${parameters.join(", ")})` : "") + `. File: ${file}`;
+  }
+  for (const b of document.querySelectorAll("#record button")) b.disabled = false;
+}
+
+// Sends a recorder request for the tab the popup shows; keeps the refusal or the save to show.
+async function recordRequest(request) {
+  const tab = Number(document.getElementById("site").dataset.tab);
+  for (const b of document.querySelectorAll("#record button")) b.disabled = true;
+  recorder.problem = null;
+  const answer = await ask({ ...request, tab });
+  if (answer.error) recorder.problem = request.type === "save_recording" ? `Not saved: ${answer.error}` : answer.error;
+  else recorder.saved = answer.tool ? answer : null;
+  refresh();
+}
+
+document.getElementById("record-start").addEventListener("click", () => recordRequest({ type: "record", action: "start" }));
+document.getElementById("record-stop").addEventListener("click", () => recordRequest({ type: "record", action: "stop" }));
+document.getElementById("record-discard").addEventListener("click", () => recordRequest({ type: "record", action: "discard" }));
+document.getElementById("record-save").addEventListener("submit", (event) => {
+  event.preventDefault();
+  recordRequest({
+    type: "save_recording",
+    tool: {
+      name: document.getElementById("record-name").value.trim(),
+      description: document.getElementById("record-description").value.trim(),
+    },
+  });
+});
+
+function render({ status = {}, tabs = [], grants = {}, recordings = {} }, tab) {
   const connected = status.state === "connected";
   renderConnection(status);
   renderSite(tab, grants, connected);
+  renderRecorder(tab, recordings, document.getElementById("site").dataset.site, connected);
   renderGrants(grants, connected);
   renderTabs(tabs, connected);
 }
@@ -208,7 +289,7 @@ document.getElementById("revoke").addEventListener("click", () => siteChange("re
 document.getElementById("trusted").addEventListener("change", (e) =>
   siteChange(e.target.checked ? "allow" : "revoke", "trusted_input"));
 async function refresh() {
-  const [stored, tab] = await Promise.all([chrome.storage.session.get(["status", "tabs", "grants"]), currentTab()]);
+  const [stored, tab] = await Promise.all([chrome.storage.session.get(["status", "tabs", "grants", "recordings"]), currentTab()]);
   render(stored, tab);
 }
 refresh();

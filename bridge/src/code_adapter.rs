@@ -48,6 +48,7 @@ pub fn parse(declaration: Value) -> Result<Adapter, Vec<Problem>> {
         description: d.description,
         matches: d.matches,
         match_selector: d.match_selector,
+        test_url: None,
         tools: d
             .tools
             .into_iter()

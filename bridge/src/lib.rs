@@ -22,6 +22,8 @@ pub mod page;
 pub mod page_ops;
 pub mod pattern;
 pub mod protocol;
+pub mod recording;
+pub mod step_failure;
 mod tagged;
 pub mod template;
 pub mod trusted_input;

@@ -13,6 +13,7 @@ pub const META_TOOL_NAMES: &[&str] = &[
     "browser_open",
     "site_call",
     "site_state",
+    "site_save",
     "browser_tab",
     "page_screenshot",
     crate::page_ops::SNAPSHOT,

@@ -109,6 +109,11 @@ pub enum FromPage {
         args: Value,
         timeout_ms: u64,
     },
+    /// A person's input the page recorded while the popup records this tab
+    /// ([`ToPage::Record`]); the worker adds it to the tab's recording.
+    Recorded {
+        step: crate::recording::RecordedStep,
+    },
 }
 
 /// The worker's answer to [`FromPage::TrustedInput`]: done, or why not.
@@ -195,6 +200,11 @@ pub enum ToPage {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<crate::upload::UploadFile>,
     },
+    /// Record the person's input in this page (sent by the worker while the popup records the
+    /// tab, again to each page the tab loads) or stop: [`FromPage::Recorded`] for each step.
+    Record {
+        recording: bool,
+    },
 }
 
 fn is_top_frame(frame: &u32) -> bool {
@@ -250,6 +260,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "state_error",
     "trusted_input",
     "frame_snapshot",
+    "recorded",
 ];
 
 const TO_PAGE_TYPES: &[&str] = &[
@@ -259,6 +270,7 @@ const TO_PAGE_TYPES: &[&str] = &[
     "request_state",
     "continue_tool",
     "page_op",
+    "record",
 ];
 
 impl FromPage {
@@ -325,6 +337,9 @@ impl FromPage {
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
             },
+            "recorded" => FromPage::Recorded {
+                step: f.req("step")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
         })
     }
@@ -369,6 +384,9 @@ impl ToPage {
                 trusted_input: f.opt("trusted_input")?,
                 files: f.opt("files")?,
                 frame: f.opt("frame")?,
+            },
+            "record" => ToPage::Record {
+                recording: f.req("recording")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -462,6 +480,7 @@ mod tests {
             FromPage::StateError { .. } => "state_error",
             FromPage::TrustedInput { .. } => "trusted_input",
             FromPage::FrameSnapshot { .. } => "frame_snapshot",
+            FromPage::Recorded { .. } => "recorded",
         }
     }
 
@@ -473,6 +492,7 @@ mod tests {
             ToPage::RequestState { .. } => "request_state",
             ToPage::ContinueTool { .. } => "continue_tool",
             ToPage::PageOp { .. } => "page_op",
+            ToPage::Record { .. } => "record",
         }
     }
 
@@ -554,6 +574,13 @@ mod tests {
                 args: json!({"max_chars": 500}),
                 timeout_ms: 2000,
             },
+            FromPage::Recorded {
+                step: crate::recording::RecordedStep::Fill {
+                    target: "label=Password".into(),
+                    label: "Password".into(),
+                    value: crate::recording::Typed::Secret,
+                },
+            },
         ];
         let mut seen = Vec::new();
         for msg in from_page {
@@ -611,6 +638,7 @@ mod tests {
                 frame: 3,
                 files: Vec::new(),
             },
+            ToPage::Record { recording: true },
         ];
         let mut seen = Vec::new();
         for msg in to_page {

@@ -132,6 +132,24 @@ impl MatchPattern {
     }
 }
 
+impl MatchPattern {
+    /// Whether every URL this pattern matches is on `origin` (`scheme://host[:port]`): the same
+    /// scheme and host, and the origin's port when it names one. `<all_urls>`, `*://`, `*.` hosts,
+    /// another host or any port of a host are broader.
+    pub fn is_within_origin(&self, origin: &str) -> bool {
+        let Some(site) = ParsedUrl::parse(origin) else {
+            return false;
+        };
+        let scheme_ok = matches!(&self.scheme, Scheme::Exact(s) if *s == site.scheme);
+        let host_ok = matches!(&self.host, Host::Exact(h) if *h == site.host);
+        let port_ok = match site.port {
+            Some(port) => self.port == Some(port),
+            None => self.port.is_none(),
+        };
+        scheme_ok && host_ok && port_ok
+    }
+}
+
 impl fmt::Display for MatchPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.source)
@@ -252,6 +270,37 @@ pub fn is_navigable(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_is_within_an_origin_only_when_it_names_that_origin() {
+        let within = |pattern: &str, origin: &str| {
+            MatchPattern::parse(pattern)
+                .unwrap()
+                .is_within_origin(origin)
+        };
+        assert!(within("http://127.0.0.1:1080/*", "http://127.0.0.1:1080"));
+        assert!(within(
+            "http://127.0.0.1:1080/app/*",
+            "http://127.0.0.1:1080"
+        ));
+        assert!(within(
+            "https://mail.example.com/*",
+            "https://mail.example.com"
+        ));
+        for (pattern, origin) in [
+            ("<all_urls>", "http://127.0.0.1:1080"),
+            ("*://*/*", "http://127.0.0.1:1080"),
+            ("*://127.0.0.1:1080/*", "http://127.0.0.1:1080"),
+            ("http://127.0.0.1/*", "http://127.0.0.1:1080"),
+            ("http://127.0.0.1:8080/*", "http://127.0.0.1:1080"),
+            ("http://localhost:1080/*", "http://127.0.0.1:1080"),
+            ("https://*.example.com/*", "https://mail.example.com"),
+            ("https://example.com:8443/*", "https://example.com"),
+            ("http://mail.example.com/*", "https://mail.example.com"),
+        ] {
+            assert!(!within(pattern, origin), "{pattern} on {origin}");
+        }
+    }
 
     #[test]
     fn navigation_goes_to_relative_or_web_urls_only() {

@@ -373,6 +373,19 @@ pub enum ToServer {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab: Option<TabId>,
     },
+    /// The user stopped a recording in the popup and named its tool: `steps` as the pages of
+    /// `tab` recorded them on `origin` (checked by the worker against what the tab shows). The
+    /// server drafts the tool ([`crate::recording`]), saves it to the user's adapter for the
+    /// site and loads it; answers `recording_saved` or `recording_error`.
+    SaveRecording {
+        id: RequestId,
+        tab: TabId,
+        origin: String,
+        /// The page the recording started on: the tool opens it first.
+        start_url: String,
+        tool: crate::recording::ToolDraft,
+        steps: Vec<crate::recording::RecordedStep>,
+    },
     Ping {
         #[serde(default)]
         nonce: u64,
@@ -485,6 +498,18 @@ pub enum ToExtension {
         id: RequestId,
         error: WireError,
     },
+    /// `save_recording` `id` was saved: `tool` is its public name, `file` the adapter file
+    /// written, `parameters` what a call passes (the typed values, in order).
+    RecordingSaved {
+        id: RequestId,
+        tool: String,
+        file: String,
+        parameters: Vec<String>,
+    },
+    RecordingError {
+        id: RequestId,
+        error: WireError,
+    },
     Ping {
         #[serde(default)]
         nonce: u64,
@@ -518,6 +543,7 @@ const TO_SERVER_TYPES: &[&str] = &[
     "tab_closed",
     "tab_navigated",
     "change_grant",
+    "save_recording",
     "ping",
     "pong",
     "error",
@@ -535,6 +561,8 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "grants",
     "grant_result",
     "grant_error",
+    "recording_saved",
+    "recording_error",
     "ping",
     "pong",
     "error",
@@ -561,6 +589,7 @@ impl ToServer {
             ToServer::TabClosed { .. } => "tab_closed",
             ToServer::TabNavigated { .. } => "tab_navigated",
             ToServer::ChangeGrant { .. } => "change_grant",
+            ToServer::SaveRecording { .. } => "save_recording",
             ToServer::Ping { .. } => "ping",
             ToServer::Pong { .. } => "pong",
             ToServer::Error { .. } => "error",
@@ -638,6 +667,14 @@ impl ToServer {
                 change: f.req("change")?,
                 tab: f.opt("tab")?,
             },
+            "save_recording" => ToServer::SaveRecording {
+                id: f.req("id")?,
+                tab: f.req("tab")?,
+                origin: f.req("origin")?,
+                start_url: f.req("start_url")?,
+                tool: f.req("tool")?,
+                steps: f.req("steps")?,
+            },
             "ping" => ToServer::Ping {
                 nonce: f.opt("nonce")?,
             },
@@ -669,6 +706,8 @@ impl ToExtension {
             ToExtension::Grants { .. } => "grants",
             ToExtension::GrantResult { .. } => "grant_result",
             ToExtension::GrantError { .. } => "grant_error",
+            ToExtension::RecordingSaved { .. } => "recording_saved",
+            ToExtension::RecordingError { .. } => "recording_error",
             ToExtension::Ping { .. } => "ping",
             ToExtension::Pong { .. } => "pong",
             ToExtension::Error { .. } => "error",
@@ -733,6 +772,16 @@ impl ToExtension {
                 changed: f.req("changed")?,
             },
             "grant_error" => ToExtension::GrantError {
+                id: f.req("id")?,
+                error: f.req("error")?,
+            },
+            "recording_saved" => ToExtension::RecordingSaved {
+                id: f.req("id")?,
+                tool: f.req("tool")?,
+                file: f.req("file")?,
+                parameters: f.req("parameters")?,
+            },
+            "recording_error" => ToExtension::RecordingError {
                 id: f.req("id")?,
                 error: f.req("error")?,
             },

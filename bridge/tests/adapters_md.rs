@@ -131,8 +131,9 @@ fn every_example_validates_and_every_step_has_one() {
         kinds(&adapter.tools[0].steps, &mut seen);
     }
     assert_eq!(
-        adapters, 3,
-        "the tutorials' adapters (a reading list, a server-rendered form) and the locators' (notes)"
+        adapters, 4,
+        "the tutorials' adapters (a reading list, a server-rendered form), the locators' (notes) \
+         and a recorded one"
     );
 
     let missing: Vec<&str> = StepKind::ALL

@@ -1,14 +1,14 @@
 //! The adapters tabwire serves: the built-in ones compiled into the binary, then every `*.json`
 //! of each `--adapters DIR` (a user adapter replaces a built-in of the same name), then the extra
 //! `--adapter-match` patterns. A bad file is reported, each problem as `file:line:column: message`,
-//! and skipped; the others still load. Also `tabwire adapters check` ([`check`]) and live reload
-//! ([`watch`]: a broken edit keeps the file's last good version).
+//! and skipped; the others still load. Also `tabwire adapters check` ([`check`]) and what live
+//! reload needs ([`load_watched`] and [`fingerprint`]; the watching itself is the user adapter
+//! store's, `adapter_store.rs`): a broken edit keeps the file's last good version.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use bridge::adapter::{Adapter, Problem, parse_adapter};
 
@@ -58,7 +58,7 @@ pub fn load(
     load_from(BUILTIN_ADAPTERS, dirs, extra_matches)
 }
 
-/// [`load`], remembering each file's adapter for [`watch`].
+/// [`load`], remembering each file's adapter so that a broken edit keeps its last good version.
 pub fn load_watched(
     dirs: &[PathBuf],
     extra_matches: &[AdapterMatch],
@@ -137,6 +137,16 @@ fn parse_file(shown: &str, text: &str, problems: &mut Vec<FileProblem>) -> Optio
             None
         }
     }
+}
+
+/// The names of the built-in adapters.
+pub fn builtin_names() -> Vec<String> {
+    let mut ignored = Vec::new();
+    BUILTIN_ADAPTERS
+        .iter()
+        .filter_map(|(file, text)| parse_file(file, text, &mut ignored))
+        .map(|adapter| adapter.name)
+        .collect()
 }
 
 /// Adds `adapter`, replacing one of the same name (a user file overrides a built-in).
@@ -238,53 +248,9 @@ fn check_file(shown: &str, text: &str, report: &mut CheckReport) {
         );
 }
 
-/// How often [`watch`] looks at the adapter directories: edits show up well within a second.
-pub const WATCH_INTERVAL: Duration = Duration::from_millis(200);
-
-/// Live reload: polls `dirs` (cheap: one directory listing and a `stat` per file) and, when a
-/// file appears, changes or goes, reloads and hands the new set to the hub. Problems go to the
-/// log; a broken file keeps its last good version.
-/// `seen`: the directories' [`fingerprint`] taken before the first load, so that an edit made
-/// while loading is not missed.
-pub async fn watch(
-    hub: Arc<crate::hub::Hub>,
-    dirs: Vec<PathBuf>,
-    extra_matches: Vec<AdapterMatch>,
-    mut last_good: LastGood,
-    mut seen: Fingerprint,
-) {
-    let mut ticker = tokio::time::interval(WATCH_INTERVAL);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticker.tick().await;
-        let now = fingerprint(&dirs);
-        if now == seen {
-            continue;
-        }
-        seen = now;
-        let loaded = match load_keeping(BUILTIN_ADAPTERS, &dirs, &extra_matches, &mut last_good) {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                tracing::error!("adapter reload: {e}; keeping the adapters loaded before");
-                continue;
-            }
-        };
-        for problem in &loaded.problems {
-            tracing::error!("{problem}");
-        }
-        if *hub.adapters() != loaded.adapters {
-            tracing::info!(
-                adapters = ?loaded.adapters.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
-                "adapters reloaded"
-            );
-            hub.set_adapters(loaded.adapters);
-        }
-    }
-}
-
 pub type Fingerprint = Vec<(PathBuf, Option<SystemTime>, u64)>;
 
-/// What [`watch`] compares: each adapter file's path, modification time and size.
+/// What live reload compares: each adapter file's path, modification time and size.
 pub fn fingerprint(dirs: &[PathBuf]) -> Fingerprint {
     let mut ignored = Vec::new();
     dirs.iter()
@@ -346,7 +312,7 @@ fn stays_inside(dir: &Path, path: &Path) -> bool {
     }
 }
 
-fn file_problem(file: &str, message: String) -> FileProblem {
+pub(crate) fn file_problem(file: &str, message: String) -> FileProblem {
     FileProblem {
         file: file.to_owned(),
         problem: Problem {

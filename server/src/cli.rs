@@ -114,6 +114,42 @@ pub enum AdaptersCommand {
         #[arg(value_name = "DIR|FILE")]
         paths: Vec<PathBuf>,
     },
+    /// Health check: open each adapter's site in the connected browser (through the running
+    /// tabwire, or by serving the port until the extension connects), run its read-only tools
+    /// and print pass/fail with the failing step and locator; exit 1 on any failure.
+    Test(AdaptersTestArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AdaptersTestArgs {
+    /// Test every adapter that serves this page.
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub url: Option<String>,
+    /// Test every adapter that has a `test_url`, on that page.
+    #[arg(long)]
+    pub all: bool,
+    /// Adapter folders besides the user adapter directory (as `tabwire mcp --adapters`).
+    #[arg(long = "adapters", value_name = "DIR")]
+    pub adapter_dirs: Vec<PathBuf>,
+    /// The user adapter directory (default: `adapters` in Tabwire's config folder).
+    #[arg(long = "user-adapters", value_name = "DIR")]
+    pub user_adapters: Option<PathBuf>,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// The extension id allowed to connect, when this command serves the port itself.
+    #[arg(long, env = "TABWIRE_EXTENSION_ID", default_value = DEFAULT_EXTENSION_ID,
+          value_parser = parse_extension_id)]
+    pub extension_id: String,
+    /// How long to wait for the browser.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub wait_ms: u64,
+    /// Each tool call's timeout.
+    #[arg(long, default_value_t = 15_000, value_name = "MS")]
+    pub call_timeout_ms: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -142,6 +178,11 @@ pub struct McpArgs {
     /// setting; empty: none).
     #[arg(long = "adapters", value_name = "DIR")]
     pub adapter_dirs: Vec<PathBuf>,
+    /// The user adapter directory: where the `site_save` tool writes adapters, loaded and
+    /// watched like an --adapters one (default: `adapters` in Tabwire's config folder, e.g.
+    /// ~/.config/tabwire/adapters).
+    #[arg(long = "user-adapters", value_name = "DIR")]
+    pub user_adapters: Option<PathBuf>,
     /// Add a match pattern to an adapter, e.g. `todomvc=http://127.0.0.1/*`; repeatable.
     #[arg(long = "adapter-match", value_name = "NAME=PATTERN", value_parser = parse_adapter_match)]
     pub adapter_matches: Vec<AdapterMatch>,

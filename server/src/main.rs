@@ -4,6 +4,7 @@
 //! `setup`, `doctor`, `extension install`, `pair` (write the extension's pairing file),
 //! `adapters check`, or `status` (ask the hub who is connected).
 
+mod adapter_store;
 mod adapters;
 mod audit;
 mod auth;
@@ -15,6 +16,7 @@ mod doctor;
 mod extension;
 mod grant_sync;
 mod grants;
+mod health;
 mod http;
 mod hub;
 mod listen;
@@ -24,6 +26,7 @@ mod page_tools;
 mod pairing;
 mod peer;
 mod permission;
+mod recorder;
 mod setup;
 mod site_state;
 mod uploads;
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             run_extension_install(dir, &connection)
         }
         Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
+        Command::Adapters(AdaptersCommand::Test(args)) => return run_adapters_test(&args),
         Command::Status(args) => run_status(args),
         Command::Allow(args) => run_grant(&args, true),
         Command::Revoke(args) => run_grant(&args, false),
@@ -150,6 +154,26 @@ fn run_check(paths: &[std::path::PathBuf]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `tabwire adapters test`: exit 1 when a tool failed or the test could not run.
+fn run_adapters_test(args: &cli::AdaptersTestArgs) -> ExitCode {
+    let outcome = (|| {
+        let user_adapters = match &args.user_adapters {
+            Some(dir) => dir.clone(),
+            None => user_dirs()?.adapters(),
+        };
+        let secret = pairing::load_or_create_secret(&secret_path(&args.connection)?)?;
+        health::run_cli(args, user_adapters, secret)
+    })();
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -255,9 +279,15 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
     }
     let secret_path = secret_path(&args.connection)?;
     let secret = pairing::load_or_create_secret(&secret_path)?;
-    let mut last_good = adapters::LastGood::new();
-    let seen = adapters::fingerprint(&args.adapter_dirs);
-    let loaded = adapters::load_watched(&args.adapter_dirs, &args.adapter_matches, &mut last_good)?;
+    let dirs = user_dirs()?;
+    let (store, loaded) = adapter_store::AdapterStore::open(
+        args.user_adapters
+            .clone()
+            .unwrap_or_else(|| dirs.adapters()),
+        &args.adapter_dirs,
+        &args.adapter_matches,
+    )?;
+    let store = Arc::new(store);
     for problem in &loaded.problems {
         tracing::error!("{problem}");
     }
@@ -275,13 +305,13 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         call_timeout: Duration::from_millis(args.call_timeout_ms),
         instance_id: uuid::Uuid::new_v4().to_string(),
         adapters: loaded.adapters,
-        grants: Some(grants::Grants::new(user_dirs()?.grants())),
+        grants: Some(grants::Grants::new(dirs.grants())),
         uploads: Some(uploads::Uploads::new(match &args.uploads_dir {
             Some(dir) => dir.clone(),
-            None => user_dirs()?.uploads(),
+            None => dirs.uploads(),
         })),
     }));
-    let dirs = user_dirs()?;
+    store.attach(&hub);
     if args.allow_all_origins {
         tracing::warn!("--allow-all-origins: page tools act on every site without asking");
     }
@@ -324,15 +354,15 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
             }
             .run(),
         );
-        if !args.adapter_dirs.is_empty() {
-            tokio::spawn(adapters::watch(
-                hub.clone(),
-                args.adapter_dirs.clone(),
-                args.adapter_matches.clone(),
-                last_good,
-                seen,
-            ));
-        }
+        tokio::spawn(
+            recorder::Recorder {
+                hub: hub.clone(),
+                grants: grants::Grants::new(dirs.grants()),
+                all_origins: args.allow_all_origins,
+            }
+            .run(),
+        );
+        tokio::spawn(store.clone().watch());
         match args.http {
             Some(addr) => http::serve_http(hub, safeguards, addr, browser_expected, secret)
                 .await

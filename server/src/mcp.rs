@@ -376,7 +376,8 @@ impl TabwireMcp {
         let done = self
             .hub
             .call_tool_reporting(&spec.name, Value::Object(args), tab, report)
-            .await?;
+            .await
+            .map_err(|e| with_locator_hint(spec, e))?;
         let mut result = success(done.result);
         if let Some(url) = done.navigated {
             // Said beside the result (whose shape the adapter's output schema may fix).
@@ -475,6 +476,10 @@ impl TabwireMcp {
             "browser_open" => self.browser_open(args, report.as_ref()).await,
             "site_call" => self.site_call(args, report).await,
             "site_state" => self.site_state(args).await,
+            save::NAME => {
+                let permission = &self.safeguards.permission;
+                save::site_save(&self.hub, permission, peer, args, target).await
+            }
             "browser_tab" => browser_tools::browser_tab(&self.hub, &args)
                 .await
                 .map(success),
@@ -935,6 +940,17 @@ fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, WireError> {
     }
 }
 
+/// An adapter step's missing element, told as the locator that no longer matches and that page
+/// tools still work there ([`bridge::step_failure`]); a page's own (WebMCP) tools get no hint.
+fn with_locator_hint(spec: &ToolSpec, mut error: WireError) -> WireError {
+    if spec.adapter != bridge::webmcp::ADAPTER
+        && let Some(failure) = bridge::step_failure::StepFailure::of(&error)
+    {
+        error.message.push_str(&failure.hint());
+    }
+    error
+}
+
 /// A tool that ran: `structuredContent` is the page's result if it is an object, else
 /// `{"result": value}`; the text is the result's compact JSON.
 pub(crate) fn success(value: Value) -> CallToolResult {
@@ -1080,6 +1096,7 @@ fn browser_tools() -> Vec<Tool> {
         )
         .with_title("Site state")
         .with_annotations(read_only.idempotent(true)),
+        save::tool(),
     ];
     tools.extend(browser_tools::tools());
     tools
@@ -1142,5 +1159,6 @@ fn site_tool(spec: &ToolSpec) -> Tool {
     }
 }
 
+mod save;
 #[cfg(test)]
 mod tests;

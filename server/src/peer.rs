@@ -300,6 +300,8 @@ where
             | ToExtension::Grants { .. }
             | ToExtension::GrantResult { .. }
             | ToExtension::GrantError { .. }
+            | ToExtension::RecordingSaved { .. }
+            | ToExtension::RecordingError { .. }
             | ToExtension::Pong { .. }
             | ToExtension::Error { .. } => {}
         }

@@ -64,6 +64,12 @@ impl UserDirs {
         self.tabwire_config().join("extensions.json")
     }
 
+    /// The user adapter directory: adapters saved by `site_save` or the recorder, and the user's
+    /// own, loaded and watched by default (`adapter_store.rs`).
+    pub fn adapters(&self) -> PathBuf {
+        self.tabwire_config().join("adapters")
+    }
+
     /// The user's grants of page tools and trusted input, per origin (`grants.rs`).
     pub fn grants(&self) -> PathBuf {
         self.tabwire_config().join("grants.json")

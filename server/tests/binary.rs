@@ -21,6 +21,7 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
             "browser_open",
             "site_call",
             "site_state",
+            "site_save",
             "browser_tab",
             "page_screenshot",
             "page_snapshot",
@@ -334,7 +335,7 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        11,
+        12,
         "the meta-tools, browser_tab, page_screenshot and the page tools"
     );
     let out = call(&client, "todomvc_list_todos", json!({})).await;

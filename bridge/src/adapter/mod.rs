@@ -48,6 +48,10 @@ pub struct Adapter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_selector: Option<String>,
     pub tools: Vec<ToolDef>,
+    /// A page of the site (matched by `match`) where `tabwire adapters test --all` runs the
+    /// read-only tools, as a health check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_url: Option<String>,
     /// Reads the page's state; run after every tool not annotated `read_only` (its result is
     /// pushed as `state_update`) and when the server asks for fresh state.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -52,6 +52,16 @@ impl Adapter {
                 "expected a CSS selector such as \".todoapp\"",
             );
         }
+        if let Some(url) = &self.test_url
+            && !(crate::pattern::is_web_url(url) && self.matches_url(url))
+        {
+            v.problem(
+                root.key("test_url"),
+                format!(
+                    "{url:?}: expected an http(s) URL that one of the `match` patterns matches"
+                ),
+            );
+        }
         if let Some(state) = &self.state {
             v.state(state, &root.key("state"));
         }

@@ -272,6 +272,19 @@ fn every_known_type_round_trips() {
             },
             tab: Some(4),
         },
+        ToServer::SaveRecording {
+            id: "r".into(),
+            tab: 4,
+            origin: "https://a.example".into(),
+            start_url: "https://a.example/books".into(),
+            tool: crate::recording::ToolDraft {
+                name: "add_book".into(),
+                description: "Adds a book.".into(),
+            },
+            steps: vec![crate::recording::RecordedStep::Click {
+                target: "role=button[name=\"Add\"]".into(),
+            }],
+        },
         ToServer::Ping { nonce: 9 },
         ToServer::Pong { nonce: 9 },
         ToServer::Error {
@@ -356,6 +369,16 @@ fn every_known_type_round_trips() {
         ToExtension::GrantError {
             id: "g".into(),
             error: WireError::new(ErrorCode::InvalidArgs, "not an origin"),
+        },
+        ToExtension::RecordingSaved {
+            id: "r".into(),
+            tool: "a_example_add_book".into(),
+            file: "/home/u/.config/tabwire/adapters/a_example.json".into(),
+            parameters: vec!["title".into()],
+        },
+        ToExtension::RecordingError {
+            id: "r".into(),
+            error: WireError::new(ErrorCode::InvalidArgs, "the name is taken"),
         },
         ToExtension::Ping { nonce: 1 },
         ToExtension::Pong { nonce: 1 },

@@ -285,6 +285,11 @@ fn announce_tools(catalog: Catalog) {
     let _ = runtime_send_message(&encode(&update));
 }
 
+/// Sends `msg` to the worker unasked (not an answer to one of its requests).
+pub(crate) fn send_to_worker(msg: &FromPage) {
+    let _ = runtime_send_message(&encode(msg));
+}
+
 fn encode(msg: &FromPage) -> String {
     serde_json::to_string(msg).expect("page messages serialize")
 }
@@ -393,6 +398,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             code_adapters,
         } => {
             set_adapters(adapters, code_adapters);
+            false
+        }
+        ToPage::Record { recording } => {
+            crate::web_record::set(recording);
             false
         }
         ToPage::Cancel { id } => {

@@ -16,11 +16,13 @@ use serde_json::Value;
 
 mod navigation;
 mod pages;
+mod recording;
 
 pub use navigation::{ANNOUNCE_GRACE_MS, NavEvent, Timer};
 pub use pages::{
     FrameInfo, FrameRequest, channel_closed, classify_send_failure, frame_send_failure,
 };
+pub use recording::{RecordAction, TabRecording};
 
 use crate::adapters::AdapterSet;
 use crate::backoff::Backoff;
@@ -122,11 +124,14 @@ pub enum Action {
     /// Write the grants the server pushed (its `grants` frame, JSON) to `chrome.storage.session`,
     /// where the popup reads them.
     PersistGrants(String),
-    /// Answer the popup's request `id` (see [`Core::change_grant`]): made (whether it changed
-    /// anything), or why not.
+    /// Write the recordings ([`Core::recordings_json`]) to `chrome.storage.session`, where the
+    /// popup reads them.
+    PersistRecordings,
+    /// Answer the popup's request `id` (see [`Core::change_grant`], [`Core::save_recording`]):
+    /// what was made, or why not.
     AnswerPopup {
         id: RequestId,
-        answer: Result<bool, String>,
+        answer: Result<crate::popup::Answered, String>,
     },
     /// Call [`Core::on_timer`] with `timer` after `ms`.
     After {
@@ -209,6 +214,8 @@ pub struct Core {
     pairing_file: Option<String>,
     proof: Option<Proof>,
     server_version: Option<String>,
+    /// The popup's recordings, by tab (`core/recording.rs`).
+    recordings: recording::Recordings,
 }
 
 impl Core {
@@ -230,6 +237,7 @@ impl Core {
             pairing_file: None,
             proof: None,
             server_version: None,
+            recordings: recording::Recordings::default(),
         }
     }
 
@@ -246,6 +254,11 @@ impl Core {
         if let Some(json) = adapters_json {
             self.adapters.restore(json);
         }
+    }
+
+    /// The recordings a previous incarnation of the worker left (`recordings_json`).
+    pub fn restore_recordings(&mut self, json: &str) {
+        self.recordings.restore(json);
     }
 
     /// This extension's id (`chrome.runtime.id`): whose messages the worker takes.
@@ -643,11 +656,42 @@ impl Core {
             }
             ToExtension::Browser { id, op } => actions.push(Action::Browser { id, op }),
             // The frame itself is what the popup reads (its `grants` and `all_origins`).
-            ToExtension::Grants { .. } => actions.push(Action::PersistGrants(text.to_owned())),
+            ToExtension::Grants {
+                grants,
+                all_origins,
+            } => {
+                self.recordings.set_grants(grants, all_origins);
+                actions.push(Action::PersistGrants(text.to_owned()));
+            }
             ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
                 id,
-                answer: Ok(changed),
+                answer: Ok(crate::popup::Answered::Grant { changed }),
             }),
+            ToExtension::RecordingSaved {
+                id,
+                tool,
+                file,
+                parameters,
+            } => {
+                if let Some(tab) = self.recordings.saved(&id) {
+                    self.forget_recording(tab, &mut actions);
+                }
+                actions.push(Action::AnswerPopup {
+                    id,
+                    answer: Ok(crate::popup::Answered::Saved {
+                        tool,
+                        file,
+                        parameters,
+                    }),
+                });
+            }
+            ToExtension::RecordingError { id, error } => {
+                self.recordings.saved(&id);
+                actions.push(Action::AnswerPopup {
+                    id,
+                    answer: Err(error.message),
+                });
+            }
             ToExtension::GrantError { id, error } => actions.push(Action::AnswerPopup {
                 id,
                 answer: Err(error.message),
@@ -774,5 +818,8 @@ impl Core {
 #[cfg(test)]
 #[path = "core/page_asks_tests.rs"]
 mod page_asks_tests;
+#[cfg(test)]
+#[path = "core/recording_tests.rs"]
+mod recording_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,6 @@
 //! Decisions are [`Core`]'s; this file only carries them out.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 use bridge::handshake::{self, Nonce};
 use bridge::page::ToPage;
@@ -46,13 +45,7 @@ thread_local! {
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
-    /// The popup's requests waiting for the server's answer: each one's `sendResponse`.
-    static POPUP_WAITING: RefCell<HashMap<String, js_sys::Function>> = RefCell::new(HashMap::new());
-    static POPUP_SERIAL: Cell<u64> = const { Cell::new(0) };
 }
-
-/// How long the popup waits for the server to make its change.
-const POPUP_ANSWER_MS: f64 = 5000.0;
 
 /// The probe's request; each gets its own abort signal (see [`PROBE_TIMEOUT_MS`]).
 const PROBE_INIT: &str = r#"{"method":"HEAD","cache":"no-store","credentials":"omit"}"#;
@@ -103,9 +96,11 @@ pub async fn start() {
     let instance_id = instance_id().await;
     IDENTITY.with(|id| *id.borrow_mut() = (extension_version, instance_id));
 
-    let stored = JsFuture::from(chrome::session_get(&from_json(r#"["tabs","adapters"]"#)))
-        .await
-        .ok();
+    let stored = JsFuture::from(chrome::session_get(&from_json(
+        r#"["tabs","adapters","recordings"]"#,
+    )))
+    .await
+    .ok();
     let live = open_tabs().await;
     let field = |key: &str| {
         stored
@@ -116,6 +111,9 @@ pub async fn start() {
     };
     let (tabs, adapters) = (field("tabs"), field("adapters"));
     with_core(|core| core.restore(tabs.as_deref(), adapters.as_deref(), &live));
+    if let Some(recordings) = field("recordings") {
+        with_core(|core| core.restore_recordings(&recordings));
+    }
     run(with_core(|core| {
         core.set_code_adapters(&code_adapter_declarations())
     }));
@@ -150,7 +148,10 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
             if crate::popup::is_popup(&sender, &our_id) {
-                spawn_local(popup_request(arg(0).as_string(), arg(2).unchecked_into()));
+                spawn_local(crate::popup_glue::request(
+                    arg(0).as_string(),
+                    arg(2).unchecked_into(),
+                ));
                 return JsValue::TRUE; // answered through `respond`
             }
             let text = arg(0).as_string();
@@ -249,58 +250,6 @@ fn read_sender(sender: &JsValue) -> Sender {
         url,
     }
 }
-
-// ---- the popup ---------------------------------------------------------------------------
-
-/// The popup's request (its message's text), answered through `respond` (its `sendResponse`):
-/// checked against what its tab shows now and sent to the server, whose answer is passed on (or,
-/// after [`POPUP_ANSWER_MS`], that there was none).
-async fn popup_request(text: Option<String>, respond: js_sys::Function) {
-    let request = match crate::popup::decode(text.as_deref()) {
-        Ok(request) => request,
-        Err(why) => return respond_popup(&respond, &Err(why)),
-    };
-    let tab_url = match request.tab {
-        Some(tab) => match JsFuture::from(chrome::tabs_get(tab as f64)).await {
-            Ok(shown) => Some(get(&shown, "url").as_string().unwrap_or_default()),
-            Err(e) => {
-                let why = format!("tab {tab} is gone: {}", error_text(&e));
-                return respond_popup(&respond, &Err(why));
-            }
-        },
-        None => None,
-    };
-    if let Err(why) = request.change.check(tab_url.as_deref()) {
-        return respond_popup(&respond, &Err(why));
-    }
-    let id = format!("popup-{}", POPUP_SERIAL.replace(POPUP_SERIAL.get() + 1));
-    match with_core(|core| core.change_grant(id.clone(), request.change, request.tab)) {
-        Ok(actions) => {
-            POPUP_WAITING.with(|w| w.borrow_mut().insert(id.clone(), respond));
-            let give_up = Closure::once_into_js(move || {
-                let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
-                answer_popup(&id, &Err(why));
-            });
-            chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
-            run(actions);
-        }
-        Err(why) => respond_popup(&respond, &Err(why)),
-    }
-}
-
-fn respond_popup(respond: &js_sys::Function, answer: &Result<bool, String>) {
-    let text = JsValue::from_str(&crate::popup::answer_text(answer));
-    let _ = respond.call1(&JsValue::NULL, &text);
-}
-
-/// Gives the popup waiting on `id` its answer (once: a late one is dropped).
-fn answer_popup(id: &str, answer: &Result<bool, String>) {
-    if let Some(respond) = POPUP_WAITING.with(|w| w.borrow_mut().remove(id)) {
-        respond_popup(&respond, answer);
-    }
-}
-
-// ---- pages' ports --------------------------------------------------------------------------
 
 /// A page's runtime connected (`tabwire-wake`): from now on its tab's calls go over this port.
 fn adopt_port(port: Port) {
@@ -708,7 +657,12 @@ pub(crate) fn run(actions: Vec<Action>) {
             Action::PersistGrants(grants) => {
                 let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
             }
-            Action::AnswerPopup { id, answer } => answer_popup(&id, &answer),
+            Action::AnswerPopup { id, answer } => crate::popup_glue::answer(&id, &answer),
+            Action::PersistRecordings => {
+                let recordings = with_core(|core| core.recordings_json());
+                let items = format!(r#"{{"recordings":{recordings}}}"#);
+                let _ = chrome::session_set(&from_json(&items));
+            }
             Action::Log(message) => log(&message),
             Action::After { ms, timer } => after(ms, timer),
         }

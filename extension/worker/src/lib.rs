@@ -17,6 +17,7 @@ pub mod outbox;
 pub mod page_life;
 pub mod pairing;
 pub mod popup;
+pub mod popup_glue;
 pub mod ports;
 pub mod tabs;
 pub mod user_agent;

@@ -1,12 +1,17 @@
 //! What the toolbar popup may ask the worker, and who counts as the popup: only the extension's
-//! own `extension/popup.html` (a content script's or a page's message never changes a grant).
-//! The popup asks for grant changes (`change_grant`); the glue looks up what the named tab shows,
-//! [`GrantChange::check`] decides, and [`crate::core::Core::change_grant`] sends it on. The
-//! answer the popup reads is [`answer_text`]'s.
+//! own `extension/popup.html` (a content script's or a page's message never changes a grant nor
+//! starts a recording). The popup asks for grant changes (`change_grant`); the glue looks up
+//! what the named tab shows, [`GrantChange::check`] decides, and
+//! [`crate::core::Core::change_grant`] sends it on. It starts, stops and discards a tab's
+//! recording (`record`, [`crate::core::Core::record`]) and saves it as a tool
+//! (`save_recording`). The answer the popup reads is [`answer_text`]'s.
 
 use bridge::grants::GrantChange;
 use bridge::protocol::TabId;
+use bridge::recording::ToolDraft;
 use serde::Deserialize;
+
+use crate::core::RecordAction;
 
 use crate::tabs::Sender;
 
@@ -35,6 +40,29 @@ pub struct ChangeGrant {
     pub tab: Option<TabId>,
 }
 
+/// The popup's request about a tab's recording: `{"type": "record", "tab": N, "action": "start"}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Record {
+    pub tab: TabId,
+    pub action: RecordAction,
+}
+
+/// `{"type": "save_recording", "tab": N, "tool": {"name": …, "description": …}}`: the tab's
+/// stopped recording, saved as that tool.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SaveRecording {
+    pub tab: TabId,
+    pub tool: ToolDraft,
+}
+
+/// A request of the popup.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    ChangeGrant(ChangeGrant),
+    Record(Record),
+    SaveRecording(SaveRecording),
+}
+
 #[derive(Deserialize)]
 struct Typed {
     #[serde(rename = "type")]
@@ -42,27 +70,60 @@ struct Typed {
 }
 
 /// Reads a popup request; the error says what was wrong.
-pub fn decode(text: Option<&str>) -> Result<ChangeGrant, String> {
+pub fn decode(text: Option<&str>) -> Result<Request, String> {
     let text = text.ok_or("the popup's message is not text")?;
     let typed: Typed =
         serde_json::from_str(text).map_err(|e| format!("the popup's message is not valid: {e}"))?;
-    if typed.kind != "change_grant" {
-        return Err(format!(
-            "the popup asked for {:?}, which the worker does not do",
-            typed.kind
-        ));
+    let invalid = |e: serde_json::Error| format!("the popup's {} is not valid: {e}", typed.kind);
+    match typed.kind.as_str() {
+        "change_grant" => serde_json::from_str(text)
+            .map(Request::ChangeGrant)
+            .map_err(invalid),
+        "record" => serde_json::from_str(text)
+            .map(Request::Record)
+            .map_err(invalid),
+        "save_recording" => serde_json::from_str(text)
+            .map(Request::SaveRecording)
+            .map_err(invalid),
+        other => Err(format!(
+            "the popup asked for {other:?}, which the worker does not do"
+        )),
     }
-    serde_json::from_str(text).map_err(|e| format!("the popup's change_grant is not valid: {e}"))
 }
 
-/// The popup's answer: `{"ok": true, "changed": bool}` or `{"error": "…"}`.
-pub fn answer_text(answer: &Result<bool, String>) -> String {
+/// What a popup request came to, when it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answered {
+    /// A grant change (`changed`: it changed something).
+    Grant { changed: bool },
+    /// A recording started, stopped or discarded.
+    Recording,
+    /// A recording saved as the tool `tool` (its public name) in `file`, taking `parameters`.
+    Saved {
+        tool: String,
+        file: String,
+        parameters: Vec<String>,
+    },
+}
+
+/// The popup's answer: `{"ok": true, …}` (with `changed`, or the saved tool's `tool`, `file`
+/// and `parameters`) or `{"error": "…"}`.
+pub fn answer_text(answer: &Result<Answered, String>) -> String {
+    let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     match answer {
-        Ok(changed) => format!(r#"{{"ok":true,"changed":{changed}}}"#),
-        Err(error) => format!(
-            r#"{{"error":{}}}"#,
-            serde_json::to_string(error).expect("a string serializes")
+        Ok(Answered::Grant { changed }) => format!(r#"{{"ok":true,"changed":{changed}}}"#),
+        Ok(Answered::Recording) => r#"{"ok":true}"#.to_owned(),
+        Ok(Answered::Saved {
+            tool,
+            file,
+            parameters,
+        }) => format!(
+            r#"{{"ok":true,"tool":{},"file":{},"parameters":{}}}"#,
+            text(tool),
+            text(file),
+            serde_json::to_string(parameters).expect("strings serialize")
         ),
+        Err(error) => format!(r#"{{"error":{}}}"#, text(error)),
     }
 }
 
@@ -118,15 +179,35 @@ mod tests {
             "change":{"origin":"https://a.example","action":"allow","need":"trusted_input"}}"#;
         assert_eq!(
             decode(Some(text)),
-            Ok(ChangeGrant {
+            Ok(Request::ChangeGrant(ChangeGrant {
                 change: GrantChange {
                     origin: "https://a.example".into(),
                     action: GrantAction::Allow,
                     need: Need::TrustedInput,
                 },
                 tab: Some(5),
-            })
+            }))
         );
+        assert_eq!(
+            decode(Some(r#"{"type":"record","tab":5,"action":"stop"}"#)),
+            Ok(Request::Record(Record {
+                tab: 5,
+                action: RecordAction::Stop
+            }))
+        );
+        let save = r#"{"type":"save_recording","tab":5,"tool":{"name":"add_book"}}"#;
+        assert_eq!(
+            decode(Some(save)),
+            Ok(Request::SaveRecording(SaveRecording {
+                tab: 5,
+                tool: ToolDraft {
+                    name: "add_book".into(),
+                    description: String::new()
+                }
+            }))
+        );
+        let bad_action = decode(Some(r#"{"type":"record","tab":5,"action":"rewind"}"#));
+        assert!(bad_action.unwrap_err().contains("record is not valid"));
         assert!(decode(None).unwrap_err().contains("not text"));
         assert!(decode(Some("{")).unwrap_err().contains("not valid"));
         let other = decode(Some(r#"{"type":"open_everything"}"#)).unwrap_err();
@@ -143,8 +224,22 @@ mod tests {
     fn answers_are_what_the_popup_reads() {
         let read = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap();
         assert_eq!(
-            read(answer_text(&Ok(true))),
+            read(answer_text(&Ok(Answered::Grant { changed: true }))),
             serde_json::json!({"ok": true, "changed": true})
+        );
+        assert_eq!(
+            read(answer_text(&Ok(Answered::Recording))),
+            serde_json::json!({"ok": true})
+        );
+        let saved = Answered::Saved {
+            tool: "a_example_add_book".into(),
+            file: "C:\\Users\\u\\a \"b\".json".into(),
+            parameters: vec!["title".into()],
+        };
+        assert_eq!(
+            read(answer_text(&Ok(saved))),
+            serde_json::json!({"ok": true, "tool": "a_example_add_book",
+                "file": "C:\\Users\\u\\a \"b\".json", "parameters": ["title"]})
         );
         assert_eq!(
             read(answer_text(&Err("a \"quoted\" reason".into()))),

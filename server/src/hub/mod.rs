@@ -14,7 +14,7 @@
 //! - [`tabs`]: tab ranking and which tab a call goes to;
 //! - [`text`]: what a person is told when something is not there or did not work.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
@@ -28,12 +28,14 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
+mod inbox;
 mod pending;
 mod registry;
 mod tabs;
 pub mod text;
 mod vetting;
 
+pub use inbox::Inbox;
 pub use pending::{CallDone, OpenedTab, PageProgress};
 pub use text::Link;
 #[cfg(test)]
@@ -41,6 +43,8 @@ pub(crate) use vetting::RESERVED_TOOL_NAMES;
 
 use pending::{Answer, Started, Waiter};
 use registry::{Changes, Registry};
+
+use crate::adapter_store::AdapterStore;
 
 /// A call's timeout restarts on progress, but the call never runs longer than this many
 /// timeouts in all.
@@ -73,6 +77,19 @@ pub struct GrantRequest {
     pub id: RequestId,
     pub change: GrantChange,
     pub tab: Option<TabId>,
+}
+
+/// A recording the user saves from the popup, from connection `conn`: the recorder
+/// (`recorder.rs`) drafts its tool, saves it and answers `id` on `conn` ([`Hub::send_to`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingRequest {
+    pub conn: ConnId,
+    pub id: RequestId,
+    pub tab: TabId,
+    pub origin: String,
+    pub start_url: String,
+    pub tool: bridge::recording::ToolDraft,
+    pub steps: Vec<bridge::recording::RecordedStep>,
 }
 
 /// A tab as `browser_tabs` shows it.
@@ -130,18 +147,20 @@ pub struct Hub {
     /// The tab whose cached state changed (set, replaced or dropped).
     state_changes: broadcast::Sender<TabId>,
     grants: Option<crate::grants::Grants>,
+    /// The popup's grant changes, for the grant keeper.
+    grant_requests: Inbox<GrantRequest>,
+    /// The popup's recordings to save, for the recorder.
+    recording_requests: Inbox<RecordingRequest>,
+    /// Where adapters are saved and reloaded from (set once by [`AdapterStore::attach`]).
+    adapter_store: OnceLock<Arc<AdapterStore>>,
     uploads: Option<crate::uploads::Uploads>,
-    /// The popup's grant changes, for the grant keeper, which takes `grant_inbox` once.
-    grant_requests: mpsc::UnboundedSender<GrantRequest>,
-    grant_inbox: Mutex<Option<mpsc::UnboundedReceiver<GrantRequest>>>,
 }
 
 impl Hub {
     pub fn new(config: HubConfig) -> Hub {
-        let (grant_requests, grant_inbox) = mpsc::unbounded_channel();
         Hub {
-            grant_requests,
-            grant_inbox: Mutex::new(Some(grant_inbox)),
+            grant_requests: Inbox::default(),
+            recording_requests: Inbox::default(),
             call_timeout: config.call_timeout,
             registry: Mutex::new(Registry::new(
                 config.port,
@@ -152,8 +171,19 @@ impl Hub {
             tabs_generation: watch::Sender::new(0),
             state_changes: broadcast::Sender::new(256),
             grants: config.grants,
+            adapter_store: OnceLock::new(),
             uploads: config.uploads,
         }
+    }
+
+    /// The user adapter store, once attached: where the save tool and the recorder save.
+    pub fn adapter_store(&self) -> Option<&Arc<AdapterStore>> {
+        self.adapter_store.get()
+    }
+
+    pub(crate) fn set_adapter_store(&self, store: Arc<AdapterStore>) {
+        let _ = self.adapter_store.set(store);
+
     }
 
     /// The files `names` (in the uploads directory) for a call, read before it starts: a name
@@ -242,10 +272,12 @@ impl Hub {
 
     /// The popup's grant changes as they arrive (the first caller gets them; later ones `None`).
     pub fn take_grant_requests(&self) -> Option<mpsc::UnboundedReceiver<GrantRequest>> {
-        self.grant_inbox
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.grant_requests.take()
+    }
+
+    /// The popup's recordings to save as they arrive (the first caller gets them).
+    pub fn take_recording_requests(&self) -> Option<mpsc::UnboundedReceiver<RecordingRequest>> {
+        self.recording_requests.take()
     }
 
     /// Tells the extensions `grants` when they differ from what they were told last (and every
@@ -367,6 +399,33 @@ impl Hub {
                         "this tabwire keeps no grants (it is shutting down)",
                     );
                     self.send_to(conn, &ToExtension::GrantError { id, error });
+                }
+            }
+            ToServer::SaveRecording {
+                id,
+                tab,
+                origin,
+                start_url,
+                tool,
+                steps,
+            } => {
+                tracing::info!(conn, tab, %origin, tool = %tool.name, steps = steps.len(),
+                    "the popup saves a recording");
+                let request = RecordingRequest {
+                    conn,
+                    id: id.clone(),
+                    tab,
+                    origin,
+                    start_url,
+                    tool,
+                    steps,
+                };
+                if self.recording_requests.send(request).is_err() {
+                    let error = WireError::new(
+                        bridge::ErrorCode::Internal,
+                        "this tabwire saves no recordings (it is shutting down)",
+                    );
+                    self.send_to(conn, &ToExtension::RecordingError { id, error });
                 }
             }
             ToServer::CallToolResult {
@@ -599,7 +658,6 @@ impl Hub {
     }
 
     /// Calls `tool` with `args` in `tab` (or the best tab offering it) and waits for the answer.
-    #[cfg_attr(not(test), allow(dead_code))] // For callers that want no progress reports.
     pub async fn call_tool(
         &self,
         tool: &str,

@@ -220,10 +220,11 @@ class Cdp:
 _SIZES_OF = "function () { return this.map((o) => o instanceof WebAssembly.Table ? o.length : o.buffer.byteLength); }"
 
 
-async def wasm_sizes(cdp: Cdp, target: Target, world_name: str | None) -> dict[str, list[int]]:
-    """{"tables": [length...], "memories": [bytes...]} in the isolated world named `world_name` (an
-    extension's name) of the page `target`, or with `None` in the target's own context (e.g. a
-    service worker's)."""
+@asynccontextmanager
+async def _in_world(target: Target, world_name: str | None) -> AsyncIterator[tuple[Any, dict]]:
+    """A DevTools session on `target` and the execution context named `world_name` (an extension's
+    isolated world in a page; `None`: the target's own context, e.g. a service worker's): yields the
+    session's `call(method, params)` and the context."""
     async with connect(target.ws_url, max_size=None, proxy=None, open_timeout=10) as ws:
         answers: dict[int, Any] = {}
         contexts: list[dict] = []
@@ -247,6 +248,21 @@ async def wasm_sizes(cdp: Cdp, target: Target, world_name: str | None) -> dict[s
         world = next((c for c in contexts if world_name is None or c.get("name") == world_name), None)
         if world is None:
             raise CdpError(f"no execution context named {world_name!r} in {target.url}: {contexts}")
+        yield call, world
+
+
+async def evaluate_in_world(target: Target, world_name: str, expression: str) -> Any:
+    """The value of `expression` in the isolated world named `world_name` of the page `target`."""
+    async with _in_world(target, world_name) as (call, world):
+        out = await call("Runtime.evaluate", {"expression": expression, "contextId": world["id"], "returnByValue": True})
+        return out["result"].get("value")
+
+
+async def wasm_sizes(cdp: Cdp, target: Target, world_name: str | None) -> dict[str, list[int]]:
+    """{"tables": [length...], "memories": [bytes...]} in the isolated world named `world_name` (an
+    extension's name) of the page `target`, or with `None` in the target's own context (e.g. a
+    service worker's)."""
+    async with _in_world(target, world_name) as (call, world):
         await call("HeapProfiler.collectGarbage")
         sizes: dict[str, list[int]] = {}
         for kind, prototype in (("tables", "WebAssembly.Table.prototype"), ("memories", "WebAssembly.Memory.prototype")):

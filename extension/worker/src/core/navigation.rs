@@ -213,6 +213,8 @@ impl Core {
                 }
             }
             NavEvent::Completed { url } => {
+                // A page no adapter matches has no runtime until one is injected to record.
+                self.record_in_new_page(tab, &url, &mut actions);
                 if self.nav.loads.get(&tab).is_some_and(|l| l.committed) {
                     if self.any_adapter_matches(&url) {
                         actions.push(Action::After {

@@ -236,7 +236,7 @@ fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_b
         core.on_server_frame(&done.to_string()),
         [Action::AnswerPopup {
             id: "popup-1".into(),
-            answer: Ok(true)
+            answer: Ok(crate::popup::Answered::Grant { changed: true })
         }]
     );
     let failed = json!({"type": "grant_error", "id": "popup-2",

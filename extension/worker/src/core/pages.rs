@@ -341,6 +341,7 @@ impl Core {
             FromPage::PageReady { title, runtime, .. } => {
                 self.tabs.page_ready(tab, url, &title, runtime);
                 actions.push(Action::PersistTabs);
+                self.record_in_new_page(tab, url, &mut actions);
                 (Some(self.adapters_message(url)), actions)
             }
             FromPage::ToolsUpdated { title, tools, .. } => {
@@ -387,6 +388,12 @@ impl Core {
                 }
                 self.page_announced(tab, &mut actions);
                 actions.push(Action::PersistTabs);
+                (None, actions)
+            }
+            FromPage::Recorded { step } => {
+                // Only the top frame records (a frame's page is another document, maybe another
+                // site); `check_sender` let only frame 0 through.
+                actions.extend(self.on_recorded(tab, url, step));
                 (None, actions)
             }
             FromPage::StateUpdate { state, ts } => {
@@ -467,6 +474,7 @@ impl Core {
             format!("tab {tab} was closed during the call"),
         );
         self.fail_calls_in(tab, &closed, &mut actions);
+        self.forget_recording(tab, &mut actions);
         if self.tabs.remove(tab) {
             self.send(ToServer::TabClosed { tab }, &mut actions);
             actions.push(Action::PersistTabs);

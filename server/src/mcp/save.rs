@@ -1,0 +1,165 @@
+//! `site_save`: the model saves what it learned about a site as an adapter. The document is
+//! checked by the user adapter store (`adapter_store.rs`: size, validation with every problem
+//! located, name, match patterns, a hand-written file in the way), served on trial so its
+//! read-only tools run once in the tab (their results are the dry run's answer), then written and
+//! served for good, its tools callable at once.
+
+use bridge::{ErrorCode, WireError};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
+
+use crate::adapter_store::SaveRefusal;
+use crate::browser_tools::{self, PageTab};
+use crate::health;
+use crate::hub::Hub;
+use crate::mcp::{object, success};
+use crate::permission::{Need, Permission};
+
+pub const NAME: &str = "site_save";
+
+pub fn tool() -> Tool {
+    Tool::new(
+        NAME,
+        "Save an adapter for the tab's site: checked (errors located), its read-only tools \
+         tried in the tab, then saved and loaded.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "adapter": {"type": ["object", "string"]},
+                "tab_id": {"type": "integer", "minimum": 0, "description": "default: the focused tab"},
+                "overwrite": {"type": "boolean", "description": "Replace a hand-written file"},
+                "dry_run": {"type": "boolean"},
+            },
+            "required": ["adapter"],
+        })),
+    )
+    .with_title("Save a site adapter")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .open_world(true),
+    )
+}
+
+/// `site_save`'s call. `target` learns the tab (for the audit log).
+pub async fn site_save(
+    hub: &Hub,
+    permission: &Permission,
+    peer: &Peer<RoleServer>,
+    mut args: JsonObject,
+    target: &mut Option<PageTab>,
+) -> Result<CallToolResult, WireError> {
+    let tab = super::take_tab_id(&mut args)?;
+    // An object's key order is gone by now (and so the lines the model would count): its
+    // problems are located by path alone.
+    let (text, as_object) = match args.remove("adapter") {
+        Some(Value::String(text)) => (text, false),
+        Some(document @ Value::Object(_)) => (
+            serde_json::to_string_pretty(&document)
+                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
+            true,
+        ),
+        _ => {
+            return Err(super::bad_argument(
+                NAME,
+                "needs `adapter`: the adapter document, as an object or as JSON text",
+            ));
+        }
+    };
+    let flag = |args: &JsonObject, name: &str| match args.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(on)) => Ok(*on),
+        Some(_) => Err(super::bad_argument(
+            NAME,
+            &format!("`{name}` must be a boolean"),
+        )),
+    };
+    let overwrite = flag(&args, "overwrite")?;
+    let dry_run = flag(&args, "dry_run")?;
+    let Some(store) = hub.adapter_store().cloned() else {
+        return Err(WireError::new(
+            ErrorCode::Internal,
+            "this tabwire has no user adapter directory",
+        ));
+    };
+    let page = browser_tools::resolve_tab(hub, tab).await?;
+    *target = Some(page.clone());
+    permission
+        .authorize(peer, &page.origin, Need::PageTools)
+        .await?;
+    let checked = match store.check(&text, &page.origin, overwrite) {
+        Ok(checked) => checked,
+        Err(refusal) => return Ok(refused(refusal, as_object)),
+    };
+    let since = hub.now();
+    store.start_trial(&checked.adapter);
+    let runs = match health::run_read_only(hub, &checked.adapter, page.tab, since).await {
+        Ok(runs) => runs,
+        Err(mut error) => {
+            store.end_trial();
+            error.message = format!("not saved: {}", error.message);
+            return Err(error);
+        }
+    };
+    let results: Vec<Value> = runs.iter().map(health::ToolRun::to_json).collect();
+    if let Some(failed) = runs.iter().find_map(|run| run.outcome.as_ref().err()) {
+        store.end_trial();
+        let error = WireError::new(
+            failed.code,
+            format!(
+                "not saved: a read-only tool failed in tab {}: {}",
+                page.tab, failed.message
+            ),
+        );
+        return Ok(failure(&error, json!({"results": results})));
+    }
+    let tools: Vec<String> = checked.adapter.tool_names().collect();
+    let name = checked.adapter.name.clone();
+    let file = checked.path.display().to_string();
+    if dry_run {
+        store.end_trial();
+        return Ok(success(json!({
+            "dry_run": true, "adapter": name, "file": file, "replaces": checked.replaces,
+            "tools": tools, "results": results,
+        })));
+    }
+    // Checked again as it is written: the directory may have changed during the trial.
+    let saved = match store.save(&text, &page.origin, overwrite) {
+        Ok(saved) => saved,
+        Err(refusal) => {
+            store.end_trial();
+            return Ok(refused(refusal, as_object));
+        }
+    };
+    let mut answer = json!({
+        "saved": true, "adapter": name, "file": file, "tools": tools, "results": results,
+    });
+    if let Some(backup) = saved.backup {
+        answer["backup"] = Value::from(backup.display().to_string());
+    }
+    Ok(success(answer))
+}
+
+/// A refused save: the text says why (every validation problem on its line), the structured
+/// content adds the refusal's kind.
+fn refused(mut refusal: SaveRefusal, as_object: bool) -> CallToolResult {
+    if let (SaveRefusal::Invalid(problems), true) = (&mut refusal, as_object) {
+        for found in problems {
+            (found.problem.line, found.problem.column) = (None, None);
+        }
+    }
+    let error = WireError::new(refusal.code(), format!("not saved: {refusal}"));
+    failure(&error, json!({"refusal": refusal.kind()}))
+}
+
+fn failure(error: &WireError, extra: Value) -> CallToolResult {
+    let mut structured = json!({"error": error});
+    if let (Value::Object(all), Value::Object(extra)) = (&mut structured, extra) {
+        all.extend(extra);
+    }
+    let mut result = CallToolResult::structured_error(structured);
+    result.content = vec![ContentBlock::text(error.to_string())];
+    result
+}
