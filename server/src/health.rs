@@ -143,6 +143,7 @@ pub fn run_cli(
             instance_id: uuid::Uuid::new_v4().to_string(),
             adapters: loaded.adapters.clone(),
             grants: None,
+            uploads: None,
         }));
         let policy = Arc::new(crate::auth::HandshakePolicy::new(
             &args.extension_id,

@@ -146,6 +146,7 @@ mod tests {
             instance_id: "test".into(),
             adapters: Vec::new(),
             grants: None,
+            uploads: None,
         }));
         let adapters = dir.path().join("adapters");
         let store = Arc::new(AdapterStore::open(adapters.clone(), &[], &[]).unwrap().0);

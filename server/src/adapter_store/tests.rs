@@ -226,6 +226,7 @@ fn a_trial_is_served_until_it_ends() {
         instance_id: "test".into(),
         adapters: store.lock().served.clone(),
         grants: None,
+        uploads: None,
     }));
     let store = Arc::new(store);
     store.attach(&hub);
