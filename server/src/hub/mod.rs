@@ -620,7 +620,8 @@ impl Hub {
 
     /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
     /// whose runtime the extension injects where it does not run; `doc` is the document the
-    /// call's ref came from. Answers the page's result.
+    /// call's ref came from; `origin` and `trusted_input` are what the permission gate allowed
+    /// (it read the grants already). Answers the page's result.
     pub async fn page_op(
         &self,
         op: &str,
@@ -628,14 +629,14 @@ impl Hub {
         tab: Option<TabId>,
         doc: Option<String>,
         origin: Option<String>,
+        trusted_input: bool,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
-        let (started, url, trusted_input) = {
+        let (started, url) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
             let url = tab.and_then(|t| registry.tab_url(t)).map(str::to_owned);
-            let trusted_input = self.trusted_input_at(url.as_deref());
             let started = registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
                 id,
                 tab,
@@ -646,7 +647,7 @@ impl Hub {
                 timeout_ms,
                 trusted_input,
             })?;
-            (started, url, trusted_input)
+            (started, url)
         };
         let what = match tab {
             Some(tab) => format!("{op} in tab {tab}"),

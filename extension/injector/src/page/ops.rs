@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
-use bridge::page_ops::{Action, FindBy, PageOp, Ref, Target, WaitFor, ref_name};
+use bridge::page_ops::{Action, FindBy, LineMatch, PageOp, Ref, Target, WaitFor, ref_name};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
@@ -79,7 +79,9 @@ pub async fn run<D: PageDom>(
                 ),
             }
         }
-        PageOp::Find { by } => {
+        PageOp::Find {
+            by: FindBy::Lines(by),
+        } => {
             let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
             let (lines, docs) = frames::splice(dom, lines, timeout_ms).await;
             frame_docs = docs;
@@ -400,12 +402,12 @@ fn past(action: &Action) -> &'static str {
 }
 
 /// The snapshot lines that match, each under the line of its nearest enclosing element.
-fn find(lines: &[Line], by: &FindBy) -> String {
+fn find(lines: &[Line], by: &LineMatch) -> String {
     let matches = |line: &Line| -> bool {
         let text = line.text.to_lowercase();
         match by {
-            FindBy::Text(wanted) => text.contains(&wanted.to_lowercase()),
-            FindBy::Role { role, name } => {
+            LineMatch::Text(wanted) => text.contains(&wanted.to_lowercase()),
+            LineMatch::Role { role, name } => {
                 let first = text.split_whitespace().next().unwrap_or("");
                 let role_fits = first == role
                     || (role == "heading" && first.len() == 2 && first.starts_with('h'));
@@ -414,7 +416,6 @@ fn find(lines: &[Line], by: &FindBy) -> String {
                         .as_ref()
                         .is_none_or(|n| text.contains(&n.to_lowercase()))
             }
-            FindBy::Ref(_) => unreachable!("a ref's locator is answered by `run`"),
         }
     };
     let mut out = String::new();
