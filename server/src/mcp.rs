@@ -488,6 +488,7 @@ impl TabwireMcp {
                     &guards.permission,
                     peer,
                     screenshots,
+                    &self.page_tools,
                     &args,
                     target,
                 )

@@ -30,14 +30,8 @@ pub async fn run<D: PageDom>(
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<Value, WireError> {
-    if let (Some(doc), Some(r)) = (doc, op.named_ref())
-        && doc != refs.borrow().doc
-    {
-        let why = match r.frame {
-            0 => "came from an earlier page of this tab",
-            _ => "came from an earlier page of its frame",
-        };
-        return Err(stale(r, why));
+    if let Some(r) = op.named_ref() {
+        check_doc(&refs.borrow(), r, doc)?;
     }
     refs.borrow_mut().prune(dom);
     let mut shown = Vec::new();
@@ -123,6 +117,31 @@ pub async fn run<D: PageDom>(
         answer["leaving"] = to.into();
     }
     Ok(answer)
+}
+
+/// Refuses ref `r` of document `doc` (when the server knows it) when this runtime shows another.
+fn check_doc<N>(refs: &Refs<N>, r: Ref, doc: Option<&str>) -> Result<(), WireError> {
+    match doc {
+        Some(doc) if doc != refs.doc => Err(stale(
+            r,
+            match r.frame {
+                0 => "came from an earlier page of this tab",
+                _ => "came from an earlier page of its frame",
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The element ref `r` of document `doc` names now (a screenshot of it).
+pub fn ref_element<D: PageDom>(
+    dom: &D,
+    refs: &Refs<D::Node>,
+    r: Ref,
+    doc: Option<&str>,
+) -> Result<D::Node, WireError> {
+    check_doc(refs, r, doc)?;
+    element(dom, refs, &Target::Ref(r))
 }
 
 fn stale(r: Ref, why: &str) -> WireError {
