@@ -288,7 +288,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 // A page already leaving is not waited for: a fast one would be gone before the
                 // call could say where it went.
                 if step.acts_on_page() && !matches!(self.dom.leaving(), Leaving::To(_)) {
-                    self.dom.checkpoint().await;
+                    crate::page::profile::span("checkpoint", self.dom.checkpoint()).await;
                     if let Some((label, who, check)) = self.after_settle.take() {
                         check
                             .verify(self.dom)
@@ -325,7 +325,8 @@ impl<'d, D: PageDom> Run<'d, D> {
                 } else {
                     1
                 };
-                input::click(self.dom, &node, clicks, self.patience())
+                let click = input::click(self.dom, &node, clicks, self.patience());
+                crate::page::profile::span("click", click)
                     .await
                     .map_err(|r| refused(label, &who, r))?;
             }

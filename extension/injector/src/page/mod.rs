@@ -8,6 +8,7 @@ pub mod diff;
 pub mod frames;
 pub mod locate;
 mod ops;
+pub mod profile;
 pub mod read;
 pub mod snapshot;
 #[cfg(test)]

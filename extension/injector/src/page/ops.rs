@@ -11,6 +11,7 @@ use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
 use super::frames::{self, FrameDocs};
+use super::profile::Phases;
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
 use crate::steps;
@@ -260,6 +261,7 @@ async fn act<D: PageDom>(
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<(String, Option<String>), WireError> {
+    let mut phases = Phases::start();
     let node = element(dom, &refs.borrow(), target)?;
     let who = who(dom, &node, target);
     let invalid = |why: &str| {
@@ -320,11 +322,13 @@ async fn act<D: PageDom>(
         Action::Scroll => Step::ScrollIntoView { selector: here() },
     };
     let root = dom.root();
+    phases.mark("lookup");
     let last = refs.borrow_mut().last.take();
     let before = match last {
         Some((at, lines)) if at == dom.changes() => lines,
         _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
     };
+    phases.mark("before");
     let (url_before, _) = dom.location();
     let mut leaving = None;
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
@@ -345,6 +349,7 @@ async fn act<D: PageDom>(
             refs.borrow_mut().edited = None;
         }
     }
+    phases.mark("act");
     let mut out = format!("{} {who}\n", past(action));
     // The answer waits for the new page to commit (the worker holds it), so it is true when it
     // arrives; the server says where the page landed.
@@ -356,6 +361,7 @@ async fn act<D: PageDom>(
         out.push_str(&format!("navigated (in the page) to {url_after}\n"));
     }
     let after = whole_page(dom, refs);
+    phases.mark("after");
     if whole {
         out.push_str(&snapshot::render(&after, usize::MAX, 0).0);
         return Ok((out, None));
@@ -366,6 +372,8 @@ async fn act<D: PageDom>(
     } else {
         out.push_str(&changes);
     }
+    phases.mark("diff");
+    phases.write(&mut out);
     Ok((out, None))
 }
 
