@@ -632,6 +632,9 @@ impl Hub {
         trusted_input: bool,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
+        // A NO_EFFECT's advice names the origin the gate allowed (the registry may not know the
+        // URL of a page whose runtime was only just injected).
+        let hint_origin = origin.clone();
         let (started, url) = {
             let mut registry = self.registry();
             registry.check_connected()?;
@@ -665,7 +668,7 @@ impl Hub {
             })
             .map_err(|e| match trusted_input {
                 true => e,
-                false => text::with_trusted_input_hint(e, url.as_deref()),
+                false => text::with_trusted_input_hint(e, hint_origin.or(url).as_deref()),
             })
     }
 
