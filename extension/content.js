@@ -19,6 +19,8 @@
       module = await import(url("injector-js/injector.js"));
     }
     globalThis.__tabwireRuntime = runtime;
+    // For screenshots of a snapshot's element (worker.js's elementBox, run in this world).
+    globalThis.__tabwireRefElement = module.ref_element;
     // The page's channel to the worker, which sends its calls over it. A stopped service worker
     // (crash, update, idle) disconnects it; reconnecting starts the worker again at once, so it
     // reconnects to tabwire instead of waiting for its alarm. A port refused at once (no worker

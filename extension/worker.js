@@ -74,9 +74,10 @@ const webmcpRegistered = chrome.scripting
 globalThis.__tabwireRuntimeProbe = () => Boolean(globalThis.__tabwireRuntime || globalThis.__tabwireWebmcp);
 
 // browser.rs's helpers (it decides; these only do): for screenshots, decode a captureVisibleTab
-// data URL, draw a region of it at a size and encode it as base64; run in a page by
-// chrome.scripting, an element's box in viewport pixels after scrolling it into view, and a step
-// through the page's own history.
+// data URL, draw a region of it at a size and encode it as base64; run in a frame by
+// chrome.scripting (the content scripts' world, where content.js put the runtime's ref lookup),
+// an element's box in viewport pixels after scrolling it into view, where a child frame's
+// content sits, and a step through the page's own history.
 globalThis.__tabwireBrowser = {
   decode: async (dataUrl) => createImageBitmap(await (await fetch(dataUrl)).blob()),
   encode: async (bitmap, sx, sy, sw, sh, width, height, type) => {
@@ -90,17 +91,53 @@ globalThis.__tabwireBrowser = {
     for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
     return btoa(binary);
   },
-  elementBox: (selector) => {
+  elementBox: (selector, ref, doc) => {
     let element;
-    try {
-      element = document.querySelector(selector);
-    } catch (e) {
-      return `${JSON.stringify(selector)} is not a valid CSS selector`;
+    if (ref !== null) {
+      element = globalThis.__tabwireRefElement?.(ref, doc) ??
+        `${ref} is no longer in the page (its runtime is gone): take a new snapshot (page_snapshot) and use its refs`;
+      if (typeof element === "string") return { stale: element };
+    } else {
+      try {
+        element = document.querySelector(selector);
+      } catch (e) {
+        return `${JSON.stringify(selector)} is not a valid CSS selector`;
+      }
     }
     if (!element) return null;
     element.scrollIntoView({ block: "nearest", inline: "nearest" });
+    // Where a frame element's content starts in its document's viewport, and that viewport's size
+    // (each helper is run on its own, so it carries what it needs).
+    const content = (frame) => {
+      const view = frame.ownerDocument.defaultView;
+      const r = frame.getBoundingClientRect();
+      const style = view.getComputedStyle(frame);
+      return { x: r.x + frame.clientLeft + parseFloat(style.paddingLeft),
+               y: r.y + frame.clientTop + parseFloat(style.paddingTop),
+               viewport_width: view.innerWidth, viewport_height: view.innerHeight };
+    };
     const r = element.getBoundingClientRect();
-    return { x: r.x, y: r.y, width: r.width, height: r.height,
+    let view = element.ownerDocument.defaultView;
+    const box = { x: r.x, y: r.y, width: r.width, height: r.height,
+                  viewport_width: view.innerWidth, viewport_height: view.innerHeight, within: [] };
+    // A ref of a same-origin frame's element: the frames it is in, innermost first.
+    for (; view !== window && view.frameElement; view = view.parent) box.within.push(content(view.frameElement));
+    return box;
+  },
+  // The content box of the child frame at `index` of window.frames (the order Chrome lists a
+  // frame's children in), as elementBox gives a frame's.
+  frameBox: (index) => {
+    const frames = (root) => [
+      ...root.querySelectorAll("iframe, frame"),
+      ...[...root.querySelectorAll("*")].filter((e) => e.shadowRoot).flatMap((e) => frames(e.shadowRoot)),
+    ];
+    const child = window.frames[index];
+    const frame = child && frames(document).find((f) => f.contentWindow === child);
+    if (!frame) return null;
+    const r = frame.getBoundingClientRect();
+    const style = getComputedStyle(frame);
+    return { x: r.x + frame.clientLeft + parseFloat(style.paddingLeft),
+             y: r.y + frame.clientTop + parseFloat(style.paddingTop),
              viewport_width: innerWidth, viewport_height: innerHeight };
   },
   historyGo: (step) => history.go(step),

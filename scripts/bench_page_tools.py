@@ -8,7 +8,14 @@ refs. Prints, for each:
 - tools/list: cl100k tokens of the whole list, and of Tabwire's page tools alone (the growth they cost);
 - the task "add 'buy milk', complete it, list": calls, cl100k tokens returned, wall time;
 - the snapshot of the page with 3 todos: cl100k tokens; snapshot and one act (a checkbox click) p50/p99;
+- for scale, Tabwire's tools/list (client and server only: the floor) and browser_tabs (a round trip to
+  the service worker and Chrome's tab list, no page) p50/p99;
 then each goal of issue 10 and whether it was met. Tokens are counted offline with PyPI `bpe-openai`.
+
+`--builds ROOT [ROOT...]`: Tabwire's side only, for each build (a checkout's `target/release/tabwire`
+with its `manifest.json` and `extension/`), alternating over rounds, to compare builds side by side in one
+run: snapshot and act p50/p99 per build. An extension built with `TABWIRE_PROFILE=1` in the environment of
+its build writes where each act's time went in the page (a last `profile:` line): printed as medians.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, TODOMVC, free_port, paired_extension  # noqa: E402
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, free_port, paired_extension  # noqa: E402
 from harness.chromium import Chromium  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
@@ -105,17 +112,17 @@ def item_ref(text: str, title: str, role: str, ref: str) -> str:
 TW_REF = r"\b(e\d+)\b"
 
 
-async def tabwire_side(work: Path, url: str) -> dict:
+async def tabwire_side(work: Path, url: str, binary: Path = BINARY, source: Path = EXTENSION_ROOT) -> dict:
     port = free_port()
     secret = os.urandom(32).hex()
     (work / "secret").write_text(secret)
     (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret)
+    ext = paired_extension(work / "extension-root", port, secret, source)
     args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
     env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
     browser = None
     result: dict = {}
-    async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+    async with open_tabwire_session(binary, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
         try:
             browser = Chromium(work / "profile", work / "chromium.log", ext, None)
             await browser.wait_ready()
@@ -149,14 +156,56 @@ async def tabwire_side(work: Path, url: str) -> dict:
             for _ in range(10):  # warm up
                 await run.timed("page_snapshot", {"tab_id": tab})
             result["snap_ms"] = [(await run.timed("page_snapshot", {"tab_id": tab}))[0] for _ in range(SAMPLES)]
-            result["act_ms"] = [
-                (await run.timed("page_act", {"tab_id": tab, "ref": dog, "action": "click"}))[0] for _ in range(SAMPLES)
-            ]
-            result["base_ms"] = [(await run.timed("browser_tabs", {}))[0] for _ in range(SAMPLES)]
+            acts = [await run.timed("page_act", {"tab_id": tab, "ref": dog, "action": "click"}) for _ in range(SAMPLES)]
+            result["act_ms"] = [ms for ms, _ in acts]
+            result["profile"] = [profile_of(text) for _, text in acts if "\nprofile:" in text]
+            result["tabs_ms"] = [(await run.timed("browser_tabs", {}))[0] for _ in range(SAMPLES)]
+            result["list_ms"] = []
+            for _ in range(SAMPLES):
+                t0 = time.perf_counter()
+                await s.session.list_tools()
+                result["list_ms"].append((time.perf_counter() - t0) * 1000)
         finally:
             if browser:
                 browser.stop()
     return result
+
+
+def profile_of(text: str) -> dict[str, float]:
+    """The phases of a profiling build's act answer (`profile: lookup 0.05 before 0.00 ...`)."""
+    words = text.rsplit("\nprofile:", 1)[1].split()
+    return {name: float(ms) for name, ms in zip(words[::2], words[1::2])}
+
+
+async def compare_builds(roots: list[Path], rounds: int = int(os.environ.get("TABWIRE_BENCH_ROUNDS", "3"))) -> None:
+    """Tabwire's side for each build in turn, `rounds` times, on one TodoMVC server."""
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-builds-"))
+    site = StaticServer(TODOMVC, work / "site.log")
+    results: dict[Path, list[dict]] = {root: [] for root in roots}
+    try:
+        url = site.url("plain", "examples/vanillajs/index.html")
+        for n in range(rounds):
+            for i, root in enumerate(roots):
+                side = work / f"r{n}-b{i}"
+                side.mkdir()
+                results[root].append(await tabwire_side(side, url, root / "target" / "release" / "tabwire", root))
+    finally:
+        site.stop()
+    print(f"Tabwire builds side by side on TodoMVC vanillajs, {rounds} rounds of {SAMPLES} calls ({time.strftime('%Y-%m-%d %H:%M')})")
+    for root, runs in results.items():
+        print(f"{root}:")
+        for n, r in enumerate(runs):
+            print(f"  round {n + 1}: snapshot {spread(r['snap_ms'])}; act {spread(r['act_ms'])}; "
+                  f"browser_tabs p50 {statistics.median(r['tabs_ms']):.2f} ms; "
+                  f"tools/list p50 {statistics.median(r['list_ms']):.2f} ms")
+        snap = [ms for r in runs for ms in r["snap_ms"]]
+        act = [ms for r in runs for ms in r["act_ms"]]
+        print(f"  all: snapshot {spread(snap)}; act {spread(act)}")
+        phases = [p for r in runs for p in r["profile"]]
+        if phases:
+            names = list(phases[0])
+            medians = ", ".join(f"{n} {statistics.median(p.get(n, 0) for p in phases):.2f}" for n in names)
+            print(f"  in the page (median ms): {medians}")
 
 
 # --- Playwright MCP ------------------------------------------------------------------------------------------
@@ -224,7 +273,8 @@ async def main() -> None:
     print(f"snapshot tokens: Tabwire {tw['snapshot']}, Playwright {pw['snapshot']} (3 todos)")
     print(f"snapshot:        Tabwire {spread(tw['snap_ms'])}; Playwright {spread(pw['snap_ms'])}")
     print(f"act (click):     Tabwire {spread(tw['act_ms'])}; Playwright {spread(pw['act_ms'])}")
-    print(f"client+server:   Tabwire browser_tabs {spread(tw['base_ms'])} (no browser: the floor)")
+    print(f"client+server:   Tabwire tools/list {spread(tw['list_ms'])} (no browser: the floor)")
+    print(f"browser hop:     Tabwire browser_tabs {spread(tw['tabs_ms'])} (server -> worker -> tabs.query, no page)")
     if os.environ.get("TABWIRE_BENCH_SHOW"):
         print("--- Tabwire snapshot\n" + tw["snapshot_text"] + "--- Playwright snapshot\n" + pw["snapshot_text"])
     goals = [
@@ -240,4 +290,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    if sys.argv[1:2] == ["--builds"]:
+        anyio.run(compare_builds, [Path(p).resolve() for p in sys.argv[2:]])
+    else:
+        anyio.run(main)

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::TabId;
-use crate::tagged;
+use crate::{ErrorCode, WireError, tagged};
 
 /// Default bound of a screenshot's longer side, in pixels: legible for a model, about 1.2k image
 /// tokens at most.
@@ -102,10 +102,25 @@ pub struct Capture {
     pub origin: String,
     /// Only this element (its box, clipped to the viewport); the whole visible tab when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
+    pub element: Option<Shot>,
     pub max_width: u32,
     pub max_height: u32,
     pub format: ImageFormat,
+}
+
+/// The one element a capture shows.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Shot {
+    /// The first element a CSS selector matches in the top document.
+    Selector(String),
+    /// A snapshot's element (`e12`, `f3e12`): the runtime of its frame finds it, when that frame
+    /// still shows document `doc`.
+    Ref {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        doc: Option<String>,
+    },
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,8 +208,8 @@ pub struct Captured {
     pub activated: bool,
 }
 
-/// An element's box as the page reports it for a capture, in CSS pixels of the viewport.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+/// An element's box as the page reports it for a capture, in CSS pixels of its frame's viewport.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ElementBox {
     pub x: f64,
     pub y: f64,
@@ -202,6 +217,48 @@ pub struct ElementBox {
     pub height: f64,
     pub viewport_width: f64,
     pub viewport_height: f64,
+    /// The same-origin frames the element is in, innermost first (the page's runtime reaches
+    /// into them): see [`ElementBox::in_top`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub within: Vec<FrameBox>,
+}
+
+/// Where a frame's content box sits in its parent's viewport, in CSS pixels, and that viewport's
+/// size.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct FrameBox {
+    pub x: f64,
+    pub y: f64,
+    pub viewport_width: f64,
+    pub viewport_height: f64,
+}
+
+impl ElementBox {
+    /// The box as its document's viewport shows it, through the same-origin frames it is in.
+    pub fn in_top(mut self) -> ElementBox {
+        let within = std::mem::take(&mut self.within);
+        within
+            .iter()
+            .fold(self, |element, frame| element.in_parent(frame))
+    }
+
+    /// This box of an element in a child frame, as its parent's viewport shows it: the part the
+    /// frame's viewport shows, moved by where the frame sits.
+    pub fn in_parent(&self, frame: &FrameBox) -> ElementBox {
+        let left = self.x.max(0.0);
+        let top = self.y.max(0.0);
+        let right = (self.x + self.width).min(self.viewport_width).max(left);
+        let bottom = (self.y + self.height).min(self.viewport_height).max(top);
+        ElementBox {
+            x: frame.x + left,
+            y: frame.y + top,
+            width: right - left,
+            height: bottom - top,
+            viewport_width: frame.viewport_width,
+            viewport_height: frame.viewport_height,
+            within: Vec::new(),
+        }
+    }
 }
 
 /// A region of a captured image, in its pixels.
@@ -211,6 +268,22 @@ pub struct Region {
     pub y: u32,
     pub width: u32,
     pub height: u32,
+}
+
+/// Ok when `tab`, showing `url`, still shows the origin the user `allowed`; else NAVIGATED
+/// saying so and that `not_done`. The worker checks a capture and a frame's call with it, the
+/// top frame's runtime a page tool's call.
+pub fn still_shows(tab: TabId, allowed: &str, url: &str, not_done: &str) -> Result<(), WireError> {
+    match crate::webmcp::origin(url) {
+        Some(shown) if shown == allowed => Ok(()),
+        shown => Err(WireError::new(
+            ErrorCode::Navigated,
+            format!(
+                "tab {tab} now shows {}, not {allowed}: {not_done}; call again",
+                shown.as_deref().unwrap_or("a page that is not a website"),
+            ),
+        )),
+    }
 }
 
 /// The part of a capture of `image_width`×`image_height` pixels (the whole viewport) that shows
@@ -268,6 +341,91 @@ mod tests {
     }
 
     #[test]
+    fn a_frames_element_is_clipped_to_the_frame_and_moved_by_where_it_sits() {
+        let in_frame = ElementBox {
+            x: 250.0,
+            y: -10.0,
+            width: 100.0,
+            height: 40.0,
+            viewport_width: 300.0,
+            viewport_height: 150.0,
+            within: Vec::new(),
+        };
+        let frame = FrameBox {
+            x: 20.0,
+            y: 500.0,
+            viewport_width: 1024.0,
+            viewport_height: 768.0,
+        };
+        assert_eq!(
+            in_frame.in_parent(&frame),
+            ElementBox {
+                x: 270.0,
+                y: 500.0,
+                width: 50.0,
+                height: 30.0,
+                viewport_width: 1024.0,
+                viewport_height: 768.0,
+                within: Vec::new(),
+            }
+        );
+        // The same through a same-origin frame the page reported, then an outer one.
+        let outer = FrameBox {
+            x: 5.0,
+            y: 7.0,
+            viewport_width: 1280.0,
+            viewport_height: 800.0,
+        };
+        let nested = ElementBox {
+            within: vec![frame, outer],
+            ..in_frame.clone()
+        };
+        let top = nested.in_top();
+        assert_eq!(
+            (top.x, top.y, top.width, top.height),
+            (275.0, 507.0, 50.0, 30.0)
+        );
+        assert_eq!((top.viewport_width, top.within.len()), (1280.0, 0));
+        // Scrolled out of the frame: nothing of it shows in the parent.
+        let out = ElementBox {
+            y: 200.0,
+            ..in_frame
+        };
+        let moved = out.in_parent(&frame);
+        assert_eq!(moved.height, 0.0);
+        assert_eq!(crop(&moved, 1024, 768), None);
+    }
+
+    #[test]
+    fn a_page_tool_does_not_act_on_a_tab_that_moved_to_another_origin() {
+        let allowed = "http://127.0.0.1:8000";
+        assert!(
+            still_shows(
+                3,
+                allowed,
+                "http://127.0.0.1:8000/x#y",
+                "the page tool did not act"
+            )
+            .is_ok()
+        );
+        let moved = still_shows(
+            3,
+            allowed,
+            "https://evil.example/",
+            "the page tool did not act",
+        )
+        .unwrap_err();
+        assert_eq!(moved.code, ErrorCode::Navigated);
+        assert_eq!(
+            moved.message,
+            "tab 3 now shows https://evil.example, not http://127.0.0.1:8000: the page tool did \
+             not act; call again"
+        );
+        // A tab gone (no URL) is no website either.
+        assert!(still_shows(3, allowed, "", "the page tool did not act").is_err());
+    }
+
+    #[test]
     fn crop_maps_css_pixels_to_the_images_and_clips_to_the_viewport() {
         let element = ElementBox {
             x: 10.0,
@@ -276,6 +434,7 @@ mod tests {
             height: 50.0,
             viewport_width: 800.0,
             viewport_height: 600.0,
+            within: Vec::new(),
         };
         // A device pixel ratio of 2.
         assert_eq!(
@@ -290,7 +449,7 @@ mod tests {
         let half_out = ElementBox {
             x: -50.0,
             y: 580.0,
-            ..element
+            ..element.clone()
         };
         assert_eq!(
             crop(&half_out, 800, 600),
@@ -303,7 +462,7 @@ mod tests {
         );
         let below = ElementBox {
             y: 700.0,
-            ..element
+            ..element.clone()
         };
         assert_eq!(crop(&below, 800, 600), None);
         let empty = ElementBox {
@@ -329,7 +488,7 @@ mod tests {
             "max_width": 10, "max_height": 10, "format": "png"});
         assert!(matches!(
             serde_json::from_value::<BrowserOp>(capture).unwrap(),
-            BrowserOp::Capture(Capture { selector: None, .. })
+            BrowserOp::Capture(Capture { element: None, .. })
         ));
         let unknown = serde_json::json!({"kind": "format_disk"});
         assert!(serde_json::from_value::<BrowserOp>(unknown).is_err());

@@ -99,13 +99,17 @@ pub enum FromPage {
     },
     /// A snapshot's request for the part a cross-origin child frame shows: the `nth` (from 0)
     /// child frame of the sender's frame that shows `src` (an `<iframe>`'s URL; Chrome tells a
-    /// content script no frame id for an element). The worker finds that frame, runs the runtime
-    /// in it, sends it [`ToPage::PageOp`] `page_snapshot` with `args`, and gives its answer (the
-    /// text of a `call_tool_result` or `call_tool_error`) as the response, within `timeout_ms`;
-    /// no response when there is no such frame or it did not answer in time.
+    /// content script no frame id for an element), or, when none shows it (the frame went to
+    /// another page by itself), the child frame at `index` among the sender's (`window.frames`
+    /// order, the document's, which is also the order Chrome lists a frame's children in). The
+    /// worker finds that frame, runs the runtime in it, sends it [`ToPage::PageOp`]
+    /// `page_snapshot` with `args`, and gives its answer (the text of a `call_tool_result` or
+    /// `call_tool_error`) as the response, within `timeout_ms`; no response when there is no
+    /// such frame or it did not answer in time.
     FrameSnapshot {
         src: String,
         nth: u32,
+        index: u32,
         args: Value,
         timeout_ms: u64,
     },
@@ -183,6 +187,10 @@ pub enum ToPage {
         /// runtime there names its refs with it (`f3e12`).
         #[serde(default, skip_serializing_if = "is_top_frame")]
         frame: u32,
+        /// The origin the user allowed the call on: a top frame's runtime whose document shows
+        /// another refuses it (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
@@ -334,6 +342,7 @@ impl FromPage {
             "frame_snapshot" => FromPage::FrameSnapshot {
                 src: f.req("src")?,
                 nth: f.req("nth")?,
+                index: f.req("index")?,
                 args: f.req("args")?,
                 timeout_ms: f.req("timeout_ms")?,
             },
@@ -384,6 +393,7 @@ impl ToPage {
                 trusted_input: f.opt("trusted_input")?,
                 files: f.opt("files")?,
                 frame: f.opt("frame")?,
+                origin: f.opt("origin")?,
             },
             "record" => ToPage::Record {
                 recording: f.req("recording")?,
@@ -571,6 +581,7 @@ mod tests {
             FromPage::FrameSnapshot {
                 src: "http://b.test/pay".into(),
                 nth: 1,
+                index: 2,
                 args: json!({"max_chars": 500}),
                 timeout_ms: 2000,
             },
@@ -626,6 +637,7 @@ mod tests {
                 trusted_input: false,
                 frame: 0,
                 files: Vec::new(),
+                origin: Some("http://127.0.0.1:8000".into()),
             },
             ToPage::PageOp {
                 id: "i".into(),
@@ -637,6 +649,7 @@ mod tests {
                 trusted_input: true,
                 frame: 3,
                 files: Vec::new(),
+                origin: None,
             },
             ToPage::Record { recording: true },
         ];

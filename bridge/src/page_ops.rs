@@ -119,13 +119,20 @@ pub enum ReadFormat {
 /// What `page_find` looks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FindBy {
+    /// The snapshot's lines that match.
+    Lines(LineMatch),
+    /// The snapshot's element `eN`: the most robust locator that names it alone
+    /// (`bridge::locator`), for an adapter's step.
+    Ref(Ref),
+}
+
+/// Which snapshot lines `page_find` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineMatch {
     /// Elements whose accessible name or text contains this (case-insensitive).
     Text(String),
     /// Elements of this role, optionally whose name contains `name`.
     Role { role: String, name: Option<String> },
-    /// The snapshot's element `eN`: the most robust locator that names it alone
-    /// (`bridge::locator`), for an adapter's step.
-    Ref(Ref),
 }
 
 /// What `page_wait` waits for.
@@ -515,11 +522,13 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
         }
         FIND => PageOp::Find {
             by: match (text("text"), text("role"), text("name"), text("ref")) {
-                (Some(t), None, None, None) if !t.trim().is_empty() => FindBy::Text(t),
-                (None, Some(role), name, None) => FindBy::Role {
+                (Some(t), None, None, None) if !t.trim().is_empty() => {
+                    FindBy::Lines(LineMatch::Text(t))
+                }
+                (None, Some(role), name, None) => FindBy::Lines(LineMatch::Role {
                     role: role.trim().to_ascii_lowercase(),
                     name,
-                },
+                }),
                 (None, None, None, Some(r)) => match parse_ref(&r) {
                     Some(n) => FindBy::Ref(n),
                     None => return Err(format!("{r:?} is not a ref (refs look like e12)")),
@@ -665,10 +674,10 @@ mod tests {
         assert_eq!(
             parse(FIND, json!({"role": "Button", "name": "Save"})),
             Ok(PageOp::Find {
-                by: FindBy::Role {
+                by: FindBy::Lines(LineMatch::Role {
                     role: "button".into(),
                     name: Some("Save".into())
-                }
+                })
             })
         );
     }

@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use bridge::browser_ops::{
-    self, BrowserOp, Capture, Captured, ImageFormat, TabActed, TabAction, TabList,
+    self, BrowserOp, Capture, Captured, ImageFormat, Shot, TabActed, TabAction, TabList,
 };
+use bridge::page_ops::{self, Ref};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use rmcp::{Peer, RoleServer};
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::hub::Hub;
 use crate::mcp::object;
+use crate::page_tools::PageTools;
 use crate::permission::{Need, Permission};
 
 /// What the model is told about the text of a tab list.
@@ -168,17 +170,27 @@ pub struct Screenshots {
     pub dir: PathBuf,
 }
 
-/// `page_screenshot`.
+/// `page_screenshot`. A ref goes to the tab whose snapshot showed it, as a page tool's does.
 pub async fn page_screenshot(
     hub: &Hub,
     permission: &Permission,
     peer: &Peer<RoleServer>,
     screenshots: &Screenshots,
+    page_tools: &PageTools,
     args: &JsonObject,
     target: &mut Option<PageTab>,
 ) -> Result<CallToolResult, WireError> {
     let request = ScreenshotArgs::read(args)?;
-    let page = resolve_tab(hub, request.tab).await?;
+    let (tab, element) = match request.element {
+        None => (request.tab, None),
+        Some(Element::Selector(selector)) => (request.tab, Some(Shot::Selector(selector))),
+        Some(Element::Ref(r)) => {
+            let (tab, doc) = page_tools.route(r, request.tab)?;
+            let name = page_ops::ref_name(r);
+            (tab, Some(Shot::Ref { name, doc }))
+        }
+    };
+    let page = resolve_tab(hub, tab).await?;
     *target = Some(page.clone());
     permission
         .authorize(peer, &page.origin, Need::PageTools)
@@ -186,7 +198,7 @@ pub async fn page_screenshot(
     let capture = Capture {
         tab: page.tab,
         origin: page.origin.clone(),
-        selector: request.selector,
+        element,
         max_width: request.max_width,
         max_height: request.max_height,
         format: request.format,
@@ -218,9 +230,15 @@ pub async fn page_screenshot(
     Ok(result)
 }
 
+/// The element `page_screenshot` was asked for.
+enum Element {
+    Selector(String),
+    Ref(Ref),
+}
+
 struct ScreenshotArgs {
     tab: Option<TabId>,
-    selector: Option<String>,
+    element: Option<Element>,
     max_width: u32,
     max_height: u32,
     format: ImageFormat,
@@ -256,13 +274,29 @@ impl ScreenshotArgs {
                 ))
             })?,
         };
-        let selector = match args.get("selector") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-            Some(other) => {
+        let given = |name: &str| args.get(name).filter(|v| !v.is_null());
+        let element = match (given("selector"), given("ref")) {
+            (None, None) => None,
+            (Some(Value::String(s)), None) if !s.trim().is_empty() => {
+                Some(Element::Selector(s.clone()))
+            }
+            (Some(other), None) => {
                 return Err(invalid(&format!(
                     "page_screenshot's `selector` must be a CSS selector, got {other}"
                 )));
+            }
+            (None, Some(r)) => match r.as_str().and_then(page_ops::parse_ref) {
+                Some(r) => Some(Element::Ref(r)),
+                None => {
+                    return Err(invalid(&format!(
+                        "page_screenshot's `ref` must be a snapshot's ref like e12, got {r}"
+                    )));
+                }
+            },
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "page_screenshot takes `ref` or `selector`, not both",
+                ));
             }
         };
         let tab = match args.get("tab_id") {
@@ -284,7 +318,7 @@ impl ScreenshotArgs {
         };
         Ok(ScreenshotArgs {
             tab,
-            selector,
+            element,
             max_width: side("max_width")?,
             max_height: side("max_height")?,
             format,
@@ -350,6 +384,7 @@ pub fn tools() -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "tab_id": {"type": "integer", "minimum": 0},
+                    "ref": {"type": "string", "description": "a snapshot's element"},
                     "selector": {"type": "string", "description": "CSS selector of one element"},
                     "max_width": {"type": "integer", "minimum": browser_ops::MIN_SIDE,
                                   "maximum": browser_ops::MAX_SIDE},
@@ -418,7 +453,12 @@ mod tests {
             (browser_ops::DEFAULT_MAX_SIDE, browser_ops::DEFAULT_MAX_SIDE)
         );
         assert_eq!(read.format, ImageFormat::Png);
-        assert!(!read.to_file && read.selector.is_none() && read.tab.is_none());
+        assert!(!read.to_file && read.element.is_none() && read.tab.is_none());
+        let read = ScreenshotArgs::read(&args(json!({"ref": "f3e12"}))).unwrap();
+        assert!(matches!(
+            read.element,
+            Some(Element::Ref(Ref { frame: 3, n: 12 }))
+        ));
         let read = ScreenshotArgs::read(&args(
             json!({"max_width": 200, "format": "jpeg", "tab_id": 4}),
         ))
@@ -429,6 +469,8 @@ mod tests {
             (json!({"max_height": 1e9}), "max_height"),
             (json!({"format": "gif"}), "format"),
             (json!({"selector": ""}), "selector"),
+            (json!({"ref": "12"}), "ref"),
+            (json!({"ref": "e1", "selector": "#a"}), "not both"),
             (json!({"to_file": "yes"}), "to_file"),
             (json!({"tab_id": -1}), "tab_id"),
         ] {

@@ -58,11 +58,16 @@ impl Grants {
 
     /// Whether `origin` has what `need` asks for (an unreadable file allows nothing).
     pub fn allows(&self, origin: &str, need: Need) -> bool {
+        self.of(origin).is_some_and(|g| g.allows(need))
+    }
+
+    /// `origin`'s grant, from one read of the file (an unreadable file grants nothing).
+    pub fn of(&self, origin: &str) -> Option<Grant> {
         match self.read() {
-            Ok(file) => file.origins.get(origin).is_some_and(|g| g.allows(need)),
+            Ok(mut file) => file.origins.remove(origin),
             Err(e) => {
                 tracing::warn!("{e}");
-                false
+                None
             }
         }
     }

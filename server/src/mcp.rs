@@ -316,7 +316,8 @@ impl TabwireMcp {
         let call = self.page_tools.prepare(name, args, tab)?;
         let page = browser_tools::resolve_tab(&self.hub, call.tab).await?;
         *target = Some(page.clone());
-        self.safeguards
+        let allowed = self
+            .safeguards
             .permission
             .authorize(peer, &page.origin, crate::grants::Need::PageTools)
             .await?;
@@ -328,6 +329,7 @@ impl TabwireMcp {
                 Some(page.tab),
                 call.doc,
                 Some(page.origin.clone()),
+                allowed.trusted_input,
             )
             .await
         {
@@ -491,6 +493,7 @@ impl TabwireMcp {
                     &guards.permission,
                     peer,
                     screenshots,
+                    &self.page_tools,
                     &args,
                     target,
                 )

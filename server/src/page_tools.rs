@@ -85,7 +85,7 @@ impl PageTools {
 
     /// The tab and document ref `n` came from: the tab named (which must have shown it), or the
     /// one that showed it last.
-    fn route(
+    pub fn route(
         &self,
         n: Ref,
         tab: Option<TabId>,

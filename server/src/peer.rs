@@ -247,11 +247,16 @@ where
                 args,
                 doc,
                 origin,
+                trusted_input,
                 ..
             } => {
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
+                // The peer's permission gate decided both, from the same grants file.
                 let task = tokio::spawn(async move {
-                    let answer = match hub.page_op(&op, args, tab, doc, origin).await {
+                    let answer = match hub
+                        .page_op(&op, args, tab, doc, origin, trusted_input)
+                        .await
+                    {
                         Ok(result) => ToServer::CallToolResult {
                             id,
                             result,

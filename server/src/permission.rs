@@ -22,6 +22,14 @@ const ASK_TIMEOUT: Duration = Duration::from_secs(300);
 /// The one boolean of the question's form.
 const ALLOW_FIELD: &str = "allow";
 
+/// What the gate let a call through with: how its input reaches the page, decided with the
+/// permission from the same read of the grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowed {
+    /// The user turned trusted input on for the origin: input goes through Chrome's debugger.
+    pub trusted_input: bool,
+}
+
 pub struct Permission {
     grants: Grants,
     allow_all_origins: bool,
@@ -41,19 +49,29 @@ impl Permission {
 
     /// Whether `need` is allowed on `origin` now, without asking.
     pub fn allowed(&self, origin: &str, need: Need) -> bool {
-        (self.allow_all_origins && need == Need::PageTools) || self.grants.allows(origin, need)
+        self.check(origin, need).is_some()
     }
 
-    /// Ok when the user allowed `need` on `origin`, asking them (through `peer`) if they have not
-    /// been asked and the client can ask; else `PERMISSION_REQUIRED` saying how to allow it.
+    /// What the user allowed on `origin` now, when it covers `need`: one read of the grants.
+    fn check(&self, origin: &str, need: Need) -> Option<Allowed> {
+        let grant = self.grants.of(origin);
+        let trusted_input = grant.as_ref().is_some_and(|g| g.allows(Need::TrustedInput));
+        let allowed = (self.allow_all_origins && need == Need::PageTools)
+            || grant.is_some_and(|g| g.allows(need));
+        allowed.then_some(Allowed { trusted_input })
+    }
+
+    /// What the user allowed on `origin` when it covers `need`, asking them (through `peer`) if
+    /// they have not been asked and the client can ask; else `PERMISSION_REQUIRED` saying how to
+    /// allow it.
     pub async fn authorize(
         &self,
         peer: &Peer<RoleServer>,
         origin: &str,
         need: Need,
-    ) -> Result<(), WireError> {
-        if self.allowed(origin, need) {
-            return Ok(());
+    ) -> Result<Allowed, WireError> {
+        if let Some(allowed) = self.check(origin, need) {
+            return Ok(allowed);
         }
         if !peer
             .supported_elicitation_modes()
@@ -62,8 +80,8 @@ impl Permission {
             return Err(required(origin, need, None));
         }
         let _turn = self.asking.lock().await;
-        if self.allowed(origin, need) {
-            return Ok(());
+        if let Some(allowed) = self.check(origin, need) {
+            return Ok(allowed);
         }
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -96,7 +114,10 @@ impl Permission {
             .allow(origin, need)
             .map_err(|e: GrantsError| WireError::new(ErrorCode::Internal, e.to_string()))?;
         tracing::info!(origin, ?need, "the user allowed");
-        Ok(())
+        // A yes to page tools allows them alone (a revoke took trusted input with them).
+        Ok(Allowed {
+            trusted_input: need == Need::TrustedInput,
+        })
     }
 
     /// After an action the page did not take (`no_effect`) on `origin` without trusted input:
@@ -197,6 +218,30 @@ mod tests {
         assert!(!permission.allowed("https://a.example", Need::TrustedInput));
         let strict = Permission::new(Grants::new(dir.path().join("grants.json")), false);
         assert!(!strict.allowed("https://a.example", Need::PageTools));
+    }
+
+    #[test]
+    fn the_gates_answer_carries_the_trusted_input_grant() {
+        let dir = tempfile::tempdir().unwrap();
+        let grants = Grants::new(dir.path().join("grants.json"));
+        let permission = Permission::new(grants.clone(), false);
+        let origin = "https://a.example";
+        assert_eq!(permission.check(origin, Need::PageTools), None);
+        grants.allow(origin, Need::PageTools).unwrap();
+        let page_tools = Some(Allowed {
+            trusted_input: false,
+        });
+        assert_eq!(permission.check(origin, Need::PageTools), page_tools);
+        grants.allow(origin, Need::TrustedInput).unwrap();
+        let trusted = Some(Allowed {
+            trusted_input: true,
+        });
+        assert_eq!(permission.check(origin, Need::PageTools), trusted);
+        assert_eq!(permission.check(origin, Need::TrustedInput), trusted);
+        // --allow-all-origins never turns trusted input on by itself.
+        let all = Permission::new(grants, true);
+        assert_eq!(all.check("https://b.example", Need::PageTools), page_tools);
+        assert_eq!(all.check(origin, Need::PageTools), trusted);
     }
 
     #[test]

@@ -14,10 +14,14 @@ import pytest
 
 from harness.cdp import CdpError
 from harness.mcp_client import TabwireSession
+from harness.png import close_to, image_of
 from harness.todomvc import any_stored_todos
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
+
+GREEN = (0, 0xC0, 0)  # the frame fixture's button, text and all
+BLUE = (0, 0, 0xC0)  # the same, tinted (?tint)
 
 
 @pytest.fixture
@@ -211,7 +215,7 @@ async def test_the_fixture_page_shadow_frames_cursor_cover_and_navigation(
 async def test_a_cross_origin_frame_is_shown_in_place_acted_in_and_its_refs_go_stale_with_it(
     tabwire, launch_chromium, extension_dir, fixture_server, second_fixture_server
 ):
-    cross = second_fixture_server.url("plain", "page-tools/frame.html")
+    cross = second_fixture_server.url("plain", "page-tools/frame.html") + "?tint"
     cross_origin = re.match(r"http://[^/]+", cross)[0]
     url = fixture_server.url("plain", "page-tools/index.html") + f"?cross={cross}"
     browser = await launch_chromium(extension_dir=extension_dir)
@@ -245,9 +249,23 @@ async def test_a_cross_origin_frame_is_shown_in_place_acted_in_and_its_refs_go_s
     waited = await agent.ok("page_wait", ref=button, timeout_ms=2000)
     assert f"{button} is there" in waited, waited
 
+    # A screenshot of one element by its ref: the button alone (a 120x40 block, green in the same-
+    # origin frame, blue in the other), whether the top document's runtime holds the ref or the
+    # cross-origin frame's (its box moved by where that frame sits in the page).
+    for shown, colour in ((agent.ref(lines, r'^button e\d+ "Frame button"'), GREEN), (button, BLUE)):
+        shot = await tabwire.session.call_tool("page_screenshot", {"tab_id": agent.tab, "ref": shown})
+        assert not shot.is_error, shot
+        image, about = image_of(shot)
+        w, h = image.width, image.height
+        assert (w, h) == (about["width"], about["height"]), about
+        assert abs(w / h - 3) < 0.2, (shown, about)
+        # (Inside the focus ring the clicked button has.)
+        for x, y in [(w // 8, h // 2), (w // 2, h // 2), (7 * w // 8, h // 2), (w // 2, h // 4), (w // 2, 3 * h // 4)]:
+            assert close_to(image.pixel(x, y), colour), (shown, x, y, image.pixel(x, y))
+
     # The frame loads another page: its refs are stale (never acting on whatever is there now);
     # a new snapshot gives refs that work.
-    again = cross + "?again=1"
+    again = cross + "&again=1"
     await browser.cdp.evaluate(page, f"document.getElementById('cross').src = {again!r}")
 
     async def reloaded() -> bool:
@@ -258,10 +276,30 @@ async def test_a_cross_origin_frame_is_shown_in_place_acted_in_and_its_refs_go_s
     assert stale.is_error and stale.text.startswith("STALE_REF"), stale
     assert "take a new snapshot" in stale.text, stale
     assert await browser.cdp.evaluate_in_frame(page, again, status) == ""
+    stale = await agent.call("page_screenshot", ref=button)
+    assert stale.is_error and stale.text.startswith("STALE_REF"), stale
+    assert "take a new snapshot" in stale.text, stale
     pattern = r'^button f\d+e\d+ "Frame button"'
     fresh = agent.ref(await agent.snapshot_until(pattern), pattern)
     await agent.ok("page_act", ref=fresh, action="click")
     assert await browser.cdp.evaluate_in_frame(page, again, status) == "frame clicked"
+
+    # The frame goes to another page by itself (its <iframe>'s src still names the one before): it
+    # is still found, shown and acted in.
+    moved = cross + "&moved=1"
+    await browser.cdp.evaluate_in_frame(page, again, f"location.href = {moved!r}")
+
+    async def moved_loaded() -> bool:
+        return await browser.cdp.evaluate_in_frame(page, moved, "document.readyState") == "complete"
+
+    await wait_for(moved_loaded, timeout=10, what="the frame's own next page", ignore=(CdpError,))
+    assert await browser.cdp.evaluate(page, "document.getElementById('cross').src") == again
+    lines = await agent.snapshot_until(pattern)
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith('iframe "Other origin"'))
+    assert lines[at].endswith(f" [content from {cross_origin}]"), lines[at]
+    moved_button = agent.ref(lines, pattern)
+    await agent.ok("page_act", ref=moved_button, action="click")
+    assert await browser.cdp.evaluate_in_frame(page, moved, status) == "frame clicked"
 
 
 async def test_bad_input_is_a_typed_error_at_once_and_the_next_call_works(

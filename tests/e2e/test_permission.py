@@ -11,7 +11,6 @@ with and without elicitation. `page_screenshot` is the page tool behind the gate
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -21,22 +20,13 @@ import pytest
 from conftest import run_cli
 from harness import png
 from harness.mcp_client import open_tabwire_session
+from harness.png import close_to, image_of
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
 RED = (255, 0, 0)
 BLUE = (0, 0, 255)
-
-
-def close_to(pixel: tuple[int, int, int], colour: tuple[int, int, int]) -> bool:
-    return all(abs(a - b) <= 8 for a, b in zip(pixel, colour))
-
-
-def image_of(session_result: types.CallToolResult) -> tuple[png.Image, dict]:
-    images = [c for c in session_result.content if isinstance(c, types.ImageContent)]
-    assert len(images) == 1 and images[0].mime_type == "image/png", session_result
-    return png.decode(base64.b64decode(images[0].data)), session_result.structured_content
 
 
 @pytest.fixture

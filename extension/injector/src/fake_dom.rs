@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::pin::pin;
+use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
@@ -33,8 +34,8 @@ pub struct FakeNode {
     pub selected: Option<usize>,
     /// An `<iframe>`'s document root.
     pub frame_root: Option<usize>,
-    /// An `<iframe>` of another origin: the URL it shows.
-    pub child_frame: Option<&'static str>,
+    /// An `<iframe>` of another origin.
+    pub child_frame: Option<crate::page::ChildFrame>,
     /// The tag name (`div` when empty).
     pub tag: &'static str,
     pub disabled: bool,
@@ -106,10 +107,15 @@ pub struct FakeDom {
     /// What performing trusted input answers (absent: done).
     pub trusted_fails: RefCell<Option<bridge::WireError>>,
     /// What the runtime of the nth frame showing a URL answers to a snapshot (absent: it never
-    /// answers), and the frames asked, with the time they were given.
+    /// answers), and what happened in order: `Ok((url, nth, index, time given))` when it was
+    /// asked, `Err(url)` when its answer was taken.
     pub frame_answers: RefCell<std::collections::HashMap<(String, u32), serde_json::Value>>,
-    pub frames_asked: RefCell<Vec<(String, u32, u64)>>,
+    pub frames_asked: Rc<RefCell<Vec<FrameAsked>>>,
 }
+
+/// A frame snapshot asked for (`Ok((url, nth, index, time given))`), or its answer taken
+/// (`Err(url)`).
+pub type FrameAsked = Result<(String, u32, u32, u64), String>;
 
 impl FakeDom {
     pub fn add(&self, node: FakeNode) -> usize {
@@ -677,22 +683,30 @@ impl crate::page::PageDom for FakeDom {
         (self.url.borrow().clone(), "Fake".to_owned())
     }
 
-    fn child_frame(&self, node: &usize) -> Option<String> {
-        self.nodes.borrow()[*node].child_frame.map(str::to_owned)
+    fn child_frame(&self, node: &usize) -> Option<crate::page::ChildFrame> {
+        self.nodes.borrow()[*node].child_frame.clone()
     }
 
     fn frame_snapshot(
         &self,
-        src: &str,
+        frame: crate::page::ChildFrame,
         nth: u32,
         _args: serde_json::Value,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>> {
-        let key = (src.to_owned(), nth);
-        self.frames_asked
-            .borrow_mut()
-            .push((key.0.clone(), nth, timeout_ms));
-        std::future::ready(self.frame_answers.borrow().get(&key).cloned())
+        let src = frame.src;
+        let asked = (src.clone(), nth, frame.index, timeout_ms);
+        self.frames_asked.borrow_mut().push(Ok(asked));
+        let answer = self
+            .frame_answers
+            .borrow()
+            .get(&(src.clone(), nth))
+            .cloned();
+        let log = Rc::clone(&self.frames_asked);
+        async move {
+            log.borrow_mut().push(Err(src));
+            answer
+        }
     }
 
     fn scroll_page(&self) {

@@ -378,6 +378,7 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             trusted_input,
             files,
             frame,
+            origin,
         } => {
             // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
             crate::page::web::REFS.with(|refs| refs.borrow_mut().frame = frame);
@@ -389,6 +390,7 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
                 timeout_ms,
                 trusted_input,
                 files: files.into(),
+                origin,
             };
             spawn_local(page_op(id, call, reply));
             true
@@ -626,28 +628,28 @@ async fn call(
     }
 }
 
-/// The answer to a `page_snapshot` with `args` of the runtime of the `nth` child frame showing
-/// `src`, asked through the worker, which gives up after `timeout_ms` (`None`: no answer, or an
-/// error).
-pub(crate) async fn ask_frame(
-    src: String,
+/// Asks the worker for the snapshot of child frame `frame`, the `nth` showing its URL (see
+/// [`FromPage::FrameSnapshot`]): the message leaves now, the answer is awaited by the future.
+pub(crate) fn ask_frame(
+    frame: crate::page::ChildFrame,
     nth: u32,
     args: serde_json::Value,
     timeout_ms: u64,
-) -> Option<serde_json::Value> {
+) -> impl Future<Output = Option<serde_json::Value>> {
     let ask = FromPage::FrameSnapshot {
-        src,
+        src: frame.src,
         nth,
+        index: frame.index,
         args,
         timeout_ms,
     };
-    let reply = JsFuture::from(runtime_send_message(&encode(&ask)))
-        .await
-        .ok()?
-        .as_string()?;
-    match serde_json::from_str(&reply).ok()? {
-        FromPage::CallToolResult { result, .. } => Some(result),
-        _ => None,
+    let sent = JsFuture::from(runtime_send_message(&encode(&ask)));
+    async move {
+        let reply = sent.await.ok()?.as_string()?;
+        match serde_json::from_str(&reply).ok()? {
+            FromPage::CallToolResult { result, .. } => Some(result),
+            _ => None,
+        }
     }
 }
 
@@ -661,6 +663,8 @@ struct PageCall {
     trusted_input: bool,
     /// The files it puts on the page.
     files: Rc<[UploadFile]>,
+    /// The origin the user allowed it on (see [`ToPage::PageOp`]).
+    origin: Option<String>,
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
@@ -673,12 +677,18 @@ async fn page_op(id: String, call: PageCall, reply_to: Reply) {
         timeout_ms,
         trusted_input,
         files,
+        origin,
     } = call;
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
     let deadline = js_sys::Date::now() + timeout_ms as f64;
     web_dialogs::begin(&id, cancelled.clone());
     let result = async {
+        if let Some(allowed) = &origin {
+            let (url, _) = location_and_title();
+            let not_done = "the page tool did not act";
+            bridge::browser_ops::still_shows(tab, allowed, &url, not_done)?;
+        }
         let op = bridge::page_ops::parse(&op, args)
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
         if let Some(answer) = op.dialog_answer() {

@@ -288,7 +288,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 // A page already leaving is not waited for: a fast one would be gone before the
                 // call could say where it went.
                 if step.acts_on_page() && !matches!(self.dom.leaving(), Leaving::To(_)) {
-                    self.dom.checkpoint().await;
+                    crate::page::profile::span("checkpoint", self.dom.checkpoint()).await;
                     if let Some((label, who, check)) = self.after_settle.take() {
                         check
                             .verify(self.dom)
@@ -325,7 +325,8 @@ impl<'d, D: PageDom> Run<'d, D> {
                 } else {
                     1
                 };
-                input::click(self.dom, &node, clicks, self.patience())
+                let click = input::click(self.dom, &node, clicks, self.patience());
+                crate::page::profile::span("click", click)
                     .await
                     .map_err(|r| refused(label, &who, r))?;
             }
@@ -723,268 +724,6 @@ impl<'d, D: PageDom> Run<'d, D> {
         Ok(None)
     }
 
-    /// A `fetch` step: GET the rendered path, within its deadline and until cancelled, and
-    /// turn a good answer into the step's value. Every failure names the request.
-    async fn fetch(
-        &self,
-        url: &str,
-        body: &FetchBody,
-        timeout_ms: Option<u64>,
-        label: &str,
-    ) -> Result<Value, WireError> {
-        let path = template::render_url(url, &self.vars).map_err(|e| template_error(label, e))?;
-        fetch::check_rendered_path(&path)
-            .map_err(|why| fail(ErrorCode::InvalidArgs, label, format!("GET {why}")))?;
-        let request = format!("GET {path}");
-        let accept = match body {
-            FetchBody::Json | FetchBody::Records { .. } => "application/json",
-            FetchBody::Text => "text/plain, */*;q=0.5",
-        };
-        let start = self.dom.now_ms();
-        let deadline = timeout_ms.map_or(self.deadline, |t| (start + t as f64).min(self.deadline));
-        let answer = {
-            // Dropping the request (timeout, cancellation) aborts it.
-            let mut pending = pin!(self.dom.fetch(&path, accept, MAX_RESPONSE_BYTES));
-            loop {
-                let now = self.dom.now_ms();
-                if now >= deadline {
-                    return Err(fail(
-                        ErrorCode::Timeout,
-                        label,
-                        format!(
-                            "{request} did not answer within {} ms",
-                            (now - start).round()
-                        ),
-                    ));
-                }
-                if self.cancelled.get() {
-                    return Err(fail(
-                        ErrorCode::Cancelled,
-                        label,
-                        format!("the call was cancelled while waiting for {request}"),
-                    ));
-                }
-                let mut tick = pin!(self.dom.settle((deadline - now).min(POLL_MS)));
-                let done = poll_fn(|cx| match pending.as_mut().poll(cx) {
-                    Poll::Ready(answer) => Poll::Ready(Some(answer)),
-                    Poll::Pending => tick.as_mut().poll(cx).map(|()| None),
-                })
-                .await;
-                if let Some(answer) = done {
-                    break answer;
-                }
-            }
-        };
-        let answer = answer.map_err(|failure| match failure {
-            FetchFailure::Network(why) => fail(
-                ErrorCode::AdapterError,
-                label,
-                format!("{request} failed: {why}"),
-            ),
-            FetchFailure::TooLarge => fail(
-                ErrorCode::TooLarge,
-                label,
-                format!(
-                    "{request}: the response is larger than {} MiB",
-                    MAX_RESPONSE_BYTES / (1024 * 1024)
-                ),
-            ),
-        })?;
-        if !(200..300).contains(&answer.status) {
-            let body = String::from_utf8_lossy(&answer.body);
-            let excerpt: String = body.trim().chars().take(200).collect();
-            return Err(fail(
-                ErrorCode::AdapterError,
-                label,
-                format!(
-                    "{request} answered HTTP {} {}{}",
-                    answer.status,
-                    answer.status_text,
-                    if excerpt.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {excerpt}")
-                    }
-                ),
-            ));
-        }
-        if *body == FetchBody::Text {
-            return Ok(Value::String(
-                String::from_utf8_lossy(&answer.body).into_owned(),
-            ));
-        }
-        let json = serde_json::from_slice::<Value>(&answer.body).map_err(|e| {
-            let content_type = if answer.content_type.is_empty() {
-                "no Content-Type"
-            } else {
-                answer.content_type.as_str()
-            };
-            fail(
-                ErrorCode::AdapterError,
-                label,
-                format!("{request} answered no JSON ({content_type}): {e}"),
-            )
-        })?;
-        match body {
-            FetchBody::Records { records, fields } => {
-                fetch::project(&json, records.as_deref().unwrap_or(""), fields).map_err(|why| {
-                    fail(ErrorCode::AdapterError, label, format!("{request}: {why}"))
-                })
-            }
-            FetchBody::Json | FetchBody::Text => Ok(json),
-        }
-    }
-
-    /// The element `selector` (a template) finds in `scope` now, or ELEMENT_NOT_FOUND.
-    /// Absent `selector`: the scope element itself (the document element at the top).
-    fn element(
-        &self,
-        scope: Option<&D::Node>,
-        selector: Option<&str>,
-        label: &str,
-    ) -> Result<D::Node, WireError> {
-        match selector {
-            Some(selector) => {
-                let selector = self.selector(selector, label)?;
-                self.find(scope, &selector, label)
-            }
-            None => Ok(scope.cloned().unwrap_or_else(|| self.dom.root())),
-        }
-    }
-
-    /// The element a step acts on (see [`Run::element`]) and its name for errors: the selector,
-    /// or the element's description when the step acts on its scope.
-    fn target(
-        &self,
-        scope: Option<&D::Node>,
-        selector: Option<&str>,
-        label: &str,
-    ) -> Result<(D::Node, String), WireError> {
-        let node = self.element(scope, selector, label)?;
-        let who = match selector {
-            Some(selector) => format!("`{}`", self.selector(selector, label)?),
-            None => input::describe(self.dom, &node),
-        };
-        Ok((node, who))
-    }
-
-    /// How long an action waits for its covered element to come free: [`COVERED_PATIENCE_MS`], or
-    /// what is left of the call.
-    fn patience(&self) -> f64 {
-        (self.deadline - self.dom.now_ms()).clamp(0.0, COVERED_PATIENCE_MS)
-    }
-
-    /// Sets `names` to `null`, so a branch or loop that did not run leaves them defined.
-    fn clear(&mut self, names: &[&str]) {
-        for name in names {
-            self.vars.insert((*name).to_owned(), Value::Null);
-        }
-    }
-
-    /// Waits for a DOM change (at most `left_ms`, at most [`POLL_MS`]), unless cancelled.
-    async fn pause(&self, left_ms: f64, label: &str) -> Result<(), WireError> {
-        if self.cancelled.get() {
-            return Err(fail(
-                ErrorCode::Cancelled,
-                label,
-                "the call was cancelled while waiting",
-            ));
-        }
-        self.dom.settle(left_ms.min(POLL_MS)).await;
-        Ok(())
-    }
-
-    fn selector(&self, template: &str, label: &str) -> Result<String, WireError> {
-        template::render_selector(template, &self.vars).map_err(|e| template_error(label, e))
-    }
-
-    fn query(
-        &self,
-        scope: Option<&D::Node>,
-        selector: &str,
-        label: &str,
-    ) -> Result<Option<D::Node>, WireError> {
-        // `:scope` is the scope element itself (a page tool acting on the element it found).
-        if let (":scope", Some(scope)) = (selector, scope) {
-            return Ok(Some(scope.clone()));
-        }
-        match Locator::parse(selector) {
-            Ok(Locator::Css(css)) => self
-                .dom
-                .query(scope, &css)
-                .map_err(|why| bad_selector(label, selector, &why)),
-            _ => Ok(self.query_all(scope, selector, label)?.into_iter().next()),
-        }
-    }
-
-    /// The elements `selector` (CSS or a locator, `bridge::locator`) names inside `scope`.
-    fn query_all(
-        &self,
-        scope: Option<&D::Node>,
-        selector: &str,
-        label: &str,
-    ) -> Result<Vec<D::Node>, WireError> {
-        let locator =
-            Locator::parse(selector).map_err(|why| bad_selector(label, selector, &why))?;
-        locate::query_all(self.dom, scope, &locator)
-            .map_err(|why| bad_selector(label, selector, &why))
-    }
-
-    fn find(
-        &self,
-        scope: Option<&D::Node>,
-        selector: &str,
-        label: &str,
-    ) -> Result<D::Node, WireError> {
-        self.query(scope, selector, label)?.ok_or_else(|| {
-            fail(
-                ErrorCode::ElementNotFound,
-                label,
-                bridge::step_failure::no_element(selector),
-            )
-        })
-    }
-
-    async fn wait(
-        &mut self,
-        scope: Option<&D::Node>,
-        selector: &str,
-        until: WaitUntil,
-        timeout_ms: Option<u64>,
-        label: &str,
-    ) -> Result<(), WireError> {
-        let start = self.dom.now_ms();
-        let own_deadline = timeout_ms.map(|t| start + t as f64);
-        let deadline = own_deadline.map_or(self.deadline, |d| d.min(self.deadline));
-        loop {
-            let satisfied = match until {
-                WaitUntil::Attached => self.query(scope, selector, label)?.is_some(),
-                WaitUntil::Gone => self.query(scope, selector, label)?.is_none(),
-                WaitUntil::Visible => self
-                    .query_all(scope, selector, label)?
-                    .iter()
-                    .any(|n| self.dom.is_visible(n)),
-            };
-            if satisfied {
-                return Ok(());
-            }
-            let now = self.dom.now_ms();
-            if now >= deadline {
-                let state = match until {
-                    WaitUntil::Visible => "visible",
-                    WaitUntil::Attached => "in the page",
-                    WaitUntil::Gone => "gone",
-                };
-                return Err(fail(
-                    ErrorCode::Timeout,
-                    label,
-                    bridge::step_failure::still_not(selector, state, now - start),
-                ));
-            }
-            self.pause(deadline - now, label).await?;
-        }
-    }
-
     /// The chord's key events (see [`input::press`]); the default action of Enter on a text
     /// input whose value changed since `fill` focused it is the `change` Chrome fires natively
     /// (TodoMVC's vanillajs adds a todo on `change`, its React variant on keydown), then implicit
@@ -1031,128 +770,6 @@ impl<'d, D: PageDom> Run<'d, D> {
             self.dom.dispatch_change(node);
         }
     }
-
-    fn read(&self, node: Option<&D::Node>, read: &Read) -> Value {
-        let Some(node) = node else {
-            return match read {
-                Read::Exists => Value::Bool(false),
-                Read::Count => Value::from(0),
-                Read::Url(segment) => url_part(&self.dom.url(), *segment),
-                Read::Text
-                | Read::OwnText
-                | Read::Value
-                | Read::Attr(_)
-                | Read::Prop(_)
-                | Read::HasClass(_) => Value::Null,
-            };
-        };
-        match read {
-            Read::Text => Value::String(self.dom.text(node).trim().to_owned()),
-            Read::OwnText => Value::String(self.dom.own_text(node).trim().to_owned()),
-            Read::Value => self.dom.value(node).map_or(Value::Null, Value::String),
-            Read::Exists => Value::Bool(true),
-            // Counted by `count` over the selector's matches; an element read by itself is one.
-            Read::Count => Value::from(1),
-            Read::Attr(name) => self.dom.attr(node, name).map_or(Value::Null, Value::String),
-            Read::Prop(name) => self.dom.prop(node, name),
-            Read::HasClass(name) => Value::Bool(self.dom.has_class(node, name)),
-            Read::Url(segment) => url_part(&self.dom.url(), *segment),
-        }
-    }
-
-    /// The array a `for_each` over `items` (one variable, validated) runs through; `null`, an
-    /// optional argument left out, is none. Arguments are arrays already (`check_args`), so
-    /// anything else is the adapter's mistake.
-    fn items(&self, items: &str, label: &str) -> Result<Vec<Value>, WireError> {
-        let value = template::render_value(&Value::String(items.to_owned()), &self.vars)
-            .map_err(|e| template_error(label, e))?;
-        let kind = match value {
-            Value::Array(items) => return Ok(items),
-            Value::Null => return Ok(Vec::new()),
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Object(_) => "an object",
-        };
-        Err(fail(
-            ErrorCode::AdapterError,
-            label,
-            format!("`items` {items} is {kind}, expected an array"),
-        ))
-    }
-
-    /// How many elements match `selector` in `scope` (what a `count` read answers).
-    fn count(
-        &self,
-        scope: Option<&D::Node>,
-        selector: &str,
-        label: &str,
-    ) -> Result<Value, WireError> {
-        let nodes = self.query_all(scope, selector, label)?;
-        Ok(Value::from(nodes.len()))
-    }
-
-    fn field(&self, item: &D::Node, field: &Field, label: &str) -> Result<Value, WireError> {
-        let node = match &field.selector {
-            Some(selector) => {
-                let selector = self.selector(selector, label)?;
-                if field.read == Read::Count {
-                    return self.count(Some(item), &selector, label);
-                }
-                self.query(Some(item), &selector, label)?
-            }
-            None => Some(item.clone()),
-        };
-        Ok(match (&node, &field.read) {
-            (None, Read::HasClass(_)) => Value::Bool(false),
-            _ => self.read(node.as_ref(), &field.read),
-        })
-    }
-}
-
-/// The page's address, or segment `segment` of its path (negative: from the end), decoded;
-/// `null` when the path has no such segment.
-fn url_part(href: &str, segment: Option<i32>) -> Value {
-    let Some(segment) = segment else {
-        return Value::String(href.to_owned());
-    };
-    let after_scheme = href.split_once("://").map_or(href, |(_, rest)| rest);
-    let path = after_scheme.find('/').map_or("", |at| &after_scheme[at..]);
-    let path = path.split(['?', '#']).next().unwrap_or_default();
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let index = if segment < 0 {
-        segments.len().checked_sub(segment.unsigned_abs() as usize)
-    } else {
-        Some(segment as usize)
-    };
-    index
-        .and_then(|i| segments.get(i))
-        .map_or(Value::Null, |s| Value::String(percent_decode(s)))
-}
-
-/// `%xx` escapes decoded as UTF-8 (an invalid sequence is kept as written).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// An action the element could not take (or did not take), named.
@@ -1178,9 +795,16 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
     )
 }
 
+mod fetch_step;
+mod files;
+mod query;
+mod read;
+
+#[cfg(test)]
+use read::url_part;
+
 #[cfg(test)]
 mod fetch_tests;
-mod files;
 #[cfg(test)]
 mod files_tests;
 #[cfg(test)]

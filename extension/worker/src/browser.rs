@@ -6,11 +6,10 @@
 //! the top, tested on the host; the async part below only performs it.
 
 use bridge::browser_ops::{
-    BrowserOp, BrowserTab, Capture, Captured, ElementBox, Region, TabActed, TabAction, TabList,
-    crop, fit,
+    BrowserOp, BrowserTab, Capture, Captured, ElementBox, FrameBox, Region, Shot, TabActed,
+    TabAction, TabList, crop, fit, still_shows,
 };
 use bridge::protocol::TabId;
-use bridge::webmcp::origin;
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
@@ -70,17 +69,32 @@ pub fn check_origin(capture: &Capture, url: &str) -> Result<(), WireError> {
     still_shows(capture.tab, &capture.origin, url, "nothing was captured")
 }
 
-/// Ok when `tab`, showing `url`, still shows the origin the user `allowed`; else NAVIGATED
-/// saying so and that `not_done`.
-pub fn still_shows(tab: TabId, allowed: &str, url: &str, not_done: &str) -> Result<(), WireError> {
-    match origin(url) {
-        Some(shown) if shown == allowed => Ok(()),
-        shown => Err(WireError::new(
-            ErrorCode::Navigated,
-            format!(
-                "tab {tab} now shows {}, not {allowed}: {not_done}; call again",
-                shown.as_deref().unwrap_or("a page that is not a website"),
-            ),
+/// The frame the element of `shot` is in (0: the top document), and how an error names it.
+pub fn shot_frame(shot: &Shot) -> (u32, String) {
+    match shot {
+        Shot::Selector(selector) => (0, format!("{selector:?}")),
+        Shot::Ref { name, .. } => {
+            let frame = bridge::page_ops::parse_ref(name).map_or(0, |r| r.frame);
+            (frame, name.clone())
+        }
+    }
+}
+
+/// The element's box from `worker.js`'s `elementBox` run in its frame: the box; a string saying
+/// the selector is not valid; `{stale}` when the ref's runtime no longer has it; nothing when no
+/// element matches.
+pub fn read_element_box(found: Value, tab: TabId, what: &str) -> Result<ElementBox, WireError> {
+    match found {
+        Value::Object(ref o) if o.contains_key("stale") => Err(WireError::new(
+            ErrorCode::StaleRef,
+            o["stale"].as_str().unwrap_or("the ref is gone"),
+        )),
+        Value::Object(_) => serde_json::from_value(found)
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string())),
+        Value::String(problem) => Err(WireError::new(ErrorCode::InvalidArgs, problem)),
+        _ => Err(WireError::new(
+            ErrorCode::ElementNotFound,
+            format!("no element matches {what} in tab {tab}"),
         )),
     }
 }
@@ -120,6 +134,7 @@ pub use performing::perform;
 mod performing {
     use super::*;
     use crate::chrome::{self, call_method, error_text, from_json, get, global_path, to_json};
+    use crate::core::{FrameInfo, FrameRequest};
     use wasm_bindgen::JsValue;
     use wasm_bindgen_futures::JsFuture;
 
@@ -292,8 +307,8 @@ mod performing {
                 sleep(crate::page_life::LOAD_EVERY_MS).await;
             }
         }
-        let element = match &capture.selector {
-            Some(selector) => Some(element_box(tab, selector).await?),
+        let element = match &capture.element {
+            Some(shot) => Some(element_box(tab, shot).await?),
             None => None,
         };
         let data_url = capture_visible(window).await?;
@@ -345,28 +360,69 @@ mod performing {
         }
     }
 
-    /// The box of the first element matching `selector` in `tab`'s top frame, scrolled into view.
-    async fn element_box(tab: TabId, selector: &str) -> Result<ElementBox, WireError> {
+    /// The box of `shot`'s element in `tab`'s viewport, scrolled into view: found in its frame,
+    /// then moved by where each frame it is in sits in its parent.
+    async fn element_box(tab: TabId, shot: &Shot) -> Result<ElementBox, WireError> {
+        let (frame, what) = shot_frame(shot);
+        let args = match shot {
+            Shot::Selector(selector) => json!([selector, null, null]),
+            Shot::Ref { name, doc } => json!([null, name, doc]),
+        };
+        let found = in_frame(tab, frame, "elementBox", args).await?;
+        let mut element = read_element_box(found, tab, &what)?.in_top();
+        let mut at = frame;
+        while at != 0 {
+            let (parent, index) = frame_place(tab, at).await?;
+            let found = in_frame(tab, parent, "frameBox", json!([index])).await?;
+            let frame_box: FrameBox = serde_json::from_value(found).map_err(|_| {
+                WireError::new(
+                    ErrorCode::ElementNotFound,
+                    format!("the frame of {what} is no longer in the page"),
+                )
+            })?;
+            element = element.in_parent(&frame_box);
+            at = parent;
+        }
+        Ok(element)
+    }
+
+    /// What `worker.js`'s helper `helper` answers, run with `args` in frame `frame` of `tab`
+    /// (the content scripts' world, where that frame's runtime keeps its refs).
+    async fn in_frame(
+        tab: TabId,
+        frame: u32,
+        helper: &str,
+        args: Value,
+    ) -> Result<Value, WireError> {
         let injection = from_json(
-            &json!({"target": {"tabId": tab, "frameIds": [0]}, "args": [selector]}).to_string(),
+            &json!({"target": {"tabId": tab, "frameIds": [frame]}, "args": args}).to_string(),
         );
-        let func = get(&global_path(&["__tabwireBrowser"]), "elementBox");
+        let func = get(&global_path(&["__tabwireBrowser"]), helper);
         let _ = js_sys::Reflect::set(&injection, &JsValue::from_str("func"), &func);
         let results = call(chrome::execute_script(&injection), "finding the element").await?;
-        let found = json_of(&results)
+        Ok(json_of(&results)
             .get(0)
             .and_then(|r| r.get("result"))
             .cloned()
-            .unwrap_or(Value::Null);
-        match found {
-            Value::Object(_) => serde_json::from_value(found)
-                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string())),
-            Value::String(problem) => Err(WireError::new(ErrorCode::InvalidArgs, problem)),
-            _ => Err(WireError::new(
-                ErrorCode::ElementNotFound,
-                format!("no element matches {selector:?} in tab {tab}"),
-            )),
-        }
+            .unwrap_or(Value::Null))
+    }
+
+    /// The frame `frame` of `tab` is in, and its place among that frame's children.
+    async fn frame_place(tab: TabId, frame: u32) -> Result<(u32, u32), WireError> {
+        let details = from_json(&json!({ "tabId": tab }).to_string());
+        let listed = call(chrome::get_all_frames(&details), "listing the frames").await?;
+        let frames: Vec<FrameInfo> = js_sys::Array::from(&listed)
+            .iter()
+            .filter_map(|f| crate::frames::frame_info(&f))
+            .collect();
+        FrameRequest::place(&frames, i64::from(frame))
+            .and_then(|(parent, index)| Some((u32::try_from(parent).ok()?, index)))
+            .ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::ElementNotFound,
+                    format!("frame {frame} is no longer in tab {tab}"),
+                )
+            })
     }
 
     async fn await_call(
@@ -403,7 +459,7 @@ mod tests {
         Capture {
             tab: 3,
             origin: "http://127.0.0.1:8000".into(),
-            selector: None,
+            element: None,
             max_width: 1024,
             max_height: 1024,
             format: ImageFormat::Png,
@@ -442,41 +498,40 @@ mod tests {
     }
 
     #[test]
-    fn a_page_tool_does_not_act_on_a_tab_that_moved_to_another_origin() {
-        let allowed = "http://127.0.0.1:8000";
-        assert!(
-            still_shows(
-                3,
-                allowed,
-                "http://127.0.0.1:8000/x#y",
-                "the page tool did not act"
-            )
-            .is_ok()
-        );
-        let moved = still_shows(
-            3,
-            allowed,
-            "https://evil.example/",
-            "the page tool did not act",
-        )
-        .unwrap_err();
-        assert_eq!(moved.code, ErrorCode::Navigated);
-        assert_eq!(
-            moved.message,
-            "tab 3 now shows https://evil.example, not http://127.0.0.1:8000: the page tool did \
-             not act; call again"
-        );
-        // A tab gone (no URL) is no website either.
-        assert!(still_shows(3, allowed, "", "the page tool did not act").is_err());
-    }
-
-    #[test]
     fn a_tab_that_moved_to_another_origin_is_not_captured() {
         assert!(check_origin(&capture(), "http://127.0.0.1:8000/page.html").is_ok());
         let moved = check_origin(&capture(), "https://evil.example/").unwrap_err();
         assert_eq!(moved.code, ErrorCode::Navigated);
         assert!(moved.message.contains("https://evil.example"), "{moved}");
         assert!(check_origin(&capture(), "chrome://newtab/").is_err());
+    }
+
+    #[test]
+    fn the_pages_answer_about_an_element_becomes_its_box_or_a_typed_error() {
+        let found = json!({"x": 1.0, "y": 2.0, "width": 3.0, "height": 4.0,
+                           "viewport_width": 800.0, "viewport_height": 600.0, "within": []});
+        assert_eq!(read_element_box(found, 3, "e4").unwrap().width, 3.0);
+        let stale =
+            json!({"stale": "e4 came from an earlier page of this tab: take a new snapshot"});
+        let error = read_element_box(stale, 3, "e4").unwrap_err();
+        assert_eq!(error.code, ErrorCode::StaleRef);
+        assert!(
+            error.message.starts_with("e4 came from an earlier page"),
+            "{error}"
+        );
+        let invalid = json!("\"##\" is not a valid CSS selector");
+        let error = read_element_box(invalid, 3, "\"##\"").unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgs);
+        let error = read_element_box(Value::Null, 3, "\"#gone\"").unwrap_err();
+        assert_eq!(error.code, ErrorCode::ElementNotFound);
+        assert!(error.message.contains("\"#gone\" in tab 3"), "{error}");
+        // A ref names its frame; a selector is the top document's.
+        let shot = Shot::Ref {
+            name: "f7e2".into(),
+            doc: None,
+        };
+        assert_eq!(shot_frame(&shot), (7, "f7e2".into()));
+        assert_eq!(shot_frame(&Shot::Selector("#a".into())).0, 0);
     }
 
     #[test]
@@ -491,6 +546,7 @@ mod tests {
             height: 10.0,
             viewport_width: 800.0,
             viewport_height: 600.0,
+            within: Vec::new(),
         };
         let error = plan(&capture(), Some(&hidden), 800, 600).unwrap_err();
         assert_eq!(error.code, ErrorCode::NotActionable);

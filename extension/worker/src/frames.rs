@@ -27,13 +27,7 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
     };
     let frames: Vec<FrameInfo> = js_sys::Array::from(&listed)
         .iter()
-        .filter_map(|f| {
-            Some(FrameInfo {
-                frame: get(&f, "frameId").as_f64()? as i64,
-                parent: get(&f, "parentFrameId").as_f64()? as i64,
-                url: get(&f, "url").as_string()?,
-            })
-        })
+        .filter_map(|f| frame_info(&f))
         .collect();
     let Some(frame) = request.pick(&frames) else {
         return JsValue::UNDEFINED;
@@ -59,6 +53,15 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
             _ => return JsValue::UNDEFINED,
         }
     }
+}
+
+/// A frame as `webNavigation.getAllFrames` lists it.
+pub fn frame_info(listed: &JsValue) -> Option<FrameInfo> {
+    Some(FrameInfo {
+        frame: get(listed, "frameId").as_f64()? as i64,
+        parent: get(listed, "parentFrameId").as_f64()? as i64,
+        url: get(listed, "url").as_string()?,
+    })
 }
 
 /// Sends page op `message` (call `id`) to frame `frame` of `tab`, whose runtime gave the ref

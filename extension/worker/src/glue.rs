@@ -773,21 +773,13 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
             return run(actions);
         }
     };
-    // The permission gate allowed an origin: the page acts only if the tab still shows it (a
-    // tab that is gone fails below, as TAB_CLOSED).
-    if let Some(allowed) = &call.origin
-        && let Ok(shown) = JsFuture::from(chrome::tabs_get(tab as f64)).await
-    {
-        let url = get(&shown, "url").as_string().unwrap_or_default();
-        if let Err(error) =
-            crate::browser::still_shows(tab, allowed, &url, "the page tool did not act")
-        {
-            return run(with_core(|core| core.fail_call(&id, error)));
-        }
-    }
     let timeout_ms = call.timeout_ms;
     // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
     let frame = bridge::page_ops::frame_of(&call.args);
+    // The permission gate allowed an origin: the page acts only while the tab shows it. The top
+    // frame's runtime checks its own document as it starts the call (no round trip to the
+    // browser); a frame's call, or one to a page with no runtime yet, is checked here first.
+    let allowed = call.origin;
     let message = ToPage::PageOp {
         id: id.clone(),
         tab,
@@ -798,14 +790,26 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
         trusted_input: call.trusted_input,
         files: call.files,
         frame,
+        origin: allowed.clone().filter(|_| frame == 0),
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");
+    let on_reply = OnReply::CallTool(id.clone());
+    if frame == 0 && post_to_page(tab, &message, &on_reply) {
+        return;
+    }
+    // A tab that is gone fails below, as TAB_CLOSED.
+    if let Some(allowed) = &allowed
+        && let Ok(shown) = JsFuture::from(chrome::tabs_get(tab as f64)).await
+    {
+        let url = get(&shown, "url").as_string().unwrap_or_default();
+        if let Err(error) =
+            bridge::browser_ops::still_shows(tab, allowed, &url, "the page tool did not act")
+        {
+            return run(with_core(|core| core.fail_call(&id, error)));
+        }
+    }
     if frame != 0 {
         return crate::frames::page_op(id, tab, frame, message).await;
-    }
-    let on_reply = OnReply::CallTool(id.clone());
-    if post_to_page(tab, &message, &on_reply) {
-        return;
     }
     let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
     if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await

@@ -719,7 +719,8 @@ impl Hub {
 
     /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
     /// whose runtime the extension injects where it does not run; `doc` is the document the
-    /// call's ref came from. Answers the page's result.
+    /// call's ref came from; `origin` and `trusted_input` are what the permission gate allowed
+    /// (it read the grants already). Answers the page's result.
     pub async fn page_op(
         &self,
         op: &str,
@@ -727,6 +728,7 @@ impl Hub {
         tab: Option<TabId>,
         doc: Option<String>,
         origin: Option<String>,
+        trusted_input: bool,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
         let uploads = bridge::page_ops::parse(op, args.clone())
@@ -734,12 +736,14 @@ impl Hub {
             .and_then(|op| op.upload_files().map(<[String]>::to_vec))
             .unwrap_or_default();
         let files = self.read_uploads(uploads).await?;
-        let (started, url, trusted_input) = {
+        // A NO_EFFECT's advice names the origin the gate allowed (the registry may not know the
+        // URL of a page whose runtime was only just injected).
+        let hint_origin = origin.clone();
+        let (started, url) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
             let url = tab.and_then(|t| registry.tab_url(t)).map(str::to_owned);
-            let trusted_input = self.trusted_input_at(url.as_deref());
             let started = registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
                 id,
                 tab,
@@ -751,7 +755,7 @@ impl Hub {
                 trusted_input,
                 files,
             })?;
-            (started, url, trusted_input)
+            (started, url)
         };
         let what = match tab {
             Some(tab) => format!("{op} in tab {tab}"),
@@ -769,7 +773,7 @@ impl Hub {
             })
             .map_err(|e| match trusted_input {
                 true => e,
-                false => text::with_trusted_input_hint(e, url.as_deref()),
+                false => text::with_trusted_input_hint(e, hint_origin.or(url).as_deref()),
             })
     }
 

@@ -770,7 +770,8 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
         error.message
     );
 
-    // Granted: the call's input is trusted, in that origin's tabs only; page ops alike.
+    // Granted: the call's input is trusted, in that origin's tabs only; a page op's as the gate
+    // decided it (permission.rs).
     grants
         .allow("http://todomvc.com", crate::grants::Need::TrustedInput)
         .unwrap();
@@ -792,7 +793,7 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     let op = {
         let hub = hub.clone();
         tokio::spawn(async move {
-            hub.page_op("page_act", json!({}), Some(2), None, None)
+            hub.page_op("page_act", json!({}), Some(2), None, None, true)
                 .await
         })
     };

@@ -4,6 +4,7 @@ library in the test environment."""
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 from dataclasses import dataclass
@@ -65,3 +66,16 @@ def decode(data: bytes) -> Image:
         rows.append(bytes(line))
         prev = line
     return Image(width, height, channels, rows)
+
+
+def close_to(pixel: tuple[int, int, int], colour: tuple[int, int, int]) -> bool:
+    """Whether a pixel is `colour`, give or take what scaling and encoding shift."""
+    return all(abs(a - b) <= 8 for a, b in zip(pixel, colour))
+
+
+def image_of(result) -> tuple[Image, dict]:
+    """The one PNG of an MCP tool result (the SDK's CallToolResult), decoded, and its structured
+    content."""
+    images = [c for c in result.content if getattr(c, "type", None) == "image"]
+    assert len(images) == 1 and images[0].mime_type == "image/png", result
+    return decode(base64.b64decode(images[0].data)), result.structured_content

@@ -1,9 +1,11 @@
 //! Cross-origin frames in a snapshot: this runtime cannot read another origin's document, so it
 //! asks that frame's own runtime (through the worker, [`PageDom::frame_snapshot`], by the URL the
-//! frame shows) for its lines and splices them in under the frame's `iframe` line, which names
-//! the origin they come from.
-//! Their refs carry the frame (`f3e12`) and go straight to that frame's runtime. A frame that does
-//! not answer in time is shown as such; the call never waits longer than that bound.
+//! frame was sent to and its place among the document's frames, which holds when the frame went
+//! to another page by itself) for its lines and splices them in under the frame's `iframe` line,
+//! which names the origin they come from.
+//! Their refs carry the frame (`f3e12`) and go straight to that frame's runtime. Every frame is
+//! asked at once; a frame that does not answer in time is shown as such; the call never waits
+//! longer than that bound.
 
 use std::collections::BTreeMap;
 
@@ -30,22 +32,31 @@ pub async fn splice<D: PageDom>(
         return (lines, docs);
     }
     let wait_ms = FRAME_ANSWER_MS.min(timeout_ms / 2);
-    let mut out = Vec::with_capacity(lines.len());
     // How many frames showing each URL came before (the worker tells them apart by order).
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
-    for mut line in lines {
-        let Some(src) = line.frame.take() else {
+    // Every frame is asked before any answer is awaited: the waits overlap.
+    let asked: Vec<_> = lines
+        .iter()
+        .map(|line| match (&line.frame, wait_ms) {
+            (Some(frame), 1..) => {
+                let nth = seen.entry(frame.src.clone()).or_default();
+                *nth += 1;
+                // The whole of the frame: the budget and cursor apply to the spliced snapshot.
+                let args = json!({ "max_chars": MAX_MAX_CHARS });
+                Some(dom.frame_snapshot(frame.clone(), *nth - 1, args, wait_ms))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::with_capacity(lines.len());
+    for (mut line, asked) in lines.into_iter().zip(asked) {
+        if line.frame.take().is_none() {
             out.push(line);
             continue;
-        };
-        let nth = seen.entry(src.clone()).or_default();
-        let this = *nth;
-        *nth += 1;
-        // The whole of the frame: the budget and cursor apply to the spliced snapshot.
-        let args = json!({ "max_chars": MAX_MAX_CHARS });
-        let answer = match wait_ms {
-            0 => None,
-            _ => dom.frame_snapshot(&src, this, args, wait_ms).await,
+        }
+        let answer = match asked {
+            Some(answer) => answer.await,
+            None => None,
         };
         let Some((frame, origin, text, doc, nested)) = answer.as_ref().and_then(read_answer) else {
             line.text.push_str(" (not answering)");

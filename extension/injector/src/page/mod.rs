@@ -8,6 +8,7 @@ pub mod diff;
 pub mod frames;
 pub mod locate;
 mod ops;
+pub mod profile;
 pub mod read;
 pub mod snapshot;
 #[cfg(test)]
@@ -20,7 +21,7 @@ use bridge::page_ops::Ref;
 
 use crate::dom::Dom;
 
-pub use ops::run;
+pub use ops::{ref_element, run};
 
 /// A child in the tree a person sees (the flat tree: an open shadow root's content instead of
 /// the host's light children, a slot's assigned nodes, a same-origin frame's document).
@@ -53,14 +54,16 @@ pub trait PageDom: Dom {
     fn set_mark(&self, node: &Self::Node, n: u32);
     /// The document's URL and title.
     fn location(&self) -> (String, String);
-    /// The URL an `<iframe>` whose document this runtime cannot reach (another origin's) shows:
-    /// that frame's runtime is asked for its part of a snapshot. `None` for any other element.
-    fn child_frame(&self, node: &Self::Node) -> Option<String>;
-    /// The answer to a `page_snapshot` with `args` of the runtime of the `nth` child frame
-    /// showing `src`, or `None` when it gave none within `timeout_ms` (the worker bounds it).
+    /// An `<iframe>` whose document this runtime cannot reach (another origin's): that frame's
+    /// runtime is asked for its part of a snapshot. `None` for any other element.
+    fn child_frame(&self, node: &Self::Node) -> Option<ChildFrame>;
+    /// The answer to a `page_snapshot` with `args` of the runtime of `frame`, the `nth` child
+    /// frame showing its `src`, or `None` when it gave none within `timeout_ms` (the worker
+    /// bounds it). The question leaves when this is called, not when the future is awaited:
+    /// frames asked one after the other answer at the same time.
     fn frame_snapshot(
         &self,
-        src: &str,
+        frame: ChildFrame,
         nth: u32,
         args: serde_json::Value,
         timeout_ms: u64,
@@ -71,6 +74,17 @@ pub trait PageDom: Dom {
     /// mutation, or a person's input (`input`, `change`: a value or a checkbox, which mutate
     /// nothing). Equal counts: a snapshot taken in between is still what the page shows.
     fn changes(&self) -> u64;
+}
+
+/// A cross-origin child frame as this runtime can name it to the worker (which knows Chrome's
+/// frame ids; a content script cannot learn one for an element).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildFrame {
+    /// The URL its `<iframe>` sent it to.
+    pub src: String,
+    /// Its place among this document's child frames (`window.frames`), which holds when the
+    /// frame went to another page by itself since.
+    pub index: u32,
 }
 
 /// The refs of one document: each element a person acts on gets the next number the first time a

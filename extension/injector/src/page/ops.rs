@@ -6,11 +6,12 @@ use std::cell::{Cell, RefCell};
 
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
-use bridge::page_ops::{Action, FindBy, PageOp, Ref, Target, WaitFor, ref_name};
+use bridge::page_ops::{Action, FindBy, LineMatch, PageOp, Ref, Target, WaitFor, ref_name};
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
 
 use super::frames::{self, FrameDocs};
+use super::profile::Phases;
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
 use crate::steps;
@@ -30,14 +31,8 @@ pub async fn run<D: PageDom>(
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<Value, WireError> {
-    if let (Some(doc), Some(r)) = (doc, op.named_ref())
-        && doc != refs.borrow().doc
-    {
-        let why = match r.frame {
-            0 => "came from an earlier page of this tab",
-            _ => "came from an earlier page of its frame",
-        };
-        return Err(stale(r, why));
+    if let Some(r) = op.named_ref() {
+        check_doc(&refs.borrow(), r, doc)?;
     }
     refs.borrow_mut().prune(dom);
     let mut shown = Vec::new();
@@ -79,7 +74,9 @@ pub async fn run<D: PageDom>(
                 ),
             }
         }
-        PageOp::Find { by } => {
+        PageOp::Find {
+            by: FindBy::Lines(by),
+        } => {
             let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
             let (lines, docs) = frames::splice(dom, lines, timeout_ms).await;
             frame_docs = docs;
@@ -121,6 +118,31 @@ pub async fn run<D: PageDom>(
         answer["leaving"] = to.into();
     }
     Ok(answer)
+}
+
+/// Refuses ref `r` of document `doc` (when the server knows it) when this runtime shows another.
+fn check_doc<N>(refs: &Refs<N>, r: Ref, doc: Option<&str>) -> Result<(), WireError> {
+    match doc {
+        Some(doc) if doc != refs.doc => Err(stale(
+            r,
+            match r.frame {
+                0 => "came from an earlier page of this tab",
+                _ => "came from an earlier page of its frame",
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The element ref `r` of document `doc` names now (a screenshot of it).
+pub fn ref_element<D: PageDom>(
+    dom: &D,
+    refs: &Refs<D::Node>,
+    r: Ref,
+    doc: Option<&str>,
+) -> Result<D::Node, WireError> {
+    check_doc(refs, r, doc)?;
+    element(dom, refs, &Target::Ref(r))
 }
 
 fn stale(r: Ref, why: &str) -> WireError {
@@ -239,6 +261,7 @@ async fn act<D: PageDom>(
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<(String, Option<String>), WireError> {
+    let mut phases = Phases::start();
     let node = element(dom, &refs.borrow(), target)?;
     let who = who(dom, &node, target);
     let invalid = |why: &str| {
@@ -304,11 +327,13 @@ async fn act<D: PageDom>(
         },
     };
     let root = dom.root();
+    phases.mark("lookup");
     let last = refs.borrow_mut().last.take();
     let before = match last {
         Some((at, lines)) if at == dom.changes() => lines,
         _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
     };
+    phases.mark("before");
     let (url_before, _) = dom.location();
     let mut leaving = None;
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
@@ -330,6 +355,7 @@ async fn act<D: PageDom>(
             refs.borrow_mut().edited = None;
         }
     }
+    phases.mark("act");
     let mut out = format!("{} {who}\n", past(action));
     // The answer waits for the new page to commit (the worker holds it), so it is true when it
     // arrives; the server says where the page landed.
@@ -341,6 +367,7 @@ async fn act<D: PageDom>(
         out.push_str(&format!("navigated (in the page) to {url_after}\n"));
     }
     let after = whole_page(dom, refs);
+    phases.mark("after");
     if whole {
         out.push_str(&snapshot::render(&after, usize::MAX, 0).0);
         return Ok((out, None));
@@ -351,6 +378,8 @@ async fn act<D: PageDom>(
     } else {
         out.push_str(&changes);
     }
+    phases.mark("diff");
+    phases.write(&mut out);
     Ok((out, None))
 }
 
@@ -407,12 +436,12 @@ fn past(action: &Action) -> &'static str {
 }
 
 /// The snapshot lines that match, each under the line of its nearest enclosing element.
-fn find(lines: &[Line], by: &FindBy) -> String {
+fn find(lines: &[Line], by: &LineMatch) -> String {
     let matches = |line: &Line| -> bool {
         let text = line.text.to_lowercase();
         match by {
-            FindBy::Text(wanted) => text.contains(&wanted.to_lowercase()),
-            FindBy::Role { role, name } => {
+            LineMatch::Text(wanted) => text.contains(&wanted.to_lowercase()),
+            LineMatch::Role { role, name } => {
                 let first = text.split_whitespace().next().unwrap_or("");
                 let role_fits = first == role
                     || (role == "heading" && first.len() == 2 && first.starts_with('h'));
@@ -421,7 +450,6 @@ fn find(lines: &[Line], by: &FindBy) -> String {
                         .as_ref()
                         .is_none_or(|n| text.contains(&n.to_lowercase()))
             }
-            FindBy::Ref(_) => unreachable!("a ref's locator is answered by `run`"),
         }
     };
     let mut out = String::new();

@@ -8,7 +8,7 @@
 use bridge::page_ops::ref_name;
 
 use super::aria::{self, quote, squash, truncate};
-use super::{Kid, PageDom, Refs, Shown};
+use super::{ChildFrame, Kid, PageDom, Refs, Shown};
 
 /// One line of a snapshot: its nesting depth and its text (without indentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,9 +17,9 @@ pub struct Line {
     pub text: String,
     /// A line of the page's text (not an element's).
     pub is_text: bool,
-    /// The URL of the other origin's frame this `iframe` line stands for: its content is
-    /// spliced in under it ([`super::frames`]).
-    pub frame: Option<String>,
+    /// The other origin's frame this `iframe` line stands for: its content is spliced in under
+    /// it ([`super::frames`]).
+    pub frame: Option<ChildFrame>,
 }
 
 /// Longest text line and name, in characters.

@@ -9,7 +9,7 @@ use bridge::page_ops::{self, PageOp};
 use serde_json::{Value, json};
 
 use super::snapshot::{self, Line};
-use super::{Refs, run};
+use super::{ChildFrame, Refs, run};
 use crate::fake_dom::{FakeDom, FakeNode, block_on};
 
 fn el(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
@@ -702,9 +702,12 @@ fn page_with_frames() -> FakeDom {
     let body = el(&dom, Some(html), "body");
     let h1 = el(&dom, Some(body), "h1");
     text(&dom, h1, "Shop");
-    for (src, title) in [(PAY, "Payment"), (ADS, "Ads")] {
+    for (index, (src, title)) in [(PAY, "Payment"), (ADS, "Ads")].into_iter().enumerate() {
         let iframe = with(&dom, body, "iframe", &[("title", title)]);
-        dom.nodes.borrow_mut()[iframe].child_frame = Some(src);
+        dom.nodes.borrow_mut()[iframe].child_frame = Some(ChildFrame {
+            src: src.into(),
+            index: index as u32,
+        });
     }
     *dom.url.borrow_mut() = "http://127.0.0.1:8000/shop".into();
     dom.frame_answers.borrow_mut().insert(
@@ -729,12 +732,16 @@ fn a_cross_origin_frame_shows_its_content_in_place_with_refs_to_that_frame() {
     assert_eq!(answer["refs"], json!(["f7e1"]));
     // The documents of the frame and of its own frames, which the server routes refs with.
     assert_eq!(answer["frames"], json!({"7": "fd7", "9": "fd9"}));
-    // Each frame is asked once, bounded well within the call's time.
+    // Each frame is asked once, bounded well within the call's time, and both are asked before
+    // either answer is awaited (a slow frame does not delay the other's question).
+    let bound = page_ops::FRAME_ANSWER_MS;
     assert_eq!(
         *dom.frames_asked.borrow(),
         [
-            (PAY.to_owned(), 0, page_ops::FRAME_ANSWER_MS),
-            (ADS.to_owned(), 0, page_ops::FRAME_ANSWER_MS)
+            Ok((PAY.to_owned(), 0, 0, bound)),
+            Ok((ADS.to_owned(), 0, 1, bound)),
+            Err(PAY.to_owned()),
+            Err(ADS.to_owned())
         ]
     );
     // page_find sees inside frames too.

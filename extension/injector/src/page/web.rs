@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Element, Node};
 
-use super::{Kid, PageDom, Refs, Shown};
+use super::{ChildFrame, Kid, PageDom, Refs, Shown};
 use crate::dom::Dom;
 use crate::web_dom::WebDom;
 
@@ -33,6 +33,24 @@ thread_local! {
     };
     /// This document's refs, its id made at random when the runtime started.
     pub static REFS: Rc<RefCell<Refs<Element>>> = Rc::new(RefCell::new(Refs::new(document_id())));
+}
+
+/// The element of ref `name` (`e12`, `f3e12`) of document `doc`, for a screenshot of it
+/// (`worker.js`'s `elementBox`, run in this world, calls it through `content.js`): the element,
+/// or a string saying why there is none (a ref of an earlier page, or gone from this one).
+#[wasm_bindgen]
+pub fn ref_element(name: &str, doc: Option<String>) -> JsValue {
+    let Some(r) = bridge::page_ops::parse_ref(name) else {
+        return JsValue::from_str(&format!("{name:?} is not a ref"));
+    };
+    let Some(dom) = WebDom::new() else {
+        return JsValue::from_str("this page has no document");
+    };
+    let found = REFS.with(|refs| super::ref_element(&dom, &refs.borrow(), r, doc.as_deref()));
+    match found {
+        Ok(element) => element.into(),
+        Err(error) => JsValue::from_str(&error.message),
+    }
 }
 
 fn document_id() -> String {
@@ -181,26 +199,31 @@ impl PageDom for WebDom {
         CHANGES.with(Cell::get)
     }
 
-    fn child_frame(&self, node: &Element) -> Option<String> {
+    fn child_frame(&self, node: &Element) -> Option<ChildFrame> {
         let tag = node.local_name();
         if (tag != "iframe" && tag != "frame") || self.frame_root(node).is_some() {
             return None;
         }
         // The resolved URL (`src` as a property), where the frame was sent.
-        Reflect::get(node, &"src".into())
+        let src = Reflect::get(node, &"src".into())
             .ok()?
             .as_string()
-            .filter(|src| src.starts_with("http://") || src.starts_with("https://"))
+            .filter(|src| src.starts_with("http://") || src.starts_with("https://"))?;
+        let content = Reflect::get(node, &"contentWindow".into()).ok()?;
+        let window = web_sys::window()?;
+        let index = (0..window.length())
+            .find(|&i| Object::is(&Reflect::get_u32(&window, i).unwrap_or_default(), &content))?;
+        Some(ChildFrame { src, index })
     }
 
     fn frame_snapshot(
         &self,
-        src: &str,
+        frame: ChildFrame,
         nth: u32,
         args: serde_json::Value,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>> {
-        crate::runtime::ask_frame(src.to_owned(), nth, args, timeout_ms)
+        crate::runtime::ask_frame(frame, nth, args, timeout_ms)
     }
 
     fn scroll_page(&self) {

@@ -12,7 +12,7 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
     let pay = "http://b.test/pay";
     let ask = |nth: u32, timeout_ms: u64| {
         format!(
-            r#"{{"type":"frame_snapshot","src":"{pay}","nth":{nth},"args":{{}},"timeout_ms":{timeout_ms}}}"#
+            r#"{{"type":"frame_snapshot","src":"{pay}","nth":{nth},"index":9,"args":{{}},"timeout_ms":{timeout_ms}}}"#
         )
     };
     let request = core
@@ -38,6 +38,18 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
     assert_eq!(first.pick(&frames), Some(4));
     let third = core.frame_request(&sender(3), Some(&ask(2, 500))).unwrap();
     assert_eq!(third.pick(&frames), None);
+    // A frame that went to another page by itself shows no `src`: it is the child at `index`
+    // among the asker's, in the order Chrome lists them (the document's).
+    let moved = FrameRequest {
+        src: "http://b.test/pay?first".into(),
+        index: 1,
+        ..core.frame_request(&sender(3), Some(&ask(0, 500))).unwrap()
+    };
+    assert_eq!(moved.pick(&frames), Some(6));
+    // And where a frame is, for a screenshot of its element: its parent and that place.
+    assert_eq!(FrameRequest::place(&frames, 9), Some((0, 2)));
+    assert_eq!(FrameRequest::place(&frames, 5), Some((4, 0)));
+    assert_eq!(FrameRequest::place(&frames, 12), None);
     // A frame asks for its own children (frames nest).
     let child = Sender {
         frame_id: Some(4),

@@ -20,6 +20,7 @@ pub struct FrameRequest {
     pub parent: i64,
     pub src: String,
     pub nth: u32,
+    pub index: u32,
     pub args: serde_json::Value,
     pub timeout_ms: u64,
 }
@@ -34,13 +35,30 @@ pub struct FrameInfo {
 
 impl FrameRequest {
     /// The frame asked for among the tab's `frames`: the `nth` child of the asking frame that
-    /// shows `src` (Chrome lists frames in the order they were made, as the page lists them).
+    /// shows `src`, or, when none does (the frame went to another page by itself), the child at
+    /// `index` (Chrome lists a frame's children in the document's order).
     pub fn pick(&self, frames: &[FrameInfo]) -> Option<u32> {
-        let found = frames
-            .iter()
-            .filter(|f| f.parent == self.parent && f.frame != self.parent && f.url == self.src)
-            .nth(self.nth as usize)?;
+        let children = || {
+            frames
+                .iter()
+                .filter(|f| f.parent == self.parent && f.frame != self.parent)
+        };
+        let found = children()
+            .filter(|f| f.url == self.src)
+            .nth(self.nth as usize)
+            .or_else(|| children().nth(self.index as usize))?;
         u32::try_from(found.frame).ok().filter(|&f| f != 0)
+    }
+
+    /// Where frame `frame` is among the tab's `frames`: its parent, and its place among that
+    /// parent's children (the document's `window.frames` order, as Chrome lists them).
+    pub fn place(frames: &[FrameInfo], frame: i64) -> Option<(i64, u32)> {
+        let parent = frames.iter().find(|f| f.frame == frame)?.parent;
+        let index = frames
+            .iter()
+            .filter(|f| f.parent == parent && f.frame != parent)
+            .position(|f| f.frame == frame)?;
+        Some((parent, u32::try_from(index).ok()?))
     }
 
     /// The page op to send frame `frame`'s runtime: a whole snapshot, its refs named with `frame`.
@@ -55,6 +73,7 @@ impl FrameRequest {
             trusted_input: false,
             files: Vec::new(),
             frame,
+            origin: None,
         };
         serde_json::to_string(&message).expect("page messages serialize")
     }
@@ -290,6 +309,7 @@ impl Core {
         let Ok(FromPage::FrameSnapshot {
             src,
             nth,
+            index,
             args,
             timeout_ms,
         }) = serde_json::from_str(text)
@@ -301,6 +321,7 @@ impl Core {
             parent,
             src,
             nth,
+            index,
             args,
             timeout_ms: timeout_ms.min(bridge::page_ops::FRAME_ANSWER_MS),
         })
