@@ -109,7 +109,7 @@ impl<'d, D: PageDom> Run<'d, D> {
             fail(
                 ErrorCode::ElementNotFound,
                 label,
-                format!("no element matches `{selector}`"),
+                bridge::step_failure::no_element(selector),
             )
         })
     }
@@ -147,10 +147,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 return Err(fail(
                     ErrorCode::Timeout,
                     label,
-                    format!(
-                        "`{selector}` was still not {state} after {} ms",
-                        (now - start).round()
-                    ),
+                    bridge::step_failure::still_not(selector, state, now - start),
                 ));
             }
             self.pause(deadline - now, label).await?;
