@@ -82,7 +82,7 @@ async fn list_tabs(hub: &Hub) -> Result<TabList, WireError> {
     decode(answer)
 }
 
-fn decode<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, WireError> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, WireError> {
     serde_json::from_value(answer).map_err(|e| {
         WireError::new(
             ErrorCode::Protocol,

@@ -201,6 +201,9 @@ pub struct Core {
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
     /// so a call there fails at once with `DIALOG_OPEN` instead of running out its time.
     dialogs_open: HashSet<TabId>,
+    /// The tab the server's last call (site tool or page tool) went to: the owner of a download
+    /// no page names as its referrer (`downloads.rs`).
+    last_called: Option<TabId>,
     outbox: Outbox,
     link: LinkState,
     backoff: Backoff,
@@ -212,6 +215,11 @@ pub struct Core {
 }
 
 impl Core {
+    /// The tab the server's last call went to.
+    pub fn last_called(&self) -> Option<TabId> {
+        self.last_called
+    }
+
     pub fn new(extension_id: impl Into<String>) -> Core {
         Core {
             extension_id: extension_id.into(),
@@ -222,6 +230,7 @@ impl Core {
             call_files: Default::default(),
             nav: navigation::Navigation::default(),
             dialogs_open: HashSet::new(),
+            last_called: None,
             outbox: Outbox::default(),
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
@@ -535,6 +544,7 @@ impl Core {
                     return actions;
                 }
                 self.keep_files(&id, &files);
+                self.last_called = Some(tab);
                 let message = ToPage::CallTool {
                     id: id.clone(),
                     tool,
@@ -569,6 +579,7 @@ impl Core {
                 if trusted_input {
                     self.trust_call(&id);
                 }
+                self.last_called = tab.or(self.last_called);
                 let call = PageCall {
                     op,
                     args,

@@ -54,6 +54,8 @@ ERROR_CODES = frozenset(
         "DIALOG_OPEN",
         "DEBUGGER_UNAVAILABLE",
         "FILE_REFUSED",
+        "NO_SUCH_DOWNLOAD",
+        "DOWNLOAD_NOT_READY",
         "PROTOCOL",
         "INTERNAL",
     }
