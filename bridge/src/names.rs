@@ -15,6 +15,7 @@ pub const META_TOOL_NAMES: &[&str] = &[
     "site_state",
     "browser_tab",
     "page_screenshot",
+    "browser_downloads",
     crate::page_ops::SNAPSHOT,
     crate::page_ops::ACT,
     crate::page_ops::READ,

@@ -1,5 +1,5 @@
-//! `browser_downloads`: what a tab downloaded (the worker attributes and lists them, see
-//! [`bridge::download`]), and saving a finished one into the user's downloads directory. The
+//! The user's downloads directory, where `browser_downloads` (in `browser_tools.rs`) saves a
+//! tab's finished download (the worker attributes and lists them, see [`bridge::download`]). The
 //! server copies the file itself from where Chrome wrote it on this machine — the worker passes
 //! the path, never the bytes — after checking it is still a regular file (not a symlink) of the
 //! size Chrome reported; the copy takes the base name only and never overwrites (` (1)`).
@@ -7,17 +7,8 @@
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use bridge::browser_ops::BrowserOp;
-use bridge::download::{Download, DownloadList, DownloadState, base_name, numbered};
+use bridge::download::{Download, DownloadState, base_name, numbered};
 use bridge::{ErrorCode, WireError};
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use rmcp::{Peer, RoleServer};
-use serde_json::{Value, json};
-
-use crate::browser_tools::{PageTab, decode, resolve_tab};
-use crate::hub::Hub;
-use crate::mcp::object;
-use crate::permission::{Need, Permission};
 
 /// The downloads directory of this process (`--downloads-dir`, else the default under the
 /// user's configuration folder), created on first use.
@@ -109,114 +100,6 @@ impl Downloads {
             self.dir.display()
         )))
     }
-}
-
-/// `browser_downloads`.
-pub async fn browser_downloads(
-    hub: &Hub,
-    permission: &Permission,
-    peer: &Peer<RoleServer>,
-    downloads: &Downloads,
-    args: &JsonObject,
-    target: &mut Option<PageTab>,
-) -> Result<Value, WireError> {
-    let invalid = |problem: String| WireError::new(ErrorCode::InvalidArgs, problem);
-    let tab = match args.get("tab_id") {
-        Some(value) => Some(value.as_u64().ok_or_else(|| {
-            invalid(format!(
-                "`tab_id` must be a tab id from browser_tabs, got {value}"
-            ))
-        })?),
-        None => None,
-    };
-    let save = match args.get("save") {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(value.as_u64().ok_or_else(|| {
-            invalid(format!(
-                "`save` must be a download id from browser_downloads' list, got {value}"
-            ))
-        })?),
-    };
-    let page = resolve_tab(hub, tab).await?;
-    *target = Some(page.clone());
-    permission
-        .authorize(peer, &page.origin, Need::PageTools)
-        .await?;
-    let list: DownloadList = decode(hub.browser(BrowserOp::Downloads { tab: page.tab }).await?)?;
-    let Some(id) = save else {
-        let shown: Vec<Value> = list.downloads.iter().map(shown).collect();
-        return Ok(json!({"tab_id": page.tab, "downloads": shown}));
-    };
-    let download = list
-        .downloads
-        .into_iter()
-        .find(|d| d.id == id)
-        .ok_or_else(|| {
-            WireError::new(
-                ErrorCode::NoSuchDownload,
-                format!(
-                    "tab {} has no download {id}: browser_downloads without `save` lists its downloads",
-                    page.tab
-                ),
-            )
-        })?;
-    let copier = downloads.clone();
-    let saved = {
-        let download = download.clone();
-        tokio::task::spawn_blocking(move || copier.save(&download))
-            .await
-            .map_err(|e| WireError::new(ErrorCode::Internal, format!("saving: {e}")))??
-    };
-    Ok(json!({
-        "tab_id": page.tab,
-        "id": id,
-        "path": saved.display().to_string(),
-        "bytes": download.bytes,
-    }))
-}
-
-/// A download as the model reads it: no path on this machine.
-fn shown(download: &Download) -> Value {
-    let mut entry = json!({
-        "id": download.id,
-        "file_name": download.file_name,
-        "bytes": download.bytes,
-        "state": download.state,
-        "mime": download.mime,
-        "origin": download.origin,
-    });
-    if download.state == DownloadState::InProgress
-        && let Some(total) = download.total_bytes
-    {
-        entry["total_bytes"] = json!(total);
-    }
-    if !download.exists {
-        entry["deleted"] = json!(true);
-    }
-    entry
-}
-
-pub fn tool() -> Tool {
-    Tool::new(
-        "browser_downloads",
-        "List a tab's downloads; save: copy that finished download to the downloads folder and \
-         return its path.",
-        object(json!({
-            "type": "object",
-            "properties": {
-                "tab_id": {"type": "integer", "minimum": 0},
-                "save": {"type": "integer", "minimum": 0, "description": "download id"},
-            },
-        })),
-    )
-    .with_title("Downloads")
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(false)
-            .destructive(false)
-            .idempotent(false)
-            .open_world(false),
-    )
 }
 
 #[cfg(test)]

@@ -494,7 +494,7 @@ impl TabwireMcp {
             }
             "browser_downloads" => {
                 let guards = &self.safeguards;
-                crate::downloads::browser_downloads(
+                browser_tools::browser_downloads(
                     &self.hub,
                     &guards.permission,
                     peer,
@@ -1096,7 +1096,6 @@ fn browser_tools() -> Vec<Tool> {
         .with_annotations(read_only.idempotent(true)),
     ];
     tools.extend(browser_tools::tools());
-    tools.push(crate::downloads::tool());
     tools
 }
 
