@@ -420,7 +420,6 @@ fn downloads_tool() -> Tool {
         ToolAnnotations::new()
             .read_only(false)
             .destructive(false)
-            .idempotent(false)
             .open_world(false),
     )
 }
