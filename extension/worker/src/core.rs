@@ -579,7 +579,6 @@ impl Core {
                 if trusted_input {
                     self.trust_call(&id);
                 }
-                self.last_called = tab.or(self.last_called);
                 let call = PageCall {
                     op,
                     args,
@@ -715,6 +714,8 @@ impl Core {
     /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
     /// failed when the tab closes.
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
+        // Without a tab the glue finds the focused one and calls again with it.
+        self.last_called = tab.or(self.last_called);
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
         let action = Action::PageOp {
