@@ -35,6 +35,9 @@ chrome.tabs.onRemoved.addListener((tabId) => deliver("tab_removed", [tabId]));
 chrome.tabs.onActivated.addListener((info) => deliver("tab_activated", [info.tabId]));
 // Trusted input: Chrome detached its debugger from a tab (closed, or the user cancelled the bar).
 chrome.debugger?.onDetach.addListener((source, reason) => deliver("debugger_detached", [source.tabId ?? null, reason]));
+// Downloads: each new one is given to a tab (downloads.rs); `?.`: an extension updated to ask for
+// the permission runs without it until the user accepts.
+chrome.downloads?.onCreated.addListener((item) => deliver("download_created", [item.id, item.referrer ?? ""]));
 // Page life: each tab's loads, forwarded as they come (Rust keeps the top frame's).
 for (const [kind, event] of [
   ["before", chrome.webNavigation.onBeforeNavigate],

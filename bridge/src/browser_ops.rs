@@ -1,6 +1,6 @@
 //! Operations the service worker performs on the browser itself rather than in a page: listing
-//! every tab, going back/forward, reloading, activating or closing one, and capturing what a tab
-//! shows. The one definition of their arguments and answers, for the server that asks
+//! every tab, going back/forward, reloading, activating or closing one, capturing what a tab
+//! shows, and listing what it downloaded. The one definition of their arguments and answers, for the server that asks
 //! (`ToExtension::Browser`) and the worker that performs them (`ToServer::BrowserResult`), with
 //! the pure decisions both sides share (how far to downscale a capture).
 
@@ -28,9 +28,11 @@ pub enum BrowserOp {
     Tab { tab: TabId, action: TabAction },
     /// Capture what `tab` shows: answered with [`Captured`].
     Capture(Capture),
+    /// What `tab` downloaded: answered with [`crate::download::DownloadList`].
+    Downloads { tab: TabId },
 }
 
-const OP_KINDS: &[&str] = &["list_tabs", "tab", "capture"];
+const OP_KINDS: &[&str] = &["list_tabs", "tab", "capture", "downloads"];
 
 impl BrowserOp {
     /// Decodes an op from its JSON value (what `Deserialize` does).
@@ -43,6 +45,7 @@ impl BrowserOp {
                 action: f.req("action")?,
             },
             "capture" => BrowserOp::Capture(f.rest()?),
+            "downloads" => BrowserOp::Downloads { tab: f.req("tab")? },
             _ => return Err(tagged::unknown_type(&kind, OP_KINDS)),
         })
     }
@@ -53,6 +56,7 @@ impl BrowserOp {
             BrowserOp::ListTabs => None,
             BrowserOp::Tab { tab, .. } => Some(*tab),
             BrowserOp::Capture(capture) => Some(capture.tab),
+            BrowserOp::Downloads { tab } => Some(*tab),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod args;
 pub mod browser_ops;
 pub mod code_adapter;
 pub mod dialog;
+pub mod download;
 pub mod fetch;
 pub mod grants;
 pub mod handshake;

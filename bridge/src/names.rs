@@ -16,6 +16,7 @@ pub const META_TOOL_NAMES: &[&str] = &[
     "site_save",
     "browser_tab",
     "page_screenshot",
+    "browser_downloads",
     crate::page_ops::SNAPSHOT,
     crate::page_ops::ACT,
     crate::page_ops::READ,

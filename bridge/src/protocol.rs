@@ -63,6 +63,11 @@ pub enum ErrorCode {
     /// directory (through `..`, an absolute path, a symlink), missing, or not a file; the message
     /// names the file and the rule. Nothing was sent to the page.
     FileRefused,
+    /// `browser_downloads`' `save` names no download of that tab (list them again).
+    NoSuchDownload,
+    /// The download cannot be saved yet or any more: still in progress, interrupted, or its
+    /// file was deleted or changed since Chrome wrote it; the message says which.
+    DownloadNotReady,
     Protocol,
     Internal,
 }
@@ -92,6 +97,8 @@ impl ErrorCode {
             ErrorCode::DialogOpen => "DIALOG_OPEN",
             ErrorCode::DebuggerUnavailable => "DEBUGGER_UNAVAILABLE",
             ErrorCode::FileRefused => "FILE_REFUSED",
+            ErrorCode::NoSuchDownload => "NO_SUCH_DOWNLOAD",
+            ErrorCode::DownloadNotReady => "DOWNLOAD_NOT_READY",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }

@@ -1,7 +1,8 @@
 //! The browser-side MCP tools: `browser_tabs` (every http(s) tab, whether it has site tools and
 //! whether page tools are allowed on its origin), `browser_tab` (back, forward, reload, activate,
-//! close) and `page_screenshot` (the tab or one element, downscaled in the worker to a bounded
-//! size, as MCP image content or written to a file). Screenshots pass the permission gate; the
+//! close), `page_screenshot` (the tab or one element, downscaled in the worker to a bounded
+//! size, as MCP image content or written to a file) and `browser_downloads` (a tab's downloads,
+//! one saved through [`crate::downloads`]). Screenshots and downloads pass the permission gate; the
 //! tab a page tool acts on, and its origin, are found by [`resolve_tab`], which the page tools
 //! share. Page-supplied text (titles, URLs) is marked as the page's content.
 
@@ -11,6 +12,7 @@ use bridge::browser_ops::{
     self, BrowserOp, Capture, Captured, ImageFormat, Shot, TabActed, TabAction, TabList,
 };
 use bridge::page_ops::{self, Ref};
+use bridge::download::{Download, DownloadList, DownloadState};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use rmcp::{Peer, RoleServer};
@@ -349,6 +351,113 @@ fn write_file(
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 
+/// `browser_downloads`.
+pub async fn browser_downloads(
+    hub: &Hub,
+    permission: &Permission,
+    peer: &Peer<RoleServer>,
+    downloads: &crate::downloads::Downloads,
+    args: &JsonObject,
+    target: &mut Option<PageTab>,
+) -> Result<Value, WireError> {
+    let invalid = |problem: String| WireError::new(ErrorCode::InvalidArgs, problem);
+    let tab = match args.get("tab_id") {
+        Some(value) => Some(value.as_u64().ok_or_else(|| {
+            invalid(format!(
+                "`tab_id` must be a tab id from browser_tabs, got {value}"
+            ))
+        })?),
+        None => None,
+    };
+    let save = match args.get("save") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.as_u64().ok_or_else(|| {
+            invalid(format!(
+                "`save` must be a download id from browser_downloads' list, got {value}"
+            ))
+        })?),
+    };
+    let page = resolve_tab(hub, tab).await?;
+    *target = Some(page.clone());
+    permission
+        .authorize(peer, &page.origin, Need::PageTools)
+        .await?;
+    let list: DownloadList = decode(hub.browser(BrowserOp::Downloads { tab: page.tab }).await?)?;
+    let Some(id) = save else {
+        let shown: Vec<Value> = list.downloads.iter().map(shown).collect();
+        return Ok(json!({"tab_id": page.tab, "downloads": shown}));
+    };
+    let download = list
+        .downloads
+        .into_iter()
+        .find(|d| d.id == id)
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::NoSuchDownload,
+                format!(
+                    "tab {} has no download {id}: browser_downloads without `save` lists its downloads",
+                    page.tab
+                ),
+            )
+        })?;
+    let copier = downloads.clone();
+    let saved = {
+        let download = download.clone();
+        tokio::task::spawn_blocking(move || copier.save(&download))
+            .await
+            .map_err(|e| WireError::new(ErrorCode::Internal, format!("saving: {e}")))??
+    };
+    Ok(json!({
+        "tab_id": page.tab,
+        "id": id,
+        "path": saved.display().to_string(),
+        "bytes": download.bytes,
+    }))
+}
+
+/// A download as the model reads it: no path on this machine.
+fn shown(download: &Download) -> Value {
+    let mut entry = json!({
+        "id": download.id,
+        "file_name": download.file_name,
+        "bytes": download.bytes,
+        "state": download.state,
+        "mime": download.mime,
+        "origin": download.origin,
+    });
+    if download.state == DownloadState::InProgress
+        && let Some(total) = download.total_bytes
+    {
+        entry["total_bytes"] = json!(total);
+    }
+    if !download.exists {
+        entry["deleted"] = json!(true);
+    }
+    entry
+}
+
+fn downloads_tool() -> Tool {
+    Tool::new(
+        "browser_downloads",
+        "List a tab's downloads; save: copy that finished download to the downloads folder and \
+         return its path.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "tab_id": {"type": "integer", "minimum": 0},
+                "save": {"type": "integer", "minimum": 0, "description": "download id"},
+            },
+        })),
+    )
+    .with_title("Downloads")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .open_world(false),
+    )
+}
+
 fn invalid(problem: &str) -> WireError {
     WireError::new(ErrorCode::InvalidArgs, problem)
 }
@@ -356,7 +465,7 @@ fn invalid(problem: &str) -> WireError {
 /// The tools of this module (the list `browser_tabs` belongs to is `mcp.rs`'s).
 pub fn tools() -> Vec<Tool> {
     let actions: Vec<&str> = TabAction::ALL.iter().map(|a| a.as_str()).collect();
-    vec![
+    let mut tools = vec![
         Tool::new(
             "browser_tab",
             "Go back, forward, reload, activate or close a tab.",
@@ -402,7 +511,9 @@ pub fn tools() -> Vec<Tool> {
                 .destructive(false)
                 .open_world(true),
         ),
-    ]
+    ];
+    tools.push(downloads_tool());
+    tools
 }
 
 #[cfg(test)]

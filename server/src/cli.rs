@@ -206,6 +206,10 @@ pub struct McpArgs {
     /// on first use).
     #[arg(long, env = "TABWIRE_UPLOADS_DIR", value_name = "DIR")]
     pub uploads_dir: Option<PathBuf>,
+    /// Where browser_downloads saves the downloads it is asked to (default: "downloads" in
+    /// Tabwire's configuration folder, made on first use).
+    #[arg(long, env = "TABWIRE_DOWNLOADS_DIR", value_name = "DIR")]
+    pub downloads_dir: Option<PathBuf>,
 }
 
 /// `--http ADDR`: a socket address on a loopback interface.

@@ -78,6 +78,13 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
             .map_or_else(|| dirs.uploads(), PathBuf::from)
             .display()
     )));
+    findings.push(ok(format!(
+        "browser_downloads saves into {} (--downloads-dir or TABWIRE_DOWNLOADS_DIR in the \
+         client's config moves it)",
+        std::env::var_os("TABWIRE_DOWNLOADS_DIR")
+            .map_or_else(|| dirs.downloads(), PathBuf::from)
+            .display()
+    )));
     let (text, all_well) = render(&findings);
     print!("{text}");
     if all_well {

@@ -13,6 +13,7 @@ mod cli;
 mod clients;
 mod diagnostics;
 mod doctor;
+mod downloads;
 mod extension;
 mod grant_sync;
 mod grants;
@@ -326,6 +327,12 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
                 .screenshots_dir
                 .clone()
                 .unwrap_or_else(|| dirs.screenshots()),
+        },
+        downloads: downloads::Downloads {
+            dir: args
+                .downloads_dir
+                .clone()
+                .unwrap_or_else(|| dirs.downloads()),
         },
     });
     let policy = Arc::new(auth::HandshakePolicy::new(

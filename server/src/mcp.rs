@@ -79,11 +79,12 @@ pub enum ServeError {
 }
 
 /// What stands between the model and the user's browser: the permission gate, the audit log,
-/// and where screenshots asked for as files go. One per process, shared by its MCP sessions.
+/// and where screenshots asked for as files and saved downloads go. One per process, shared by its MCP sessions.
 pub struct Safeguards {
     pub permission: Permission,
     pub audit: AuditLog,
     pub screenshots: Screenshots,
+    pub downloads: crate::downloads::Downloads,
 }
 
 /// Serves MCP on stdin/stdout until stdin closes.
@@ -498,6 +499,19 @@ impl TabwireMcp {
                     target,
                 )
                 .await
+            }
+            "browser_downloads" => {
+                let guards = &self.safeguards;
+                browser_tools::browser_downloads(
+                    &self.hub,
+                    &guards.permission,
+                    peer,
+                    &guards.downloads,
+                    &args,
+                    target,
+                )
+                .await
+                .map(success)
             }
             name if bridge::page_ops::is_page_tool(name) => {
                 self.page_tool(name, args, peer, target).await

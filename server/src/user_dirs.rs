@@ -80,6 +80,11 @@ impl UserDirs {
         self.tabwire_config().join("uploads")
     }
 
+    /// Where `browser_downloads` saves the downloads it is asked to.
+    pub fn downloads(&self) -> PathBuf {
+        self.tabwire_config().join("downloads")
+    }
+
     /// The audit log of tool calls (`audit.rs`).
     pub fn audit_log(&self) -> PathBuf {
         self.data.join("tabwire").join("audit.jsonl")

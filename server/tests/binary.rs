@@ -24,6 +24,7 @@ async fn an_mcp_client_drives_a_fake_extension_through_the_binary() {
             "site_save",
             "browser_tab",
             "page_screenshot",
+            "browser_downloads",
             "page_snapshot",
             "page_act",
             "page_read",
@@ -335,8 +336,8 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        12,
-        "the meta-tools, browser_tab, page_screenshot and the page tools"
+        13,
+        "the meta-tools (site_save too), browser_tab, page_screenshot, browser_downloads and the page tools"
     );
     let out = call(&client, "todomvc_list_todos", json!({})).await;
     let expected = format!(

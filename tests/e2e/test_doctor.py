@@ -84,6 +84,12 @@ def test_on_a_fresh_home_doctor_says_to_run_setup(home):
     assert "run `tabwire setup`" in fail_line(out, "no MCP client (Claude Desktop, Claude Code, Cursor, VS Code) is set up")
     assert "tabwire setup" in fail_line(out, "no extension folder was written or paired")
     assert out.rstrip().endswith("3 problems found.")
+    # Where files are uploaded from and downloads saved to, by default and when moved.
+    config = home.root / ".config" / "tabwire"
+    assert f"files are uploaded only from {config / 'uploads'}" in out, out
+    assert f"browser_downloads saves into {config / 'downloads'}" in out, out
+    home.env["TABWIRE_DOWNLOADS_DIR"] = str(home.tmp / "elsewhere")
+    assert f"browser_downloads saves into {home.tmp / 'elsewhere'}" in home.doctor()[1]
 
 
 async def test_all_well_then_no_tab_then_no_browser(home, launch_chromium, todomvc_url):

@@ -144,6 +144,9 @@ mod performing {
             BrowserOp::ListTabs => serde_json::to_value(list_tabs().await?),
             BrowserOp::Tab { tab, action } => serde_json::to_value(act(tab, action).await?),
             BrowserOp::Capture(capture) => serde_json::to_value(capture_tab(&capture).await?),
+            BrowserOp::Downloads { tab } => {
+                serde_json::to_value(crate::downloads::list(tab).await?)
+            }
         };
         answer.map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
     }

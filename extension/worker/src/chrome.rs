@@ -51,6 +51,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set)]
     pub fn session_set(items: &JsValue) -> Promise;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "downloads"], js_name = search)]
+    pub fn downloads_search(query: &JsValue) -> Promise;
+
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
     pub fn runtime_get_url(path: &str) -> String;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]

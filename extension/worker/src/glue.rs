@@ -83,7 +83,7 @@ pub(crate) fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
     })
 }
 
-fn log(message: &str) {
+pub(crate) fn log(message: &str) {
     chrome::console_warn(&format!("tabwire: {message}"));
 }
 
@@ -122,6 +122,7 @@ pub async fn start() {
     let keepalive = Closure::<dyn FnMut()>::new(keepalive_tick).into_js_value();
     chrome::set_interval(keepalive.unchecked_ref(), KEEPALIVE_MS);
     persist_status();
+    crate::downloads::restore().await;
     spawn_local(connect());
 }
 
@@ -188,6 +189,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             if let Some(tab) = tab(0) {
                 PORTS.with(|p| p.borrow_mut().tab_removed(tab));
                 debugger::tab_removed(tab);
+                crate::downloads::tab_removed(tab);
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -220,6 +222,11 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             });
             if let (Some(tab), Some(event)) = (tab(1), event) {
                 run(with_core(|core| core.on_navigation(tab, event)));
+            }
+        }
+        "download_created" => {
+            if let Some(id) = arg(0).as_f64() {
+                crate::downloads::created(id as u64, arg(1).as_string().unwrap_or_default());
             }
         }
         "debugger_detached" => {

@@ -10,6 +10,7 @@ pub mod browser;
 pub mod chrome;
 pub mod core;
 pub mod debugger;
+pub mod downloads;
 pub mod frames;
 pub mod glue;
 pub mod link_problem;

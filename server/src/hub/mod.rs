@@ -814,6 +814,7 @@ impl Hub {
             BrowserOp::ListTabs => "listing the tabs".to_owned(),
             BrowserOp::Tab { tab, action } => format!("{} of tab {tab}", action.as_str()),
             BrowserOp::Capture(capture) => format!("a screenshot of tab {}", capture.tab),
+            BrowserOp::Downloads { tab } => format!("the downloads of tab {tab}"),
         };
         // A request about the tab it closes must not fail as TAB_CLOSED when it succeeds.
         let fails_with_tab = match &op {
@@ -822,7 +823,7 @@ impl Hub {
                 ..
             }
             | BrowserOp::ListTabs => None,
-            BrowserOp::Tab { .. } | BrowserOp::Capture(_) => tab,
+            BrowserOp::Tab { .. } | BrowserOp::Capture(_) | BrowserOp::Downloads { .. } => tab,
         };
         let started = {
             let mut registry = self.registry();

@@ -7,6 +7,7 @@ The DevTools port is chosen by Chromium (`--remote-debugging-port=0`) and read f
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -47,7 +48,15 @@ class Chromium:
             )
         self.profile_dir = profile_dir
         self.log_path = log_path
+        self.downloads_dir = profile_dir / "Downloads"
         profile_dir.mkdir(parents=True, exist_ok=True)
+        # Downloads land in the profile, not in the home of whoever runs the tests.
+        preferences = profile_dir / "Default" / "Preferences"
+        if not preferences.exists():
+            preferences.parent.mkdir(parents=True, exist_ok=True)
+            preferences.write_text(json.dumps({"download": {
+                "default_directory": str(self.downloads_dir), "prompt_for_download": False,
+            }}))
         args = [str(CHROMIUM), *BASE_FLAGS, f"--user-data-dir={profile_dir}"]
         if extension_dir is not None:
             args += [f"--load-extension={extension_dir}", f"--disable-extensions-except={extension_dir}"]

@@ -8,12 +8,14 @@ Pages:
 - `POST /upload`     stores every file part and answers `303` to `/upload?sent=N`;
 - `POST /dropped`    stores the files the drop zone read;
 - `/received.json`   every file received: field, file name, size, sha256 (the page's own hash for drops).
-- `/download/<name>` a binary file sent as an attachment (for download tests).
+- `/download/<name>` a binary file sent as an attachment (for download tests);
+- `/downloads`       a page linking each of them (`#get-0`, `#get-1`… in `downloads` order).
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import http.server
 import json
 import threading
@@ -115,6 +117,13 @@ class FilesApp:
                     with app.lock:
                         body = json.dumps(app.received).encode()
                     self.send(200, body, "application/json")
+                elif url.path == "/downloads":
+                    links = "".join(
+                        f'<li><a id="get-{i}" href="/download/{urllib.parse.quote(name)}">{html.escape(name)}</a></li>'
+                        for i, name in enumerate(app.downloads)
+                    )
+                    page = f'<!doctype html><html><head><meta charset="utf-8"><title>Downloads</title></head><body><ul>{links}</ul></body></html>'
+                    self.send(200, page.encode())
                 elif url.path.startswith("/download/"):
                     name = urllib.parse.unquote(url.path.removeprefix("/download/"))
                     data = app.downloads.get(name)

@@ -27,7 +27,7 @@ LIST_CHANGED = "notifications/tools/list_changed"
 # The meta-tools tabwire always lists (design.md: "a small, fixed set").
 META_TOOLS = frozenset({
     "browser_tabs", "browser_open", "site_call", "site_state", "site_save", "browser_tab", "page_screenshot",
-    "page_snapshot", "page_act", "page_read", "page_find", "page_wait",
+    "browser_downloads", "page_snapshot", "page_act", "page_read", "page_find", "page_wait",
 })
 # The closed set of error codes of the wire protocol (bridge/src/protocol.rs, ErrorCode); a failing tool's text is "<CODE>: <message>".
 ERROR_CODES = frozenset(
@@ -54,6 +54,8 @@ ERROR_CODES = frozenset(
         "DIALOG_OPEN",
         "DEBUGGER_UNAVAILABLE",
         "FILE_REFUSED",
+        "NO_SUCH_DOWNLOAD",
+        "DOWNLOAD_NOT_READY",
         "PROTOCOL",
         "INTERNAL",
     }
