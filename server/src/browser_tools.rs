@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use bridge::browser_ops::{
     self, BrowserOp, Capture, Captured, ImageFormat, Shot, TabActed, TabAction, TabList,
 };
-use bridge::page_ops::{self, Ref};
 use bridge::download::{Download, DownloadList, DownloadState};
+use bridge::page_ops::{self, Ref};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use rmcp::{Peer, RoleServer};

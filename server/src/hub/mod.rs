@@ -183,7 +183,6 @@ impl Hub {
 
     pub(crate) fn set_adapter_store(&self, store: Arc<AdapterStore>) {
         let _ = self.adapter_store.set(store);
-
     }
 
     /// The files `names` (in the uploads directory) for a call, read before it starts: a name
