@@ -309,9 +309,9 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             PageToolSpec {
                 name: SNAPSHOT,
                 title: "Page snapshot",
-                description: "What a person sees on the page, one element a line: role, ref \
-                    (eN, for acting), \"name\", states; long text cut (page_read has it). Any \
-                    site. Optional subtree (ref or selector), budget and cursor.",
+                description: "What a person sees, one element a line: role, ref (eN, to act on), \
+                    \"name\", states; long text cut (see page_read). Optional subtree (ref or \
+                    selector), budget, cursor.",
                 input_schema: object(p, &[]),
                 read_only: true,
             }
@@ -330,7 +330,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             p.insert(
                 "files".into(),
                 json!({"type": "array", "items": {"type": "string"},
-                       "description": "upload: names in the uploads dir; onto a file input or a drop zone"}),
+                       "description": "upload: file names in the uploads dir"}),
             );
             p.insert(
                 "snapshot".into(),
@@ -339,17 +339,17 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             p.insert(
                 "dialog".into(),
                 json!({"type": "string", "enum": dialog::ANSWERS,
-                       "description": "answer to a confirm/prompt the act opens (default: dismiss, DIALOG error)"}),
+                       "description": "for a dialog it opens (default: dismiss)"}),
             );
             p.insert(
                 "dialog_text".into(),
-                json!({"type": "string", "description": "prompt's answer, with accept"}),
+                json!({"type": "string", "description": "prompt's answer (with accept)"}),
             );
             PageToolSpec {
                 name: ACT,
                 title: "Act on the page",
-                description: "Act on an element as a person would (waits until it can be used). \
-                    Answers with what changed on the page and whether it navigated.",
+                description: "Act on an element as a person would, once it can be used. Answers \
+                    what changed and whether the page navigated.",
                 input_schema: object(p, &["action"]),
                 read_only: false,
             }

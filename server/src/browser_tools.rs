@@ -487,14 +487,14 @@ pub fn tools() -> Vec<Tool> {
         ),
         Tool::new(
             "page_screenshot",
-            "Screenshot of a tab (default: the focused one) or of one element, downscaled to fit \
-             max_width x max_height (default 1024). to_file: save it and return the path instead.",
+            "Screenshot of a tab (default: the focused one) or one element (ref or CSS selector), \
+             scaled to fit max_width x max_height (default 1024). to_file: save it, return the path.",
             object(json!({
                 "type": "object",
                 "properties": {
                     "tab_id": {"type": "integer", "minimum": 0},
-                    "ref": {"type": "string", "description": "a snapshot's element"},
-                    "selector": {"type": "string", "description": "CSS selector of one element"},
+                    "ref": {"type": "string"},
+                    "selector": {"type": "string"},
                     "max_width": {"type": "integer", "minimum": browser_ops::MIN_SIDE,
                                   "maximum": browser_ops::MAX_SIDE},
                     "max_height": {"type": "integer", "minimum": browser_ops::MIN_SIDE,

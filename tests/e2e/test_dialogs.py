@@ -194,6 +194,11 @@ async def test_a_leave_guard_stands_by_default_and_is_lifted_when_asked(
         # Not said: the guard stands, the browser asks the person, the call says the tab waits for them.
         stay = await tabwire.call("page_act", {"tab_id": tab, "selector": "#leave", "action": "click"})
         assert stay.is_error and stay.text.startswith("DIALOG_OPEN:"), stay
+
+        async def prompt_shown() -> bool:  # DevTools' event may come after the call's answer
+            return bool(session.of("Page.javascriptDialogOpening"))
+
+        await wait_for(prompt_shown, timeout=10, what="Chrome to show the leave prompt")
         assert session.of("Page.javascriptDialogOpening")[0]["type"] == "beforeunload"
         await session.command("Page.handleJavaScriptDialog", {"accept": False})  # the person stays
 

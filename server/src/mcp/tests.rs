@@ -1,6 +1,7 @@
 //! The MCP face's tests, without a browser: tool-change announcements' rate, the reserved
 //! meta-tool names, results' and errors' shapes, site tools' specs and `tab_id`'s check.
 
+use super::listing::{UNTRUSTED_META, UNTRUSTED_RESULTS};
 use super::*;
 
 #[tokio::test(start_paused = true)]
