@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, OnReply, PROOF_TIMEOUT_MS, PageCall, Timer};
+use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, PageCall, Timer};
 use crate::debugger;
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
@@ -221,6 +221,13 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                 document: text(8),
             });
             if let (Some(tab), Some(event)) = (tab(1), event) {
+                if let NavEvent::Committed {
+                    document: Some(document),
+                    ..
+                } = &event
+                {
+                    PORTS.with(|p| p.borrow_mut().document_shown(tab, document));
+                }
                 run(with_core(|core| core.on_navigation(tab, event)));
             }
         }

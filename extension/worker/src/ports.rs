@@ -72,6 +72,14 @@ impl<P: Clone> PortRouter<P> {
         let (Some(document), true) = (document, lifecycle.is_none_or(|l| l == "active")) else {
             return;
         };
+        self.document_shown(tab, document);
+    }
+
+    /// `tab` shows `document` now (a message from it, or Chrome's commit of it): a port of another
+    /// document belongs to a page that is gone, even while its disconnect is still on the way. (A
+    /// page with no runtime yet, which the next page tool's call injects into, must not get that
+    /// call on the previous page's port: the port would close and the call fail as `NAVIGATED`.)
+    pub fn document_shown(&mut self, tab: TabId, document: &str) {
         self.ports
             .retain(|p| p.tab != tab || p.document.as_deref().is_none_or(|d| d == document));
     }
@@ -211,6 +219,33 @@ mod tests {
         assert!(ports.route(7, &call("a")).is_some());
         ports.message_from(7, Some("doc-b"), Some("active"));
         assert_eq!(ports.route(7, &call("b")), None);
+    }
+
+    #[test]
+    fn a_committed_document_makes_the_previous_documents_port_stale_before_it_disconnects() {
+        let mut ports = router();
+        let old = ports.adopt(7, Some("doc-a".into()), "old page");
+        ports.route(7, &call("a"));
+        ports.adopt(8, Some("doc-c".into()), "other tab");
+        ports.document_shown(7, "doc-a");
+        assert!(ports.route(7, &call("b")).is_some(), "the same document");
+        ports.document_shown(7, "doc-b");
+        assert_eq!(
+            ports.route(7, &call("c")),
+            None,
+            "the new page has no port yet: the call goes by injecting and sendMessage"
+        );
+        assert!(
+            ports.route(8, &call("d")).is_some(),
+            "other tabs keep theirs"
+        );
+        let mut owed = ports.closed(old);
+        owed.sort_by_key(|(_, r)| format!("{r:?}"));
+        assert_eq!(
+            owed,
+            vec![(7, call("a")), (7, call("b"))],
+            "what it owed still comes back"
+        );
     }
 
     #[test]
