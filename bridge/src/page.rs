@@ -164,33 +164,21 @@ pub enum ToPage {
     RequestState {
         id: RequestId,
     },
-    /// A page tool's call ([`crate::page_ops`]); answered like [`ToPage::CallTool`]. `doc`: the
-    /// document its ref came from, when the server knows it.
+    /// A page tool's call ([`crate::page_ops`]), as the server sent it to the worker
+    /// ([`crate::ToExtension::PageOp`]); answered like [`ToPage::CallTool`].
     PageOp {
         id: RequestId,
         /// The tab the worker sent it to, echoed in the answer (the call may not have named one).
         tab: crate::protocol::TabId,
-        op: String,
-        args: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        doc: Option<String>,
-        timeout_ms: u64,
-        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
-        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        trusted_input: bool,
-        /// Files the call puts on the page, read by the server from the user's uploads
-        /// directory ([`crate::upload`]).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::UploadFile>,
         /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
         /// runtime there names its refs with it (`f3e12`).
         #[serde(default, skip_serializing_if = "is_top_frame")]
         frame: u32,
-        /// The origin the user allowed the call on: a top frame's runtime whose document shows
-        /// another refuses it (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        origin: Option<String>,
+        /// Its fields are the message's own. The worker leaves out `origin` for a child frame
+        /// (it checks the tab's origin itself); a top frame's runtime whose document shows
+        /// another refuses the call (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
+        #[serde(flatten)]
+        call: PageCall,
     },
     /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
     /// like [`ToPage::CallTool`].
@@ -213,6 +201,52 @@ pub enum ToPage {
     Record {
         recording: bool,
     },
+}
+
+/// A page tool's call: what the server decided (the permission gate's origin and trusted-input
+/// grant, the uploads it read) and the page carries out. The server builds it once; the worker
+/// passes it on whole in [`ToPage::PageOp`], and the page's runtime receives it whole. Its fields
+/// are written flat in both messages, and read from them by [`PageCall::take`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct PageCall {
+    /// The page tool (`page_snapshot`, `page_act`, …).
+    pub op: String,
+    /// Its arguments as the client gave them, checked by [`crate::page_ops::parse`].
+    pub args: Value,
+    /// The document the call's ref came from, when the server knows it: the page refuses a ref
+    /// of another one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    /// The origin the permission gate allowed: the call fails if the tab shows another one by
+    /// the time it would act (the server may have known the tab's URL from before a navigation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    pub timeout_ms: u64,
+    /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input grant,
+    /// which only the server knows): the runtime then asks the worker with
+    /// [`FromPage::TrustedInput`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trusted_input: bool,
+    /// Files the call puts on the page, read by the server from the user's uploads directory
+    /// ([`crate::upload`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::upload::UploadFile>,
+}
+
+impl PageCall {
+    /// Takes the call's fields from a message's (what `Deserialize` would do, without the code
+    /// a derived one costs the wasm builds: see [`crate::tagged`]).
+    pub(crate) fn take(f: &mut tagged::Fields) -> Result<PageCall, serde_json::Error> {
+        Ok(PageCall {
+            op: f.req("op")?,
+            args: f.req("args")?,
+            doc: f.opt("doc")?,
+            origin: f.opt("origin")?,
+            timeout_ms: f.req("timeout_ms")?,
+            trusted_input: f.opt("trusted_input")?,
+            files: f.opt("files")?,
+        })
+    }
 }
 
 fn is_top_frame(frame: &u32) -> bool {
@@ -386,14 +420,8 @@ impl ToPage {
             "page_op" => ToPage::PageOp {
                 id: f.req("id")?,
                 tab: f.req("tab")?,
-                op: f.req("op")?,
-                args: f.req("args")?,
-                doc: f.opt("doc")?,
-                timeout_ms: f.req("timeout_ms")?,
-                trusted_input: f.opt("trusted_input")?,
-                files: f.opt("files")?,
                 frame: f.opt("frame")?,
-                origin: f.opt("origin")?,
+                call: PageCall::take(&mut f)?,
             },
             "record" => ToPage::Record {
                 recording: f.req("recording")?,
@@ -630,27 +658,18 @@ mod tests {
             ToPage::PageOp {
                 id: "i".into(),
                 tab: 4,
-                op: "page_act".into(),
-                args: json!({"ref": "e1", "action": "click"}),
-                doc: None,
-                timeout_ms: 9,
-                trusted_input: false,
                 frame: 0,
-                files: Vec::new(),
-                origin: Some("http://127.0.0.1:8000".into()),
+                call: PageCall {
+                    op: "page_act".into(),
+                    args: json!({"ref": "e1", "action": "click"}),
+                    doc: None,
+                    origin: Some("http://127.0.0.1:8000".into()),
+                    timeout_ms: 9,
+                    trusted_input: false,
+                    files: Vec::new(),
+                },
             },
-            ToPage::PageOp {
-                id: "i".into(),
-                tab: 4,
-                op: "page_act".into(),
-                args: json!({"ref": "f3e1", "action": "click"}),
-                doc: Some("d".into()),
-                timeout_ms: 9,
-                trusted_input: true,
-                frame: 3,
-                files: Vec::new(),
-                origin: None,
-            },
+            // A child frame's: `a_page_op_carries_the_servers_call_flat`.
             ToPage::Record { recording: true },
         ];
         let mut seen = Vec::new();
@@ -665,6 +684,45 @@ mod tests {
         }
         seen.dedup();
         assert_eq!(seen, TO_PAGE_TYPES);
+    }
+
+    /// The worker passes the server's page call on whole: its fields stay flat in the page's
+    /// message, beside the tab and frame the worker adds.
+    #[test]
+    fn a_page_op_carries_the_servers_call_flat() {
+        let call = PageCall {
+            op: "page_act".into(),
+            args: json!({"ref": "f3e1", "action": "click"}),
+            doc: Some("d".into()),
+            origin: None,
+            timeout_ms: 9,
+            trusted_input: true,
+            files: Vec::new(),
+        };
+        let wire = crate::ToExtension::PageOp {
+            id: "i".into(),
+            tab: Some(4),
+            call,
+        };
+        let crate::ToExtension::PageOp { call, .. } =
+            crate::ToExtension::decode(&wire.encode()).unwrap()
+        else {
+            panic!("a page_op decodes as one");
+        };
+        let message = ToPage::PageOp {
+            id: "i".into(),
+            tab: 4,
+            frame: 3,
+            call,
+        };
+        let text = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"type": "page_op", "id": "i", "tab": 4, "frame": 3, "op": "page_act",
+                   "args": {"ref": "f3e1", "action": "click"}, "doc": "d", "timeout_ms": 9,
+                   "trusted_input": true})
+        );
+        assert_eq!(serde_json::from_str::<ToPage>(&text).unwrap(), message);
     }
 
     #[test]

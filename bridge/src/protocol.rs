@@ -448,31 +448,15 @@ pub enum ToExtension {
         id: RequestId,
         tab: TabId,
     },
-    /// A page tool's call ([`crate::page_ops`]) in `tab` (absent: the focused tab), whose
-    /// runtime the extension injects first where it does not run; answered like `call_tool`.
-    /// `doc`: the document the call's ref came from (the page refuses a ref of another one).
-    /// `origin`: the origin the permission gate allowed; the extension refuses the call when the
-    /// tab shows another one by the time it would act (the server may have known the tab's URL
-    /// from before a navigation).
+    /// A page tool's call in `tab` (absent: the focused tab), whose runtime the extension
+    /// injects first where it does not run; answered like `call_tool`.
     PageOp {
         id: RequestId,
         #[serde(default)]
         tab: Option<TabId>,
-        op: String,
-        args: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        doc: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        origin: Option<String>,
-        timeout_ms: u64,
-        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
-        /// grant, which only the server knows).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        trusted_input: bool,
-        /// Files the call puts on the page, read by the server from the user's uploads
-        /// directory ([`crate::upload`]).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::UploadFile>,
+        /// Its fields are the message's own.
+        #[serde(flatten)]
+        call: crate::page::PageCall,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
@@ -752,13 +736,7 @@ impl ToExtension {
             "page_op" => ToExtension::PageOp {
                 id: f.req("id")?,
                 tab: f.opt("tab")?,
-                op: f.req("op")?,
-                args: f.req("args")?,
-                doc: f.opt("doc")?,
-                origin: f.opt("origin")?,
-                timeout_ms: f.req("timeout_ms")?,
-                trusted_input: f.opt("trusted_input")?,
-                files: f.opt("files")?,
+                call: crate::page::PageCall::take(&mut f)?,
             },
             "open_tab" => ToExtension::OpenTab {
                 id: f.req("id")?,

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bridge::handshake::{self, Exchange, Role};
+use bridge::page::PageCall;
 use bridge::protocol::{BrowserInfo, RequestId};
 use bridge::{PROTOCOL_VERSION, ToExtension, ToServer};
 use futures_util::{SinkExt, StreamExt};
@@ -243,12 +244,15 @@ where
             ToExtension::PageOp {
                 id,
                 tab,
-                op,
-                args,
-                doc,
-                origin,
-                trusted_input,
-                ..
+                call:
+                    PageCall {
+                        op,
+                        args,
+                        doc,
+                        origin,
+                        trusted_input,
+                        ..
+                    },
             } => {
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
                 // The peer's permission gate decided both, from the same grants file.

@@ -189,6 +189,52 @@ fn call_messages_golden() {
     );
 }
 
+/// The page call's fields are the message's own (flat), as before it was one struct.
+#[test]
+fn page_op_golden() {
+    golden_to_extension(
+        ToExtension::PageOp {
+            id: "p1".into(),
+            tab: Some(3),
+            call: crate::page::PageCall {
+                op: "page_act".into(),
+                args: json!({"ref": "e4", "action": "click"}),
+                doc: Some("d2".into()),
+                origin: Some("http://127.0.0.1:8000".into()),
+                timeout_ms: 5000,
+                trusted_input: true,
+                files: Vec::new(),
+            },
+        },
+        json!({"type":"page_op","id":"p1","tab":3,"op":"page_act","args":{"ref":"e4","action":"click"},
+               "doc":"d2","origin":"http://127.0.0.1:8000","timeout_ms":5000,"trusted_input":true}),
+    );
+    golden_to_extension(
+        ToExtension::PageOp {
+            id: "p2".into(),
+            tab: None,
+            call: crate::page::PageCall {
+                op: "page_snapshot".into(),
+                args: json!({}),
+                doc: None,
+                origin: None,
+                timeout_ms: 10,
+                trusted_input: false,
+                files: Vec::new(),
+            },
+        },
+        json!({"type":"page_op","id":"p2","tab":null,"op":"page_snapshot","args":{},"timeout_ms":10}),
+    );
+    // A call missing one of its own fields names it, like any message's, with the request's id.
+    let bad = ToExtension::decode(r#"{"type":"page_op","id":"p3","args":{},"timeout_ms":1}"#)
+        .unwrap_err();
+    assert!(
+        matches!(&bad.error, DecodeError::Invalid { kind, reason } if kind == "page_op" && reason.contains("missing field `op`")),
+        "{bad:?}"
+    );
+    assert_eq!(bad.request_id.as_deref(), Some("p3"));
+}
+
 #[test]
 fn every_known_type_round_trips() {
     let samples = [
@@ -332,13 +378,15 @@ fn every_known_type_round_trips() {
         ToExtension::PageOp {
             id: "p".into(),
             tab: None,
-            op: "page_snapshot".into(),
-            args: json!({"max_chars": 900}),
-            doc: Some("d1".into()),
-            origin: Some("http://127.0.0.1:8000".into()),
-            timeout_ms: 5,
-            trusted_input: true,
-            files: Vec::new(),
+            call: crate::page::PageCall {
+                op: "page_snapshot".into(),
+                args: json!({"max_chars": 900}),
+                doc: Some("d1".into()),
+                origin: Some("http://127.0.0.1:8000".into()),
+                timeout_ms: 5,
+                trusted_input: true,
+                files: Vec::new(),
+            },
         },
         ToExtension::OpenTab {
             id: "a".into(),

@@ -14,7 +14,8 @@ use std::rc::Rc;
 
 use bridge::adapter::Adapter;
 use bridge::dialog::{self, Asker};
-use bridge::page::{FromPage, RuntimeKind, ToPage};
+use bridge::page::{FromPage, PageCall, RuntimeKind, ToPage};
+use bridge::protocol::TabId;
 use bridge::webmcp;
 use bridge::{ErrorCode, WireError};
 use js_sys::{Function, Promise};
@@ -371,28 +372,12 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
         ToPage::PageOp {
             id,
             tab,
-            op,
-            args,
-            doc,
-            timeout_ms,
-            trusted_input,
-            files,
             frame,
-            origin,
+            call,
         } => {
             // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
             crate::page::web::REFS.with(|refs| refs.borrow_mut().frame = frame);
-            let call = PageCall {
-                tab,
-                op,
-                args,
-                doc,
-                timeout_ms,
-                trusted_input,
-                files: files.into(),
-                origin,
-            };
-            spawn_local(page_op(id, call, reply));
+            spawn_local(page_op(id, tab, call, reply));
             true
         }
         ToPage::Adapters {
@@ -653,31 +638,17 @@ pub(crate) fn ask_frame(
     }
 }
 
-/// A page tool's call as the worker sent it ([`ToPage::PageOp`]).
-struct PageCall {
-    tab: bridge::protocol::TabId,
-    op: String,
-    args: serde_json::Value,
-    doc: Option<String>,
-    timeout_ms: u64,
-    trusted_input: bool,
-    /// The files it puts on the page.
-    files: Rc<[UploadFile]>,
-    /// The origin the user allowed it on (see [`ToPage::PageOp`]).
-    origin: Option<String>,
-}
-
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
-async fn page_op(id: String, call: PageCall, reply_to: Reply) {
+/// `tab`: where the worker sent it, said again in the answer.
+async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
     let PageCall {
-        tab,
         op,
         args,
         doc,
+        origin,
         timeout_ms,
         trusted_input,
         files,
-        origin,
     } = call;
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
@@ -697,7 +668,7 @@ async fn page_op(id: String, call: PageCall, reply_to: Reply) {
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
             .with_trusted_input(trusted_input.then(|| id.clone()))
-            .with_files(files);
+            .with_files(files.into());
         let refs = crate::page::web::REFS.with(Rc::clone);
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use bridge::browser_ops::BrowserOp;
 use bridge::grants::GrantChange;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
-use bridge::page::ToPage;
+use bridge::page::{PageCall, ToPage};
 use bridge::protocol::{BrowserInfo, RequestId, TabId};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
@@ -45,22 +45,6 @@ pub enum OnReply {
     /// Nothing, but if the tab has no runtime yet, inject it (its URL matches an adapter).
     InjectIfMissing,
     Nothing,
-}
-
-/// A page tool's call as the server sent it (`page_op`), on its way to its tab.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PageCall {
-    pub op: String,
-    pub args: serde_json::Value,
-    /// The document the call's ref came from.
-    pub doc: Option<String>,
-    /// The origin the user allowed: the call fails if the tab shows another by then.
-    pub origin: Option<String>,
-    pub timeout_ms: u64,
-    /// Its actions go through Chrome's debugger (the origin's trusted-input grant).
-    pub trusted_input: bool,
-    /// The files it puts on the page, as the server sent them.
-    pub files: Vec<bridge::upload::UploadFile>,
 }
 
 /// Work for the browser glue.
@@ -578,29 +562,10 @@ impl Core {
                 // A tab loading another page: the call runs in the page it is going to.
                 self.send_when_loaded(tab, id, action, timeout_ms as f64, &mut actions);
             }
-            ToExtension::PageOp {
-                id,
-                tab,
-                op,
-                args,
-                doc,
-                origin,
-                timeout_ms,
-                trusted_input,
-                files,
-            } => {
-                if trusted_input {
+            ToExtension::PageOp { id, tab, call } => {
+                if call.trusted_input {
                     self.trust_call(&id);
                 }
-                let call = PageCall {
-                    op,
-                    args,
-                    doc,
-                    origin,
-                    timeout_ms,
-                    trusted_input,
-                    files,
-                };
                 actions.extend(self.page_op(id, tab, call));
             }
             ToExtension::Cancel { id } => {

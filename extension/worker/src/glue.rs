@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use bridge::handshake::{self, Nonce};
-use bridge::page::ToPage;
+use bridge::page::{PageCall, ToPage};
 use bridge::protocol::{LoadedPage, TabId};
 use bridge::{ErrorCode, WireError};
 use js_sys::Array;
@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::chrome::{self, Port, error_text, from_json, get};
-use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, PageCall, Timer};
+use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, Timer};
 use crate::debugger;
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
@@ -769,7 +769,7 @@ const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
-async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
+async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) {
     let tab = match tab {
         Some(tab) => tab,
         None => {
@@ -787,24 +787,21 @@ async fn page_op(id: String, tab: Option<TabId>, call: PageCall) {
             return run(actions);
         }
     };
-    let timeout_ms = call.timeout_ms;
     // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
     let frame = bridge::page_ops::frame_of(&call.args);
     // The permission gate allowed an origin: the page acts only while the tab shows it. The top
     // frame's runtime checks its own document as it starts the call (no round trip to the
     // browser); a frame's call, or one to a page with no runtime yet, is checked here first.
-    let allowed = call.origin;
+    let allowed = call.origin.clone();
+    if frame != 0 {
+        call.origin = None;
+    }
+    let timeout_ms = call.timeout_ms;
     let message = ToPage::PageOp {
         id: id.clone(),
         tab,
-        op: call.op,
-        args: call.args,
-        doc: call.doc,
-        timeout_ms,
-        trusted_input: call.trusted_input,
-        files: call.files,
         frame,
-        origin: allowed.clone().filter(|_| frame == 0),
+        call,
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");
     let on_reply = OnReply::CallTool(id.clone());

@@ -21,6 +21,7 @@ use bridge::adapter::Adapter;
 use bridge::browser_ops::{BrowserOp, TabAction};
 use bridge::grants::{GrantChange, GrantList};
 use bridge::packed::PackedAdapter;
+use bridge::page::PageCall;
 use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::upload::UploadFile;
 use bridge::{ErrorCode, TabId, ToExtension, ToServer, WireError};
@@ -738,22 +739,22 @@ impl Hub {
         // A NO_EFFECT's advice names the origin the gate allowed (the registry may not know the
         // URL of a page whose runtime was only just injected).
         let hint_origin = origin.clone();
+        let call = PageCall {
+            op: op.to_owned(),
+            args,
+            doc,
+            origin,
+            timeout_ms,
+            trusted_input,
+            files,
+        };
         let (started, url) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
             let url = tab.and_then(|t| registry.tab_url(t)).map(str::to_owned);
-            let started = registry.start(conn, tab, Waiter::Call, |id| ToExtension::PageOp {
-                id,
-                tab,
-                op: op.to_owned(),
-                args,
-                doc,
-                origin,
-                timeout_ms,
-                trusted_input,
-                files,
-            })?;
+            let page_op = |id| ToExtension::PageOp { id, tab, call };
+            let started = registry.start(conn, tab, Waiter::Call, page_op)?;
             (started, url)
         };
         let what = match tab {

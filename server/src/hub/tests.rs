@@ -797,10 +797,10 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
                 .await
         })
     };
-    let ToExtension::PageOp { trusted_input, .. } = ext.next().await else {
+    let ToExtension::PageOp { call, .. } = ext.next().await else {
         panic!("expected page_op")
     };
-    assert!(trusted_input);
+    assert!(call.trusted_input);
     op.abort();
     grants
         .revoke("http://todomvc.com", crate::grants::Need::TrustedInput)

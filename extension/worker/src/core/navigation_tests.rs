@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::super::PageCall;
 use super::super::tests::{announce, connected, frames, snapshot_call};
 use super::*;
+use bridge::page::PageCall;
 
 const TOOL: &str = "todomvc_list_todos";
 

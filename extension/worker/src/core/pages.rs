@@ -66,14 +66,16 @@ impl FrameRequest {
         let message = ToPage::PageOp {
             id: format!("frame-{frame}"),
             tab: self.tab,
-            op: bridge::page_ops::SNAPSHOT.to_owned(),
-            args: self.args.clone(),
-            doc: None,
-            timeout_ms: self.timeout_ms,
-            trusted_input: false,
-            files: Vec::new(),
             frame,
-            origin: None,
+            call: bridge::page::PageCall {
+                op: bridge::page_ops::SNAPSHOT.to_owned(),
+                args: self.args.clone(),
+                doc: None,
+                origin: None,
+                timeout_ms: self.timeout_ms,
+                trusted_input: false,
+                files: Vec::new(),
+            },
         };
         serde_json::to_string(&message).expect("page messages serialize")
     }
