@@ -61,7 +61,7 @@ async def main() -> None:
         cli = [str(BINARY), verb, "--trusted-input", site.origin]
         subprocess.run(cli, env={**env, "PATH": "/usr/bin:/bin"}, check=True, capture_output=True, timeout=30)
 
-    url = site.url("plain", "trusted/free.html")
+    url = site.url("plain", "trusted/index.html?free")
     times: dict[bool, list[float]] = {False: [], True: []}
     browser = None
     try:

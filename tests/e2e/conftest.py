@@ -247,29 +247,45 @@ class TabwireCommand:
     cwd: Path
     stderr_path: Path
 
-    def serving_page_tools_only(self, call_timeout_ms: int) -> "TabwireCommand":
-        """No adapter for 127.0.0.1 (only tools the page brings itself) and a short call timeout."""
+    def without_adapter_match(self) -> "TabwireCommand":
+        """No adapter for 127.0.0.1 (the default todomvc match left out): only page tools there, the tools a
+        page brings itself, and those of the adapters the test adds."""
         i = self.args.index("--adapter-match")
         del self.args[i : i + 2]
-        self.args += ["--call-timeout-ms", str(call_timeout_ms)]
         return self
+
+    def with_adapters(self, directory: Path) -> "TabwireCommand":
+        """Also serve the adapter files in `directory` (`--adapters`)."""
+        self.args += ["--adapters", str(directory)]
+        return self
+
+    def with_flags(self, **flags: str | int) -> "TabwireCommand":
+        """Further `--flag value` pairs (`call_timeout_ms=6000` is `--call-timeout-ms 6000`)."""
+        for flag, value in flags.items():
+            self.args += [f"--{flag.replace('_', '-')}", str(value)]
+        return self
+
+    def allowing_all_origins(self) -> "TabwireCommand":
+        """`--allow-all-origins`: page tools act on any site without asking (the permission flow is
+        test_permission's)."""
+        self.args.append("--allow-all-origins")
+        return self
+
+    def serving_page_tools_only(self, call_timeout_ms: int) -> "TabwireCommand":
+        """No adapter for 127.0.0.1 (only tools the page brings itself) and a short call timeout."""
+        return self.without_adapter_match().with_flags(call_timeout_ms=call_timeout_ms)
 
     def serving(self, adapter: str, base: str) -> "TabwireCommand":
         """Serve `adapter` (instead of todomvc) on the app at `base` (`http://127.0.0.1:PORT`)."""
         self.args[self.args.index("todomvc=http://127.0.0.1/*")] = f"{adapter}={base}/*"
         return self
 
-    def serving_adapter_file(self, adapter: dict, directory: Path, **more: str) -> "TabwireCommand":
+    def serving_adapter_file(self, adapter: dict, directory: Path, **more: str | int) -> "TabwireCommand":
         """Serve `adapter` (its own `match`) from a file in `directory`, instead of the todomvc match; `more`:
-        further `--flag value` pairs (`call_timeout_ms="6000"`)."""
+        further `--flag value` pairs (`call_timeout_ms=6000`)."""
         directory.mkdir()
         (directory / f"{adapter['name']}.json").write_text(json.dumps(adapter))
-        i = self.args.index("--adapter-match")
-        del self.args[i : i + 2]
-        self.args += ["--adapters", str(directory)]
-        for flag, value in more.items():
-            self.args += [f"--{flag.replace('_', '-')}", value]
-        return self
+        return self.without_adapter_match().with_adapters(directory).with_flags(**more)
 
     def stdio_parameters(self) -> StdioServerParameters:
         return StdioServerParameters(command=str(self.binary), args=self.args, env=self.env, cwd=self.cwd)

@@ -35,12 +35,7 @@ def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
     adapters = tmp_path / "my-adapters"
     adapters.mkdir()
     (adapters / "reading_list.json").write_text(json.dumps(tutorial_adapter(), indent=2))
-    page = fixture_server.url("plain", "reading-list/index.html")
-    origin = page.split("/plain/")[0]
-    args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"reading_list={origin}/*"
-    args += ["--adapters", str(adapters)]
-    return tabwire_command
+    return tabwire_command.serving("reading_list", fixture_server.origin).with_adapters(adapters)
 
 
 async def test_tutorial_adapter_from_the_docs(tabwire, fixture_server, launch_chromium, extension_dir):

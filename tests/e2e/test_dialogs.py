@@ -72,11 +72,9 @@ def adapter(origin: str) -> dict:
 
 @pytest.fixture
 def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
-    tabwire_command.serving_adapter_file(
-        adapter(fixture_server.origin), tmp_path / "adapters", call_timeout_ms=str(CALL_TIMEOUT_MS)
-    )
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.serving_adapter_file(
+        adapter(fixture_server.origin), tmp_path / "adapters", call_timeout_ms=CALL_TIMEOUT_MS
+    ).allowing_all_origins()
 
 
 async def open_fixture(tabwire, launch_chromium, extension_dir, fixture_server, page: str = "index.html"):

@@ -37,9 +37,7 @@ def downloads_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tabwire_command(tabwire_command, downloads_dir: Path):
-    tabwire_command.args += ["--downloads-dir", str(downloads_dir)]
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.with_flags(downloads_dir=downloads_dir).allowing_all_origins()
 
 
 async def listed(tabwire, tab: int) -> list[dict]:

@@ -52,11 +52,7 @@ def input_site(request, tmp_path: Path):
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--adapters", str(INPUT_FIXTURES / "adapters")]
-    return tabwire_command
+    return tabwire_command.without_adapter_match().with_adapters(INPUT_FIXTURES / "adapters")
 
 
 async def open_fixture(tabwire, browser, site: StaticServer, page: str):

@@ -23,9 +23,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
-    tabwire_command.args.append("--allow-all-origins")
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
 def notes_for(origin: str, name: str = "mynotes") -> dict:

@@ -60,11 +60,7 @@ def adapters_dir(tmp_path):
 def tabwire_command(tabwire_command, adapters_dir):
     """The default command, with DIR watched and without the todomvc pattern for 127.0.0.1 (so only the
     adapters in DIR serve the fixture page)."""
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    args += ["--adapters", str(adapters_dir)]
-    return tabwire_command
+    return tabwire_command.without_adapter_match().with_adapters(adapters_dir)
 
 
 async def page_items(browser, page) -> list[str]:

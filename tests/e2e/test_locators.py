@@ -60,9 +60,7 @@ def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
     for adapter in (documented_adapter(), brittle(documented_adapter())):
         adapter["match"] = [f"{origin}/plain/redesign/*"]
         (adapters / f"{adapter['name']}.json").write_text(json.dumps(adapter, indent=2))
-    args = tabwire_command.args
-    args += ["--adapters", str(adapters), "--allow-all-origins"]
-    return tabwire_command
+    return tabwire_command.with_adapters(adapters).allowing_all_origins()
 
 
 async def test_an_adapter_written_with_locators_survives_a_redesign(tabwire, fixture_server, launch_chromium, extension_dir):

@@ -25,8 +25,7 @@ def tabwire_command(tabwire_command, maildev, tmp_path: Path):
     probe_dir = tmp_path / "adapters"
     probe_dir.mkdir()
     (probe_dir / "probe.json").write_text(json.dumps(fetch_probe(maildev.base)))
-    tabwire_command.args += ["--adapters", str(probe_dir)]
-    return tabwire_command
+    return tabwire_command.with_adapters(probe_dir)
 
 
 def fetch_probe(base: str) -> dict:

@@ -45,11 +45,9 @@ def tabwire_command(tabwire_command, fixture_server, tmp_path: Path):
     adapters = tmp_path / "adapters"
     adapters.mkdir()
     (adapters / "pages.json").write_text(json.dumps(ADAPTER))
-    args = tabwire_command.args
-    args[args.index("todomvc=http://127.0.0.1/*")] = f"pages={fixture_server.origin}/plain/navigate/*"
+    served = tabwire_command.serving("pages", f"{fixture_server.origin}/plain/navigate").with_adapters(adapters)
     # Short, so the call that cannot continue fails soon (with TIMEOUT) instead of after 30 s.
-    args += ["--adapters", str(adapters), "--call-timeout-ms", "4000"]
-    return tabwire_command
+    return served.with_flags(call_timeout_ms=4000)
 
 
 async def test_a_call_continues_after_navigating(tabwire, fixture_server, launch_chromium, extension_dir):

@@ -26,9 +26,7 @@ BLUE = (0, 0, 0xC0)  # the same, tinted (?tint)
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
 class Agent:

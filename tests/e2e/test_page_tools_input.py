@@ -16,9 +16,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
 async def open_page(tabwire, browser, site, page: str):

@@ -30,9 +30,7 @@ def forms_app():
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
 def items(app: FormsApp) -> list[dict]:

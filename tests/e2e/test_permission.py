@@ -31,10 +31,7 @@ BLUE = (0, 0, 255)
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    # No adapter for the fixture pages: only page tools there.
-    i = tabwire_command.args.index("--adapter-match")
-    del tabwire_command.args[i : i + 2]
-    return tabwire_command
+    return tabwire_command.without_adapter_match()
 
 
 async def open_page(tabwire, fixture_server, launch_chromium, extension_dir):

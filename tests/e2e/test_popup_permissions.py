@@ -44,10 +44,7 @@ SITE_DOM = """(() => {
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    # No adapter for the fixture pages: only page tools there.
-    i = tabwire_command.args.index("--adapter-match")
-    del tabwire_command.args[i : i + 2]
-    return tabwire_command
+    return tabwire_command.without_adapter_match()
 
 
 async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(

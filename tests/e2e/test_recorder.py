@@ -46,9 +46,7 @@ RECORD_DOM = """(() => {
 @pytest.fixture
 def tabwire_command(tabwire_command):
     # No adapter for the sites: the recorded tool is the only one there.
-    i = tabwire_command.args.index("--adapter-match")
-    del tabwire_command.args[i : i + 2]
-    return tabwire_command
+    return tabwire_command.without_adapter_match()
 
 
 class Recorder:

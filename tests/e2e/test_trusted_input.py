@@ -31,12 +31,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 @pytest.fixture
 def tabwire_command(tabwire_command):
-    args = tabwire_command.args
-    i = args.index("--adapter-match")
-    del args[i : i + 2]
-    # Page tools everywhere (the permission flow is test_permission's); trusted input never by that flag.
-    args += ["--adapters", str(FIXTURES / "trusted" / "adapters"), "--allow-all-origins"]
-    return tabwire_command
+    # Page tools everywhere; trusted input never by that flag.
+    return tabwire_command.without_adapter_match().with_adapters(FIXTURES / "trusted" / "adapters").allowing_all_origins()
 
 
 async def open_fixture(tabwire, browser, fixture_server, page: str):
@@ -120,7 +116,7 @@ async def test_page_act_fails_naming_the_setting_then_passes_on_a_page_without_a
 ):
     origin = fixture_server.origin
     browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, fixture_server, "free.html")
+    tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
     agent = Agent(tabwire, tab)
     lines = await agent.snapshot()
     name = agent.ref(lines, r'^textbox e\d+ "Name"')
@@ -205,7 +201,7 @@ async def test_a_client_that_can_ask_offers_trusted_input_when_an_action_had_no_
         c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
     ) as tabwire:
         browser = await launch_chromium(extension_dir=extension_dir)
-        tab, page = await open_fixture(tabwire, browser, fixture_server, "free.html")
+        tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
         agent = Agent(tabwire, tab)
         name = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Name"')
         out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": tab})

@@ -85,12 +85,9 @@ def uploads(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tabwire_command(tabwire_command, files_app, uploads: Path, tmp_path: Path):
-    tabwire_command.serving_adapter_file(
-        adapter(files_app.origin), tmp_path / "adapters",
-        call_timeout_ms=str(CALL_TIMEOUT_MS), uploads_dir=str(uploads),
-    )
-    tabwire_command.args.append("--allow-all-origins")  # the permission flow is test_permission's
-    return tabwire_command
+    return tabwire_command.serving_adapter_file(
+        adapter(files_app.origin), tmp_path / "adapters", call_timeout_ms=CALL_TIMEOUT_MS, uploads_dir=uploads
+    ).allowing_all_origins()
 
 
 def received(app: FilesApp) -> list[dict]:
