@@ -365,6 +365,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
             recorder::Recorder {
                 hub: hub.clone(),
                 grants: grants::Grants::new(dirs.grants()),
+                audit: audit::AuditLog::new(dirs.audit_log()),
                 all_origins: args.allow_all_origins,
             }
             .run(),

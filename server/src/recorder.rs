@@ -2,23 +2,31 @@
 //! [`RecordingRequest`]s) becomes a tool ([`bridge::recording::tool_document`]) in the user's
 //! adapter for its site — a new adapter for the origin, or the tool added to the one saved for
 //! that site before — written and loaded by [`AdapterStore::save`], which validates it and
-//! refuses what it must (a taken name, a file a person wrote). The popup shows the refusal.
+//! refuses what it must (a taken name, a file a person wrote). The popup shows the refusal. Each
+//! save, made or refused, is in the audit log as the popup's (the tool's name, never a value).
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bridge::grants::Need;
+use bridge::names::MAX_TOOL_NAME;
 use bridge::recording::{self, DraftError};
 use bridge::{ErrorCode, ToExtension, WireError};
 use serde_json::Value;
 
 use crate::adapter_store::AdapterStore;
+use crate::audit::{self, AuditLog};
 use crate::grants::Grants;
 use crate::hub::{Hub, RecordingRequest};
+
+/// Who saved a recording, in the audit log.
+const POPUP: &str = "popup";
 
 pub struct Recorder {
     pub hub: Arc<Hub>,
     pub grants: Grants,
+    pub audit: AuditLog,
     pub all_origins: bool,
 }
 
@@ -29,25 +37,54 @@ impl Recorder {
             return tracing::error!("the hub's recording requests are already served");
         };
         while let Some(request) = requests.recv().await {
-            let conn = request.conn;
-            let id = request.id.clone();
-            let answer = match self.save(&request) {
-                Ok((tool, file, parameters)) => {
-                    tracing::info!(%tool, %file, "a recording from the popup saved");
-                    ToExtension::RecordingSaved {
-                        id,
-                        tool,
-                        file,
-                        parameters,
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(origin = %request.origin, "a recording from the popup was not saved: {error}");
-                    ToExtension::RecordingError { id, error }
-                }
-            };
-            self.hub.send_to(conn, &answer);
+            let answer = self.answer(&request);
+            self.hub.send_to(request.conn, &answer);
         }
+    }
+
+    /// Saves one recording, audits the save, and says how it went.
+    fn answer(&self, request: &RecordingRequest) -> ToExtension {
+        let id = request.id.clone();
+        let started = Instant::now();
+        let saved = self.save(request);
+        self.audit(request, &saved, started);
+        match saved {
+            Ok((tool, file, parameters)) => {
+                tracing::info!(%tool, %file, "a recording from the popup saved");
+                ToExtension::RecordingSaved {
+                    id,
+                    tool,
+                    file,
+                    parameters,
+                }
+            }
+            Err(error) => {
+                tracing::warn!(origin = %request.origin, "a recording from the popup was not saved: {error}");
+                ToExtension::RecordingError { id, error }
+            }
+        }
+    }
+
+    /// Appends a save to the audit log: the tool's public name (`save site_x_sign_in`), the
+    /// origin and tab, and `ok` or the refusal's code.
+    fn audit(
+        &self,
+        request: &RecordingRequest,
+        saved: &Result<(String, String, Vec<String>), WireError>,
+        started: Instant,
+    ) {
+        self.audit.record(&audit::Entry {
+            time: audit::now(),
+            client: POPUP.to_owned(),
+            tool: format!("save {}", audited_tool_name(request, saved)),
+            origin: Some(request.origin.clone()),
+            tab: Some(request.tab),
+            outcome: match saved {
+                Ok(_) => "ok".to_owned(),
+                Err(error) => error.code.to_string(),
+            },
+            ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
     }
 
     /// Drafts, checks and saves one recording: its tool's public name, the file and the
@@ -86,6 +123,25 @@ impl Recorder {
             .map_err(|refusal| WireError::new(refusal.code(), refusal.to_string()))?;
         let public = bridge::names::public_tool_name(&saved.adapter.name, &request.tool.name);
         Ok((public, saved.path.display().to_string(), parameters))
+    }
+}
+
+/// The name a save is audited by: the tool's public name, also when refused; a name the popup
+/// asked for that is no tool name is quoted (and cut short), so it cannot pass for another line.
+fn audited_tool_name(
+    request: &RecordingRequest,
+    saved: &Result<(String, String, Vec<String>), WireError>,
+) -> String {
+    let draft = &request.tool.name;
+    match (saved, recording::adapter_name(&request.origin)) {
+        (Ok((public, ..)), _) => public.clone(),
+        (Err(_), Some(adapter)) if bridge::names::is_identifier(draft, MAX_TOOL_NAME) => {
+            bridge::names::public_tool_name(&adapter, draft)
+        }
+        (Err(_), _) => {
+            let shown: String = draft.chars().take(MAX_TOOL_NAME).collect();
+            format!("{shown:?}")
+        }
     }
 }
 
@@ -149,6 +205,7 @@ mod tests {
             uploads: None,
         }));
         let adapters = dir.path().join("adapters");
+        let audit = AuditLog::new(dir.path().join("audit.jsonl"));
         let store = Arc::new(AdapterStore::open(adapters.clone(), &[], &[]).unwrap().0);
         store.attach(&hub);
         let grants = Grants::new(dir.path().join("grants.json"));
@@ -160,6 +217,7 @@ mod tests {
             recorder: Recorder {
                 hub,
                 grants,
+                audit,
                 all_origins: false,
             },
             adapters,
@@ -267,5 +325,45 @@ mod tests {
             unreadable.message.contains("cannot be read"),
             "{unreadable}"
         );
+    }
+
+    #[test]
+    fn each_save_is_audited_as_the_popups_with_the_tool_and_never_a_value() {
+        let s = setup(true);
+        let mut secret = request("sign_in");
+        secret.steps.push(RecordedStep::Fill {
+            target: "label=Note".into(),
+            label: "Note".into(),
+            value: Typed::Text("hunter2".into()),
+        });
+        assert!(matches!(
+            s.recorder.answer(&secret),
+            ToExtension::RecordingSaved { .. }
+        ));
+        assert!(matches!(
+            s.recorder.answer(&request("sign_in")),
+            ToExtension::RecordingError { .. }
+        ));
+        s.recorder.answer(&request("Sign In\nforged"));
+        let entries = s.recorder.audit.last(10).unwrap();
+        let lines: Vec<_> = entries
+            .iter()
+            .map(|e| (e.client.as_str(), e.tool.as_str(), e.outcome.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("popup", "save site_127_0_0_1_4321_sign_in", "ok"),
+                ("popup", "save site_127_0_0_1_4321_sign_in", "INVALID_ARGS"),
+                ("popup", "save \"Sign In\\nforged\"", "INVALID_ARGS"),
+            ]
+        );
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.origin.as_deref() == Some(ORIGIN) && e.tab == Some(3))
+        );
+        let raw = std::fs::read_to_string(s.recorder.audit.path()).unwrap();
+        assert!(!raw.contains("hunter2"), "{raw}");
     }
 }

@@ -7,7 +7,8 @@ Python MCP client calls it with new argument values; each effect is checked thro
 
 1. TodoMVC: type a todo and press Enter → a tool `…_add_item(what_needs_to_be_done)` that adds any todo; the
    file passes `tabwire adapters check`; a second recording saved under the same name, or under a name that
-   is no identifier, is refused with the reason shown in the popup, and the file is left as it was.
+   is no identifier, is refused with the reason shown in the popup, and the file is left as it was; each
+   save, made or refused, is in the audit log (`tabwire audit`) as the popup's, with no value typed.
 2. A sign-in form that takes the tab to the reading list (the recording survives the navigation), then a
    book with a shelf and the favourite box: the tool signs in and adds a book with new values; the password
    typed while recording is nowhere in the file.
@@ -16,6 +17,7 @@ Python MCP client calls it with new argument values; each effect is checked thro
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -185,6 +187,20 @@ async def test_a_recorded_todo_becomes_a_tool_that_adds_any_todo(
         assert file.read_text() == before
         await rec.click("#record-discard")
         await rec.when(lambda d: d["state"] == "idle" and d["lines"] == [], "the recording discarded")
+
+        # The audit log: the three saves as the popup's (the tool call between them as the client's), the
+        # site and tab, the outcome; what was typed nowhere.
+        audit = run_cli(c, "audit", "-n", "10")
+        ours = [line for line in audit.splitlines() if tool in line or "Add Item" in line]
+        site = re.escape(f"{origin} (tab ") + r"\d+\)"
+        expected = [
+            rf"^\S+  popup\s+save {tool}\s+{site}  ok \d+ ms$",
+            rf"^\S+  (?!popup)\S+\s+{tool}\s+{site}  ok \d+ ms$",  # the client's call of the saved tool
+            rf"^\S+  popup\s+save {tool}\s+{site}  INVALID_ARGS \d+ ms$",
+            rf'^\S+  popup\s+save "Add Item"\s+{site}  INVALID_ARGS \d+ ms$',
+        ]
+        assert len(ours) == 4 and all(re.search(e, line) for e, line in zip(expected, ours)), audit
+        assert "milk" not in audit and "walk the dog" not in audit and "call mum" not in audit, audit
 
 
 async def test_a_recording_survives_the_sign_in_page_and_never_keeps_the_password(
