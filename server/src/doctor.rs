@@ -3,6 +3,8 @@
 //! - the pairing secret exists;
 //! - each MCP client set up for Tabwire starts a binary that exists (and at least one is set up),
 //!   and the adapter folders its `--adapters` names (and `doctor --adapters`) have no errors;
+//! - the user adapter folder (where `site_save` and the popup's recorder write; a client's
+//!   `--user-adapters` moves it) is there or can be made, is writable, and each file in it loads;
 //! - each extension folder this user paired holds this binary's version and pairing;
 //! - the port: a tabwire hub answers there (else doctor listens there itself for a few seconds,
 //!   so an extension that is trying to connect shows up), or another program holds it;
@@ -64,12 +66,19 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         .clone()
         .unwrap_or_else(|| dirs.secret());
     let secret = check_secret(&secret_path, &mut findings);
-    let adapter_dirs = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
+    let folders = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
     check_extension_folders(&dirs, args.connection.port, secret.as_ref(), &mut findings);
     if let Some(secret) = &secret {
         check_browser(args, secret, &mut findings);
     }
-    check_adapters(&adapter_dirs, &mut findings);
+    let others: Vec<PathBuf> = (folders.adapters.iter())
+        .filter(|dir| !folders.user_adapters.contains(dir))
+        .cloned()
+        .collect();
+    check_adapters(&others, &mut findings);
+    for dir in &folders.user_adapters {
+        findings.push(check_user_adapters(dir));
+    }
     findings.push(check_grants(&dirs));
     findings.push(ok(format!(
         "files are uploaded only from {} (page_act's upload, adapters' upload steps; \
@@ -146,14 +155,20 @@ fn check_secret(path: &Path, findings: &mut Vec<Finding>) -> Option<Secret> {
     }
 }
 
-/// Checks each client's Tabwire entry; returns the adapter folders to check (`extra` plus those
-/// the entries name with `--adapters`).
-fn check_clients(
-    dirs: &UserDirs,
-    findings: &mut Vec<Finding>,
-    extra: Vec<PathBuf>,
-) -> Vec<PathBuf> {
-    let mut adapter_dirs = extra;
+/// The adapter folders the clients' Tabwire entries name.
+struct Folders {
+    /// `doctor --adapters`, and each entry's `--adapters`.
+    adapters: Vec<PathBuf>,
+    /// Each entry's `--user-adapters`, or the default one when none names it.
+    user_adapters: Vec<PathBuf>,
+}
+
+/// Checks each client's Tabwire entry; returns the adapter folders to check.
+fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBuf>) -> Folders {
+    let mut folders = Folders {
+        adapters: extra,
+        user_adapters: Vec::new(),
+    };
     let mut set_up = 0;
     for client in Client::ALL {
         let file = client.config_file(dirs);
@@ -164,13 +179,21 @@ fn check_clients(
             continue;
         };
         set_up += 1;
+        let mut user_adapters = dirs.adapters();
         let mut args = launch.args.iter();
         while let Some(arg) = args.next() {
-            if arg == "--adapters"
-                && let Some(dir) = args.next()
-            {
-                adapter_dirs.push(PathBuf::from(dir));
+            match arg.as_str() {
+                "--adapters" => folders.adapters.extend(args.next().map(PathBuf::from)),
+                "--user-adapters" => {
+                    if let Some(dir) = args.next() {
+                        user_adapters = PathBuf::from(dir);
+                    }
+                }
+                _ => {}
             }
+        }
+        if !folders.user_adapters.contains(&user_adapters) {
+            folders.user_adapters.push(user_adapters);
         }
         if launch.command.is_file() {
             findings.push(ok(format!(
@@ -198,7 +221,10 @@ fn check_clients(
             "run `tabwire setup`, or add `tabwire mcp` to your client's MCP servers by hand",
         ));
     }
-    adapter_dirs
+    if folders.user_adapters.is_empty() {
+        folders.user_adapters.push(dirs.adapters());
+    }
+    folders
 }
 
 fn check_extension_folders(
@@ -526,6 +552,92 @@ fn check_adapters(dirs: &[PathBuf], findings: &mut Vec<Finding>) {
     ));
 }
 
+/// The user adapter folder: where `site_save` and the popup's recorder write, and tabwire loads
+/// from at start. It must be a folder this user can write (or, while missing, can create), and
+/// each file in it must load: a broken one is skipped, its tools missing.
+fn check_user_adapters(dir: &Path) -> Finding {
+    let shown = dir.display();
+    let elsewhere = "or point `--user-adapters DIR` in your MCP client's tabwire entry at a folder \
+                     you can write";
+    if !dir.exists() {
+        return match can_create(dir) {
+            Ok(()) => ok(format!(
+                "your adapter folder {shown} does not exist yet; tabwire creates it when it starts \
+                 (site_save and the popup's recorder write there)"
+            )),
+            Err(e) => problem(
+                format!("your adapter folder {shown} cannot be created: {e}"),
+                format!("make it yourself (`mkdir -p \"{shown}\"`), {elsewhere}"),
+            ),
+        };
+    }
+    if !dir.is_dir() {
+        return problem(
+            format!("your adapter folder {shown} is a file, not a folder"),
+            format!("move that file away, {elsewhere}"),
+        );
+    }
+    if let Err(e) = probe_write(dir) {
+        return problem(
+            format!("your adapter folder {shown} is not writable: {e}"),
+            format!("give yourself write access to it (`chmod u+w \"{shown}\"`), {elsewhere}"),
+        );
+    }
+    let report = crate::adapters::check(&[dir.to_owned()]);
+    // One line a file: its first error (`adapters check` lists them all).
+    let mut failing: Vec<&crate::adapters::FileProblem> = Vec::new();
+    for problem in &report.problems {
+        if !failing.iter().any(|f| f.file == problem.file) {
+            failing.push(problem);
+        }
+    }
+    if failing.is_empty() {
+        return ok(format!(
+            "your adapter folder {shown} is writable; its {} file(s) load",
+            report.files
+        ));
+    }
+    let mut what = format!(
+        "{} file(s) in your adapter folder {shown} fail to load (their tools are missing):",
+        failing.len()
+    );
+    for first in failing {
+        let _ = write!(what, "\n       {first}");
+    }
+    problem(
+        what,
+        format!("correct them; `tabwire adapters check \"{shown}\"` lists every error"),
+    )
+}
+
+/// Whether `dir`, missing, can be made: its nearest existing ancestor is a folder this user can
+/// write (tried with a folder made and removed at once).
+fn can_create(dir: &Path) -> std::io::Result<()> {
+    let Some(existing) = dir.ancestors().skip(1).find(|a| a.exists()) else {
+        return Err(std::io::Error::other("none of its parent folders exists"));
+    };
+    if !existing.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} is a file, not a folder",
+            existing.display()
+        )));
+    }
+    let probe = existing.join(format!(".tabwire-doctor-{}", std::process::id()));
+    std::fs::create_dir(&probe)?;
+    std::fs::remove_dir(&probe)
+}
+
+/// Whether this user can write in `dir` (tried with a file made and removed at once: permission
+/// bits do not say it for root, ACLs or read-only mounts).
+fn probe_write(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".tabwire-doctor-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,6 +658,58 @@ mod tests {
         std::fs::write(dirs.grants(), "garbage").unwrap();
         let finding = check_grants(&dirs);
         assert!(finding.fix.unwrap().contains("grants.json"));
+    }
+
+    #[test]
+    fn the_user_adapter_folder_is_made_or_writable_and_each_broken_file_named_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("config").join("adapters");
+        let missing = check_user_adapters(&dir);
+        assert!(
+            missing.ok && missing.what.contains("does not exist yet"),
+            "{missing:?}"
+        );
+        assert!(
+            !dir.exists() && !tmp.path().join("config").exists(),
+            "doctor made nothing"
+        );
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bad.json"), "{\"name\": 3,\n \"match\": 4}").unwrap();
+        std::fs::write(dir.join("worse.json"), "not json").unwrap();
+        let broken = check_user_adapters(&dir);
+        assert!(!broken.ok, "{broken:?}");
+        assert!(
+            broken.what.starts_with("2 file(s) in your adapter folder"),
+            "{broken:?}"
+        );
+        assert_eq!(broken.what.matches("bad.json").count(), 1, "{broken:?}");
+        assert_eq!(broken.what.matches("worse.json").count(), 1, "{broken:?}");
+        assert!(broken.fix.unwrap().contains("tabwire adapters check"));
+        std::fs::remove_file(dir.join("bad.json")).unwrap();
+        std::fs::remove_file(dir.join("worse.json")).unwrap();
+        let fine = check_user_adapters(&dir);
+        assert!(
+            fine.ok && fine.what.ends_with("is writable; its 0 file(s) load"),
+            "{fine:?}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "the probe is gone"
+        );
+        let file = tmp.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let on_file = check_user_adapters(&file);
+        assert!(
+            !on_file.ok && on_file.what.ends_with("is a file, not a folder"),
+            "{on_file:?}"
+        );
+        let under_file = check_user_adapters(&file.join("adapters"));
+        assert!(
+            !under_file.ok && under_file.what.contains("cannot be created"),
+            "{under_file:?}"
+        );
+        assert!(under_file.fix.unwrap().contains("--user-adapters DIR"));
     }
 
     #[test]

@@ -205,3 +205,50 @@ def test_a_held_port_a_missing_binary_and_broken_adapters(home):
     broken = fail_line(out, "adapter files with errors (")
     assert f"tabwire adapters check {adapters}" in broken
     assert f"{adapters / 'shop.json'}:" in out, out
+
+
+def test_the_user_adapter_folder_is_checked_and_each_broken_file_named_with_its_first_error(home):
+    home.setup()
+    config = home.root / ".config" / "tabwire"
+    folder = config / "adapters"
+    # Not there yet: tabwire makes it when it starts.
+    status, out = home.doctor()
+    assert f"ok   your adapter folder {folder} does not exist yet; tabwire creates it when it starts" in out, out
+    folder.mkdir()
+    (folder / "notes.json").write_text(json.dumps(
+        {"name": "notes", "match": ["https://notes.example/*"],
+         "tools": [{"name": "list", "description": "List the notes.", "steps": [{"step": "click", "selector": "#x"}]}]}))
+    # Two errors in one file: the first is named, `adapters check` lists both.
+    (folder / "shop.json").write_text(
+        '{"name": "shop", "match": ["https://shop.example/*"], "tools": [\n'
+        '  {"name": "Bad Name", "description": "x", "steps": [{"step": "click", "selector": "#a"}]},\n'
+        '  {"name": "Worse Name", "description": "y", "steps": [{"step": "click", "selector": "#b"}]}\n]}\n'
+    )
+    status, out = home.doctor()
+    assert status == 1
+    broken = fail_line(out, f"1 file(s) in your adapter folder {folder} fail to load (their tools are missing):")
+    assert f'`tabwire adapters check "{folder}"` lists every error' in broken
+    named = [line.strip() for line in broken.splitlines() if line.strip().startswith(str(folder))]
+    assert named == [f'{folder / "shop.json"}:2:12: tools[0].name: tool name "Bad Name" is not valid: '
+                     "expected [a-z][a-z0-9_]*"], broken
+    checked = home.run("adapters", "check", str(folder))
+    assert checked.returncode != 0 and f'{folder / "shop.json"}:3:12: tools[1].name' in checked.stdout, checked
+    (folder / "shop.json").unlink()
+    assert f"ok   your adapter folder {folder} is writable; its 1 file(s) load" in home.doctor()[1]
+
+    # A client that moves the folder where it cannot be made, then onto a file.
+    blocker = home.tmp / "a-file"
+    blocker.write_text("not a folder")
+    desktop = json.loads(home.desktop.read_text())
+    args = desktop["mcpServers"]["tabwire"]["args"]
+    args += ["--user-adapters", str(blocker / "adapters")]
+    home.desktop.write_text(json.dumps(desktop))
+    status, out = home.doctor()
+    assert status == 1
+    blocked = fail_line(out, f"your adapter folder {blocker / 'adapters'} cannot be created: {blocker} is a file, not a folder")
+    assert "--user-adapters DIR" in blocked, blocked
+    args[-1] = str(blocker)
+    home.desktop.write_text(json.dumps(desktop))
+    status, out = home.doctor()
+    assert "move that file away" in fail_line(out, f"your adapter folder {blocker} is a file, not a folder")
+    assert str(folder) not in out, "the folder the client moved away from is not the one checked"
