@@ -1,0 +1,238 @@
+//! Calls to tabs, for the glue: a message to a tab's page (over its port, or
+//! `tabs.sendMessage`) and what its answer or failure means, a page tool's call (injecting the
+//! runtime first where none runs), opening a tab and waiting for its page to load, and telling a
+//! closing tab from a slow one.
+
+use super::*;
+
+/// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within the
+/// looks [`GoneProbe`] allows.
+async fn tab_gone(tab: TabId) -> Option<String> {
+    let mut probe = GoneProbe::default();
+    loop {
+        let look = JsFuture::from(chrome::tabs_get(tab as f64))
+            .await
+            .map(drop)
+            .map_err(|e| error_text(&e));
+        match probe.looked(look) {
+            Next::Gone(why) => return Some(why),
+            Next::StillThere => return None,
+            Next::LookAfter(ms) => sleep(ms).await,
+        }
+    }
+}
+
+pub(crate) async fn sleep(ms: f64) {
+    let tick = js_sys::Promise::new(&mut |resolve, _| {
+        chrome::set_timeout(&resolve, ms);
+    });
+    let _ = JsFuture::from(tick).await;
+}
+
+pub(super) async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
+    let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
+    let reply = JsFuture::from(sent).await;
+    on_tab_reply(tab, reply, on_reply).await;
+}
+
+/// The page's answer to a message (or why there is none), from `tabs.sendMessage` or the port.
+pub(crate) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
+    match on_reply {
+        OnReply::CallTool(id) => {
+            let mut reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            // Closing a tab closes its message channel before tabs.onRemoved fires: ask Chrome
+            // whether the tab is gone, so the caller hears TAB_CLOSED, not NAVIGATED.
+            if page_life::needs_looks(&reply) {
+                reply = page_life::settle(reply, tab_gone(tab).await);
+            }
+            run(with_core(|core| core.on_call_reply(&id, reply)));
+        }
+        OnReply::State(id) => {
+            let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            run(with_core(|core| core.on_state_reply(&id, tab, reply)));
+        }
+        OnReply::InjectIfMissing => {
+            if reply.is_err() {
+                let injection =
+                    json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+                if let Err(e) =
+                    JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
+                {
+                    log(&format!(
+                        "could not inject the runtime into tab {tab}: {}",
+                        error_text(&e)
+                    ));
+                }
+            }
+        }
+        OnReply::Nothing => {}
+    }
+}
+
+/// How long a page tool's call waits for a runtime it injected to connect its port.
+const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
+
+/// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
+/// page where none runs (`content.js` does nothing where one does).
+pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) {
+    let tab = match tab {
+        Some(tab) => tab,
+        None => {
+            let actions = match focused_tab().await {
+                // Back through the core: that tab may be loading another page.
+                Some(tab) => with_core(|core| core.page_op(id, Some(tab), call)),
+                None => {
+                    let error = WireError::new(
+                        ErrorCode::NoSuchTab,
+                        "no tab is focused: pass tab_id (browser_tabs lists the tabs)",
+                    );
+                    with_core(|core| core.fail_call(&id, error))
+                }
+            };
+            return run(actions);
+        }
+    };
+    // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
+    let frame = bridge::page_ops::frame_of(&call.args);
+    // The permission gate allowed an origin: the page acts only while the tab shows it. The top
+    // frame's runtime checks its own document as it starts the call (no round trip to the
+    // browser); a frame's call, or one to a page with no runtime yet, is checked here first.
+    let allowed = call.origin.clone();
+    if frame != 0 {
+        call.origin = None;
+    }
+    let timeout_ms = call.timeout_ms;
+    let message = ToPage::PageOp {
+        id: id.clone(),
+        tab,
+        frame,
+        call,
+    };
+    let message = serde_json::to_string(&message).expect("page messages serialize");
+    let on_reply = OnReply::CallTool(id.clone());
+    if frame == 0 && post_to_page(tab, &message, &on_reply) {
+        return;
+    }
+    // A tab that is gone fails below, as TAB_CLOSED.
+    if let Some(allowed) = &allowed
+        && let Ok(shown) = JsFuture::from(chrome::tabs_get(tab as f64)).await
+    {
+        let url = get(&shown, "url").as_string().unwrap_or_default();
+        if let Err(error) =
+            bridge::browser_ops::still_shows(tab, allowed, &url, "the page tool did not act")
+        {
+            return run(with_core(|core| core.fail_call(&id, error)));
+        }
+    }
+    if frame != 0 {
+        return crate::frames::page_op(id, tab, frame, message).await;
+    }
+    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+    if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
+    {
+        let why = error_text(&e);
+        let error = if why.contains("No tab with id") {
+            WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} does not exist (closed?)"),
+            )
+        } else {
+            WireError::new(
+                ErrorCode::NotActionable,
+                format!("Tabwire cannot run in tab {tab}'s page: {why}"),
+            )
+        };
+        return run(with_core(|core| core.fail_call(&id, error)));
+    }
+    let deadline = js_sys::Date::now() + INJECTED_PORT_WAIT_MS.min(timeout_ms as f64);
+    while js_sys::Date::now() < deadline {
+        if post_to_page(tab, &message, &on_reply) {
+            return;
+        }
+        sleep(page_life::LOAD_EVERY_MS.min(20.0)).await;
+    }
+    to_tab(tab, message, on_reply).await;
+}
+
+/// The active tab of the window that last had the focus.
+async fn focused_tab() -> Option<TabId> {
+    let query = from_json(r#"{"active":true,"lastFocusedWindow":true}"#);
+    let tabs = JsFuture::from(chrome::tabs_query(&query)).await.ok()?;
+    get(&Array::from(&tabs).get(0), "id")
+        .as_f64()
+        .map(|t| t as TabId)
+}
+
+pub(super) async fn open_tab(
+    id: String,
+    url: String,
+    tab: Option<TabId>,
+    wait_loaded_ms: Option<u64>,
+) {
+    let promise = match tab {
+        Some(tab) => chrome::tabs_update(
+            tab as f64,
+            &from_json(&json!({"url": url, "active": true}).to_string()),
+        ),
+        None => chrome::tabs_create(&from_json(&json!({ "url": url }).to_string())),
+    };
+    let reply = JsFuture::from(promise)
+        .await
+        .map_err(|e| error_text(&e))
+        .and_then(|t| {
+            get(&t, "id")
+                .as_f64()
+                .map(|t| t as TabId)
+                .ok_or_else(|| "Chrome returned no tab".to_owned())
+        });
+    let loaded = match (&reply, wait_loaded_ms) {
+        (Ok(tab), Some(wait_ms)) => page_loaded(*tab, wait_ms as f64).await,
+        _ => None,
+    };
+    run(with_core(|core| core.on_open_tab_reply(&id, reply, loaded)));
+}
+
+/// Waits until `tab`'s page has finished loading (looking every [`page_life::LOAD_EVERY_MS`], at
+/// most `wait_ms`), then asks the page whether Tabwire's runtime runs or is starting there,
+/// injecting it into a page an adapter matches where it is missing (`None`: still loading).
+async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
+    let deadline = js_sys::Date::now() + wait_ms;
+    let loaded = loop {
+        let info = JsFuture::from(chrome::tabs_get(tab as f64)).await.ok()?;
+        let status = get(&info, "status").as_string();
+        if page_life::loaded(status.as_deref(), !get(&info, "pendingUrl").is_undefined()) {
+            break info;
+        }
+        if js_sys::Date::now() + page_life::LOAD_EVERY_MS > deadline {
+            return None;
+        }
+        sleep(page_life::LOAD_EVERY_MS).await;
+    };
+    // worker.js's probe runs in the content scripts' world, where content.js and the WebMCP
+    // loader leave their marks (a page Chrome does not let us script has no runtime either).
+    let injection = from_json(&json!({"target": {"tabId": tab, "frameIds": [0]}}).to_string());
+    let _ = js_sys::Reflect::set(
+        &injection,
+        &"func".into(),
+        &chrome::global_path(&["__tabwireRuntimeProbe"]),
+    );
+    let runtime = match JsFuture::from(chrome::execute_script(&injection)).await {
+        Ok(results) => get(&Array::from(&results).get(0), "result")
+            .as_bool()
+            .unwrap_or(false),
+        Err(_) => false,
+    };
+    let url = get(&loaded, "url").as_string().unwrap_or_default();
+    match page_life::after_load(runtime, with_core(|core| core.any_adapter_matches(&url))) {
+        AfterLoad::Report(page) => Some(page),
+        AfterLoad::Inject => {
+            let injection =
+                json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+            let injected =
+                JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
+                    .await
+                    .is_ok();
+            Some(LoadedPage { runtime: injected })
+        }
+    }
+}
