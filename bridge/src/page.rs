@@ -256,7 +256,7 @@ impl CallAnswer {
 
     /// The result in `text` when it is a `call_tool_result` (of any call), else `None`: what the
     /// top frame's runtime reads from a child frame's snapshot answer. It reads that one variant
-    /// only, so the runtime's wasm carries no decoder of every page message (−22 KB).
+    /// only, so the runtime's wasm carries no decoder of every page message (−29 KB).
     pub fn result_of(text: &str) -> Option<Value> {
         let Ok(Value::Object(mut fields)) = serde_json::from_str(text) else {
             return None;
