@@ -287,6 +287,17 @@ impl CallAnswer {
             _ => serde_json::from_str(text).map(CallAnswer::Message),
         }
     }
+
+    /// The result in `text` when it is a `call_tool_result` (of any call), else `None`: what the
+    /// top frame's runtime reads from a child frame's snapshot answer. It reads that one variant
+    /// only, so the runtime's wasm carries no decoder of every page message (−29 KB).
+    pub fn result_of(text: &str) -> Option<Value> {
+        let Ok(Value::Object(mut fields)) = serde_json::from_str(text) else {
+            return None;
+        };
+        let is_result = fields.get("type").and_then(Value::as_str) == Some("call_tool_result");
+        is_result.then(|| fields.remove("result")).flatten()
+    }
 }
 
 const FROM_PAGE_TYPES: &[&str] = &[
@@ -768,6 +779,27 @@ mod tests {
             CallAnswer::read(error, "c1").unwrap(),
             CallAnswer::Message(FromPage::CallToolError { .. })
         ));
+    }
+
+    #[test]
+    fn a_child_frames_answer_gives_its_result_only_when_it_is_one() {
+        let result = FromPage::CallToolResult {
+            id: "f1".into(),
+            result: json!({"text": "- button \"Go\"", "n": 12222222222222222222222.5}),
+        };
+        assert_eq!(
+            CallAnswer::result_of(&serde_json::to_string(&result).unwrap()),
+            Some(json!({"text": "- button \"Go\"", "n": 12222222222222222222222.5}))
+        );
+        for other in [
+            r#"{"type":"call_tool_error","id":"f1","error":{"code":"TIMEOUT","message":"t"}}"#,
+            r#"{"type":"call_tool_result","id":"f1"}"#,
+            r#"{"type":"call_tool_result","id":"f1","result":[1,}"#,
+            r#"[{"type":"call_tool_result","result":1}]"#,
+            "",
+        ] {
+            assert_eq!(CallAnswer::result_of(other), None, "{other}");
+        }
     }
 
     #[test]

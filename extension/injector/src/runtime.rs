@@ -629,13 +629,7 @@ pub(crate) fn ask_frame(
         timeout_ms,
     };
     let sent = JsFuture::from(runtime_send_message(&encode(&ask)));
-    async move {
-        let reply = sent.await.ok()?.as_string()?;
-        match serde_json::from_str(&reply).ok()? {
-            FromPage::CallToolResult { result, .. } => Some(result),
-            _ => None,
-        }
-    }
+    async move { bridge::page::CallAnswer::result_of(&sent.await.ok()?.as_string()?) }
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.

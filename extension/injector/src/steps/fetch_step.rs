@@ -94,7 +94,12 @@ impl<'d, D: PageDom> Run<'d, D> {
                 String::from_utf8_lossy(&answer.body).into_owned(),
             ));
         }
-        let json = serde_json::from_slice::<Value>(&answer.body).map_err(|e| {
+        // Through `&str`: the runtime has serde_json's text parser already, while `from_slice`
+        // compiled a second parser into its wasm (with the adapter locator's: −7 KB, −15 KB of the JS build).
+        let json = std::str::from_utf8(&answer.body)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| e.to_string()));
+        let json = json.map_err(|e| {
             let content_type = if answer.content_type.is_empty() {
                 "no Content-Type"
             } else {

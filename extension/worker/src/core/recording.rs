@@ -78,7 +78,10 @@ impl Recordings {
 
     /// A recording a previous incarnation of the worker wrote (`json`); its pages record on.
     pub fn restore(&mut self, json: &str) {
-        if let Ok(tabs) = serde_json::from_str(json) {
+        // Through a `Value`, whose decoders of recorded steps the worker has for the page's
+        // messages: decoding the text directly compiled a second set (see `crate::popup::decode`).
+        let value = serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+        if let Ok(tabs) = serde_json::from_value(value) {
             self.tabs = tabs;
         }
     }

@@ -263,3 +263,37 @@ fn a_page_cannot_start_a_recording_nor_record_into_a_tab_that_records_nothing() 
     assert!(matches!(&dropped[..], [Action::Log(why)] if why.contains("records nothing")));
     assert_eq!(stored(&core), json!({}));
 }
+
+#[test]
+fn a_restarted_worker_restores_the_recordings_it_wrote() {
+    let mut core = connected();
+    allowed(&mut core);
+    core.record(5, &format!("{SITE}/"), RecordAction::Start)
+        .unwrap();
+    recorded(
+        &mut core,
+        5,
+        &format!("{SITE}/"),
+        json!({"fill": {"target": "label=Title", "label": "Title", "value": {"text": "Dune"}}}),
+    );
+    recorded(
+        &mut core,
+        5,
+        &format!("{SITE}/"),
+        json!({"fill": {"target": "label=Password", "label": "Password", "value": "secret"}}),
+    );
+    let written = core.recordings_json();
+    let mut restarted = connected();
+    restarted.restore_recordings(&written);
+    assert_eq!(stored(&restarted), stored(&core));
+    assert_eq!(
+        stored(&restarted)["5"]["steps"].as_array().unwrap().len(),
+        2
+    );
+    // What cannot be read (another version's shape, a torn write) leaves no recording behind.
+    for unreadable in ["{", r#"{"5": {"origin": 1}}"#, "[]"] {
+        let mut fresh = connected();
+        fresh.restore_recordings(unreadable);
+        assert_eq!(stored(&fresh), json!({}), "{unreadable}");
+    }
+}
