@@ -81,6 +81,12 @@ pub enum FromPage {
     DialogShown {
         open: bool,
     },
+    /// A dialog a cross-origin child frame's shim answered itself, sent by the relay in that
+    /// frame (`extension/dialogs-relay.js`): its report as the shim wrote it. The worker gives it
+    /// to the tab's top frame ([`ToPage::FrameDialog`]), where the calls run.
+    FrameDialog {
+        report: String,
+    },
     /// The answer to [`ToPage::RequestState`], given through the message's response callback.
     StateResponse {
         id: RequestId,
@@ -213,6 +219,12 @@ pub enum ToPage {
     Record {
         recording: bool,
     },
+    /// A dialog a cross-origin child frame answered itself ([`FromPage::FrameDialog`]), for the
+    /// calls running in this (top) frame; `origin` is the frame's, as Chrome names the sender.
+    FrameDialog {
+        report: String,
+        origin: String,
+    },
 }
 
 fn is_top_frame(frame: &u32) -> bool {
@@ -264,6 +276,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "call_tool_landing",
     "state_update",
     "dialog_shown",
+    "frame_dialog",
     "state_response",
     "state_error",
     "trusted_input",
@@ -279,6 +292,7 @@ const TO_PAGE_TYPES: &[&str] = &[
     "continue_tool",
     "page_op",
     "record",
+    "frame_dialog",
 ];
 
 impl FromPage {
@@ -326,6 +340,9 @@ impl FromPage {
             },
             "dialog_shown" => FromPage::DialogShown {
                 open: f.req("open")?,
+            },
+            "frame_dialog" => FromPage::FrameDialog {
+                report: f.req("report")?,
             },
             "state_response" => FromPage::StateResponse {
                 id: f.req("id")?,
@@ -397,6 +414,10 @@ impl ToPage {
             },
             "record" => ToPage::Record {
                 recording: f.req("recording")?,
+            },
+            "frame_dialog" => ToPage::FrameDialog {
+                report: f.req("report")?,
+                origin: f.req("origin")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -486,6 +507,7 @@ mod tests {
             FromPage::CallToolLanding { .. } => "call_tool_landing",
             FromPage::StateUpdate { .. } => "state_update",
             FromPage::DialogShown { .. } => "dialog_shown",
+            FromPage::FrameDialog { .. } => "frame_dialog",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
             FromPage::TrustedInput { .. } => "trusted_input",
@@ -503,6 +525,7 @@ mod tests {
             ToPage::ContinueTool { .. } => "continue_tool",
             ToPage::PageOp { .. } => "page_op",
             ToPage::Record { .. } => "record",
+            ToPage::FrameDialog { .. } => "frame_dialog",
         }
     }
 
@@ -566,6 +589,9 @@ mod tests {
                 ts: 9,
             },
             FromPage::DialogShown { open: true },
+            FromPage::FrameDialog {
+                report: r#"{"kind":"alert"}"#.into(),
+            },
             FromPage::StateResponse {
                 id: "i".into(),
                 state: json!(null),
@@ -652,6 +678,10 @@ mod tests {
                 origin: None,
             },
             ToPage::Record { recording: true },
+            ToPage::FrameDialog {
+                report: r#"{"kind":"alert"}"#.into(),
+                origin: "http://127.0.0.1:2".into(),
+            },
         ];
         let mut seen = Vec::new();
         for msg in to_page {
