@@ -11,7 +11,8 @@
 //
 // A same-origin frame's dialogs are answered by its top frame's handler (the running call's plan,
 // reported to the top document, where the runtime listens), with the frame's origin; a
-// cross-origin frame answers its own by default, reported where no call hears it.
+// cross-origin frame answers its own by default, reported to its own document, from where
+// dialogs-relay.js has the worker give the report to the calls running in the tab.
 (() => {
   if (window.__tabwireDialogs) return; // injected twice
   const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };

@@ -62,13 +62,18 @@ const WEBMCP_SCRIPTS = [
   { id: "tabwire-webmcp-loader", js: ["extension/webmcp-loader.js"], world: "ISOLATED" },
   // Not WebMCP's, but the same kind: the page's dialogs answered while Tabwire drives it (dialogs.js).
   { id: "tabwire-dialogs", js: ["extension/dialogs.js"], world: "MAIN", allFrames: true },
-  { id: "tabwire-dialogs-relay", js: ["extension/dialogs-relay.js"], world: "ISOLATED" },
+  { id: "tabwire-dialogs-relay", js: ["extension/dialogs-relay.js"], world: "ISOLATED", allFrames: true },
 ].map((s) => ({ allFrames: false, ...s, matches: ["http://*/*", "https://*/*"], runAt: "document_start" }));
 const webmcpRegistered = chrome.scripting
   .getRegisteredContentScripts({ ids: WEBMCP_SCRIPTS.map((s) => s.id) })
   .then((have) => {
     const missing = WEBMCP_SCRIPTS.filter((s) => !have.some((h) => h.id === s.id));
-    return missing.length ? chrome.scripting.registerContentScripts(missing) : undefined;
+    // Registrations persist across updates: one an older version made differently is made anew.
+    const changed = WEBMCP_SCRIPTS.filter((s) => have.some((h) => h.id === s.id && h.allFrames !== s.allFrames));
+    return Promise.all([
+      missing.length ? chrome.scripting.registerContentScripts(missing) : undefined,
+      changed.length ? chrome.scripting.updateContentScripts(changed) : undefined,
+    ]);
   })
   .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
 

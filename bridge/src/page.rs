@@ -81,6 +81,12 @@ pub enum FromPage {
     DialogShown {
         open: bool,
     },
+    /// A dialog a cross-origin child frame's shim answered itself, sent by the relay in that
+    /// frame (`extension/dialogs-relay.js`): its report as the shim wrote it. The worker gives it
+    /// to the tab's top frame ([`ToPage::FrameDialog`]), where the calls run.
+    FrameDialog {
+        report: String,
+    },
     /// The answer to [`ToPage::RequestState`], given through the message's response callback.
     StateResponse {
         id: RequestId,
@@ -201,14 +207,23 @@ pub enum ToPage {
     Record {
         recording: bool,
     },
+    /// A dialog a cross-origin child frame answered itself ([`FromPage::FrameDialog`]), for the
+    /// calls running in this (top) frame; `origin` is the frame's, as Chrome names the sender.
+    FrameDialog {
+        report: String,
+        origin: String,
+    },
 }
 
 /// A page tool's call: what the server decided (the permission gate's origin and trusted-input
 /// grant, the uploads it read) and the page carries out. The server builds it once; the worker
 /// passes it on whole in [`ToPage::PageOp`], and the page's runtime receives it whole. Its fields
 /// are written flat in both messages, and read from them by [`PageCall::take`].
+///
+/// `F` is how its files travel: declared on the socket, their bytes in chunks after it
+/// ([`crate::upload::DeclaredFile`]); whole, to the page, once the worker has them all.
 #[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct PageCall {
+pub struct PageCall<F = crate::upload::UploadFile> {
     /// The page tool (`page_snapshot`, `page_act`, …).
     pub op: String,
     /// Its arguments as the client gave them, checked by [`crate::page_ops::parse`].
@@ -230,13 +245,13 @@ pub struct PageCall {
     /// Files the call puts on the page, read by the server from the user's uploads directory
     /// ([`crate::upload`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<crate::upload::UploadFile>,
+    pub files: Vec<F>,
 }
 
-impl PageCall {
+impl<F: serde::de::DeserializeOwned> PageCall<F> {
     /// Takes the call's fields from a message's (what `Deserialize` would do, without the code
     /// a derived one costs the wasm builds: see [`crate::tagged`]).
-    pub(crate) fn take(f: &mut tagged::Fields) -> Result<PageCall, serde_json::Error> {
+    pub(crate) fn take(f: &mut tagged::Fields) -> Result<PageCall<F>, serde_json::Error> {
         Ok(PageCall {
             op: f.req("op")?,
             args: f.req("args")?,
@@ -246,6 +261,19 @@ impl PageCall {
             trusted_input: f.opt("trusted_input")?,
             files: f.opt("files")?,
         })
+    }
+
+    /// The same call carrying `files` (the bytes of those it declared, once they are all in).
+    pub fn with_files<G>(self, files: Vec<G>) -> PageCall<G> {
+        PageCall {
+            op: self.op,
+            args: self.args,
+            doc: self.doc,
+            origin: self.origin,
+            timeout_ms: self.timeout_ms,
+            trusted_input: self.trusted_input,
+            files,
+        }
     }
 }
 
@@ -309,6 +337,7 @@ const FROM_PAGE_TYPES: &[&str] = &[
     "call_tool_landing",
     "state_update",
     "dialog_shown",
+    "frame_dialog",
     "state_response",
     "state_error",
     "trusted_input",
@@ -324,6 +353,7 @@ const TO_PAGE_TYPES: &[&str] = &[
     "continue_tool",
     "page_op",
     "record",
+    "frame_dialog",
 ];
 
 impl FromPage {
@@ -371,6 +401,9 @@ impl FromPage {
             },
             "dialog_shown" => FromPage::DialogShown {
                 open: f.req("open")?,
+            },
+            "frame_dialog" => FromPage::FrameDialog {
+                report: f.req("report")?,
             },
             "state_response" => FromPage::StateResponse {
                 id: f.req("id")?,
@@ -436,6 +469,10 @@ impl ToPage {
             },
             "record" => ToPage::Record {
                 recording: f.req("recording")?,
+            },
+            "frame_dialog" => ToPage::FrameDialog {
+                report: f.req("report")?,
+                origin: f.req("origin")?,
             },
             _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
         })
@@ -525,6 +562,7 @@ mod tests {
             FromPage::CallToolLanding { .. } => "call_tool_landing",
             FromPage::StateUpdate { .. } => "state_update",
             FromPage::DialogShown { .. } => "dialog_shown",
+            FromPage::FrameDialog { .. } => "frame_dialog",
             FromPage::StateResponse { .. } => "state_response",
             FromPage::StateError { .. } => "state_error",
             FromPage::TrustedInput { .. } => "trusted_input",
@@ -542,6 +580,7 @@ mod tests {
             ToPage::ContinueTool { .. } => "continue_tool",
             ToPage::PageOp { .. } => "page_op",
             ToPage::Record { .. } => "record",
+            ToPage::FrameDialog { .. } => "frame_dialog",
         }
     }
 
@@ -605,6 +644,9 @@ mod tests {
                 ts: 9,
             },
             FromPage::DialogShown { open: true },
+            FromPage::FrameDialog {
+                report: r#"{"kind":"alert"}"#.into(),
+            },
             FromPage::StateResponse {
                 id: "i".into(),
                 state: json!(null),
@@ -682,6 +724,10 @@ mod tests {
             },
             // A child frame's: `a_page_op_carries_the_servers_call_flat`.
             ToPage::Record { recording: true },
+            ToPage::FrameDialog {
+                report: r#"{"kind":"alert"}"#.into(),
+                origin: "http://127.0.0.1:2".into(),
+            },
         ];
         let mut seen = Vec::new();
         for msg in to_page {
@@ -724,7 +770,8 @@ mod tests {
             id: "i".into(),
             tab: 4,
             frame: 3,
-            call,
+            // The worker hands on the files whose chunks it assembled (none here).
+            call: call.with_files(Vec::new()),
         };
         let text = serde_json::to_string(&message).unwrap();
         assert_eq!(

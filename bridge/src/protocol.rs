@@ -437,9 +437,17 @@ pub enum ToExtension {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trusted_input: bool,
         /// Files the call puts on the page, read by the server from the user's uploads
-        /// directory ([`crate::upload`]).
+        /// directory: their bytes follow in `upload_chunk` frames ([`crate::upload`]).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::UploadFile>,
+        files: Vec<crate::upload::DeclaredFile>,
+    },
+    /// Piece `index` of file `file` (by its place in the call's `files`) of call `id`: at most
+    /// [`crate::upload::CHUNK_BASE64`] characters of its base64, sent after the call.
+    UploadChunk {
+        id: RequestId,
+        file: usize,
+        index: usize,
+        data: String,
     },
     Cancel {
         id: RequestId,
@@ -454,9 +462,10 @@ pub enum ToExtension {
         id: RequestId,
         #[serde(default)]
         tab: Option<TabId>,
-        /// Its fields are the message's own.
+        /// Its fields are the message's own; its files' bytes follow in `upload_chunk` frames
+        /// ([`crate::upload`]).
         #[serde(flatten)]
-        call: crate::page::PageCall,
+        call: crate::page::PageCall<crate::upload::DeclaredFile>,
     },
     /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
     OpenTab {
@@ -544,6 +553,7 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "welcome",
     "adapters_updated",
     "call_tool",
+    "upload_chunk",
     "cancel",
     "request_state",
     "page_op",
@@ -689,6 +699,7 @@ impl ToExtension {
             ToExtension::Welcome { .. } => "welcome",
             ToExtension::AdaptersUpdated { .. } => "adapters_updated",
             ToExtension::CallTool { .. } => "call_tool",
+            ToExtension::UploadChunk { .. } => "upload_chunk",
             ToExtension::Cancel { .. } => "cancel",
             ToExtension::RequestState { .. } => "request_state",
             ToExtension::PageOp { .. } => "page_op",
@@ -727,6 +738,12 @@ impl ToExtension {
                 timeout_ms: f.req("timeout_ms")?,
                 trusted_input: f.opt("trusted_input")?,
                 files: f.opt("files")?,
+            },
+            "upload_chunk" => ToExtension::UploadChunk {
+                id: f.req("id")?,
+                file: f.req("file")?,
+                index: f.req("index")?,
+                data: f.req("data")?,
             },
             "cancel" => ToExtension::Cancel { id: f.req("id")? },
             "request_state" => ToExtension::RequestState {

@@ -2,7 +2,8 @@
 //! ([`RecordedStep`], each with the most robust locator the page found), how they add up while
 //! the person acts ([`Recording::push`]: typing into one field is one fill), and the adapter
 //! tool they become on Stop ([`tool_document`]): it opens the page the recording started on,
-//! then does the steps again, each typed value a parameter named from its field's label. A password field's value is never recorded: its step carries [`Typed::Secret`], which
+//! then does the steps again, each typed value (and each option chosen in a select) a parameter
+//! named from its field's label. A password field's value is never recorded: its step carries [`Typed::Secret`], which
 //! becomes a required parameter with nothing recorded for it. Pure: the page records, the worker
 //! keeps the recording across page loads, the server drafts and saves.
 
@@ -13,6 +14,11 @@ use crate::names::{self, MAX_ADAPTER_NAME, MAX_TOOL_NAME};
 
 /// Most steps one recording keeps: past it, Stop and save (or start again).
 pub const MAX_RECORDED_STEPS: usize = 200;
+
+/// Most options of a select its parameter lists as its `enum`: a longer list (countries, years)
+/// would cost the model's context more than it helps; the parameter is then any string, and
+/// the page names the options there are when a value is not one.
+pub const MAX_RECORDED_OPTIONS: usize = 30;
 
 /// What a person typed into a field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,10 +46,15 @@ pub enum RecordedStep {
         label: String,
         value: Typed,
     },
-    /// An option chosen in a `<select>`, by its value.
+    /// An option chosen in a `<select>`, by its value. `label` names the parameter it becomes,
+    /// as a fill's does; `options` are the values the select offered (the parameter's `enum`).
     Select {
         target: String,
+        #[serde(default)]
+        label: String,
         value: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        options: Vec<String>,
     },
     /// A checkbox or radio button checked (`true`) or unchecked.
     Check {
@@ -82,7 +93,7 @@ impl RecordedStep {
                 value: Typed::Secret,
                 ..
             } => format!("fill {target} with a password (not recorded: a parameter)"),
-            RecordedStep::Select { target, value } => format!("select {value:?} in {target}"),
+            RecordedStep::Select { target, value, .. } => format!("select {value:?} in {target}"),
             RecordedStep::Check {
                 target,
                 checked: true,
@@ -164,8 +175,9 @@ pub struct ToolDraft {
 
 /// The adapter tool document (`name`, `description`, `input_schema`, `steps`) that opens
 /// `start_url` (where the recording started; its fragment dropped, so the page loads anew) and
-/// does what `steps` did, with each typed value a required string parameter named from its
-/// field's label (sanitized, made unique with `_2`, `_3`…).
+/// does what `steps` did, with each typed value and each option chosen in a select a required
+/// string parameter named from its field's label (sanitized, made unique with `_2`, `_3`…); a
+/// select's parameter lists its options as its `enum` (up to [`MAX_RECORDED_OPTIONS`]).
 pub fn tool_document(
     draft: &ToolDraft,
     start_url: &str,
@@ -193,20 +205,27 @@ pub fn tool_document(
         out.push(match step {
             RecordedStep::Click { .. } => json!({"step": "click", "selector": selector}),
             RecordedStep::Fill { label, value, .. } => {
-                let name = unique_parameter(label, &properties);
                 let description = match value {
                     Typed::Text(text) => format!("{label} (recorded: {text:?})"),
                     Typed::Secret => format!("{label} (a password: never recorded)"),
                 };
-                properties.insert(
-                    name.clone(),
-                    json!({"type": "string", "description": description}),
-                );
-                required.push(Value::String(name.clone()));
+                let schema = json!({"type": "string", "description": description});
+                let name = add_parameter(&mut properties, &mut required, label, schema);
                 json!({"step": "fill", "selector": selector, "value": format!("{{{{{name}}}}}")})
             }
-            RecordedStep::Select { value, .. } => {
-                json!({"step": "select", "selector": selector, "value": value})
+            RecordedStep::Select {
+                label,
+                value,
+                options,
+                ..
+            } => {
+                let description = format!("{label} (recorded: {value:?})");
+                let mut schema = json!({"type": "string", "description": description});
+                if options.len() <= MAX_RECORDED_OPTIONS && options.contains(value) {
+                    schema["enum"] = json!(options);
+                }
+                let name = add_parameter(&mut properties, &mut required, label, schema);
+                json!({"step": "select", "selector": selector, "value": format!("{{{{{name}}}}}")})
             }
             RecordedStep::Check { checked, .. } => {
                 json!({"step": if *checked { "check" } else { "uncheck" }, "selector": selector})
@@ -286,6 +305,19 @@ pub fn adapter_name(origin: &str) -> Option<String> {
     };
     let name = names::sanitize(&format!("{lead}{spaced}"), MAX_ADAPTER_NAME)?;
     names::is_identifier(&name, MAX_ADAPTER_NAME).then_some(name)
+}
+
+/// Adds a required parameter named from `label` with `schema`; answers its name.
+fn add_parameter(
+    properties: &mut Map<String, Value>,
+    required: &mut Vec<Value>,
+    label: &str,
+    schema: Value,
+) -> String {
+    let name = unique_parameter(label, properties);
+    properties.insert(name.clone(), schema);
+    required.push(Value::String(name.clone()));
+    name
 }
 
 /// A parameter name from a field's label, not yet in `taken`.

@@ -32,7 +32,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::audit::{self, AuditLog};
 use crate::browser_tools::{self, PageTab, Screenshots};
-use crate::hub::{Hub, PageProgress, ToolsWait};
+use crate::hub::{CallFiles, Hub, PageProgress, ToolsWait};
 use crate::page_tools::PageTools;
 use crate::permission::Permission;
 use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
@@ -326,6 +326,7 @@ impl TabwireMcp {
                 call.doc,
                 Some(page.origin.clone()),
                 allowed.trusted_input,
+                CallFiles::Named(call.files),
             )
             .await
         {

@@ -63,6 +63,8 @@ pub struct Routed {
     pub args: Value,
     pub tab: Option<TabId>,
     pub doc: Option<String>,
+    /// The files it puts on the page (names in the uploads directory).
+    pub files: Vec<String>,
 }
 
 impl PageTools {
@@ -80,7 +82,16 @@ impl PageTools {
             Some(n) => self.route(n, tab)?,
             None => (tab, None),
         };
-        Ok(Routed { args, tab, doc })
+        let files = op
+            .upload_files()
+            .map(<[String]>::to_vec)
+            .unwrap_or_default();
+        Ok(Routed {
+            args,
+            tab,
+            doc,
+            files,
+        })
     }
 
     /// The tab and document ref `n` came from: the tab named (which must have shown it), or the

@@ -20,6 +20,7 @@ use std::time::Duration;
 use bridge::handshake::{self, Exchange, Role};
 use bridge::page::PageCall;
 use bridge::protocol::{BrowserInfo, RequestId};
+use bridge::upload::Assemblies;
 use bridge::{PROTOCOL_VERSION, ToExtension, ToServer};
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::auth;
-use crate::hub::{Hub, Outbox, PageProgress, TabInfo};
+use crate::hub::{CallFiles, Hub, Outbox, PageProgress, TabInfo};
 use crate::pairing::Secret;
 use crate::ws::{FrameRate, fresh_nonce, socket_config, spawn_writer};
 
@@ -183,6 +184,8 @@ where
     let outbox = PeerOutbox(frames_out);
     let mirror = tokio::spawn(mirror_tabs(hub.clone(), outbox.clone()));
     let mut running: HashMap<RequestId, AbortHandle> = HashMap::new();
+    // Dropped with the socket: a peer gone mid-upload leaves nothing held.
+    let mut uploads: Assemblies<ToExtension> = Assemblies::default();
     let mut rate = FrameRate::default();
     let who = format!("tabwire peer {pid}");
 
@@ -201,6 +204,17 @@ where
             }
         };
         running.retain(|_, task| !task.is_finished());
+        // A call carrying files runs once their chunks are in, with the files the peer read:
+        // names are resolved once, in the uploads directory of the process the client called.
+        let (message, files) = match uploads.receive(message) {
+            Ok(Some(ready)) => ready,
+            Ok(None) => continue,
+            Err((id, error)) => {
+                let _ = outbox.send(ToServer::CallToolError { id, error });
+                continue;
+            }
+        };
+        let files = CallFiles::Read(files);
         match message {
             ToExtension::CallTool {
                 id,
@@ -214,8 +228,7 @@ where
                     outbox.clone(),
                     id.clone(),
                     tab,
-                    tool,
-                    args,
+                    (tool, args, files),
                 ));
                 running.insert(id, task.abort_handle());
             }
@@ -258,7 +271,7 @@ where
                 // The peer's permission gate decided both, from the same grants file.
                 let task = tokio::spawn(async move {
                     let answer = match hub
-                        .page_op(&op, args, tab, doc, origin, trusted_input)
+                        .page_op(&op, args, tab, doc, origin, trusted_input, files)
                         .await
                     {
                         Ok(result) => ToServer::CallToolResult {
@@ -296,6 +309,7 @@ where
             }
             // Dropping the hub's call future cancels it on the page.
             ToExtension::Cancel { id } => {
+                uploads.forget(&id);
                 if let Some(task) = running.remove(&id) {
                     task.abort();
                 }
@@ -305,6 +319,7 @@ where
             }
             // What the peer's own hub tells the browser it sees in us: the hub has its own.
             ToExtension::Welcome { .. }
+            | ToExtension::UploadChunk { .. }
             | ToExtension::AdaptersUpdated { .. }
             | ToExtension::Grants { .. }
             | ToExtension::GrantResult { .. }
@@ -330,8 +345,7 @@ async fn run_call(
     outbox: PeerOutbox,
     id: RequestId,
     tab: bridge::TabId,
-    tool: String,
-    args: serde_json::Value,
+    (tool, args, files): (String, serde_json::Value, CallFiles),
 ) {
     let (progress, mut reports) = mpsc::unbounded_channel::<PageProgress>();
     let forward = {
@@ -347,7 +361,7 @@ async fn run_call(
             }
         }
     };
-    let call = hub.call_tool_reporting(&tool, args, Some(tab), Some(progress));
+    let call = hub.call_tool_carrying(&tool, args, Some(tab), Some(progress), files);
     let (answer, ()) = tokio::join!(call, forward);
     let _ = outbox.send(match answer {
         Ok(done) => ToServer::CallToolResult {

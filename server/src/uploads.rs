@@ -244,7 +244,7 @@ mod tests {
         let (code, message) = code_and_message(uploads.read(&["a.bin".into(), "b.bin".into()]));
         assert_eq!(code, ErrorCode::TooLarge);
         assert!(
-            message.contains("over the 5 MiB one call may carry"),
+            message.contains("over the 32 MiB one call may carry"),
             "{message}"
         );
     }

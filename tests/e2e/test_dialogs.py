@@ -4,7 +4,8 @@ alert-after-save, prompt-for-a-name and a leave guard, each dialog is answered a
 is checked in the page, and the tab serves the next call at once. A page that asks at load is answered
 too. A dialog left to a person (Tabwire hands the page back to a person who uses it: an alert their click
 opened, the leave guard of a page they typed in) makes the call answer `DIALOG_OPEN` at once, not at its
-deadline; `dialog: "accept"` lifts the leave guard.
+deadline; `dialog: "accept"` lifts the leave guard. A dialog in a same-origin frame is answered as the
+call said; one in a cross-origin frame (answered there) is reported to the call with that frame's origin.
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ def adapter(origin: str) -> dict:
                 "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
                 "steps": [{"step": "frame", "selector": "#inner", "steps": delete_steps},
                           {"step": "return", "value": "deleted {{name}}"}],
+            },
+            {
+                "name": "pay_in_widget",
+                "description": "Pay through the cross-origin widget, whose confirm the call did not answer.",
+                "input_schema": {"type": "object", "properties": {}},
+                "steps": [{"step": "click", "selector": "#ask"},
+                          {"step": "wait", "selector": "#status[data-answer=paid]"}],
             },
             {
                 "name": "rename",
@@ -275,3 +283,19 @@ async def test_a_dialog_in_a_same_origin_frame_is_answered_and_reported_to_the_c
     assert accepted.structured["dialogs"][0]["answered"] == "accepted", accepted
     assert accepted.structured["dialogs"][0]["message"] == "Delete alpha?", accepted
     assert await browser.cdp.evaluate(page, framed_items) == ["beta"]
+
+
+async def test_a_dialog_in_a_cross_origin_frame_is_reported_to_the_call_with_its_origin(
+    tabwire, launch_chromium, extension_dir, fixture_server, second_fixture_server
+):
+    widget_origin = second_fixture_server.origin
+    browser, page, _tab = await open_fixture(
+        tabwire, launch_chromium, extension_dir, fixture_server, f"cross-framed.html?widget={widget_origin}"
+    )
+    await tabwire.wait_for_tools("dialogs_pay_in_widget")
+    # The widget's confirm is dismissed by default in its frame; the call hears of it and stops at once
+    # with the dialog named, instead of waiting for an answer that will not come.
+    unasked = await tabwire.call("dialogs_pay_in_widget", {})
+    assert unasked.is_error and unasked.text.startswith("DIALOG:"), unasked
+    assert 'confirm("Pay 5 EUR?")' in unasked.text and widget_origin in unasked.text, unasked
+    assert await browser.cdp.evaluate(page, "document.getElementById('status').textContent") == "kept"

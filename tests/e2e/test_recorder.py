@@ -10,8 +10,9 @@ Python MCP client calls it with new argument values; each effect is checked thro
    is no identifier, is refused with the reason shown in the popup, and the file is left as it was; each
    save, made or refused, is in the audit log (`tabwire audit`) as the popup's, with no value typed.
 2. A sign-in form that takes the tab to the reading list (the recording survives the navigation), then a
-   book with a shelf and the favourite box: the tool signs in and adds a book with new values; the password
-   typed while recording is nowhere in the file.
+   book with a shelf and the favourite box: the tool signs in and adds a book with new values, the shelf
+   chosen being a parameter offering the select's options (called with another one); the password typed
+   while recording is nowhere in the file.
 """
 
 from __future__ import annotations
@@ -261,21 +262,26 @@ async def test_a_recording_survives_the_sign_in_page_and_never_keeps_the_passwor
         file = adapter_file(c, origin)
         tool = f"{file.stem}_sign_in_and_add_book"
         assert dom["saved"] and dom["saved"].startswith(
-            f"Saved: your assistant can call {tool} (username, password, title)."
+            f"Saved: your assistant can call {tool} (username, password, title, shelf)."
         ), dom
         text = file.read_text()
         assert "hunter2" not in text, text
-        assert json.loads(text)["tools"][0]["input_schema"]["required"] == ["username", "password", "title"]
+        schema = json.loads(text)["tools"][0]["input_schema"]
+        assert schema["required"] == ["username", "password", "title", "shelf"]
+        # The select's choice is a parameter offering the select's options.
+        assert schema["properties"]["shelf"]["enum"] == ["to-read", "reading", "done"], schema
         run_cli(c, "adapters", "check", str(file))
 
         # The tool opens the sign-in page, signs in with the new values and adds the new book.
         await tabwire.wait_for_tools(tool)
-        await tabwire.call_ok(tool, {"username": "bob", "password": "s3cret-2", "title": "Neuromancer"})
+        await tabwire.call_ok(
+            tool, {"username": "bob", "password": "s3cret-2", "title": "Neuromancer", "shelf": "reading"}
+        )
 
         async def second_book():
             books = await stored("books")
             return books if books and len(books) == 2 else None
 
         books = await wait_for(second_book, timeout=30, what="the recorded tool's book", ignore=(CdpError,))
-        assert books[1] == {"title": "Neuromancer", "shelf": "done", "favourite": True}, books
+        assert books[1] == {"title": "Neuromancer", "shelf": "reading", "favourite": True}, books
         assert await stored("signed-in") == {"user": "bob", "password": "s3cret-2"}

@@ -3,7 +3,7 @@ selector, by label, behind a hidden input) and dropped on a drop zone, through p
 adapter's `upload` step, in real Chromium with the real extension. A small local app stores what it
 receives: the bytes it got are the file's (binary, non-ASCII name), several at once; the drop zone's page
 reads each dropped File itself. Refused names (outside the directory, an absolute path, a symlink out, a
-missing file, more than the cap) answer a typed error naming the file and the rule, and nothing reaches
+missing file, more than the 32 MiB cap) answer a typed error naming the file and the rule, and nothing reaches
 the page or the app.
 """
 
@@ -75,8 +75,9 @@ def uploads(tmp_path: Path) -> Path:
     (root / "docs" / BINARY_NAME).write_bytes(bytes(range(256)) * 300 + os.urandom(4096))
     (root / "notes.txt").write_text("first line\nsecond line\n")
     (root / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(2048))
-    (root / "big.bin").write_bytes(os.urandom(6 * 1024 * 1024))
-    (root / "at-the-cap.bin").write_bytes(os.urandom(5 * 1024 * 1024))
+    with open(root / "big.bin", "wb") as over_the_cap:  # sparse: 33 MiB, over the 32 MiB cap
+        over_the_cap.truncate(33 * 1024 * 1024)
+    (root / "twelve.bin").write_bytes(os.urandom(12 * 1024 * 1024))
     secret = tmp_path / "secret.txt"
     secret.write_text("the user's secret")
     (root / "escape.txt").symlink_to(secret)
@@ -173,7 +174,7 @@ async def test_refused_files_answer_a_typed_error_and_nothing_reaches_the_page(
         (str(tmp_path / "secret.txt"), "FILE_REFUSED", "outside the uploads directory"),
         ("escape.txt", "FILE_REFUSED", "symlink"),
         ("missing.pdf", "FILE_REFUSED", "no file \"missing.pdf\" in the uploads directory"),
-        ("big.bin", "TOO_LARGE", "over the 5 MiB one call may carry"),
+        ("big.bin", "TOO_LARGE", "over the 32 MiB one call may carry"),
     ]
     for name, code, why in cases:
         out = await tabwire.call(
@@ -229,12 +230,12 @@ async def test_an_adapters_upload_steps_send_and_drop_files(
     }
 
 
-async def test_a_file_at_the_cap_arrives_whole(tabwire, launch_chromium, extension_dir, files_app, uploads):
-    # 5 MiB, the most one call carries: 6.7 MiB of base64 in the call's frame, under the 8 MiB bound.
+async def test_a_12_mib_file_arrives_whole(tabwire, launch_chromium, extension_dir, files_app, uploads):
+    # Far over one frame's 8 MiB bound: its bytes travel in upload_chunk frames and reach the page whole.
     await open_form(tabwire, launch_chromium, extension_dir, files_app)
-    sent = await tabwire.call("files_send", {"files": ["at-the-cap.bin"]})
+    sent = await tabwire.call("files_send", {"files": ["twelve.bin"]})
     assert not sent.is_error, sent
-    path = uploads / "at-the-cap.bin"
+    path = uploads / "twelve.bin"
     assert [(f["name"], f["size"], f["sha256"]) for f in received(files_app)] == [
         (path.name, path.stat().st_size, sha256(path))
     ]

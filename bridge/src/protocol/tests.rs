@@ -385,8 +385,18 @@ fn every_known_type_round_trips() {
                 origin: Some("http://127.0.0.1:8000".into()),
                 timeout_ms: 5,
                 trusted_input: true,
-                files: Vec::new(),
+                files: vec![crate::upload::DeclaredFile {
+                    name: "docs/cv.pdf".into(),
+                    mime: "application/pdf".into(),
+                    size: 4,
+                }],
             },
+        },
+        ToExtension::UploadChunk {
+            id: "p".into(),
+            file: 0,
+            index: 0,
+            data: "JVBERg==".into(),
         },
         ToExtension::OpenTab {
             id: "a".into(),

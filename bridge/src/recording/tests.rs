@@ -53,10 +53,7 @@ fn typing_into_one_field_is_one_fill_and_the_click_into_it_goes() {
     // Arrow keys through a select, a checkbox clicked twice: what they end up as.
     let mut choices = Recording::default();
     for value in ["reading", "done"] {
-        choices.push(RecordedStep::Select {
-            target: "#shelf".into(),
-            value: value.into(),
-        });
+        choices.push(select("#shelf", "Shelf", value));
     }
     for checked in [true, false] {
         choices.push(RecordedStep::Check {
@@ -67,10 +64,7 @@ fn typing_into_one_field_is_one_fill_and_the_click_into_it_goes() {
     assert_eq!(
         choices.steps,
         [
-            RecordedStep::Select {
-                target: "#shelf".into(),
-                value: "done".into()
-            },
+            select("#shelf", "Shelf", "done"),
             RecordedStep::Check {
                 target: "label=Gift".into(),
                 checked: false
@@ -113,10 +107,7 @@ fn typed_values_become_parameters_named_from_labels_and_the_draft_is_a_valid_ada
             label: "".into(),
             value: Typed::Secret,
         },
-        RecordedStep::Select {
-            target: "label=Shelf".into(),
-            value: "done".into(),
-        },
+        select("label=Shelf", "Shelf", "done"),
         RecordedStep::Check {
             target: "label=Favourite".into(),
             checked: true,
@@ -141,10 +132,17 @@ fn typed_values_become_parameters_named_from_labels_and_the_draft_is_a_valid_ada
             "what_needs_to_be_done",
             "what_needs_to_be_done_2",
             "password",
-            "value"
+            "value",
+            "shelf"
         ])
     );
-    assert_eq!(schema["properties"].as_object().unwrap().len(), 4);
+    assert_eq!(schema["properties"].as_object().unwrap().len(), 5);
+    // A select's option is a parameter too, offering the options the select had.
+    assert_eq!(
+        schema["properties"]["shelf"],
+        json!({"type": "string", "description": "Shelf (recorded: \"done\")",
+               "enum": ["to-read", "reading", "done"]})
+    );
     // The page the recording started on first, loaded anew, its braces no template's.
     assert_eq!(
         tool["steps"][0],
@@ -153,7 +151,7 @@ fn typed_values_become_parameters_named_from_labels_and_the_draft_is_a_valid_ada
     assert_eq!(tool["steps"][1]["value"], "{{what_needs_to_be_done}}");
     assert_eq!(
         tool["steps"][6],
-        json!({"step": "select", "selector": "label=Shelf", "value": "done"})
+        json!({"step": "select", "selector": "label=Shelf", "value": "{{shelf}}"})
     );
     assert_eq!(tool["steps"][7]["step"], "check");
     assert_eq!(tool["steps"][8]["step"], "uncheck");
@@ -271,4 +269,31 @@ fn a_tool_is_added_to_the_sites_adapter_unless_its_name_is_there() {
         add_tool(&mut not_one, json!({"name": "t"})),
         Err(DraftError::NotAnAdapter("t".into()))
     );
+}
+
+fn select(target: &str, label: &str, value: &str) -> RecordedStep {
+    RecordedStep::Select {
+        target: target.into(),
+        label: label.into(),
+        value: value.into(),
+        options: ["to-read", "reading", "done"].map(String::from).to_vec(),
+    }
+}
+
+#[test]
+fn a_select_with_many_options_or_a_value_it_did_not_offer_takes_any_string() {
+    let many: Vec<String> = (0..=MAX_RECORDED_OPTIONS).map(|n| n.to_string()).collect();
+    let cases = [(many, "3"), (vec!["a".to_owned()], "b"), (Vec::new(), "x")];
+    for (options, value) in cases {
+        let step = RecordedStep::Select {
+            target: "#year".into(),
+            label: "Year".into(),
+            value: value.into(),
+            options,
+        };
+        let tool = tool_document(&draft("pick"), "http://127.0.0.1:1/", &[step]).unwrap();
+        let year = &tool["input_schema"]["properties"]["year"];
+        assert_eq!(year["type"], "string");
+        assert!(year.get("enum").is_none(), "{year}");
+    }
 }

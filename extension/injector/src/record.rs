@@ -86,7 +86,14 @@ pub fn step_for<D: PageDom>(dom: &D, event: &UserEvent<D::Node>) -> Option<Recor
         UserEvent::Change(node) => match (dom.tag_name(node).as_str(), input_type(dom, node)) {
             ("select", _) => Some(RecordedStep::Select {
                 target: target(dom, node)?,
+                label: label(dom, node),
                 value: dom.value(node).unwrap_or_default(),
+                options: dom
+                    .options(node)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(value, _)| value)
+                    .collect(),
             }),
             ("input", kind) if kind == "checkbox" || kind == "radio" => Some(RecordedStep::Check {
                 target: target(dom, node)?,

@@ -391,6 +391,10 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             crate::web_record::set(recording);
             false
         }
+        ToPage::FrameDialog { report, origin } => {
+            web_dialogs::seen_in_frame(&report, origin);
+            false
+        }
         ToPage::Cancel { id } => {
             if let Some(flag) = PAGE.with(|p| p.borrow().running.get(&id).cloned()) {
                 flag.set(true);

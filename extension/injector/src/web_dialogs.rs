@@ -1,8 +1,9 @@
 //! The isolated-world end of the page's dialog handling (`extension/dialogs.js`, in the page's
 //! world): each running call begins and ends a watch, a `dialog` step or `page_act`'s `dialog`
 //! sends the plan for the next dialog, and every dialog the page's shim reports is given to the
-//! calls running now. A dialog dismissed by default stops them at once (through their cancel
-//! flag): what follows it would run against a page that refused the action.
+//! calls running now, as is a dialog a cross-origin child frame answered itself (the worker
+//! passes its report on: [`seen_in_frame`]). A dialog dismissed by default stops them at once
+//! (through their cancel flag): what follows it would run against a page that refused the action.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -38,24 +39,37 @@ fn listen() {
         return;
     };
     let on_report = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-        let Some(seen) = js_sys::Reflect::get(&event, &"detail".into())
+        if let Some(seen) = js_sys::Reflect::get(&event, &"detail".into())
             .ok()
             .and_then(|detail| detail.as_string())
             .and_then(|text| DialogSeen::from_report(&text))
-        else {
-            return;
-        };
-        WATCHES.with(|w| {
-            for watch in w.borrow_mut().values_mut() {
-                if seen.answered == Answered::DismissedByDefault {
-                    watch.stop.set(true);
-                }
-                watch.seen.push(seen.clone());
-            }
-        });
+        {
+            tell_calls(seen);
+        }
     })
     .into_js_value();
     let _ = document.add_event_listener_with_callback(REPORT_EVENT, on_report.unchecked_ref());
+}
+
+/// Gives the calls running now a dialog the page answered.
+fn tell_calls(seen: DialogSeen) {
+    WATCHES.with(|w| {
+        for watch in w.borrow_mut().values_mut() {
+            if seen.answered == Answered::DismissedByDefault {
+                watch.stop.set(true);
+            }
+            watch.seen.push(seen.clone());
+        }
+    });
+}
+
+/// A dialog cross-origin child frame `origin` answered itself (its shim's `report`): for the
+/// calls running in this frame, like one of its own.
+pub fn seen_in_frame(report: &str, origin: String) {
+    if let Some(mut seen) = DialogSeen::from_report(report) {
+        seen.origin = origin;
+        tell_calls(seen);
+    }
 }
 
 /// Call `id` starts: the page's dialogs are answered (dismissed unless a plan says otherwise)

@@ -185,6 +185,8 @@ pub struct Core {
     /// The files of the running calls that carry some, for the steps after a navigation
     /// ([`ToPage::ContinueTool`]); only calls still running are kept.
     call_files: std::collections::HashMap<RequestId, Vec<bridge::upload::UploadFile>>,
+    /// Calls waiting for their files' `upload_chunk` frames; freed when the socket closes.
+    uploads: bridge::upload::Assemblies<ToExtension>,
     /// Tabs loading another page and what waits for them (`core/navigation.rs`).
     nav: navigation::Navigation,
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
@@ -219,6 +221,7 @@ impl Core {
             calls: HashMap::new(),
             trusted_calls: Default::default(),
             call_files: Default::default(),
+            uploads: Default::default(),
             nav: navigation::Navigation::default(),
             dialogs_open: HashSet::new(),
             last_called: None,
@@ -425,6 +428,8 @@ impl Core {
             self.backoff.reset();
         }
         self.link = LinkState::Disconnected;
+        // Their server failed those calls when the socket went: nothing waits for the rest.
+        self.uploads.clear();
         // The reason an unproven listener was closed for says more than the close itself.
         if !self.proof.take().is_some_and(|p| p.failed) {
             self.problem = Some(problem);
@@ -490,6 +495,9 @@ impl Core {
                 return actions;
             }
         };
+        let Some((msg, files)) = self.with_files(msg, &mut actions) else {
+            return actions;
+        };
         match msg {
             ToExtension::Welcome {
                 server_version,
@@ -533,7 +541,7 @@ impl Core {
                 args,
                 timeout_ms,
                 trusted_input,
-                files,
+                files: _,
             } => {
                 if self.dialog_open_in(tab) {
                     let error = bridge::dialog::open_in_tab(tab);
@@ -566,10 +574,10 @@ impl Core {
                 if call.trusted_input {
                     self.trust_call(&id);
                 }
-                actions.extend(self.page_op(id, tab, call));
+                actions.extend(self.page_op(id, tab, call.with_files(files)));
             }
             ToExtension::Cancel { id } => {
-                if self.drop_held(&id) {
+                if self.uploads.forget(&id) || self.drop_held(&id) {
                     self.calls.remove(&id);
                 } else if let Some(&tab) = self.calls.get(&id) {
                     actions.push(Action::ToTab {
@@ -672,7 +680,8 @@ impl Core {
                 answer: Err(error.message),
             }),
             ToExtension::Ping { nonce } => self.send(ToServer::Pong { nonce }, &mut actions),
-            ToExtension::Pong { .. } => {}
+            // Taken by `with_files`.
+            ToExtension::UploadChunk { .. } | ToExtension::Pong { .. } => {}
             ToExtension::Error { in_reply_to, error } => {
                 actions.push(Action::Log(format!(
                     "server reports an error (re {in_reply_to:?}): {error}"
@@ -706,6 +715,20 @@ impl Core {
         }
         let frame = ToServer::ChangeGrant { id, change, tab }.encode();
         Ok(vec![Action::Frame(frame)])
+    }
+
+    /// A call with the files it puts on the page: a call declaring files waits for their
+    /// chunks, and is answered here once the last one is in; any other message goes on at once.
+    /// A call whose chunks are wrong fails, with nothing sent to its page.
+    fn with_files(
+        &mut self,
+        msg: ToExtension,
+        actions: &mut Vec<Action>,
+    ) -> Option<(ToExtension, Vec<bridge::upload::UploadFile>)> {
+        self.uploads.receive(msg).unwrap_or_else(|(id, error)| {
+            self.send(ToServer::CallToolError { id, error }, actions);
+            None
+        })
     }
 
     /// Keeps call `id`'s `files` (if any) for its steps after a navigation, forgetting those of

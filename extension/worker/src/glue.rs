@@ -162,6 +162,10 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                 return JsValue::TRUE; // answered through `respond`
             }
             let text = arg(0).as_string();
+            if let Some(report) = with_core(|core| core.frame_dialog(&sender, text.as_deref())) {
+                run(vec![report]);
+                return JsValue::FALSE;
+            }
             if let Some(request) = with_core(|core| core.frame_request(&sender, text.as_deref())) {
                 return wasm_bindgen_futures::future_to_promise(async move {
                     Ok(crate::frames::snapshot_of(request).await)

@@ -93,6 +93,15 @@ pub struct RecordingRequest {
     pub steps: Vec<bridge::recording::RecordedStep>,
 }
 
+/// The files a call puts on the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallFiles {
+    /// Names in this process's uploads directory, read before the call starts.
+    Named(Vec<String>),
+    /// Read already, by the peer that routed the call here (its uploads directory decided).
+    Read(Vec<UploadFile>),
+}
+
 /// A tab as `browser_tabs` shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TabInfo {
@@ -186,12 +195,14 @@ impl Hub {
         let _ = self.adapter_store.set(store);
     }
 
-    /// The files `names` (in the uploads directory) for a call, read before it starts: a name
-    /// that breaks a rule fails the call with nothing sent.
-    async fn read_uploads(&self, names: Vec<String>) -> Result<Vec<UploadFile>, WireError> {
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// A call's files, read before it starts: a name that breaks a rule fails the call with
+    /// nothing sent.
+    async fn read_uploads(&self, files: CallFiles) -> Result<Vec<UploadFile>, WireError> {
+        let names = match files {
+            CallFiles::Read(files) => return Ok(files),
+            CallFiles::Named(names) if names.is_empty() => return Ok(Vec::new()),
+            CallFiles::Named(names) => names,
+        };
         let Some(uploads) = self.uploads.clone() else {
             return Err(WireError::new(
                 ErrorCode::FileRefused,
@@ -677,6 +688,20 @@ impl Hub {
         tab: Option<TabId>,
         progress: Option<mpsc::UnboundedSender<PageProgress>>,
     ) -> Result<CallDone, WireError> {
+        let files = CallFiles::Named(self.site_tool_uploads(tool, &args)?);
+        self.call_tool_carrying(tool, args, tab, progress, files)
+            .await
+    }
+
+    /// [`Hub::call_tool_reporting`] with the call's `files` decided (a peer's routed call).
+    pub async fn call_tool_carrying(
+        &self,
+        tool: &str,
+        args: Value,
+        tab: Option<TabId>,
+        progress: Option<mpsc::UnboundedSender<PageProgress>>,
+        files: CallFiles,
+    ) -> Result<CallDone, WireError> {
         let timeout_ms = self.page_budget_ms();
         // While a dropped browser connection may still re-announce its tabs, a call that finds
         // no tab for it waits for them, so a call made as the extension reconnects is not told
@@ -688,25 +713,24 @@ impl Hub {
             self.wait_until(until, || self.registry().select(tool, tab).ok().map(drop))
                 .await;
         }
-        let files = self
-            .read_uploads(self.site_tool_uploads(tool, &args)?)
-            .await?;
+        let files = self.read_uploads(files).await?;
         let (started, tab, url, trusted_input) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let (tab, conn) = registry.select(tool, tab)?;
             let url = registry.tab_url(tab).map(str::to_owned);
             let trusted_input = self.trusted_input_at(url.as_deref());
-            let started =
-                registry.start(conn, Some(tab), Waiter::Call, |id| ToExtension::CallTool {
+            let started = registry.start_carrying(conn, Some(tab), Waiter::Call, &files, |id| {
+                ToExtension::CallTool {
                     id,
                     tab,
                     tool: tool.to_owned(),
                     args,
                     timeout_ms,
                     trusted_input,
-                    files,
-                })?;
+                    files: files.iter().map(UploadFile::declared).collect(),
+                }
+            })?;
             (started, tab, url, trusted_input)
         };
         self.finish(started, progress, || format!("{tool} in tab {tab}"))
@@ -720,7 +744,8 @@ impl Hub {
     /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
     /// whose runtime the extension injects where it does not run; `doc` is the document the
     /// call's ref came from; `origin` and `trusted_input` are what the permission gate allowed
-    /// (it read the grants already). Answers the page's result.
+    /// (it read the grants already); `files` what it puts on the page. Answers the page's result.
+    #[allow(clippy::too_many_arguments)]
     pub async fn page_op(
         &self,
         op: &str,
@@ -729,13 +754,10 @@ impl Hub {
         doc: Option<String>,
         origin: Option<String>,
         trusted_input: bool,
+        files: CallFiles,
     ) -> Result<Value, WireError> {
         let timeout_ms = self.page_budget_ms();
-        let uploads = bridge::page_ops::parse(op, args.clone())
-            .ok()
-            .and_then(|op| op.upload_files().map(<[String]>::to_vec))
-            .unwrap_or_default();
-        let files = self.read_uploads(uploads).await?;
+        let files = self.read_uploads(files).await?;
         // A NO_EFFECT's advice names the origin the gate allowed (the registry may not know the
         // URL of a page whose runtime was only just injected).
         let hint_origin = origin.clone();
@@ -746,15 +768,16 @@ impl Hub {
             origin,
             timeout_ms,
             trusted_input,
-            files,
+            files: files.iter().map(UploadFile::declared).collect(),
         };
         let (started, url) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
             let url = tab.and_then(|t| registry.tab_url(t)).map(str::to_owned);
-            let page_op = |id| ToExtension::PageOp { id, tab, call };
-            let started = registry.start(conn, tab, Waiter::Call, page_op)?;
+            let started = registry.start_carrying(conn, tab, Waiter::Call, &files, |id| {
+                ToExtension::PageOp { id, tab, call }
+            })?;
             (started, url)
         };
         let what = match tab {

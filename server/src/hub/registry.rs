@@ -12,6 +12,7 @@ use std::time::Duration;
 use bridge::adapter::Adapter;
 use bridge::packed::PackedAdapter;
 use bridge::protocol::{BrowserInfo, OfferedTool, RequestId, TabTools, ToolSpec};
+use bridge::upload::UploadFile;
 use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, WireError};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -596,6 +597,19 @@ impl Registry {
         kind: Kind<T>,
         frame: impl FnOnce(RequestId) -> ToExtension,
     ) -> Result<Started<T>, WireError> {
+        self.start_carrying(conn, tab, kind, &[], frame)
+    }
+
+    /// [`Registry::start`] for a call that carries `files`: its frame declares them, and their
+    /// bytes follow it in `upload_chunk` frames.
+    pub fn start_carrying<T>(
+        &mut self,
+        conn: ConnId,
+        tab: Option<TabId>,
+        kind: Kind<T>,
+        files: &[UploadFile],
+        frame: impl FnOnce(RequestId) -> ToExtension,
+    ) -> Result<Started<T>, WireError> {
         if self.pending.len() >= MAX_PENDING {
             return Err(WireError::new(
                 ErrorCode::TooMany,
@@ -606,10 +620,23 @@ impl Registry {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let encoded = frame(id.clone()).encode();
-        let sent = self
-            .connections
-            .get(&conn)
-            .is_some_and(|c| c.outbox.send(encoded).is_ok());
+        let call = &id;
+        let chunks = files.iter().enumerate().flat_map(|(file, upload)| {
+            upload.chunks().enumerate().map(move |(index, data)| {
+                ToExtension::UploadChunk {
+                    id: call.clone(),
+                    file,
+                    index,
+                    data: data.to_owned(),
+                }
+                .encode()
+            })
+        });
+        let sent = self.connections.get(&conn).is_some_and(|c| {
+            std::iter::once(encoded)
+                .chain(chunks)
+                .all(|frame| c.outbox.send(frame).is_ok())
+        });
         if !sent {
             return Err(text::connection_closed());
         }

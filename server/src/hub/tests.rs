@@ -63,6 +63,14 @@ fn hub_with_timeout(call_timeout: Duration) -> Arc<Hub> {
 }
 
 fn hub_with(call_timeout: Duration, grants: Option<crate::grants::Grants>) -> Arc<Hub> {
+    hub_uploading(call_timeout, grants, None)
+}
+
+fn hub_uploading(
+    call_timeout: Duration,
+    grants: Option<crate::grants::Grants>,
+    uploads: Option<crate::uploads::Uploads>,
+) -> Arc<Hub> {
     let mut adapters = crate::adapters::load(&[], &[]).unwrap().adapters;
     // The tests' tabs offer todomvc_a and todomvc_b: make them tools the adapter defines.
     let todomvc = adapters.iter_mut().find(|a| a.name == "todomvc").unwrap();
@@ -77,7 +85,7 @@ fn hub_with(call_timeout: Duration, grants: Option<crate::grants::Grants>) -> Ar
         instance_id: "test".into(),
         adapters,
         grants,
-        uploads: None,
+        uploads,
     });
     hub.set_link(Link::Listening);
     Arc::new(hub)
@@ -113,6 +121,112 @@ fn spawn_call(
 
 fn code(result: Result<Value, WireError>) -> ErrorCode {
     result.expect_err("expected an error").code
+}
+
+/// A page tool's upload of `files` in tab 2.
+fn spawn_upload(
+    hub: &Arc<Hub>,
+    files: CallFiles,
+) -> tokio::task::JoinHandle<Result<Value, WireError>> {
+    let hub = hub.clone();
+    tokio::spawn(async move {
+        let args = json!({"ref": "e1", "action": "upload", "files": ["big.bin"]});
+        let op = hub.page_op("page_act", args, Some(2), None, None, false, files);
+        op.await
+    })
+}
+
+#[tokio::test]
+async fn a_calls_files_follow_it_in_chunks_read_once_and_over_the_cap_nothing_is_sent() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("up")).unwrap();
+    let bytes: Vec<u8> = (0..2 * bridge::upload::CHUNK_BYTES + 5)
+        .map(|i| (i * 7 % 256) as u8)
+        .collect();
+    std::fs::write(dir.path().join("up/big.bin"), &bytes).unwrap();
+    let uploads = crate::uploads::Uploads::new(dir.path().join("up"));
+    let hub = hub_uploading(Duration::from_secs(30), None, Some(uploads));
+    let mut ext = two_tabs(&hub);
+
+    let op = spawn_upload(&hub, CallFiles::Named(vec!["big.bin".into()]));
+    let ToExtension::PageOp {
+        id,
+        call: PageCall { files, .. },
+        ..
+    } = ext.next().await
+    else {
+        panic!("expected page_op")
+    };
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        (files[0].name.as_str(), files[0].size),
+        ("big.bin", bytes.len() as u64)
+    );
+    let mut joined = String::new();
+    for expected in 0..3 {
+        match ext.next().await {
+            ToExtension::UploadChunk {
+                id: of,
+                file,
+                index,
+                data,
+            } => {
+                assert_eq!((of.as_str(), file, index), (id.as_str(), 0, expected));
+                assert!(data.len() <= bridge::upload::CHUNK_BASE64);
+                joined.push_str(&data);
+            }
+            other => panic!("expected upload_chunk {expected}, got {other:?}"),
+        }
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(joined)
+        .unwrap();
+    assert!(decoded == bytes, "the chunks carry the file's bytes");
+    ext.say(
+        &hub,
+        json!({"type": "call_tool_result", "id": id, "result": {"ok": true}}),
+    );
+    assert_eq!(op.await.unwrap().unwrap(), json!({"ok": true}));
+
+    // A routed call's files were read by the peer: the hub sends them as they are.
+    let read = UploadFile {
+        name: "elsewhere.txt".into(),
+        mime: "text/plain".into(),
+        data: "aGk=".into(),
+    };
+    let op = spawn_upload(&hub, CallFiles::Read(vec![read]));
+    let ToExtension::PageOp {
+        call: PageCall { files, .. },
+        ..
+    } = ext.next().await
+    else {
+        panic!("expected page_op")
+    };
+    assert_eq!(
+        (files[0].name.as_str(), files[0].size),
+        ("elsewhere.txt", 2)
+    );
+    assert!(matches!(
+        ext.next().await,
+        ToExtension::UploadChunk { data, .. } if data == "aGk="
+    ));
+    op.abort();
+    assert!(matches!(ext.next().await, ToExtension::Cancel { .. }));
+
+    // The socket drops mid-upload: the call fails typed at once.
+    let op = spawn_upload(&hub, CallFiles::Named(vec!["big.bin".into()]));
+    assert!(matches!(ext.next().await, ToExtension::PageOp { .. }));
+    hub.disconnect(ext.conn);
+    assert_eq!(code(op.await.unwrap()), ErrorCode::NotConnected);
+    let mut ext = two_tabs(&hub);
+
+    // Over the cap: refused before anything is sent.
+    let file = std::fs::File::create(dir.path().join("up/big.bin")).unwrap();
+    file.set_len(bridge::upload::MAX_UPLOAD_BYTES + 1).unwrap();
+    let refused = spawn_upload(&hub, CallFiles::Named(vec!["big.bin".into()]));
+    assert_eq!(code(refused.await.unwrap()), ErrorCode::TooLarge);
+    assert!(ext.frames.try_recv().is_err(), "nothing was sent");
 }
 
 #[tokio::test]
@@ -793,8 +907,16 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     let op = {
         let hub = hub.clone();
         tokio::spawn(async move {
-            hub.page_op("page_act", json!({}), Some(2), None, None, true)
-                .await
+            hub.page_op(
+                "page_act",
+                json!({}),
+                Some(2),
+                None,
+                None,
+                true,
+                CallFiles::Named(Vec::new()),
+            )
+            .await
         })
     };
     let ToExtension::PageOp { call, .. } = ext.next().await else {

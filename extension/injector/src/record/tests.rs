@@ -67,6 +67,7 @@ fn form() -> Form {
     dom.nodes.borrow_mut()[password_label].label_for = Some(password);
     let shelf = node(&dom, form, "select", &[("id", "shelf")]);
     dom.nodes.borrow_mut()[shelf].value = Some("done".into());
+    dom.nodes.borrow_mut()[shelf].options = vec![("to-read", "To read"), ("done", "Done")];
     let favourite_label = node(&dom, form, "label", &[]);
     let favourite = node(&dom, favourite_label, "input", &[("type", "checkbox")]);
     text(&dom, favourite_label, "Favourite");
@@ -130,7 +131,9 @@ fn each_kind_of_input_records_its_step_with_a_robust_locator() {
         step(UserEvent::Change(f.shelf)),
         Some(RecordedStep::Select {
             target: "#shelf".into(),
-            value: "done".into()
+            label: "shelf".into(),
+            value: "done".into(),
+            options: vec!["to-read".into(), "done".into()],
         })
     );
     assert_eq!(

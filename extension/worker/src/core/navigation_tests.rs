@@ -495,9 +495,16 @@ fn a_calls_files_go_on_to_the_next_page_and_are_forgotten_when_it_ends() {
     let mut core = connected();
     announce(&mut core, 3);
     let file = json!({"name": "docs/cv.pdf", "mime": "application/pdf", "data": "JVBERg=="});
+    let declared = json!({"name": "docs/cv.pdf", "mime": "application/pdf", "size": 4});
     let with_files = json!({"type":"call_tool","id":"f1","tab":3,"tool":TOOL,"args":{},
-                            "timeout_ms":5000,"files":[file]});
-    let actions = core.on_server_frame(&with_files.to_string());
+                            "timeout_ms":5000,"files":[declared]});
+    let waiting = core.on_server_frame(&with_files.to_string());
+    assert!(
+        waiting.is_empty(),
+        "the call waits for its bytes: {waiting:?}"
+    );
+    let chunk = json!({"type":"upload_chunk","id":"f1","file":0,"index":0,"data":"JVBERg=="});
+    let actions = core.on_server_frame(&chunk.to_string());
     let to_page = |actions: &[Action]| -> Value {
         actions
             .iter()
@@ -527,4 +534,41 @@ fn a_calls_files_go_on_to_the_next_page_and_are_forgotten_when_it_ends() {
     // A call without files keeps nothing.
     call(&mut core, "f2", 3);
     assert!(core.call_files.is_empty());
+}
+
+#[test]
+fn a_wrong_chunk_fails_its_call_and_a_closed_socket_frees_every_upload_in_flight() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    let declared = json!({"name": "a.bin", "mime": "application/octet-stream", "size": 6});
+    let upload = |core: &mut Core, id: &str| {
+        let frame = json!({"type":"call_tool","id":id,"tab":3,"tool":TOOL,"args":{},
+                           "timeout_ms":5000,"files":[declared]});
+        core.on_server_frame(&frame.to_string())
+    };
+    let chunk = |id: &str, data: &str| {
+        json!({"type":"upload_chunk","id":id,"file":0,"index":0,"data":data}).to_string()
+    };
+    assert!(upload(&mut core, "u1").is_empty());
+    let failed = core.on_server_frame(&chunk("u1", "AAAA"));
+    let error = frames(&failed)[0].clone();
+    assert_eq!(
+        (error["type"].as_str(), error["id"].as_str()),
+        (Some("call_tool_error"), Some("u1"))
+    );
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has 4 characters, not 8"),
+        "{error}"
+    );
+    assert!(!sends_to_page(&failed, "u1"));
+
+    assert!(upload(&mut core, "u2").is_empty());
+    core.socket_closed(crate::link_problem::Problem::NotRunning, 0.5);
+    assert!(
+        core.uploads.clear().is_empty(),
+        "nothing waits once the socket closed"
+    );
 }

@@ -281,3 +281,53 @@ fn a_page_cannot_change_a_grant() {
     // Nor does the worker take it for the popup's: the page's URL is a web page's.
     assert!(!crate::popup::is_popup(&sender(5), ME));
 }
+
+#[test]
+fn a_cross_origin_frames_dialog_goes_to_the_top_frame_while_a_call_runs_named_with_its_origin() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    // As the relay writes it: `type` first.
+    let seen = r#"{"kind":"confirm","message":"Pay?","origin":"http://lie.test","answered":"dismissed_by_default"}"#;
+    let report = format!(r#"{{"type":"frame_dialog","report":{}}}"#, json!(seen));
+    let in_frame = |frame: i64| Sender {
+        frame_id: Some(frame),
+        url: "http://pay.test:8081/widget.html?x#y".into(),
+        ..sender(3)
+    };
+    // No call runs in the tab: nothing to tell.
+    assert_eq!(core.frame_dialog(&in_frame(7), Some(&report)), None);
+    core.on_server_frame(
+        &json!({"type":"call_tool","id":"c1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":30000})
+            .to_string(),
+    );
+    let Some(Action::ToTab {
+        tab,
+        message,
+        on_reply: OnReply::Nothing,
+    }) = core.frame_dialog(&in_frame(7), Some(&report))
+    else {
+        panic!("expected a message to the tab's top frame")
+    };
+    let message: Value = serde_json::from_str(&message).unwrap();
+    assert_eq!(tab, 3);
+    assert_eq!(message["type"], "frame_dialog");
+    assert_eq!(
+        message["origin"], "http://pay.test:8081",
+        "Chrome's, not the page's"
+    );
+    assert!(message["report"].as_str().unwrap().contains("Pay?"));
+    // Not from a child frame, not ours, not a report: not this path.
+    assert_eq!(core.frame_dialog(&in_frame(0), Some(&report)), None);
+    let stranger = Sender {
+        extension_id: Some("other".into()),
+        ..in_frame(7)
+    };
+    assert_eq!(core.frame_dialog(&stranger, Some(&report)), None);
+    let shown = json!({"type": "dialog_shown", "open": true}).to_string();
+    assert_eq!(core.frame_dialog(&in_frame(7), Some(&shown)), None);
+    let huge = format!(
+        r#"{{"type":"frame_dialog","report":"{}"}}"#,
+        "x".repeat(20_000)
+    );
+    assert_eq!(core.frame_dialog(&in_frame(7), Some(&huge)), None);
+}

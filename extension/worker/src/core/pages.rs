@@ -9,6 +9,10 @@ use bridge::protocol::{LoadedPage, RequestId, TabId};
 use bridge::{ErrorCode, ToServer, WireError};
 
 use super::navigation::{Continuation, origin};
+
+/// The longest frame dialog report passed on: the shim's report of a dialog (its message cut
+/// to `bridge::dialog::MAX_MESSAGE_CHARS` by the page runtime) fits many times over.
+const MAX_FRAME_DIALOG_BYTES: usize = 16 * 1024;
 use super::{Action, Core, LinkState, MAX_RESULT_BYTES, OnReply};
 use crate::tabs::{self, Sender};
 
@@ -329,6 +333,38 @@ impl Core {
         })
     }
 
+    /// A dialog a cross-origin child frame answered itself ([`FromPage::FrameDialog`], from our
+    /// relay in a frame of a tab), given to the runtime of the tab's top frame while a call runs
+    /// in the tab, named with the frame's origin as Chrome gives the sender (the page's claim is
+    /// not used); `None` when `text` is not such a report.
+    pub fn frame_dialog(&self, sender: &Sender, text: Option<&str>) -> Option<Action> {
+        let text = text.filter(|t| t.starts_with(r#"{"type":"frame_dialog""#))?;
+        if sender.extension_id.as_deref() != Some(self.extension_id.as_str())
+            || text.len() > MAX_FRAME_DIALOG_BYTES
+        {
+            return None;
+        }
+        let tab = sender
+            .tab
+            .filter(|_| sender.frame_id.is_some_and(|f| f != 0))?;
+        let Ok(FromPage::FrameDialog { report }) = serde_json::from_str(text) else {
+            return None;
+        };
+        // No call there: nothing to tell (the shim answered the dialog already).
+        if !self.calls.values().any(|&t| t == tab) {
+            return None;
+        }
+        let message = ToPage::FrameDialog {
+            report,
+            origin: origin(&sender.url).to_owned(),
+        };
+        Some(Action::ToTab {
+            tab,
+            message: serde_json::to_string(&message).expect("page messages serialize"),
+            on_reply: OnReply::Nothing,
+        })
+    }
+
     /// A `runtime.onMessage` message; returns the response to give (if any) and the actions.
     pub fn on_page_message(
         &mut self,
@@ -473,6 +509,13 @@ impl Core {
             | FromPage::CallToolLanding { .. } => {
                 actions.push(Action::Log(format!(
                     "tab {tab} sent a call answer outside its response channel: ignored"
+                )));
+                (None, actions)
+            }
+            // A top frame reports its own dialogs to its own runtime.
+            FromPage::FrameDialog { .. } => {
+                actions.push(Action::Log(format!(
+                    "tab {tab}'s top frame sent a frame's dialog: ignored"
                 )));
                 (None, actions)
             }
