@@ -59,10 +59,12 @@ pub enum Timer {
     Continuation(RequestId),
     /// A request held while its tab loads.
     Held(RequestId),
-    /// A page that completed loading and has not announced its tools yet.
-    Announce(TabId),
-    /// A load a page said it set off, and Chrome had not begun.
-    Unconfirmed(TabId),
+    /// A page that completed loading and has not announced its tools yet: `load` is that
+    /// load's [`Load::serial`] (a timer of an earlier load of the tab must not release the calls
+    /// held for a later one, whose runtime is still starting).
+    Announce { tab: TabId, load: u64 },
+    /// A load a page said it set off, and Chrome had not begun (`load`: as above).
+    Unconfirmed { tab: TabId, load: u64 },
 }
 
 /// A tab loading another page.
@@ -75,6 +77,8 @@ struct Load {
     /// When it began (`Date.now()` ms), to tell a load a call set off from one it arrived into.
     began_ms: f64,
     committed: bool,
+    /// Which load of the worker's it is, for the timers that are about it.
+    serial: u64,
 }
 
 /// A call that goes on in the next page.
@@ -112,6 +116,8 @@ pub(super) struct Navigation {
     pub(super) acted: HashSet<RequestId>,
     /// The document each tab shows (Chrome's `documentId` of its last commit).
     shown: HashMap<TabId, String>,
+    /// How many loads began (the last one's [`Load::serial`]).
+    loads_begun: u64,
 }
 
 /// `scheme://host:port` of `url` (the whole of it when it has no path).
@@ -181,6 +187,7 @@ impl Core {
             NavEvent::Before { url, at_ms } => {
                 let began_ms = at_ms.unwrap_or(self.nav.now_ms).min(self.nav.now_ms);
                 let pending = self.nav.loads.get(&tab).map_or(0, |l| l.pending) + 1;
+                let serial = self.next_load_serial();
                 self.nav.loads.insert(
                     tab,
                     Load {
@@ -188,6 +195,7 @@ impl Core {
                         pending,
                         began_ms,
                         committed: false,
+                        serial,
                     },
                 );
             }
@@ -196,11 +204,16 @@ impl Core {
                 if let Some(document) = document {
                     self.nav.shown.insert(tab, document);
                 }
+                let serial = match self.nav.loads.get(&tab) {
+                    Some(load) => load.serial,
+                    None => self.next_load_serial(),
+                };
                 let load = self.nav.loads.entry(tab).or_insert(Load {
                     url: url.clone(),
                     pending: 1,
                     began_ms: self.nav.now_ms,
                     committed: false,
+                    serial,
                 });
                 load.pending = load.pending.saturating_sub(1);
                 load.committed = true;
@@ -215,11 +228,14 @@ impl Core {
             NavEvent::Completed { url } => {
                 // A page no adapter matches has no runtime until one is injected to record.
                 self.record_in_new_page(tab, &url, &mut actions);
-                if self.nav.loads.get(&tab).is_some_and(|l| l.committed) {
+                if let Some(load) = self.nav.loads.get(&tab).filter(|l| l.committed) {
                     if self.any_adapter_matches(&url) {
                         actions.push(Action::After {
                             ms: ANNOUNCE_GRACE_MS,
-                            timer: Timer::Announce(tab),
+                            timer: Timer::Announce {
+                                tab,
+                                load: load.serial,
+                            },
                         });
                     } else {
                         self.loaded(tab, &mut actions);
@@ -317,25 +333,45 @@ impl Core {
             }
             Some(_) => self.wait_for(Timer::Landing(id), timeout_ms, actions),
             None => {
-                self.started_loading(tab, url);
+                let load = self.started_loading(tab, url);
                 self.wait_for(Timer::Landing(id), timeout_ms, actions);
                 actions.push(Action::After {
                     ms: UNCONFIRMED_LOAD_MS,
-                    timer: Timer::Unconfirmed(tab),
+                    timer: Timer::Unconfirmed { tab, load },
                 });
             }
         }
     }
 
     /// The page said it is leaving before Chrome did: calls that come meanwhile wait too.
-    fn started_loading(&mut self, tab: TabId, url: String) {
+    /// The tab is loading another page from now (unless it was already): that load's serial.
+    fn started_loading(&mut self, tab: TabId, url: String) -> u64 {
         let began_ms = self.nav.now_ms;
-        self.nav.loads.entry(tab).or_insert(Load {
-            url,
-            pending: 0,
-            began_ms,
-            committed: false,
-        });
+        if let Some(load) = self.nav.loads.get(&tab) {
+            return load.serial;
+        }
+        let serial = self.next_load_serial();
+        self.nav.loads.insert(
+            tab,
+            Load {
+                url,
+                pending: 0,
+                began_ms,
+                committed: false,
+                serial,
+            },
+        );
+        serial
+    }
+
+    fn next_load_serial(&mut self) -> u64 {
+        self.nav.loads_begun += 1;
+        self.nav.loads_begun
+    }
+
+    /// `tab`'s load now, if it is load `serial` still.
+    fn load_now(&self, tab: TabId, serial: u64) -> Option<&Load> {
+        self.nav.loads.get(&tab).filter(|l| l.serial == serial)
     }
 
     fn wait_for(&self, timer: Timer, timeout_ms: u64, actions: &mut Vec<Action>) {
@@ -580,20 +616,18 @@ impl Core {
                     }
                 }
             }
-            Timer::Unconfirmed(tab) => {
+            Timer::Unconfirmed { tab, load } => {
                 // No navigation began since the page's word (a `Before` counts one pending).
                 let unconfirmed = self
-                    .nav
-                    .loads
-                    .get(&tab)
+                    .load_now(tab, load)
                     .is_some_and(|l| l.pending == 0 && !l.committed);
                 if unconfirmed {
                     self.land_all(tab, None, &mut actions);
                     self.loaded(tab, &mut actions);
                 }
             }
-            Timer::Announce(tab) => {
-                if self.nav.loads.get(&tab).is_some_and(|l| l.committed) {
+            Timer::Announce { tab, load } => {
+                if self.load_now(tab, load).is_some_and(|l| l.committed) {
                     self.loaded(tab, &mut actions);
                 }
             }

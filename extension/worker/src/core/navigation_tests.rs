@@ -47,6 +47,26 @@ fn committed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
     )
 }
 
+/// The timer `actions` set for tab 3 after `ms` (`Announce` or `Unconfirmed`: they name the load).
+fn load_timer(actions: &[Action], wanted_ms: f64) -> Timer {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::After { ms, timer } if *ms == wanted_ms => match timer {
+                Timer::Announce { tab: 3, .. } | Timer::Unconfirmed { tab: 3, .. } => {
+                    Some(timer.clone())
+                }
+                Timer::Announce { .. }
+                | Timer::Unconfirmed { .. }
+                | Timer::Landing(_)
+                | Timer::Continuation(_)
+                | Timer::Held(_) => None,
+            },
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no load timer of {wanted_ms} ms in {actions:?}"))
+}
+
 #[test]
 fn a_call_ending_on_a_submit_answers_once_the_new_page_committed_and_the_next_call_waits_for_it() {
     let mut core = connected();
@@ -158,14 +178,11 @@ fn a_load_the_page_announced_and_chrome_never_began_does_not_hold_the_tab() {
     announce(&mut core, 3);
     call(&mut core, "s1", 3);
     let actions = core.on_call_reply("s1", Ok(Some(landing("s1"))));
-    assert!(actions.contains(&Action::After {
-        ms: UNCONFIRMED_LOAD_MS,
-        timer: Timer::Unconfirmed(3)
-    }));
+    let unconfirmed = load_timer(&actions, UNCONFIRMED_LOAD_MS);
     assert!(!sends_to_page(&call(&mut core, "s2", 3), "s2"));
     // Chrome never told of a navigation: the call is answered from the page as it is, and the
     // call held meanwhile goes to the page.
-    let actions = core.on_timer(Timer::Unconfirmed(3));
+    let actions = core.on_timer(unconfirmed);
     assert_eq!(
         frames(&actions),
         [json!({"type":"call_tool_result","id":"s1","result":{"saved":true}})]
@@ -175,9 +192,12 @@ fn a_load_the_page_announced_and_chrome_never_began_does_not_hold_the_tab() {
 
     // Once Chrome began the load, the timer leaves it be.
     call(&mut core, "s3", 3);
-    core.on_call_reply("s3", Ok(Some(landing("s3"))));
+    let unconfirmed = load_timer(
+        &core.on_call_reply("s3", Ok(Some(landing("s3")))),
+        UNCONFIRMED_LOAD_MS,
+    );
     before(&mut core, 3, "http://127.0.0.1/P");
-    assert!(frames(&core.on_timer(Timer::Unconfirmed(3))).is_empty());
+    assert!(frames(&core.on_timer(unconfirmed)).is_empty());
     assert!(core.is_loading(3));
 }
 
@@ -296,11 +316,8 @@ fn a_held_state_request_and_open_tab_go_once_the_page_is_there() {
             url: "http://127.0.0.1/broken".into(),
         },
     );
-    assert!(completed.contains(&Action::After {
-        ms: ANNOUNCE_GRACE_MS,
-        timer: Timer::Announce(3)
-    }));
-    let actions = core.on_timer(Timer::Announce(3));
+    let grace = load_timer(&completed, ANNOUNCE_GRACE_MS);
+    let actions = core.on_timer(grace);
     assert!(
         actions
             .iter()
@@ -473,7 +490,10 @@ fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_ag
     let mut core = connected();
     announce(&mut core, 3);
     call(&mut core, "s1", 3);
-    core.on_call_reply("s1", Ok(Some(landing("s1"))));
+    let unconfirmed = load_timer(
+        &core.on_call_reply("s1", Ok(Some(landing("s1")))),
+        UNCONFIRMED_LOAD_MS,
+    );
     let held = call(&mut core, "s2", 3);
     assert!(!sends_to_page(&held, "s2"));
     let shown = r#"{"type":"dialog_shown","open":true}"#;
@@ -485,7 +505,7 @@ fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_ag
         "{failed:?}"
     );
     // The person stays: no load came, and nothing failed is sent or answered again.
-    let later = core.on_timer(Timer::Unconfirmed(3));
+    let later = core.on_timer(unconfirmed);
     assert!(frames(&later).is_empty(), "{later:?}");
     assert!(!sends_to_page(&later, "s2"), "{later:?}");
 }
@@ -571,4 +591,32 @@ fn a_wrong_chunk_fails_its_call_and_a_closed_socket_frees_every_upload_in_flight
         core.uploads.clear().is_empty(),
         "nothing waits once the socket closed"
     );
+}
+
+/// A page loads, completes and announces; the next one commits and its runtime is still starting
+/// when the first page's grace runs out: that timer is not about this page, so the call held for
+/// it waits for its runtime (sent to a page with none, it would fail as NAVIGATED).
+#[test]
+fn an_earlier_loads_grace_does_not_release_calls_held_for_the_next_page() {
+    let mut core = connected();
+    announce(&mut core, 3);
+    before(&mut core, 3, "http://127.0.0.1/a");
+    committed(&mut core, 3, "http://127.0.0.1/a");
+    let completed = core.on_navigation(
+        3,
+        NavEvent::Completed {
+            url: "http://127.0.0.1/a".into(),
+        },
+    );
+    let first_grace = load_timer(&completed, ANNOUNCE_GRACE_MS);
+    announce(&mut core, 3);
+
+    before(&mut core, 3, "http://127.0.0.1/b");
+    committed(&mut core, 3, "http://127.0.0.1/b");
+    let held = call(&mut core, "c1", 3);
+    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    let late = core.on_timer(first_grace);
+    assert!(!sends_to_page(&late, "c1"), "{late:?}");
+    assert!(core.is_loading(3));
+    assert!(sends_to_page(&announce(&mut core, 3), "c1"));
 }
