@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 /// The size at which the log is rotated.
 pub const MAX_BYTES: u64 = 1024 * 1024;
 
+/// The client of what a person did in the extension's popup (a grant changed, a recording saved).
+pub const POPUP: &str = "popup";
+
 /// One call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {

@@ -11,15 +11,12 @@ use std::time::Duration;
 
 use bridge::{ErrorCode, ToExtension, WireError};
 
-use crate::audit::AuditLog;
+use crate::audit::{self, AuditLog};
 use crate::grants::{GrantAction, GrantChange, Grants};
 use crate::hub::{GrantRequest, Hub};
 
 /// How often `grants.json` is re-read for changes made by other processes (it is small).
 const POLL: Duration = Duration::from_millis(250);
-
-/// Who made a popup change, in the audit log.
-const POPUP: &str = "popup";
 
 pub struct GrantKeeper {
     pub hub: Arc<Hub>,
@@ -80,7 +77,7 @@ impl GrantKeeper {
             )));
         }
         self.grants
-            .change_for(&self.audit, POPUP, change, tab)
+            .change_for(&self.audit, audit::POPUP, change, tab)
             .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
     }
 

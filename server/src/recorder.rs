@@ -20,9 +20,6 @@ use crate::audit::{self, AuditLog};
 use crate::grants::Grants;
 use crate::hub::{Hub, RecordingRequest};
 
-/// Who saved a recording, in the audit log.
-const POPUP: &str = "popup";
-
 pub struct Recorder {
     pub hub: Arc<Hub>,
     pub grants: Grants,
@@ -75,7 +72,7 @@ impl Recorder {
     ) {
         self.audit.record(&audit::Entry {
             time: audit::now(),
-            client: POPUP.to_owned(),
+            client: audit::POPUP.to_owned(),
             tool: format!("save {}", audited_tool_name(request, saved)),
             origin: Some(request.origin.clone()),
             tab: Some(request.tab),
