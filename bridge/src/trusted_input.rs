@@ -64,6 +64,16 @@ pub fn hover(x: f64, y: f64) -> Vec<Command> {
     vec![mouse("mouseMoved", x, y, 0, 0)]
 }
 
+/// Press `count` of the left button at (`x`, `y`) (the pointer is there already).
+pub fn press(x: f64, y: f64, count: u32) -> Command {
+    mouse("mousePressed", x, y, 1, count)
+}
+
+/// Release `count` of the left button at (`x`, `y`).
+pub fn release(x: f64, y: f64, count: u32) -> Command {
+    mouse("mouseReleased", x, y, 0, count)
+}
+
 /// The pointer onto (`x`, `y`), then `clicks` presses and releases of the left button (the
 /// browser counts a double click from the second's `clickCount` and fires `dblclick` itself).
 pub fn click(x: f64, y: f64, clicks: u32) -> Vec<Command> {

@@ -214,3 +214,23 @@ async def test_a_client_that_can_ask_offers_trusted_input_when_an_action_had_no_
         await agent.ok("page_act", ref=name, action="fill", value="Ada")
         assert await browser.cdp.evaluate(page, "fixture.name()") == "Ada"
         assert len(questions) == 1, "asked again once allowed"
+
+
+async def test_a_trusted_click_is_not_pressed_when_the_page_moves_another_origins_frame_under_the_pointer(
+    tabwire, tabwire_command, fixture_server, second_fixture_server, launch_chromium, extension_dir
+):
+    """Issue 26: with trusted input on, a page moves another origin's "Pay now" frame under the pointer as
+    it arrives on "Save draft". The press is sent only where a hit test right before it finds the target:
+    the call fails with a typed error, and neither button is pressed."""
+    origin = fixture_server.origin
+    assert "trusted input are allowed" in run_cli(tabwire_command, "allow", "--trusted-input", origin)
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, fixture_server, f"redirect.html?pay={second_fixture_server.origin}")
+
+    out = await tabwire.call("page_act", {"tab_id": tab, "selector": "#save", "action": "click"})
+    fixture = await browser.cdp.evaluate(page, "window.fixture")
+    assert fixture["moved"], fixture  # the pointer did arrive, and the page moved its frame
+    assert fixture["paid"] == 0, (fixture, out)
+    assert out.is_error and out.text.startswith("NOT_ACTIONABLE"), out
+    assert "Payment" in out.text or "iframe" in out.text, out
+    assert fixture["saved"] == 0, fixture

@@ -54,6 +54,8 @@ pub struct FakeNode {
     pub attrs: Vec<(&'static str, &'static str)>,
     /// Laid out but `visibility: hidden` (page tools).
     pub invisible: bool,
+    /// Its text drawn masked (`-webkit-text-security`).
+    pub masked: bool,
 }
 
 /// A test's reaction to the interpreter waiting.
@@ -69,6 +71,8 @@ pub struct FakeDom {
     pub events: RefCell<Vec<String>>,
     /// Called whenever the interpreter waits (after time advanced): lets a test change the DOM.
     pub on_settle: RefCell<Option<SettleHook>>,
+    /// Called after each batch of trusted input the browser performed: lets a test's page react.
+    pub on_trusted: RefCell<Option<SettleHook>>,
     /// The files the call carries.
     pub files: RefCell<Vec<bridge::upload::UploadFile>>,
     /// What each file input holds: the names of its files.
@@ -511,6 +515,11 @@ impl Dom for FakeDom {
                 if let Some(done) = self.trusted.borrow_mut().as_mut() {
                     done.extend(commands);
                 }
+                let hook = self.on_trusted.borrow_mut().take();
+                if let Some(mut hook) = hook {
+                    hook(self);
+                    self.on_trusted.borrow_mut().get_or_insert(hook);
+                }
                 Ok(())
             }
         };
@@ -711,6 +720,10 @@ impl crate::page::PageDom for FakeDom {
 
     fn scroll_page(&self) {
         self.log("scroll page".to_owned());
+    }
+
+    fn masked(&self, node: &usize) -> bool {
+        self.nodes.borrow()[*node].masked
     }
 
     fn changes(&self) -> u64 {

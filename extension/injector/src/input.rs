@@ -424,11 +424,7 @@ fn aim<D: Dom>(dom: &D, node: &D::Node, needs_enabled: bool) -> Result<Aim<D::No
     // The element itself, something inside it, or its label: where a person's click at that
     // point goes too. Anything else, its own containers included (a clipped or `pointer-events:
     // none` element lets the click through to them), would take the click instead.
-    let reaches = dom.contains(node, &hit)
-        || dom
-            .label_control(&hit)
-            .is_some_and(|control| dom.same(&control, node));
-    if !reaches {
+    if !reaches(dom, node, &hit) {
         return Err(Refusal::Covered {
             by: describe(dom, &hit),
             at,
@@ -559,8 +555,19 @@ pub async fn click<D: Dom>(
     let aim = aim_patiently(dom, node, true, patience_ms).await?;
     if dom.trusted_input() {
         let at = dom.top_point(&aim.target, aim.at);
-        let commands = trusted_input::click(at.x, at.y, clicks as u32);
-        perform_trusted(dom, commands).await?;
+        perform_trusted(dom, trusted_input::hover(at.x, at.y)).await?;
+        for count in 1..=clicks as u32 {
+            // The page may have moved something else (another origin's frame) under the pointer
+            // as it arrived: the browser's press would go there. A hit test right before the
+            // press and before the release keeps it on the element, or nothing is pressed.
+            still_aimed(dom, node, &aim)?;
+            perform_trusted(dom, vec![trusted_input::press(at.x, at.y, count)]).await?;
+            let before_release = still_aimed(dom, node, &aim);
+            // Released wherever it is, so no button stays held; a release on another document
+            // than the press's makes no click.
+            perform_trusted(dom, vec![trusted_input::release(at.x, at.y, count)]).await?;
+            before_release?;
+        }
         dom.set_pointer_at(Some(aim.target));
         return Ok(());
     }
@@ -600,6 +607,33 @@ pub async fn click<D: Dom>(
         dom.dispatch_mouse(&clicked, &dblclick);
     }
     Ok(())
+}
+
+/// Whether `hit`, what a hit test found, is where a person's click on `node` goes: the element
+/// itself, something inside it, or its label. Anything else, its own containers included (a
+/// clipped or `pointer-events: none` element lets the click through to them), takes the click.
+fn reaches<D: Dom>(dom: &D, node: &D::Node, hit: &D::Node) -> bool {
+    dom.contains(node, hit)
+        || dom
+            .label_control(hit)
+            .is_some_and(|control| dom.same(&control, node))
+}
+
+/// A hit test at `aim`'s point, now: `Ok` when it still gives `node` (see [`reaches`]) in this
+/// document, else the refusal naming what is there (another origin's frame is its `<iframe>`).
+/// An element that is shown only on hover was aimed at without a hit test, and has none here.
+fn still_aimed<D: Dom>(dom: &D, node: &D::Node, aim: &Aim<D::Node>) -> Result<(), Refusal> {
+    if !aim.hit_tested {
+        return Ok(());
+    }
+    match dom.element_at(node, aim.at) {
+        None => Err(Refusal::OutOfView { at: aim.at }),
+        Some(hit) if reaches(dom, node, &hit) => Ok(()),
+        Some(hit) => Err(Refusal::Covered {
+            by: describe(dom, &hit),
+            at: aim.at,
+        }),
+    }
 }
 
 /// Moves the pointer onto `node` (attached, not covered, waited for as by [`click`]; a disabled

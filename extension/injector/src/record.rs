@@ -7,7 +7,11 @@
 //! `<select>` a `select`, a checkbox or radio a `check`/`uncheck` (on `change`), so the click
 //! that changed them is not recorded too. Clicks without a pointer (`detail` 0: a key activated
 //! the element, or a label forwarded it) are the key's: its press is recorded instead. A
-//! password's value never leaves the page: its fill carries [`Typed::Secret`].
+//! secret's value never leaves the page: its fill carries [`Typed::Secret`]. A field is secret
+//! when it is a password field, is marked as a password, a one-time code or card data
+//! (`autocomplete`), is drawn masked (`-webkit-text-security`), or its label, name or id says
+//! password, PIN, code or CVC; and it stays secret for the rest of the recording once it was
+//! ([`Secrets`]: a page's own "show password" button does not make it a text to record).
 
 use bridge::recording::{RecordedStep, Typed};
 
@@ -47,15 +51,67 @@ const SECRET_AUTOCOMPLETE: &[&str] = &[
     "one-time-code",
     "cc-number",
     "cc-csc",
+    "cc-exp",
+    "cc-exp-month",
+    "cc-exp-year",
 ];
+
+/// Words in a field's label, name or id that say its value is a secret.
+const SECRET_WORDS: &[&str] = &[
+    "password", "passwort", "passcode", "passwd", "pwd", "pin", "code", "otp", "totp", "cvc",
+    "cvv", "csc", "cvn", "secret",
+];
+
+/// At most this many fields are remembered as secret in one page (the oldest are forgotten).
+const MAX_SECRET_FIELDS: usize = 512;
+
+/// The fields of this page that were secret at some moment of the recording: they stay secret
+/// whatever the page makes of them later (its own "show password" button turns a password
+/// field into a text field, a script drops the mask). The glue looks when the recording starts
+/// and before each event it decides.
+pub struct Secrets<N> {
+    fields: Vec<N>,
+}
+
+impl<N> Default for Secrets<N> {
+    fn default() -> Self {
+        Secrets { fields: Vec::new() }
+    }
+}
+
+impl<N: Clone> Secrets<N> {
+    /// Notes each field of the page that is secret now (and `also`, the event's own element,
+    /// which may be in a shadow root a document query does not reach).
+    pub fn look<D: PageDom<Node = N>>(&mut self, dom: &D, also: Option<&N>) {
+        let fields = dom.query_all(None, "input, textarea").unwrap_or_default();
+        for field in fields.iter().chain(also) {
+            if !self.holds(dom, field) && is_secret(dom, field) {
+                if self.fields.len() == MAX_SECRET_FIELDS {
+                    self.fields.remove(0);
+                }
+                self.fields.push(field.clone());
+            }
+        }
+    }
+
+    /// Whether `node` was secret at some moment this recording looked.
+    pub fn holds<D: PageDom<Node = N>>(&self, dom: &D, node: &N) -> bool {
+        self.fields.iter().any(|field| dom.same(field, node))
+    }
+}
 
 /// Keys recorded on their own; any other key is recorded only in a chord (Control, Alt or Meta
 /// held), since what it types is recorded as the field's fill.
 const KEYS: &[&str] = &["Enter", "Escape", "Tab"];
 
 /// The step `event` records, or `None` when it records nothing (typing keys, a click on a field
-/// that records its value instead, an element that is gone).
-pub fn step_for<D: PageDom>(dom: &D, event: &UserEvent<D::Node>) -> Option<RecordedStep> {
+/// that records its value instead, an element that is gone). A field `secrets` holds, or one
+/// secret now, records no value.
+pub fn step_for<D: PageDom>(
+    dom: &D,
+    event: &UserEvent<D::Node>,
+    secrets: &Secrets<D::Node>,
+) -> Option<RecordedStep> {
     match event {
         UserEvent::Click(node) => {
             let node = actionable(dom, node);
@@ -71,7 +127,7 @@ pub fn step_for<D: PageDom>(dom: &D, event: &UserEvent<D::Node>) -> Option<Recor
             })
         }
         UserEvent::Input(node) if takes_text(dom, node) => {
-            let value = if is_secret(dom, node) {
+            let value = if secrets.holds(dom, node) || is_secret(dom, node) {
                 Typed::Secret
             } else {
                 Typed::Text(text_of(dom, node))
@@ -190,13 +246,42 @@ fn records_own_value<D: PageDom>(dom: &D, node: &D::Node) -> bool {
         || matches!(input_type(dom, node).as_str(), "checkbox" | "radio")
 }
 
+/// Whether the value of text field `node` is a secret now (see the module's doc).
 fn is_secret<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    if !takes_text(dom, node) {
+        return false;
+    }
     input_type(dom, node) == "password"
         || dom.attr(node, "autocomplete").is_some_and(|tokens| {
             tokens
                 .split_ascii_whitespace()
                 .any(|t| SECRET_AUTOCOMPLETE.contains(&t.to_ascii_lowercase().as_str()))
         })
+        || ["name", "id"]
+            .into_iter()
+            .filter_map(|attr| dom.attr(node, attr))
+            .any(|said| says_secret(&said))
+        || dom.masked(node)
+        || says_secret(&aria::name(dom, node, &aria::role(dom, node)))
+}
+
+/// Whether a field's label, name or id says its value is a secret: one of [`SECRET_WORDS`] as a
+/// word (`card_pin`, `cardPin`, `PIN code`), or "password" anywhere (`userpassword`).
+fn says_secret(said: &str) -> bool {
+    let mut words = String::with_capacity(said.len() + 8);
+    let mut last_lower = false;
+    for c in said.chars() {
+        // `cardPin` is the words `card` and `pin`.
+        if c.is_uppercase() && last_lower {
+            words.push(' ');
+        }
+        last_lower = c.is_lowercase();
+        words.extend(c.to_lowercase());
+    }
+    words.contains("password")
+        || words
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| SECRET_WORDS.contains(&word))
 }
 
 fn text_of<D: PageDom>(dom: &D, node: &D::Node) -> String {

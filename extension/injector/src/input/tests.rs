@@ -512,8 +512,9 @@ fn trusted_input_performs_the_same_decisions_through_the_debugger() {
     let dom = page();
     *dom.trusted.borrow_mut() = Some(Vec::new());
     block_on(click(&dom, &2, 2, 0.0)).unwrap();
-    // No synthetic event: the browser dispatches them, at the element's centre.
-    assert_eq!(events(&dom), ["trusted 5"]);
+    // No synthetic event: the browser dispatches them, at the element's centre; each press and
+    // release after a hit test of its own.
+    assert_eq!(events(&dom), ["trusted 1"; 5]);
     let done = dom.trusted.borrow().clone().unwrap();
     assert!(
         done.iter()
@@ -554,6 +555,38 @@ fn trusted_input_performs_the_same_decisions_through_the_debugger() {
     assert_eq!(
         err.to_string(),
         "could not be given trusted input: bar cancelled"
+    );
+}
+
+#[test]
+fn a_trusted_press_is_not_sent_when_the_page_moved_something_under_the_pointer() {
+    let dom = page();
+    *dom.trusted.borrow_mut() = Some(Vec::new());
+    // The page answers the pointer's arrival by moving another element (a frame) over the target.
+    *dom.on_trusted.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
+        dom.nodes.borrow_mut()[2].covered_by = Some(4);
+    }));
+    let refused = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert!(matches!(refused, Refusal::Covered { .. }), "{refused:?}");
+    // The pointer moved; nothing was pressed.
+    assert_eq!(trusted_kinds(&dom), ["mouseMoved"]);
+
+    // Moved in between the press and the release: released (no button stays held), and refused.
+    dom.nodes.borrow_mut()[2].covered_by = None;
+    dom.trusted.borrow_mut().as_mut().unwrap().clear();
+    let batches = std::rc::Rc::new(std::cell::Cell::new(0));
+    let seen = batches.clone();
+    *dom.on_trusted.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
+        seen.set(seen.get() + 1);
+        if seen.get() == 2 {
+            dom.nodes.borrow_mut()[2].covered_by = Some(4);
+        }
+    }));
+    let refused = block_on(click(&dom, &2, 1, 0.0)).unwrap_err();
+    assert!(matches!(refused, Refusal::Covered { .. }), "{refused:?}");
+    assert_eq!(
+        trusted_kinds(&dom),
+        ["mouseMoved", "mousePressed", "mouseReleased"]
     );
 }
 

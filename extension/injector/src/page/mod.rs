@@ -70,6 +70,9 @@ pub trait PageDom: Dom {
     ) -> impl Future<Output = Option<serde_json::Value>>;
     /// Scrolls the page down by one screen.
     fn scroll_page(&self);
+    /// Whether the element's text is drawn masked, as discs or squares
+    /// (`-webkit-text-security` other than `none`), as a password field's is.
+    fn masked(&self, node: &Self::Node) -> bool;
     /// A count that moves whenever the document may have changed in a way a snapshot shows: a
     /// mutation, or a person's input (`input`, `change`: a value or a checkbox, which mutate
     /// nothing). Equal counts: a snapshot taken in between is still what the page shows.

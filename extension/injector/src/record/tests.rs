@@ -3,7 +3,7 @@
 
 use bridge::recording::{RecordedStep, Typed};
 
-use super::{Mods, UserEvent, step_for};
+use super::{Mods, Secrets, UserEvent, step_for};
 use crate::fake_dom::{FakeDom, FakeNode};
 
 struct Form {
@@ -107,7 +107,7 @@ fn key(target: usize, key: &str, mods: Mods) -> UserEvent<usize> {
 #[test]
 fn each_kind_of_input_records_its_step_with_a_robust_locator() {
     let f = form();
-    let step = |event: UserEvent<usize>| step_for(&f.dom, &event);
+    let step = |event: UserEvent<usize>| step_for(&f.dom, &event, &Secrets::default());
     assert_eq!(
         step(UserEvent::Input(f.title)),
         Some(RecordedStep::Fill {
@@ -155,7 +155,7 @@ fn each_kind_of_input_records_its_step_with_a_robust_locator() {
 #[test]
 fn a_password_is_a_secret_and_its_value_never_leaves_the_page() {
     let f = form();
-    let step = step_for(&f.dom, &UserEvent::Input(f.password)).unwrap();
+    let step = step_for(&f.dom, &UserEvent::Input(f.password), &Secrets::default()).unwrap();
     assert_eq!(
         step,
         RecordedStep::Fill {
@@ -168,7 +168,7 @@ fn a_password_is_a_secret_and_its_value_never_leaves_the_page() {
     // autocomplete alone marks a secret too (a one-time code in a text field).
     f.dom.nodes.borrow_mut()[f.title].attrs =
         vec![("placeholder", "Title"), ("autocomplete", "one-time-code")];
-    let code = step_for(&f.dom, &UserEvent::Input(f.title)).unwrap();
+    let code = step_for(&f.dom, &UserEvent::Input(f.title), &Secrets::default()).unwrap();
     assert!(
         matches!(
             code,
@@ -181,10 +181,71 @@ fn a_password_is_a_secret_and_its_value_never_leaves_the_page() {
     );
 }
 
+fn is_secret_fill(step: Option<RecordedStep>) -> bool {
+    matches!(
+        step,
+        Some(RecordedStep::Fill {
+            value: Typed::Secret,
+            ..
+        })
+    )
+}
+
+#[test]
+fn a_password_the_page_reveals_stays_secret_for_the_whole_recording() {
+    let f = form();
+    f.dom.nodes.borrow_mut()[f.password].selectors = vec!["input, textarea"];
+    f.dom.nodes.borrow_mut()[f.title].selectors = vec!["input, textarea"];
+    let mut secrets = Secrets::default();
+    // Recording starts while the field is a password field, before anything is typed.
+    secrets.look(&f.dom, None);
+    // The page's "show password" button makes it a text field with no secret mark left (and
+    // no label saying so either).
+    f.dom.nodes.borrow_mut()[f.password].attrs = vec![("type", "text")];
+    for node in f.dom.nodes.borrow_mut().iter_mut() {
+        if node.label_for == Some(f.password) {
+            node.label_for = None;
+        }
+    }
+    let typed = UserEvent::Input(f.password);
+    secrets.look(&f.dom, Some(&f.password));
+    assert!(is_secret_fill(step_for(&f.dom, &typed, &secrets)));
+    // Without the recording's memory, the revealed field would have been recorded in clear.
+    let forgetful = step_for(&f.dom, &typed, &Secrets::default());
+    assert!(!is_secret_fill(forgetful.clone()), "{forgetful:?}");
+    // The title was never secret: its value is recorded.
+    assert!(!is_secret_fill(step_for(
+        &f.dom,
+        &UserEvent::Input(f.title),
+        &secrets
+    )));
+}
+
+#[test]
+fn masked_fields_and_fields_named_as_secrets_record_no_value() {
+    let none = Secrets::default();
+    let secret_now = |change: &dyn Fn(&mut FakeNode)| {
+        let f = form();
+        change(&mut f.dom.nodes.borrow_mut()[f.title]);
+        is_secret_fill(step_for(&f.dom, &UserEvent::Input(f.title), &none))
+    };
+    assert!(!secret_now(&|_| {}), "a plain title is no secret");
+    assert!(secret_now(&|n| n.masked = true), "-webkit-text-security");
+    assert!(secret_now(&|n| n.attrs = vec![("placeholder", "CVC")]));
+    assert!(secret_now(&|n| n.attrs = vec![("placeholder", "Card PIN")]));
+    assert!(secret_now(&|n| n.attrs = vec![("name", "cardPin")]));
+    assert!(secret_now(&|n| n.attrs = vec![("name", "userpassword")]));
+    assert!(secret_now(&|n| n.attrs = vec![("id", "sms_code")]));
+    assert!(secret_now(&|n| n.attrs = vec![("autocomplete", "cc-exp")]));
+    assert!(!secret_now(
+        &|n| n.attrs = vec![("placeholder", "Spinning top")]
+    ));
+}
+
 #[test]
 fn what_records_its_value_records_no_click_and_typing_keys_record_no_press() {
     let f = form();
-    let step = |event: UserEvent<usize>| step_for(&f.dom, &event);
+    let step = |event: UserEvent<usize>| step_for(&f.dom, &event, &Secrets::default());
     for field in [f.title, f.password, f.shelf, f.favourite, f.favourite_label] {
         assert_eq!(step(UserEvent::Click(field)), None, "click on {field}");
     }
@@ -217,5 +278,8 @@ fn what_records_its_value_records_no_click_and_typing_keys_record_no_press() {
 fn an_element_that_is_gone_records_nothing() {
     let f = form();
     f.dom.nodes.borrow_mut()[f.add].attached = false;
-    assert_eq!(step_for(&f.dom, &UserEvent::Click(f.add)), None);
+    assert_eq!(
+        step_for(&f.dom, &UserEvent::Click(f.add), &Secrets::default()),
+        None
+    );
 }

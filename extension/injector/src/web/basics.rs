@@ -33,6 +33,13 @@ pub(crate) fn set_timeout(callback: &Function, ms: f64) {
     set_timeout_js(callback, ms);
 }
 
+/// This document's origin, as the browser says (`location.origin`).
+pub(crate) fn document_origin() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}
+
 pub(crate) fn location_and_title() -> (String, String) {
     let window = web_sys::window();
     let url = window

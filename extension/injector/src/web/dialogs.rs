@@ -4,6 +4,9 @@
 //! calls running now, as is a dialog a cross-origin child frame answered itself (the worker
 //! passes its report on: [`seen_in_frame`]). A dialog dismissed by default stops them at once
 //! (through their cancel flag): what follows it would run against a page that refused the action.
+//! Any script of the page can send a report: what it says of its origin is never read; a report
+//! on this document is this document's origin's (a same-origin frame's is the same origin), a
+//! child frame's is the origin the worker had from Chrome's sender.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -42,7 +45,7 @@ fn listen() {
         if let Some(seen) = js_sys::Reflect::get(&event, &"detail".into())
             .ok()
             .and_then(|detail| detail.as_string())
-            .and_then(|text| DialogSeen::from_report(&text))
+            .and_then(|text| DialogSeen::from_report(&text, super::basics::document_origin()))
         {
             tell_calls(seen);
         }
@@ -66,8 +69,7 @@ fn tell_calls(seen: DialogSeen) {
 /// A dialog cross-origin child frame `origin` answered itself (its shim's `report`): for the
 /// calls running in this frame, like one of its own.
 pub fn seen_in_frame(report: &str, origin: String) {
-    if let Some(mut seen) = DialogSeen::from_report(report) {
-        seen.origin = origin;
+    if let Some(seen) = DialogSeen::from_report(report, origin) {
         tell_calls(seen);
     }
 }

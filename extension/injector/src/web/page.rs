@@ -226,6 +226,13 @@ impl PageDom for WebDom {
         super::basics::ask_frame(frame, nth, args, timeout_ms)
     }
 
+    fn masked(&self, node: &Element) -> bool {
+        web_sys::window()
+            .and_then(|w| w.get_computed_style(node).ok().flatten())
+            .and_then(|style| style.get_property_value("-webkit-text-security").ok())
+            .is_some_and(|mask| !mask.is_empty() && mask != "none")
+    }
+
     fn scroll_page(&self) {
         if let Some(window) = web_sys::window() {
             let height = window

@@ -11,13 +11,15 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Element, Event, KeyboardEvent, MouseEvent};
 
 use super::dom::WebDom;
-use crate::record::{Mods, UserEvent, step_for};
+use crate::record::{Mods, Secrets, UserEvent, step_for};
 
 const EVENTS: [&str; 4] = ["click", "input", "change", "keydown"];
 
 thread_local! {
     /// The listener while recording (`None`: not recording).
     static LISTENER: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+    /// The fields that were secret at some moment of this recording.
+    static SECRETS: RefCell<Secrets<Element>> = RefCell::new(Secrets::default());
 }
 
 /// Starts (`true`) or stops recording this page; starting twice listens once.
@@ -31,6 +33,12 @@ pub fn set(recording: bool) {
         let mut slot = slot.borrow_mut();
         match (recording, slot.as_ref()) {
             (true, None) => {
+                let secrets = WebDom::new().map(|dom| {
+                    let mut secrets = Secrets::default();
+                    secrets.look(&dom, None);
+                    secrets
+                });
+                SECRETS.with(|s| *s.borrow_mut() = secrets.unwrap_or_default());
                 let listener = Closure::<dyn FnMut(Event)>::new(on_event).into_js_value();
                 for name in EVENTS {
                     let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
@@ -103,7 +111,16 @@ fn on_event(event: Event) {
     let Some(dom) = WebDom::new() else {
         return;
     };
-    if let Some(step) = step_for(&dom, &user_event) {
+    let target = match &user_event {
+        UserEvent::Click(node) | UserEvent::Input(node) | UserEvent::Change(node) => node,
+        UserEvent::Key { target, .. } => target,
+    };
+    let step = SECRETS.with(|secrets| {
+        let mut secrets = secrets.borrow_mut();
+        secrets.look(&dom, Some(target));
+        step_for(&dom, &user_event, &secrets)
+    });
+    if let Some(step) = step {
         super::basics::send_to_worker(&FromPage::Recorded { step });
     }
 }

@@ -69,6 +69,41 @@ pub fn check_origin(capture: &Capture, url: &str) -> Result<(), WireError> {
     still_shows(capture.tab, &capture.origin, url, "nothing was captured")
 }
 
+/// Checks, after the fact, that the pixels captured are the allowed document's: the tab's top
+/// document (`webNavigation.getFrame`'s `documentId` and URL) is the same one before the capture
+/// and after it, of the allowed origin, and the tab was still the one its window showed. A page
+/// that went to another origin meanwhile (it may navigate itself as it is brought to the front)
+/// gets `NAVIGATED` and its pixels are dropped.
+pub fn captured_the_same_document(
+    capture: &Capture,
+    before: &Value,
+    after: &Value,
+    still_active: bool,
+) -> Result<(), WireError> {
+    let document = |frame: &Value| {
+        frame
+            .get("documentId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    check_origin(
+        capture,
+        after.get("url").and_then(Value::as_str).unwrap_or(""),
+    )?;
+    let (was, is) = (document(before), document(after));
+    if was.is_none() || was != is || !still_active {
+        return Err(WireError::new(
+            ErrorCode::Navigated,
+            format!(
+                "tab {} showed another document while it was captured: the capture was dropped; \
+                 take the screenshot again",
+                capture.tab
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The frame the element of `shot` is in (0: the top document), and how an error names it.
 pub fn shot_frame(shot: &Shot) -> (u32, String) {
     match shot {
@@ -314,7 +349,16 @@ mod performing {
             Some(shot) => Some(element_box(tab, shot).await?),
             None => None,
         };
+        let before = top_document(tab).await?;
+        check_origin(
+            capture,
+            before.get("url").and_then(Value::as_str).unwrap_or(""),
+        )?;
         let data_url = capture_visible(window).await?;
+        let after = top_document(tab).await?;
+        let still_active =
+            tab_info(tab).await?.get("active").and_then(Value::as_bool) == Some(true);
+        captured_the_same_document(capture, &before, &after, still_active)?;
         let image = global_path(&["__tabwireBrowser"]);
         let bitmap = await_call(&image, "decode", &[JsValue::from_str(&data_url)]).await?;
         let width = get(&bitmap, "width").as_f64().unwrap_or(0.0) as u32;
@@ -340,6 +384,13 @@ mod performing {
             height: out_height,
             activated,
         })
+    }
+
+    /// The tab's top document as `webNavigation` knows it (its `documentId` and URL).
+    async fn top_document(tab: TabId) -> Result<Value, WireError> {
+        let details = from_json(&serde_json::json!({"tabId": tab, "frameId": 0}).to_string());
+        let frame = call(chrome::get_frame(&details), &format!("tab {tab}'s page")).await?;
+        Ok(json_of(&frame))
     }
 
     async fn capture_visible(window: f64) -> Result<String, WireError> {
@@ -498,6 +549,25 @@ mod tests {
         assert!(!list.tabs[1].focused_window);
         assert_eq!(list.tabs[1].title, "");
         assert!(!tab_list(&tabs, None).tabs[0].focused_window);
+    }
+
+    #[test]
+    fn pixels_of_another_document_than_the_allowed_one_are_dropped() {
+        let frame = |id: &str, url: &str| serde_json::json!({"documentId": id, "url": url});
+        let allowed = frame("D1", "http://127.0.0.1:8000/page.html");
+        assert!(captured_the_same_document(&capture(), &allowed, &allowed, true).is_ok());
+        let moved = frame("D2", "https://evil.example/");
+        let error = captured_the_same_document(&capture(), &allowed, &moved, true).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Navigated);
+        // Another document of the same origin, or another tab shown meanwhile: dropped too.
+        let reloaded = frame("D2", "http://127.0.0.1:8000/page.html");
+        let error = captured_the_same_document(&capture(), &allowed, &reloaded, true).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Navigated);
+        let error = captured_the_same_document(&capture(), &allowed, &allowed, false).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Navigated);
+        // A frame without a document id cannot be told apart: dropped.
+        let unknown = serde_json::json!({"url": "http://127.0.0.1:8000/page.html"});
+        assert!(captured_the_same_document(&capture(), &unknown, &unknown, true).is_err());
     }
 
     #[test]

@@ -11,6 +11,8 @@ extern "C" {
     pub fn tabs_get(tab: f64) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
     pub fn get_all_frames(details: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getFrame)]
+    pub fn get_frame(details: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
     pub fn tabs_query(query: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]

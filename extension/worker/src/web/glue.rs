@@ -139,8 +139,11 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
             if crate::popup::is_popup(&sender, &our_id) {
-                let (text, respond) = (arg(0).as_string(), arg(2).unchecked_into());
-                spawn_local(async move { run(super::popup::request(text, respond).await) });
+                spawn_local(super::popup::request(
+                    arg(0).as_string(),
+                    arg(2).unchecked_into(),
+                    run,
+                ));
                 return JsValue::TRUE; // answered through `respond`
             }
             let text = arg(0).as_string();

@@ -2,7 +2,8 @@
 //! against what its tab shows now (Chrome's `tabs.get`), decided by the [`Core`](crate::core::Core)
 //! and answered through the popup's `sendResponse`; a request the server makes (a grant change,
 //! a save) is answered when the server says, or after [`POPUP_ANSWER_MS`] that it did not. The
-//! actions a decision takes are given back to the glue to carry out.
+//! glue gives the function that carries out the decisions' actions (so this module needs none of
+//! it).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -26,14 +27,11 @@ thread_local! {
 const POPUP_ANSWER_MS: f64 = 5000.0;
 
 /// The popup's request (its message's text), answered through `respond` (its `sendResponse`);
-/// what the glue is to carry out for it.
-pub async fn request(text: Option<String>, respond: js_sys::Function) -> Vec<Action> {
+/// `run` carries out the actions decided.
+pub async fn request(text: Option<String>, respond: js_sys::Function, run: fn(Vec<Action>)) {
     let request = match crate::popup::decode(text.as_deref()) {
         Ok(request) => request,
-        Err(why) => {
-            respond_with(&respond, &Err(why));
-            return Vec::new();
-        }
+        Err(why) => return respond_with(&respond, &Err(why)),
     };
     let id = format!("popup-{}", SERIAL.replace(SERIAL.get() + 1));
     let decided = match request {
@@ -41,48 +39,34 @@ pub async fn request(text: Option<String>, respond: js_sys::Function) -> Vec<Act
             let tab_url = match request.tab {
                 Some(tab) => match tab_url(tab).await {
                     Ok(url) => Some(url),
-                    Err(why) => {
-                        respond_with(&respond, &Err(why));
-                        return Vec::new();
-                    }
+                    Err(why) => return respond_with(&respond, &Err(why)),
                 },
                 None => None,
             };
             if let Err(why) = request.change.check(tab_url.as_deref()) {
-                respond_with(&respond, &Err(why));
-                return Vec::new();
+                return respond_with(&respond, &Err(why));
             }
             with_core(|core| core.change_grant(id.clone(), request.change, request.tab))
         }
         Request::Record(request) => {
             let url = match tab_url(request.tab).await {
                 Ok(url) => url,
-                Err(why) => {
-                    respond_with(&respond, &Err(why));
-                    return Vec::new();
-                }
+                Err(why) => return respond_with(&respond, &Err(why)),
             };
             let made = with_core(|core| core.record(request.tab, &url, request.action));
-            let (answer, actions) = match made {
-                Ok(actions) => (Ok(Answered::Recording), actions),
-                Err(why) => (Err(why), Vec::new()),
-            };
-            respond_with(&respond, &answer);
-            return actions;
+            let answer = made.map(|actions| {
+                run(actions);
+                Answered::Recording
+            });
+            return respond_with(&respond, &answer);
         }
         Request::SaveRecording(request) => {
             with_core(|core| core.save_recording(id.clone(), request.tab, request.tool))
         }
     };
     match decided {
-        Ok(actions) => {
-            wait_for_server(id, respond);
-            actions
-        }
-        Err(why) => {
-            respond_with(&respond, &Err(why));
-            Vec::new()
-        }
+        Ok(actions) => wait_for_server(id, respond, actions, run),
+        Err(why) => respond_with(&respond, &Err(why)),
     }
 }
 
@@ -94,15 +78,20 @@ async fn tab_url(tab: TabId) -> Result<String, String> {
     }
 }
 
-/// Answers the popup when the server answers request `id` (sent by the actions the glue
-/// carries out next), or after [`POPUP_ANSWER_MS`].
-fn wait_for_server(id: String, respond: js_sys::Function) {
+/// Sends request `id` to the server (`actions`) and answers the popup when it answers.
+fn wait_for_server(
+    id: String,
+    respond: js_sys::Function,
+    actions: Vec<Action>,
+    run: fn(Vec<Action>),
+) {
     WAITING.with(|w| w.borrow_mut().insert(id.clone(), respond));
     let give_up = Closure::once_into_js(move || {
         let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
         answer(&id, &Err(why));
     });
     chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
+    run(actions);
 }
 
 fn respond_with(respond: &js_sys::Function, answer: &Result<Answered, String>) {
