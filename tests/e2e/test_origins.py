@@ -82,11 +82,14 @@ async def test_a_look_alike_origin_never_gets_another_origins_page_tool(
     victim = f"http://mail.google.localhost:{fixture_server.port}/plain/{WEBMCP_PAGE}"
     attacker = f"http://mail-google.localhost:{fixture_server.port}/plain/{WEBMCP_PAGE}"
     browser = await launch_chromium(extension_dir=extension_dir)
-    assert not (await tabwire.browser_open(victim)).is_error
+    victim_tab = (await tabwire.browser_open(victim)).structured
     # The attacker's tab opens last, so it ranks first for a call without tab_id.
-    assert not (await tabwire.browser_open(attacker)).is_error
-    mine, theirs = page_tool_name(victim, "add_note"), page_tool_name(attacker, "add_note")
-    assert mine != theirs
+    attacker_tab = (await tabwire.browser_open(attacker)).structured
+    # What each page's add_note is called, as the model is told (on main: one name for both).
+    [mine] = [t for t in victim_tab["tools"] if t.endswith("_add_note")]
+    [theirs] = [t for t in attacker_tab["tools"] if t.endswith("_add_note")]
+    assert mine != theirs, mine
+    assert (mine, theirs) == (page_tool_name(victim, "add_note"), page_tool_name(attacker, "add_note"))
     await tabwire.wait_for_tools(mine, theirs)
     tools = await tabwire.tools()
     assert tools[mine].description.startswith("[page tool of http://mail.google.localhost:"), tools[mine]

@@ -194,7 +194,8 @@ mod tests {
         tabs.insert(1, victim.clone());
         let never_closed = |_| false;
         assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
-        let mut same_origin = victim.clone();
+        // Another tab of the victim's origin (ranked lower) is no ambiguity.
+        let mut same_origin = tab(std::slice::from_ref(&t), 0, 0);
         same_origin.url = "https://mail.google.test/other".into();
         tabs.insert(3, same_origin);
         assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
