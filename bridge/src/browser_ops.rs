@@ -186,7 +186,7 @@ impl TabList {
         let web = || {
             self.tabs
                 .iter()
-                .filter(|t| t.active && crate::webmcp::origin(&t.url).is_some())
+                .filter(|t| t.active && crate::origin::text_of(&t.url).is_some())
         };
         web().find(|t| t.focused_window).or_else(|| web().next())
     }
@@ -278,7 +278,7 @@ pub struct Region {
 /// saying so and that `not_done`. The worker checks a capture and a frame's call with it, the
 /// top frame's runtime a page tool's call.
 pub fn still_shows(tab: TabId, allowed: &str, url: &str, not_done: &str) -> Result<(), WireError> {
-    match crate::webmcp::origin(url) {
+    match crate::origin::text_of(url) {
         Some(shown) if shown == allowed => Ok(()),
         shown => Err(WireError::new(
             ErrorCode::Navigated,

@@ -32,6 +32,10 @@ pub struct Download {
     /// The file is still where Chrome wrote it (`false`: the user deleted or moved it).
     #[serde(default = "yes")]
     pub exists: bool,
+    /// The origin of the document that started it (its referrer's [`crate::Origin`]), as the
+    /// worker attributed it: a download is listed and saved only for that origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
 }
 
 fn yes() -> bool {
@@ -64,6 +68,17 @@ pub struct DownloadList {
     pub downloads: Vec<Download>,
 }
 
+impl DownloadList {
+    /// The downloads a document of `origin` (the tab's allowed origin, checked by the server's
+    /// gate) started: one another origin's page started in the tab before it navigated, or one
+    /// attributed without knowing its document, is not that origin's to list or save.
+    pub fn started_by(mut self, origin: &str) -> DownloadList {
+        self.downloads
+            .retain(|d| d.started_by.as_deref() == Some(origin));
+        self
+    }
+}
+
 /// An open tab as attribution sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenTab<'a> {
@@ -73,30 +88,31 @@ pub struct OpenTab<'a> {
     pub active: bool,
 }
 
-/// The tab a new download belongs to. A click on a link or a form's answer names the page it
-/// came from as the item's `referrer`: the tab showing exactly that URL (the selected one first,
-/// when several do); else a tab of the referrer's origin (a page that changed its URL since);
-/// else the tab a call last ran in (`last_acted`, a download a script started without a
-/// referrer) when it is still open; else none (a download the user started elsewhere is no
-/// tab's).
-pub fn attribute(referrer: &str, tabs: &[OpenTab<'_>], last_acted: Option<TabId>) -> Option<TabId> {
+/// Which tab a new download belongs to, and the origin of the document that started it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attributed {
+    pub tab: TabId,
+    /// The canonical [`crate::Origin`] of the document that started the download.
+    pub started_by: String,
+}
+
+/// The tab a new download belongs to, by the document that started it: a click on a link or a
+/// form's answer names that document as the item's `referrer`. The tab showing exactly that URL
+/// (the selected one first, when several do); else a tab of the referrer's origin (a page that
+/// changed its URL since). A download without a referrer that is a website's URL (a page with
+/// `referrerpolicy="no-referrer"`, or one the user started elsewhere) is no tab's: guessing
+/// (the tab a call last ran in) gave a hostile page's file to an allowed tab (issue 26).
+pub fn attribute(referrer: &str, tabs: &[OpenTab<'_>]) -> Option<Attributed> {
+    let started_by = crate::origin::text_of(referrer)?;
     let pick = |matches: &dyn Fn(&OpenTab<'_>) -> bool| {
         let mut found = tabs.iter().filter(|t| matches(t));
         let first = found.clone().next()?;
         Some(found.find(|t| t.active).unwrap_or(first).id)
     };
-    if !referrer.is_empty() {
-        if let Some(tab) = pick(&|t| t.url == referrer) {
-            return Some(tab);
-        }
-        if let Some(origin) = crate::webmcp::origin(referrer)
-            && let Some(tab) =
-                pick(&|t| crate::webmcp::origin(t.url).as_deref() == Some(origin.as_str()))
-        {
-            return Some(tab);
-        }
-    }
-    last_acted.filter(|acted| tabs.iter().any(|t| t.id == *acted))
+    let tab = pick(&|t| t.url == referrer).or_else(|| {
+        pick(&|t| crate::origin::text_of(t.url).as_deref() == Some(started_by.as_str()))
+    })?;
+    Some(Attributed { tab, started_by })
 }
 
 /// The base name of `path` as Chrome wrote it (either separator: the browser may be on Windows),
@@ -138,25 +154,57 @@ mod tests {
             tab(3, "http://127.0.0.1:9000/", false),
             tab(4, "http://127.0.0.1:8000/other", false),
         ];
+        let to = |tab: TabId, started_by: &str| {
+            Some(Attributed {
+                tab,
+                started_by: started_by.to_owned(),
+            })
+        };
         // Several tabs show the page: the selected one.
         assert_eq!(
-            attribute("http://127.0.0.1:8000/files", &tabs, Some(3)),
-            Some(2)
+            attribute("http://127.0.0.1:8000/files", &tabs),
+            to(2, "http://127.0.0.1:8000")
         );
         // The page changed its URL since: a tab of its origin.
         assert_eq!(
-            attribute("http://127.0.0.1:9000/gone", &tabs, Some(1)),
-            Some(3)
+            attribute("http://127.0.0.1:9000/gone", &tabs),
+            to(3, "http://127.0.0.1:9000")
         );
-        // No referrer (a script's download): the tab a call last ran in, if still open.
-        assert_eq!(attribute("", &tabs, Some(4)), Some(4));
-        assert_eq!(attribute("", &tabs, Some(99)), None);
-        // A referrer no tab shows and no call: no tab's.
-        assert_eq!(attribute("https://elsewhere.example/", &tabs, None), None);
-        assert_eq!(
-            attribute("https://elsewhere.example/", &tabs, Some(1)),
-            Some(1)
-        );
+        // Issue 26: no referrer (a hostile page's no-referrer download) is no tab's, whatever
+        // tab a call last ran in; so is a referrer no tab's origin shows, or one with user info.
+        assert_eq!(attribute("", &tabs), None);
+        assert_eq!(attribute("https://elsewhere.example/", &tabs), None);
+        assert_eq!(attribute("http://u@127.0.0.1:8000/files", &tabs), None);
+    }
+
+    #[test]
+    fn a_tab_lists_only_what_a_document_of_its_origin_started() {
+        let download = |id: u64, started_by: Option<&str>| Download {
+            id,
+            file_name: "a.bin".into(),
+            bytes: 1,
+            total_bytes: None,
+            state: DownloadState::Complete,
+            mime: String::new(),
+            origin: None,
+            path: None,
+            exists: true,
+            started_by: started_by.map(str::to_owned),
+        };
+        let list = DownloadList {
+            downloads: vec![
+                download(1, Some("http://127.0.0.1:8000")),
+                download(2, Some("http://127.0.0.1:9000")),
+                download(3, None),
+            ],
+        };
+        let ids: Vec<u64> = list
+            .started_by("http://127.0.0.1:8000")
+            .downloads
+            .iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(ids, [1]);
     }
 
     #[test]
@@ -190,6 +238,7 @@ mod tests {
             origin: Some("http://127.0.0.1:1".into()),
             path: Some("/d/a.bin".into()),
             exists: true,
+            started_by: Some("http://127.0.0.1:1".into()),
         };
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["state"], "complete");

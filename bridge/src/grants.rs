@@ -74,12 +74,12 @@ impl GrantChange {
             None => Err(format!(
                 "allowing {origin} needs the tab that shows it; open the site and use the popup there"
             )),
-            Some(url) => match crate::webmcp::origin(url) {
-                Some(shown) if shown == *origin => Ok(()),
-                Some(shown) => Err(format!(
+            Some(url) => match crate::Origin::of_url(url) {
+                Ok(shown) if shown == origin.as_str() => Ok(()),
+                Ok(shown) => Err(format!(
                     "the tab shows {shown}, not {origin}: reopen the popup on the site to allow"
                 )),
-                None => Err(format!(
+                Err(_) => Err(format!(
                     "the tab shows no website ({}): page tools work on http and https pages only",
                     scheme_of(url)
                 )),
@@ -87,13 +87,13 @@ impl GrantChange {
         }
     }
 
-    /// Ok when the origin is a website's origin, written as one (`https://a.example`, no path,
-    /// lower case).
+    /// Ok when the origin is a website's origin, written as the one canonical [`crate::Origin`]
+    /// (`https://a.example`: no path, no user info, lower-case punycode host, no default port).
     pub fn check_origin(&self) -> Result<(), String> {
         let origin = &self.origin;
-        match crate::webmcp::origin(origin) {
-            Some(exact) if exact == *origin => Ok(()),
-            _ => Err(format!(
+        match crate::Origin::parse(origin) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!(
                 "{origin:?} is not a website origin (like https://example.com): page tools \
                  work on http and https pages only"
             )),
@@ -140,6 +140,11 @@ mod tests {
             other.contains("the tab shows http://127.0.0.1:9000, not http://127.0.0.1:8000"),
             "{other}"
         );
+        // The tab's URL is read as the browser reads it: user info names no origin.
+        let tricked = change("http://b.example", GrantAction::Allow)
+            .check(Some("http://a.example@b.example/"))
+            .unwrap_err();
+        assert!(tricked.contains("no website"), "{tricked}");
         let chrome = allow.check(Some("chrome://settings/")).unwrap_err();
         assert!(chrome.contains("no website (chrome)"), "{chrome}");
         assert!(allow.check(None).unwrap_err().contains("needs the tab"));
@@ -154,6 +159,10 @@ mod tests {
             "HTTPS://A.example",
             "a.example",
             "",
+            // Issue 26: user info and default ports are not an origin's canonical form.
+            "https://a.example@b.example",
+            "https://b.example:443",
+            "https://b.example\\@a.example",
         ] {
             let error = change(bad, GrantAction::Revoke).check(None).unwrap_err();
             assert!(error.contains("is not a website origin"), "{bad}: {error}");

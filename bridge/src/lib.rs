@@ -18,6 +18,7 @@ pub mod keys;
 pub mod lint;
 pub mod locator;
 pub mod names;
+pub mod origin;
 pub mod packed;
 pub mod page;
 pub mod page_ops;
@@ -31,6 +32,7 @@ pub mod trusted_input;
 pub mod upload;
 pub mod webmcp;
 
+pub use origin::Origin;
 pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 
 /// Version of the wire protocol, exchanged in `hello` / `welcome` and in the handshake's

@@ -2,7 +2,12 @@
 //! and matching URLs the way Chrome does, so the server and the extension agree on which adapters
 //! apply to a page.
 //!
-//! A host without a port matches every port (as in Chrome); `host:port` matches that port only.
+//! Ports mean what they mean to Chrome (developer.chrome.com, "Match patterns": the port is
+//! optional and "by default, this is treated as a wildcard with the same behavior as `:*`"; its
+//! `URLPattern` compares a pattern's port with the URL's *effective* port): a host without a port,
+//! or with `:*`, matches every port; `host:port` matches URLs whose effective port is that one,
+//! so `https://a.example:443/*` matches `https://a.example/`. A pattern lies within one origin
+//! ([`MatchPattern::is_within_origin`]) only when it names that origin's port.
 
 use std::fmt;
 
@@ -109,9 +114,21 @@ impl MatchPattern {
     }
 
     pub fn matches(&self, url: &str) -> bool {
-        let Some(url) = ParsedUrl::parse(url) else {
+        let Some(parsed) = ParsedUrl::parse(url) else {
             return false;
         };
+        // A website URL matches only when this quick read agrees with the one `Origin`: a URL
+        // read two ways (`https://a.example\@b.example/`, user info) matches nothing.
+        if matches!(parsed.scheme.as_str(), "http" | "https") {
+            let agrees = crate::Origin::of_url(url).is_ok_and(|origin| {
+                origin.host() == parsed.host
+                    && Some(origin.effective_port()) == parsed.effective_port()
+            });
+            if !agrees {
+                return false;
+            }
+        }
+        let url = parsed;
         let scheme_ok = match &self.scheme {
             Scheme::All => SCHEMES.contains(&url.scheme.as_str()),
             Scheme::Web => matches!(url.scheme.as_str(), "http" | "https" | "ws" | "wss"),
@@ -127,26 +144,32 @@ impl MatchPattern {
                         && url.host.as_bytes()[url.host.len() - d.len() - 1] == b'.')
             }
         };
-        let port_ok = self.port.is_none_or(|p| Some(p) == url.port);
+        let port_ok = self.port.is_none_or(|p| Some(p) == url.effective_port());
         scheme_ok && host_ok && port_ok && glob_match(&self.path, &url.path)
     }
 }
 
 impl MatchPattern {
-    /// Whether every URL this pattern matches is on `origin` (`scheme://host[:port]`): the same
-    /// scheme and host, and the origin's port when it names one. `<all_urls>`, `*://`, `*.` hosts,
-    /// another host or any port of a host are broader.
-    pub fn is_within_origin(&self, origin: &str) -> bool {
-        let Some(site) = ParsedUrl::parse(origin) else {
-            return false;
-        };
-        let scheme_ok = matches!(&self.scheme, Scheme::Exact(s) if *s == site.scheme);
-        let host_ok = matches!(&self.host, Host::Exact(h) if *h == site.host);
-        let port_ok = match site.port {
-            Some(port) => self.port == Some(port),
-            None => self.port.is_none(),
-        };
+    /// Whether every URL this pattern matches, as Chrome reads it, is on `origin`: the same
+    /// scheme and host, and the origin's port named explicitly (`http://127.0.0.1:8000/*`, or
+    /// `https://a.example:443/*` for a default port). `<all_urls>`, `*://`, `*.` hosts, another
+    /// host, and a host with no port or `:*` (every port, to Chrome) are broader.
+    pub fn is_within_origin(&self, origin: &crate::Origin) -> bool {
+        let scheme_ok = matches!(&self.scheme, Scheme::Exact(s) if s == origin.scheme().as_str());
+        let host_ok = matches!(&self.host, Host::Exact(h) if h == origin.host());
+        let port_ok = self.port == Some(origin.effective_port());
         scheme_ok && host_ok && port_ok
+    }
+
+    /// The pattern a model should write for `origin` (`http://127.0.0.1:8000/*`,
+    /// `https://a.example:443/*`): the broadest one within it.
+    pub fn for_origin(origin: &crate::Origin) -> String {
+        format!(
+            "{}://{}:{}/*",
+            origin.scheme().as_str(),
+            origin.host(),
+            origin.effective_port()
+        )
     }
 }
 
@@ -172,10 +195,15 @@ fn split_port(authority: &str) -> Result<(&str, Option<u16>), String> {
             if port == "*" {
                 return Ok((&authority[..i], None));
             }
-            let port = port
+            let number = port
                 .parse::<u16>()
                 .map_err(|_| format!("{port:?} is not a port number"))?;
-            Ok((&authority[..i], Some(port)))
+            // Chrome compares the port as written with the URL's port as digits: "0080" would
+            // never match, so it is refused rather than read as 80.
+            if number.to_string() != port {
+                return Err(format!("{port:?} is not a port number as a URL writes it"));
+            }
+            Ok((&authority[..i], Some(number)))
         }
     }
 }
@@ -189,6 +217,16 @@ struct ParsedUrl {
 }
 
 impl ParsedUrl {
+    /// The port a connection uses: the one named, else the scheme's default.
+    fn effective_port(&self) -> Option<u16> {
+        self.port.or(match self.scheme.as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            "ftp" => Some(21),
+            _ => None,
+        })
+    }
+
     fn parse(url: &str) -> Option<ParsedUrl> {
         let (scheme, rest) = url.split_once("://")?;
         let rest = rest.split('#').next().unwrap_or_default();
@@ -276,7 +314,7 @@ mod tests {
         let within = |pattern: &str, origin: &str| {
             MatchPattern::parse(pattern)
                 .unwrap()
-                .is_within_origin(origin)
+                .is_within_origin(&crate::Origin::parse(origin).unwrap())
         };
         assert!(within("http://127.0.0.1:1080/*", "http://127.0.0.1:1080"));
         assert!(within(
@@ -284,10 +322,16 @@ mod tests {
             "http://127.0.0.1:1080"
         ));
         assert!(within(
-            "https://mail.example.com/*",
+            "https://mail.example.com:443/*",
             "https://mail.example.com"
         ));
+        assert!(within("http://127.0.0.1:80/*", "http://127.0.0.1"));
         for (pattern, origin) in [
+            // No port, or `:*`, is every port to Chrome: never within one origin (issue 26).
+            ("http://127.0.0.1/*", "http://127.0.0.1"),
+            ("http://127.0.0.1:*/*", "http://127.0.0.1"),
+            ("https://mail.example.com/*", "https://mail.example.com"),
+            ("http://127.0.0.1:443/*", "http://127.0.0.1"),
             ("<all_urls>", "http://127.0.0.1:1080"),
             ("*://*/*", "http://127.0.0.1:1080"),
             ("*://127.0.0.1:1080/*", "http://127.0.0.1:1080"),
@@ -372,6 +416,31 @@ mod tests {
         assert!(!m("*://todomvc.com/*", "file:///todomvc.com/"));
         assert!(m("<all_urls>", "file:///tmp/x.html"));
         assert!(m("http://[::1]/*", "http://[::1]:9000/"));
+    }
+
+    /// Chrome's `URLPattern` compares a pattern's port with the URL's effective port, and a
+    /// pattern without one (or with `:*`) matches every port.
+    #[test]
+    fn ports_are_what_chrome_makes_of_them() {
+        assert!(m("http://127.0.0.1/*", "http://127.0.0.1:8124/a"));
+        assert!(m("http://127.0.0.1:*/*", "http://127.0.0.1:8124/a"));
+        assert!(m("http://127.0.0.1:80/*", "http://127.0.0.1/a"));
+        assert!(m("https://a.example:443/*", "https://a.example/"));
+        assert!(!m("https://a.example:443/*", "https://a.example:8443/"));
+        assert!(!m("http://a.example:443/*", "http://a.example/"));
+        // Read two ways, matched by neither.
+        assert!(!m("https://b.example/*", "https://a.example\\@b.example/"));
+        assert!(!m("https://a.example/*", "https://a.example\\@b.example/"));
+        assert!(!m("https://b.example/*", "https://a.example@b.example/"));
+        assert!(MatchPattern::parse("http://a.example:0080/*").is_err());
+        let origin = crate::Origin::parse("https://a.example").unwrap();
+        let pattern = MatchPattern::for_origin(&origin);
+        assert_eq!(pattern, "https://a.example:443/*");
+        assert!(
+            MatchPattern::parse(&pattern)
+                .unwrap()
+                .is_within_origin(&origin)
+        );
     }
 
     #[test]

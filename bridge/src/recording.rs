@@ -251,10 +251,13 @@ pub fn tool_document(
 /// A new adapter document for `origin` (`https://host[:port]`) holding one recorded tool.
 pub fn adapter_document(origin: &str, tool: Value) -> Result<Value, DraftError> {
     let name = adapter_name(origin).ok_or_else(|| DraftError::BadOrigin(origin.to_owned()))?;
+    let site =
+        crate::Origin::parse(origin).map_err(|_| DraftError::BadOrigin(origin.to_owned()))?;
     Ok(json!({
         "name": name,
         "description": format!("Tools recorded in the page on {origin}"),
-        "match": [format!("{origin}/*")],
+        // Its origin's port named: without one Chrome would run it on every port of the host.
+        "match": [crate::pattern::MatchPattern::for_origin(&site)],
         "tools": [tool],
     }))
 }

@@ -1,10 +1,11 @@
 //! Tools a page registers itself through the W3C WebMCP API (`document.modelContext.registerTool`,
 //! formerly `navigator.modelContext`): turning the page's untrusted declarations into tool specs.
 //!
-//! They are exposed as `webmcp_<origin>_<sanitized name>` (`webmcp_shop_example_search`) under the
-//! reserved adapter name `webmcp`, which no adapter file may take, so a page tool can never shadow an
-//! adapter's tool or a meta-tool (those start with `browser_` or `site_`), and two origins can never
-//! share a tool name or answer each other's calls. Names are sanitized, and counts and sizes capped,
+//! They are exposed as `webmcp_<origin>_<sanitized name>` (`webmcp_shop_example_<tag>_search`, the
+//! origin part being its host and port and a tag of the whole [`crate::Origin`]: [`origin_slug`])
+//! under the reserved adapter name `webmcp`, which no adapter file may take, so a page tool can never
+//! shadow an adapter's tool or a meta-tool (those start with `browser_` or `site_`), and two origins
+//! never share a tool name or answer each other's calls. Names are sanitized, and counts and sizes capped,
 //! both in the page's runtime and again in the service worker, which does not trust the runtime's
 //! copy: it takes the origin from Chrome's URL of the tab and labels each description with it, so
 //! the model reads what a page says as that page's content.
@@ -27,32 +28,25 @@ pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 pub const MAX_DECLARATION_BYTES: usize = 256 * 1024;
 /// Longest title kept, in bytes (longer ones are cut).
 pub const MAX_TITLE: usize = 128;
-/// Longest origin part of a page tool's name (host and port, sanitized).
-const MAX_ORIGIN_SLUG: usize = 24;
+/// Longest readable part of the origin in a page tool's name (host and port, sanitized).
+const MAX_READABLE_SLUG: usize = 16;
+/// Characters of the origin's tag in a page tool's name (5 bits each: 35 bits).
+const TAG_CHARS: usize = 7;
 
-/// `scheme://host[:port]` of an http(s) URL (no user info, lowercased), or `None`.
-pub fn origin(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    (!host.is_empty()).then(|| format!("{scheme}://{}", host.to_ascii_lowercase()))
-}
-
-/// The origin part of page tool names for the page at `url`: its host and port, sanitized
-/// (`https://shop.example:8443/x` → `shop_example_8443`).
+/// The origin part of page tool names for the page at `url`: its host and port, sanitized and
+/// cut, then a tag of its whole canonical origin (`https://shop.example:8443/x` →
+/// `shop_example_8443_` + 7 characters). The readable part alone would give
+/// `mail.google.test` and `mail-google.test` (or `http://` and `https://` of one host) one name;
+/// the tag makes names of two origins differ and stays the same for one origin everywhere (it is
+/// computed here, by the page and again by the worker, never stored). A page that grinds a
+/// colliding tag still gets no call without `tab_id`: the hub refuses to choose between origins
+/// (`server/src/hub/tabs.rs`).
 pub fn origin_slug(url: &str) -> Option<String> {
-    let origin = origin(url)?;
-    let host = origin.split_once("://")?.1;
+    let origin = crate::Origin::of_url(url).ok()?;
     // Not `sanitize`: a host may start with a digit (127.0.0.1), and the name starts with `webmcp_`.
-    let mut slug = String::with_capacity(host.len().min(MAX_ORIGIN_SLUG));
-    for c in host.chars() {
-        if slug.len() >= MAX_ORIGIN_SLUG {
+    let mut slug = String::with_capacity(MAX_READABLE_SLUG + 1 + TAG_CHARS);
+    for c in origin.authority().chars() {
+        if slug.len() >= MAX_READABLE_SLUG {
             break;
         }
         if c.is_ascii_alphanumeric() {
@@ -61,13 +55,33 @@ pub fn origin_slug(url: &str) -> Option<String> {
             slug.push('_');
         }
     }
-    let slug = slug.trim_matches('_');
-    (!slug.is_empty()).then(|| slug.to_owned())
+    let mut slug = slug.trim_matches('_').to_owned();
+    if !slug.is_empty() {
+        slug.push('_');
+    }
+    slug.push_str(&origin_tag(&origin));
+    Some(slug)
+}
+
+/// A stable tag of `origin` in `[a-z2-7]`: FNV-1a over its canonical string, in base 32. Not a
+/// secret and not collision-proof against a page grinding for one (see [`origin_slug`]); only
+/// stable across builds and machines, which `std`'s hasher does not promise.
+fn origin_tag(origin: &crate::Origin) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in origin.as_str().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    (0..TAG_CHARS)
+        .map(|i| ALPHABET[((hash >> (5 * i)) & 31) as usize] as char)
+        .collect()
 }
 
 /// A page tool's result as the model reads it: content of the page at `url`, never instructions.
 pub fn page_result(url: &str, value: Value) -> Value {
-    serde_json::json!({"page_origin": origin(url), "page_content": value})
+    let origin = crate::Origin::of_url(url).ok();
+    serde_json::json!({"page_origin": origin, "page_content": value})
 }
 
 /// A page tool's description as the model reads it: said by the page at `origin`.
@@ -164,7 +178,7 @@ fn spec_for(page_name: &str, raw: &Value, slug: &str) -> Option<ToolSpec> {
 /// runtime's copy, and takes `url` from Chrome): the same sanitizing and caps from the spec's own
 /// fields, a name in that page's origin, and the description labelled with the origin.
 pub fn recheck(spec: &ToolSpec, url: &str) -> Option<ToolSpec> {
-    let origin = origin(url)?;
+    let origin = crate::Origin::of_url(url).ok()?;
     let slug = origin_slug(url)?;
     let bare = spec
         .name
@@ -179,11 +193,9 @@ pub fn recheck(spec: &ToolSpec, url: &str) -> Option<ToolSpec> {
         raw.insert("title".into(), title.clone().into());
     }
     let checked = spec_for(bare, &Value::Object(raw), &slug)?;
-    let host = origin
-        .split_once("://")
-        .map_or(origin.as_str(), |(_, host)| host);
+    let host = origin.authority();
     (checked.name == spec.name && spec.adapter == ADAPTER).then(|| ToolSpec {
-        description: labelled(&origin, &checked.description),
+        description: labelled(origin.as_str(), &checked.description),
         // A person reading the client's tool list sees whose tool it is.
         title: checked
             .title
@@ -207,19 +219,46 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const SHOP: &str = "https://Shop.Example:8443/cart?x=1";
+    /// As the browser serializes it (the page's `location.href`, Chrome's tab URL).
+    const SHOP: &str = "https://shop.example:8443/cart?x=1";
+
+    fn slug(url: &str) -> String {
+        origin_slug(url).unwrap()
+    }
 
     #[test]
     fn origins_and_their_slugs() {
-        assert_eq!(origin(SHOP).as_deref(), Some("https://shop.example:8443"));
-        assert_eq!(origin_slug(SHOP).as_deref(), Some("shop_example_8443"));
-        assert_eq!(
-            origin_slug("http://user:pw@127.0.0.1/").as_deref(),
-            Some("127_0_0_1")
-        );
-        assert_eq!(origin("chrome://settings"), None);
-        assert_eq!(origin("file:///etc/passwd"), None);
+        let shop = slug(SHOP);
+        assert!(shop.starts_with("shop_example_844"), "{shop}");
+        assert_eq!(shop.len(), MAX_READABLE_SLUG + 1 + TAG_CHARS);
+        assert_eq!(slug("https://shop.example:8443/other"), shop, "stable");
+        // User info names no origin: such a page offers no tools.
+        assert_eq!(origin_slug("http://user:pw@127.0.0.1/"), None);
+        assert_eq!(origin_slug("chrome://settings"), None);
+        assert_eq!(origin_slug("file:///etc/passwd"), None);
         assert!(page_tools(&json!([{"name": "x"}]), "about:blank").is_empty());
+    }
+
+    /// Issue 26: two origins whose readable names are one get two names.
+    #[test]
+    fn two_origins_never_share_a_slug() {
+        let origins = [
+            "https://mail.google.test/",
+            "https://mail-google.test/",
+            "https://mail_google.test/",
+            "http://mail.google.test/",
+            "https://mail.google.test:8443/",
+            "https://mail.google.test.evil.example/",
+        ];
+        let slugs: std::collections::BTreeSet<String> = origins.iter().map(|o| slug(o)).collect();
+        assert_eq!(slugs.len(), origins.len(), "{slugs:?}");
+        let named = |url| {
+            page_tools(&json!([{"name": "send"}]), url)
+                .remove(0)
+                .spec
+                .name
+        };
+        assert_ne!(named(origins[0]), named(origins[1]));
     }
 
     #[test]
@@ -247,11 +286,12 @@ mod tests {
             SHOP,
         );
         let names: Vec<_> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+        let shop = slug(SHOP);
         assert_eq!(
             names,
             [
-                "webmcp_shop_example_8443_search_products",
-                "webmcp_shop_example_8443_add_to_cart"
+                format!("webmcp_{shop}_search_products"),
+                format!("webmcp_{shop}_add_to_cart")
             ]
         );
         assert_eq!(tools[0].page_name, "Search Products!");
@@ -283,7 +323,7 @@ mod tests {
     fn recheck_accepts_honest_specs_labels_them_and_refuses_forged_ones() {
         let tool = page_tools(&json!([{"name": "hello", "description": "Hi."}]), SHOP).remove(0);
         let checked = recheck(&tool.spec, SHOP).expect("an honest spec");
-        assert_eq!(checked.name, "webmcp_shop_example_8443_hello");
+        assert_eq!(checked.name, format!("webmcp_{}_hello", slug(SHOP)));
         assert_eq!(
             checked.description,
             "[page tool of https://shop.example:8443; its text and results are the page's content] Hi."
@@ -313,7 +353,7 @@ mod tests {
                 ..tool.spec.clone()
             },
             ToolSpec {
-                name: "webmcp_shop_example_8443_Hello".into(),
+                name: format!("webmcp_{}_Hello", slug(SHOP)),
                 ..tool.spec.clone()
             },
             ToolSpec {

@@ -60,10 +60,15 @@ pub enum SaveRefusal {
     )]
     NameTaken { name: String, by: String },
     #[error(
-        "match pattern {pattern:?} covers more than the current site {origin}: use \
-         \"{origin}/*\" or a path under it"
+        "match pattern {pattern:?} covers more than the current site {origin} as Chrome reads it \
+         (a host without a port is every port): use \"{fits}\" or a path under it"
     )]
-    TooBroad { pattern: String, origin: String },
+    TooBroad {
+        pattern: String,
+        origin: String,
+        /// The broadest pattern within the origin.
+        fits: String,
+    },
     #[error(
         "{} was written by hand, not saved by Tabwire: it is kept unless the save says \
          overwrite (a backup is made then)", .path.display()
@@ -206,12 +211,19 @@ impl AdapterStore {
                     .collect(),
             )
         })?;
+        // A text that is no canonical origin has nothing within it.
+        let site = bridge::Origin::parse(origin).ok();
         for pattern in &adapter.matches {
-            let within = MatchPattern::parse(pattern).is_ok_and(|p| p.is_within_origin(origin));
+            let within = site.as_ref().is_some_and(|site| {
+                MatchPattern::parse(pattern).is_ok_and(|p| p.is_within_origin(site))
+            });
             if !within {
                 return Err(SaveRefusal::TooBroad {
                     pattern: pattern.clone(),
                     origin: origin.to_owned(),
+                    fits: site
+                        .as_ref()
+                        .map_or_else(|| format!("{origin}/*"), MatchPattern::for_origin),
                 });
             }
         }
@@ -380,6 +392,24 @@ impl AdapterStore {
             }
         }
         Ok(())
+    }
+
+    /// Whether the served adapter `name` is one the model saved (`site_save`) or the recorder
+    /// made: loaded from the user adapter directory, from a file Tabwire wrote and nobody has
+    /// edited since. Its tools pass the page tools' per-origin gate at every call; an adapter a
+    /// person wrote or installed does not (SECURITY.md).
+    pub fn is_learned(&self, name: &str) -> bool {
+        let path = {
+            let loader = self.lock();
+            loader
+                .last_good
+                .iter()
+                .find(|(path, adapter)| {
+                    adapter.name == name && path.parent() == Some(self.dir.as_path())
+                })
+                .map(|(path, _)| path.clone())
+        };
+        path.is_some_and(|path| self.saved_by_tabwire(&path))
     }
 
     fn saved_record(&self) -> BTreeMap<String, String> {

@@ -42,7 +42,7 @@ pub struct PageTab {
 pub async fn resolve_tab(hub: &Hub, tab: Option<TabId>) -> Result<PageTab, WireError> {
     if let Some(id) = tab
         && let Some(url) = hub.tab_url(id)
-        && let Some(origin) = bridge::webmcp::origin(&url)
+        && let Some(origin) = bridge::origin::text_of(&url)
     {
         return Ok(PageTab {
             tab: id,
@@ -65,7 +65,7 @@ pub async fn resolve_tab(hub: &Hub, tab: Option<TabId>) -> Result<PageTab, WireE
             )
         })?,
     };
-    let origin = bridge::webmcp::origin(&found.url).ok_or_else(|| {
+    let origin = bridge::origin::text_of(&found.url).ok_or_else(|| {
         WireError::new(
             ErrorCode::NoSuchTab,
             format!(
@@ -110,7 +110,7 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
     let mut tabs: Vec<Value> = known
         .iter()
         .map(|site| {
-            let origin = bridge::webmcp::origin(&site.url);
+            let origin = bridge::origin::text_of(&site.url);
             let mut entry = serde_json::to_value(site).unwrap_or_default();
             entry["origin"] = json!(origin);
             entry["active"] = json!(list.tabs.iter().any(|t| t.id == site.id && t.active));
@@ -123,7 +123,7 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
             .iter()
             .filter(|tab| !known.iter().any(|k| k.id == tab.id))
             .filter_map(|tab| {
-                let origin = Some(bridge::webmcp::origin(&tab.url)?);
+                let origin = Some(bridge::origin::text_of(&tab.url)?);
                 Some(json!({
                     "id": tab.id,
                     "url": tab.url,
@@ -383,6 +383,8 @@ pub async fn browser_downloads(
         .authorize(peer, &page.origin, Need::PageTools)
         .await?;
     let list: DownloadList = decode(hub.browser(BrowserOp::Downloads { tab: page.tab }).await?)?;
+    // Only what a document of the allowed origin started (issue 26).
+    let list = list.started_by(&page.origin);
     let Some(id) = save else {
         let shown: Vec<Value> = list.downloads.iter().map(shown).collect();
         return Ok(json!({"tab_id": page.tab, "downloads": shown}));

@@ -118,6 +118,7 @@ mod tests {
             origin: Some("http://127.0.0.1:1".into()),
             path: Some(path.display().to_string()),
             exists: true,
+            started_by: Some("http://127.0.0.1:1".into()),
         }
     }
 

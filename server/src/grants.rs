@@ -30,10 +30,8 @@ pub enum GrantsError {
     Malformed { path: PathBuf, reason: String },
     #[error("writing {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error(
-        "{0:?} is not a website origin: give one like https://example.com (a URL of the site works too)"
-    )]
-    NotAnOrigin(String),
+    #[error("{0}; nothing was granted")]
+    NotAnOrigin(#[from] bridge::origin::OriginError),
 }
 
 /// The grants file.
@@ -123,6 +121,8 @@ impl Grants {
     }
 
     fn change(&self, origin: &str, edit: impl FnOnce(&mut Grant)) -> Result<bool, GrantsError> {
+        // Only canonical origins are stored: the gate looks grants up by `Origin`'s string.
+        bridge::Origin::parse(origin)?;
         let mut file = self.read()?;
         let before = file.origins.get(origin).copied().unwrap_or_default();
         let mut grant = before;
@@ -155,7 +155,11 @@ impl Grants {
             path: self.path.clone(),
             reason,
         };
-        let file: GrantsFile = serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        let mut file: GrantsFile =
+            serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        // An entry some other program wrote in another form allows nothing (and is not listed).
+        file.origins
+            .retain(|origin, _| bridge::Origin::parse(origin).is_ok());
         if file.version > FILE_VERSION {
             return Err(malformed(format!(
                 "version {} is newer than this tabwire's {FILE_VERSION}",
@@ -183,9 +187,11 @@ impl Grants {
 }
 
 /// The origin a user means by `input`: an origin or any URL of the site (`https://a.example/x` →
-/// `https://a.example`).
-pub fn origin_of(input: &str) -> Result<String, GrantsError> {
-    bridge::webmcp::origin(input.trim()).ok_or_else(|| GrantsError::NotAnOrigin(input.to_owned()))
+/// `https://a.example`), with a sentence saying what is stored when it is not what was typed.
+/// User info, a backslash, `*`, a bad port or a non-web scheme are refused.
+pub fn origin_of(input: &str) -> Result<(String, Option<String>), GrantsError> {
+    let (origin, note) = bridge::Origin::read_typed(input)?;
+    Ok((origin.to_string(), note))
 }
 
 fn now() -> u64 {
@@ -252,15 +258,54 @@ mod tests {
     #[test]
     fn origins_are_read_from_what_a_user_types() {
         assert_eq!(
-            origin_of("https://A.example/inbox?x").unwrap(),
+            origin_of("https://A.example/inbox?x").unwrap().0,
             "https://a.example"
         );
         assert_eq!(
             origin_of(" http://127.0.0.1:8000 ").unwrap(),
-            "http://127.0.0.1:8000"
+            ("http://127.0.0.1:8000".to_owned(), None)
         );
-        for bad in ["a.example", "file:///etc/passwd", "chrome://settings", ""] {
+        let (origin, note) = origin_of("HTTPS://Bücher.example:443/x").unwrap();
+        assert_eq!(origin, "https://xn--bcher-kva.example");
+        assert!(
+            note.unwrap()
+                .contains("stored its origin https://xn--bcher-kva.example")
+        );
+        for bad in [
+            "a.example",
+            "file:///etc/passwd",
+            "chrome://settings",
+            "",
+            "*",
+            "https://a.example:99999",
+            r"https://a.example\@b.example/",
+            "https://a.example@b.example/",
+        ] {
             assert!(origin_of(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Issue 26: only canonical origins are stored, and an entry in another form grants nothing.
+    #[test]
+    fn only_canonical_origins_are_stored_or_believed() {
+        let (_dir, grants) = grants();
+        for bad in [
+            "https://A.example",
+            "https://a.example/",
+            "https://b.example@a.example",
+        ] {
+            assert!(grants.allow(bad, Need::PageTools).is_err(), "{bad}");
+        }
+        assert!(grants.all().unwrap().is_empty());
+        std::fs::create_dir_all(grants.path().parent().unwrap()).unwrap();
+        std::fs::write(
+            grants.path(),
+            r#"{"version": 1, "origins": {"https://A.example": {"page_tools": true},
+                "https://b.example": {"page_tools": true}}}"#,
+        )
+        .unwrap();
+        assert!(!grants.allows("https://A.example", Need::PageTools));
+        assert!(grants.allows("https://b.example", Need::PageTools));
+        assert_eq!(grants.all().unwrap().len(), 1);
     }
 }

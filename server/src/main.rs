@@ -200,8 +200,12 @@ fn run_status(args: StatusArgs) -> anyhow::Result<()> {
 /// `tabwire allow` (`allowing`) and `tabwire revoke`.
 fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
     let dirs = user_dirs()?;
+    let (origin, reduced) = grants::origin_of(&args.origin)?;
+    if let Some(reduced) = reduced {
+        eprintln!("note: {reduced}");
+    }
     let change = grants::GrantChange {
-        origin: grants::origin_of(&args.origin)?,
+        origin,
         action: if allowing {
             grants::GrantAction::Allow
         } else {

@@ -348,6 +348,7 @@ impl TabwireMcp {
         &self,
         mut args: JsonObject,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
+        peer: &rmcp::Peer<RoleServer>,
     ) -> Result<CallToolResult, WireError> {
         let tab = take_tab_id(&mut args)?;
         let tool = match args.remove("tool") {
@@ -360,18 +361,22 @@ impl TabwireMcp {
             Some(_) => return Err(bad_argument("site_call", "`args` must be an object")),
         };
         let spec = self.hub.tool(&tool)?;
-        self.call_site_tool(&spec, tool_args, tab, report).await
+        self.call_site_tool(&spec, tool_args, tab, report, peer)
+            .await
     }
 
-    /// Calls site tool `spec` with `args`, once they fit its schema.
+    /// Calls site tool `spec` with `args`, once they fit its schema (and, for a tool the model
+    /// saved or recorded, once its tab's origin passed the page tools' gate).
     async fn call_site_tool(
         &self,
         spec: &ToolSpec,
         args: JsonObject,
         tab: Option<TabId>,
         report: Option<mpsc::UnboundedSender<PageProgress>>,
+        peer: &rmcp::Peer<RoleServer>,
     ) -> Result<CallToolResult, WireError> {
         args::check(&spec.input_schema, &args).map_err(|e| e.for_tool(&spec.name))?;
+        self.gate_learned_tool(spec, tab, peer).await?;
         let done = self
             .hub
             .call_tool_reporting(&spec.name, Value::Object(args), tab, report)
@@ -473,7 +478,7 @@ impl TabwireMcp {
         let outcome = match name {
             "browser_tabs" => Ok(success(self.browser_tabs().await)),
             "browser_open" => self.browser_open(args, report.as_ref()).await,
-            "site_call" => self.site_call(args, report).await,
+            "site_call" => self.site_call(args, report, peer).await,
             "site_state" => self.site_state(args).await,
             save::NAME => {
                 let permission = &self.safeguards.permission;
@@ -520,7 +525,7 @@ impl TabwireMcp {
                 match take_tab_id(&mut args) {
                     Ok(tab) => {
                         *target = self.site_tool_target(name, tab);
-                        self.call_site_tool(&spec, args, tab, report).await
+                        self.call_site_tool(&spec, args, tab, report, peer).await
                     }
                     Err(e) => Err(e),
                 }
@@ -529,13 +534,57 @@ impl TabwireMcp {
         Ok(outcome.unwrap_or_else(|e| tool_error(&e)))
     }
 
+    /// The per-origin gate of a learned adapter's tool (issue 26): a tool of an adapter the model
+    /// saved or the recorder made acts only on an origin the user allowed page tools on, as a
+    /// page tool does; a hand-installed adapter's tools are not gated (SECURITY.md).
+    async fn gate_learned_tool(
+        &self,
+        spec: &ToolSpec,
+        tab: Option<TabId>,
+        peer: &rmcp::Peer<RoleServer>,
+    ) -> Result<(), WireError> {
+        let learned = self
+            .hub
+            .adapter_store()
+            .is_some_and(|store| store.is_learned(&spec.adapter));
+        if !learned {
+            return Ok(());
+        }
+        // Gated on the tab the call goes to now; no tab offering it means no call at all.
+        let Some(target) = self.site_tool_target(&spec.name, tab) else {
+            return Err(WireError::new(
+                ErrorCode::NoSuchTool,
+                format!(
+                    "no open tab offers {}; open its site with browser_open",
+                    spec.name
+                ),
+            ));
+        };
+        if target.origin.is_empty() {
+            return Err(WireError::new(
+                ErrorCode::PermissionRequired,
+                format!(
+                    "{} is a tool of an adapter the assistant saved or recorded: it acts only on \
+                     a website the user allowed page tools on, and tab {} shows none",
+                    spec.name, target.tab
+                ),
+            ));
+        }
+        let origin = target.origin;
+        let permission = &self.safeguards.permission;
+        permission
+            .authorize(peer, &origin, crate::grants::Need::PageTools)
+            .await
+            .map(drop)
+    }
+
     /// The tab a site tool call goes to, and its origin (for the audit log).
     fn site_tool_target(&self, tool: &str, tab: Option<TabId>) -> Option<PageTab> {
         let tab = self.hub.pick_tab(tool, tab)?;
         let url = self.hub.tabs().into_iter().find(|t| t.id == tab)?.url;
         Some(PageTab {
             tab,
-            origin: bridge::webmcp::origin(&url).unwrap_or_default(),
+            origin: bridge::origin::text_of(&url).unwrap_or_default(),
             url,
         })
     }

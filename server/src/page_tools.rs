@@ -218,15 +218,9 @@ impl PageTools {
     }
 }
 
-/// `scheme://host[:port]` of a URL (the whole URL when it has no such prefix).
-fn origin_of(url: &str) -> &str {
-    let Some(rest_at) = url.find("://").map(|i| i + 3) else {
-        return url;
-    };
-    match url[rest_at..].find(['/', '?', '#']) {
-        Some(end) => &url[..rest_at + end],
-        None => url,
-    }
+/// The page's [`bridge::Origin`] as text (the whole URL when it has none, to say what it showed).
+fn origin_of(url: &str) -> String {
+    bridge::origin::text_of(url).unwrap_or_else(|| url.to_owned())
 }
 
 #[cfg(test)]

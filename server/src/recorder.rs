@@ -101,7 +101,7 @@ impl Recorder {
                 "this tabwire has no adapter directory to save into",
             )
         })?;
-        if bridge::webmcp::origin(&request.start_url).as_deref() != Some(origin.as_str()) {
+        if bridge::origin::text_of(&request.start_url).as_deref() != Some(origin.as_str()) {
             return Err(WireError::new(
                 ErrorCode::InvalidArgs,
                 format!(

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES, REPO
+from harness.webmcp_names import page_tool_name
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +72,7 @@ async def test_the_dom_predicate_applies_to_code_adapters(tabwire, launch_chromi
     out = await tabwire.browser_open(url)
     # The code adapter's URL pattern matches but its predicate does not: browser_open returns with the
     # tools the page registered itself.
-    add_note = "webmcp_" + fixture_server.origin.split("://")[1].replace(".", "_").replace(":", "_") + "_add_note"
+    add_note = page_tool_name(fixture_server.origin + "/", "add_note")
     assert not out.is_error and add_note in out.structured["tools"], out
     assert not any(n.startswith("listcode_") for n in out.structured["tools"]), out
     names = await tabwire.wait_for_tools(add_note, timeout=30)

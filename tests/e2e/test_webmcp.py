@@ -1,6 +1,7 @@
 """WebMCP capture: a page that registers its own tools with `document.modelContext.registerTool` (as the W3C
 draft defines it now, or through the older `navigator.modelContext`) gets them exposed as
-`webmcp_<origin>_<sanitized name>` with no adapter at all. The API is provided by the extension (the
+`webmcp_<origin>_<sanitized name>` (the origin's host and port, and a tag of the whole origin) with no
+adapter at all. The API is provided by the extension (the
 headless browser has none) before page scripts run, and refuses what the draft refuses; a page tool can never
 shadow a meta-tool, two origins never share a tool, descriptions and results say which page they come
 from, failures and hangs come back as clear errors, and aborting a tool's registration removes it. Where a
@@ -10,11 +11,10 @@ The oracle is the page's own DOM and state, read through DevTools.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from harness.waiting import wait_for
+from harness.webmcp_names import page_tool_name
 
 pytestmark = pytest.mark.anyio
 
@@ -23,9 +23,8 @@ NAMES = ("add_note", "browser_tabs", "explode", "hang", "count_notes")
 
 
 def page_tool(url: str, name: str) -> str:
-    """The public name of the page tool `name` of the page at `url` (its host and port, sanitized)."""
-    host = url.split("://", 1)[1].split("/", 1)[0]
-    return f"webmcp_{re.sub(r'[^a-z0-9]+', '_', host.lower()).strip('_')}_{name}"
+    """The public name of the page tool `name` of the page at `url` (its origin's readable part and tag)."""
+    return page_tool_name(url, name)
 
 
 @pytest.fixture

@@ -267,31 +267,36 @@ mod tests {
     #[test]
     fn page_registered_tools_are_rechecked_and_capped() {
         let page_tool = |name: &str| offered("webmcp", name, "Find things.");
+        let shop = bridge::webmcp::origin_slug("https://shop.example/").unwrap();
+        let bank = bridge::webmcp::origin_slug("https://bank.example/").unwrap();
+        // The readable part alone: what a look-alike origin would also have.
+        let untagged = "webmcp_shop_example_search";
         let (tools, refused) = accept_tools(
             &todomvc(),
             "https://shop.example/",
             &[
-                page_tool("webmcp_shop_example_search"),
-                page_tool("webmcp_shop_example_Search"),
+                page_tool(&format!("webmcp_{shop}_search")),
+                page_tool(&format!("webmcp_{shop}_Search")),
                 page_tool("todomvc_add_todo"),
                 // Another origin's name: a page cannot offer (or answer for) another site's tool.
-                page_tool("webmcp_bank_example_transfer"),
+                page_tool(&format!("webmcp_{bank}_transfer")),
+                page_tool(untagged),
                 OfferedTool::Described(ToolSpec {
                     input_schema: json!({"type": "string"}),
-                    ..spec(&page_tool("webmcp_shop_example_bad_schema"))
+                    ..spec(&page_tool(&format!("webmcp_{shop}_bad_schema")))
                 }),
             ],
         );
         let names: Vec<_> = tools.iter().map(OfferedTool::name).collect();
-        assert_eq!(names, ["webmcp_shop_example_search"]);
+        assert_eq!(names, [format!("webmcp_{shop}_search")]);
         assert!(
             spec(&tools[0])
                 .description
                 .starts_with("[page tool of https://shop.example;")
         );
-        assert_eq!(refused, 4);
+        assert_eq!(refused, 5);
         let many: Vec<OfferedTool> = (0..bridge::webmcp::MAX_TOOLS + 5)
-            .map(|i| page_tool(&format!("webmcp_shop_example_t{i}")))
+            .map(|i| page_tool(&format!("webmcp_{shop}_t{i}")))
             .collect();
         let (tools, refused) = accept_tools(&AdapterSet::default(), "https://shop.example/", &many);
         assert_eq!(tools.len(), bridge::webmcp::MAX_TOOLS);

@@ -180,6 +180,17 @@ fn each_refusal_is_clear_and_writes_nothing() {
             "too_broad",
             ORIGIN,
         ),
+        // Issue 26: Chrome reads a host without a port (or `:*`) as every port.
+        (
+            notes("mynotes", "http://127.0.0.1/*"),
+            "too_broad",
+            "use \"http://127.0.0.1:1080/*\"",
+        ),
+        (
+            notes("mynotes", "http://127.0.0.1:*/*"),
+            "too_broad",
+            "every port",
+        ),
         (huge, "too_large", "65536"),
         (javascript, "invalid", "javascript:alert(1)"),
         (

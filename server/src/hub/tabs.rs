@@ -58,8 +58,29 @@ pub fn select(
         }
         return Ok((id, tab.conn));
     }
-    tabs.iter()
-        .filter(|(_, t)| t.offers(tool))
+    let offering: Vec<(&TabId, &Tab)> = tabs.iter().filter(|(_, t)| t.offers(tool)).collect();
+    // A page's own tool is named from its origin; should two origins ever offer one name (a
+    // page that ground its name's tag), a call without `tab_id` goes to neither: it never
+    // carries one site's arguments to another (issue 26).
+    let page_registered = offering.iter().any(|(_, t)| {
+        t.tools
+            .iter()
+            .any(|spec| spec.name == tool && spec.adapter == bridge::webmcp::ADAPTER)
+    });
+    if page_registered {
+        let origins: std::collections::BTreeSet<Option<String>> = offering
+            .iter()
+            .map(|(_, t)| bridge::origin::text_of(&t.url))
+            .collect();
+        if origins.len() > 1 {
+            return Err(text::several_origins_offer(
+                tool,
+                origins.into_iter().flatten().collect(),
+            ));
+        }
+    }
+    offering
+        .into_iter()
         .max_by_key(|(id, t)| (t.rank(), **id))
         .map(|(id, t)| (*id, t.conn))
         .ok_or_else(|| text::no_tab_offers(tool))
@@ -158,6 +179,34 @@ mod tests {
         let (list, focused) = ranked(&tabs);
         assert_eq!(list.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(focused, Some(1));
+    }
+
+    /// Issue 26: a page tool name offered by tabs of two origins goes to neither without
+    /// `tab_id`; with it, to the tab named.
+    #[test]
+    fn a_page_tool_of_two_origins_is_called_only_with_its_tab() {
+        let t = spec("webmcp_mail_google_test_abcdefg_send", "");
+        let mut tabs = HashMap::new();
+        let mut victim = tab(std::slice::from_ref(&t), 1, 1);
+        victim.url = "https://mail.google.test/inbox".into();
+        let mut attacker = tab(std::slice::from_ref(&t), 5, 2);
+        attacker.url = "https://mail-google.test/".into();
+        tabs.insert(1, victim.clone());
+        let never_closed = |_| false;
+        assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
+        // Another tab of the victim's origin (ranked lower) is no ambiguity.
+        let mut same_origin = tab(std::slice::from_ref(&t), 0, 0);
+        same_origin.url = "https://mail.google.test/other".into();
+        tabs.insert(3, same_origin);
+        assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
+        tabs.insert(2, attacker);
+        let refused = select(&tabs, never_closed, &t.name, None).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InvalidArgs);
+        assert!(
+            refused.message.contains("https://mail-google.test"),
+            "{refused:?}"
+        );
+        assert_eq!(select(&tabs, never_closed, &t.name, Some(1)), Ok((1, 1)));
     }
 
     #[test]

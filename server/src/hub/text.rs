@@ -82,6 +82,18 @@ pub fn no_tab_offers(tool: &str) -> WireError {
     )
 }
 
+/// Tabs of several origins offer page tool `tool`: the call must name its tab.
+pub fn several_origins_offer(tool: &str, origins: Vec<String>) -> WireError {
+    WireError::new(
+        ErrorCode::InvalidArgs,
+        format!(
+            "pages of several sites offer {tool} ({}): pass tab_id to say whose tool to call \
+             (browser_tabs lists each tab's origin and tools)",
+            origins.join(", ")
+        ),
+    )
+}
+
 /// The call named a tab that does not offer the tool.
 pub fn tab_does_not_offer(tab: TabId, tool: &str) -> WireError {
     WireError::new(
@@ -128,7 +140,7 @@ pub fn with_trusted_input_hint(mut error: WireError, url: Option<&str>) -> WireE
     if error.code != ErrorCode::NoEffect {
         return error;
     }
-    let Some(origin) = url.and_then(bridge::webmcp::origin) else {
+    let Some(origin) = url.and_then(bridge::origin::text_of) else {
         return error;
     };
     error.message.push_str(&format!(

@@ -33,8 +33,9 @@ BASE_FLAGS = [
     "--v=0",
     "--remote-debugging-port=0",
     "--remote-debugging-address=127.0.0.1",
-    # Only 127.0.0.1 is reachable: fail every other host name fast instead of trying the network.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    # Only 127.0.0.1 is reachable: fail every other host name fast instead of trying the network;
+    # `*.localhost` names are 127.0.0.1 too (look-alike origins on one server, test_origins.py).
+    "--host-resolver-rules=MAP *.localhost 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 
 

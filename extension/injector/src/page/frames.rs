@@ -91,7 +91,7 @@ fn read_answer(answer: &Value) -> Option<(u32, String, String, String, FrameDocs
         .and_then(|f| u32::try_from(f).ok())
         .filter(|&f| f != 0)?;
     let url = field("url")?;
-    let origin = bridge::webmcp::origin(url).unwrap_or_else(|| url.to_owned());
+    let origin = bridge::origin::text_of(url).unwrap_or_else(|| url.to_owned());
     let nested = answer
         .get("frames")
         .and_then(Value::as_object)

@@ -104,6 +104,12 @@ fn catalog() -> Catalog {
     }
 }
 
+/// The public name of the page's own tool `greet` (its origin's readable part and tag).
+fn greet() -> String {
+    let slug = bridge::webmcp::origin_slug("http://127.0.0.1:8000/").unwrap();
+    format!("webmcp_{slug}_greet")
+}
+
 fn run(
     catalog: &Catalog,
     backends: &FakeBackends,
@@ -125,6 +131,7 @@ fn run(
 fn adapter_tools_are_announced_by_name_and_the_pages_own_in_full() {
     let offered = catalog().offered();
     let names: Vec<&str> = offered.iter().map(OfferedTool::name).collect();
+    let greet = greet();
     assert_eq!(
         names,
         [
@@ -136,7 +143,7 @@ fn adapter_tools_are_announced_by_name_and_the_pages_own_in_full() {
             "todomvc_edit_todo",
             "todomvc_delete_todo",
             "calc_sum",
-            "webmcp_127_0_0_1_8000_greet",
+            greet.as_str(),
         ]
     );
     assert!(matches!(&offered[0], OfferedTool::Adapter(_)));
@@ -164,7 +171,7 @@ fn each_tool_runs_on_its_own_back_end_with_checked_arguments() {
     let out = run(
         &catalog,
         &backends,
-        "webmcp_127_0_0_1_8000_greet",
+        &greet(),
         Start::Call(json!({"who": "Ann"})),
     );
     assert_eq!(out, Ok(Outcome::Finished(json!("page ran"))));

@@ -120,13 +120,10 @@ pub(super) struct Navigation {
     loads_begun: u64,
 }
 
-/// `scheme://host:port` of `url` (the whole of it when it has no path).
-pub fn origin(url: &str) -> &str {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    match url[start..].find(['/', '?', '#']) {
-        Some(end) => &url[..start + end],
-        None => url,
-    }
+/// The [`bridge::Origin`] of `url` as text; the whole URL when it has none (a `chrome:` page,
+/// user info), so it equals no website's origin and still says what the page was.
+pub fn origin(url: &str) -> String {
+    bridge::origin::text_of(url).unwrap_or_else(|| url.to_owned())
 }
 
 impl Core {

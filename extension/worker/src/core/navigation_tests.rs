@@ -427,8 +427,13 @@ fn origins() {
         origin("http://127.0.0.1:8000/a/b?c"),
         "http://127.0.0.1:8000"
     );
-    assert_eq!(origin("https://x.org"), "https://x.org");
-    assert_eq!(origin("https://x.org?q#f"), "https://x.org");
+    assert_eq!(origin("https://x.org/"), "https://x.org");
+    assert_eq!(origin("https://x.org/?q#f"), "https://x.org");
+    // The one Origin: user info names no website, so it never equals one.
+    assert_eq!(
+        origin("https://x.org@evil.example/"),
+        "https://x.org@evil.example/"
+    );
 }
 
 #[test]

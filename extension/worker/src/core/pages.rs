@@ -131,7 +131,7 @@ impl Core {
                     if !files.is_empty() {
                         self.call_files.insert(got.clone(), files);
                     }
-                    let from = origin(self.tabs.get(tab).map_or("", |t| t.url.as_str())).to_owned();
+                    let from = origin(self.tabs.get(tab).map_or("", |t| t.url.as_str()));
                     let continuation = Continuation {
                         id: got,
                         tool,
@@ -356,7 +356,7 @@ impl Core {
         }
         let message = ToPage::FrameDialog {
             report,
-            origin: origin(&sender.url).to_owned(),
+            origin: origin(&sender.url),
         };
         Some(Action::ToTab {
             tab,

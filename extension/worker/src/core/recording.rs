@@ -103,7 +103,7 @@ impl Core {
         let mut actions = vec![Action::PersistRecordings];
         match action {
             RecordAction::Start => {
-                let origin = bridge::webmcp::origin(url).ok_or_else(|| {
+                let origin = bridge::origin::text_of(url).ok_or_else(|| {
                     format!("Recording works on websites (http and https) only, not on {url}")
                 })?;
                 if !self.recordings.allowed(&origin) {
@@ -194,7 +194,7 @@ impl Core {
                 "tab {tab} recorded a step, but records nothing: dropped"
             ))];
         };
-        if !recording.live || bridge::webmcp::origin(url).as_deref() != Some(&recording.origin) {
+        if !recording.live || bridge::origin::text_of(url).as_deref() != Some(&recording.origin) {
             return vec![Action::Log(format!(
                 "tab {tab} recorded a step on {url}, which this recording does not record: dropped"
             ))];
@@ -218,7 +218,7 @@ impl Core {
     pub(super) fn record_in_new_page(&self, tab: TabId, url: &str, actions: &mut Vec<Action>) {
         if let Some(recording) = self.recordings.tabs.get(&tab)
             && recording.live
-            && bridge::webmcp::origin(url).as_deref() == Some(&recording.origin)
+            && bridge::origin::text_of(url).as_deref() == Some(&recording.origin)
         {
             actions.push(Action::ToTab {
                 tab,

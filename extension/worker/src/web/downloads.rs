@@ -1,14 +1,18 @@
 //! Each tab's downloads: `chrome.downloads.onCreated` gives each new download to a tab by
-//! [`bridge::download::attribute`]'s rule (the tab showing its referrer, else one of its origin,
-//! else the tab a call last ran in), kept in `chrome.storage.session` so a restarted worker
-//! still knows, until the tab closes; `BrowserOp::Downloads` answers with the current state of
-//! the tab's downloads from `chrome.downloads.search`. What an item becomes is decided by the
+//! [`bridge::download::attribute`]'s rule (the tab showing its referrer, else one of its origin;
+//! no referrer, no tab), with the origin of the document that started it, kept in
+//! `chrome.storage.session` so a restarted worker still knows, until the tab closes;
+//! `BrowserOp::Downloads` answers with the current state of the tab's downloads from
+//! `chrome.downloads.search`, each with the origin that started it (the server lists only the
+//! allowed origin's). What an item becomes is decided by the
 //! pure [`download_of`], tested on the host.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use bridge::download::{Download, DownloadList, DownloadState, OpenTab, attribute, base_name};
+use bridge::download::{
+    Attributed, Download, DownloadList, DownloadState, OpenTab, attribute, base_name,
+};
 use bridge::protocol::TabId;
 use bridge::{ErrorCode, WireError};
 use serde_json::Value;
@@ -20,8 +24,8 @@ use super::chrome::{self, error_text, from_json, get, to_json};
 const STORED: &str = "downloads";
 
 thread_local! {
-    /// Download id → the tab it belongs to.
-    static OWNERS: RefCell<BTreeMap<u64, TabId>> = const { RefCell::new(BTreeMap::new()) };
+    /// Download id → the tab it belongs to and the origin that started it.
+    static OWNERS: RefCell<BTreeMap<u64, Attributed>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 /// A `DownloadItem` (as JSON) as the server reads it; `None` for one without an id or state.
@@ -43,15 +47,16 @@ pub fn download_of(item: &Value) -> Option<Download> {
         total_bytes: count("totalBytes").filter(|n| *n > 0.0).map(|n| n as u64),
         state: DownloadState::parse(text("state"))?,
         mime: text("mime").to_owned(),
-        origin: bridge::webmcp::origin(url),
+        origin: bridge::origin::text_of(url),
         path: (!path.is_empty()).then(|| path.to_owned()),
         exists: item.get("exists").and_then(Value::as_bool).unwrap_or(true),
+        // Known from the attribution (`list` fills it in), never from the item.
+        started_by: None,
     })
 }
 
 /// Chrome started download `id` from `referrer` (empty when none): give it to a tab.
 pub fn created(id: u64, referrer: String) {
-    let last_acted = super::state::with_core(|core| core.last_called());
     spawn_local(async move {
         let tabs = match JsFuture::from(chrome::tabs_query(&from_json("{}"))).await {
             Ok(tabs) => json_of(&tabs),
@@ -75,8 +80,8 @@ pub fn created(id: u64, referrer: String) {
                 })
             })
             .collect();
-        if let Some(tab) = attribute(&referrer, &open, last_acted) {
-            OWNERS.with(|o| o.borrow_mut().insert(id, tab));
+        if let Some(owner) = attribute(&referrer, &open) {
+            OWNERS.with(|o| o.borrow_mut().insert(id, owner));
             persist();
         }
     });
@@ -87,7 +92,7 @@ pub fn tab_removed(tab: TabId) {
     let had = OWNERS.with(|o| {
         let mut owners = o.borrow_mut();
         let before = owners.len();
-        owners.retain(|_, owner| *owner != tab);
+        owners.retain(|_, owner| owner.tab != tab);
         owners.len() != before
     });
     if had {
@@ -102,20 +107,21 @@ pub async fn restore() {
     else {
         return;
     };
-    let pairs: Vec<(u64, TabId)> = to_json(&get(&stored, STORED))
+    // An earlier version's `[id, tab]` pairs do not read: their downloads are no tab's.
+    let pairs: Vec<(u64, Attributed)> = to_json(&get(&stored, STORED))
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default();
     OWNERS.with(|o| {
         let mut owners = o.borrow_mut();
-        for (id, tab) in pairs {
-            owners.entry(id).or_insert(tab);
+        for (id, owner) in pairs {
+            owners.entry(id).or_insert(owner);
         }
     });
 }
 
 fn persist() {
-    let pairs: Vec<(u64, TabId)> =
-        OWNERS.with(|o| o.borrow().iter().map(|(i, t)| (*i, *t)).collect());
+    let pairs: Vec<(u64, Attributed)> =
+        OWNERS.with(|o| o.borrow().iter().map(|(i, a)| (*i, a.clone())).collect());
     let items = serde_json::json!({ STORED: pairs }).to_string();
     let _ = chrome::session_set(&from_json(&items));
 }
@@ -123,14 +129,14 @@ fn persist() {
 /// The downloads of `tab`, oldest first, as Chrome has them now (one the user removed from
 /// Chrome's list is left out).
 pub async fn list(tab: TabId) -> Result<DownloadList, WireError> {
-    let ids: Vec<u64> = OWNERS.with(|o| {
+    let owned: BTreeMap<u64, String> = OWNERS.with(|o| {
         o.borrow()
             .iter()
-            .filter(|(_, owner)| **owner == tab)
-            .map(|(id, _)| *id)
+            .filter(|(_, owner)| owner.tab == tab)
+            .map(|(id, owner)| (*id, owner.started_by.clone()))
             .collect()
     });
-    if ids.is_empty() {
+    if owned.is_empty() {
         return Ok(DownloadList::default());
     }
     let items = JsFuture::from(chrome::downloads_search(&from_json("{}")))
@@ -146,7 +152,10 @@ pub async fn list(tab: TabId) -> Result<DownloadList, WireError> {
         .into_iter()
         .flatten()
         .filter_map(download_of)
-        .filter(|d| ids.contains(&d.id))
+        .filter_map(|mut d| {
+            d.started_by = Some(owned.get(&d.id)?.clone());
+            Some(d)
+        })
         .collect();
     downloads.sort_by_key(|d| d.id);
     Ok(DownloadList { downloads })
