@@ -3,8 +3,12 @@
 //! (the tools' specs, the check of a call's arguments) and the page runtime (which reads the same
 //! arguments into a [`PageOp`] again, with the same words when they are wrong).
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::TabId;
 use crate::args;
 use crate::dialog::{self, DialogAnswer};
 
@@ -222,6 +226,73 @@ impl PageOp {
             Some(Target::Ref(n)) => Some(*n),
             _ => None,
         }
+    }
+}
+
+/// A page tool's answer, paired with [`PageOp`]: the page builds it ([`PageAnswer::into_value`],
+/// written out by hand so the page's wasm carries no serializer for it), its runtime adds the tab,
+/// the hub adds where an act's load landed and [`dialog::settle`] the dialogs the call met; the
+/// server reads it whole (`serde_json::from_value`) and then reads fields, never string keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageAnswer {
+    /// The document the answer's refs belong to.
+    pub doc: String,
+    pub url: String,
+    pub title: String,
+    /// What the model reads.
+    pub text: String,
+    /// The refs the text shows (`e12`, `f3e12`).
+    pub refs: Vec<String>,
+    /// The cross-origin frame whose runtime answered (Chrome's frame id; 0: the top document).
+    #[serde(skip_serializing_if = "is_top")]
+    pub frame: u32,
+    /// The document each cross-origin frame the answer showed was on, by Chrome frame id.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub frames: BTreeMap<u32, String>,
+    /// The URL an act set loading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaving: Option<String>,
+    /// The tab the page is in (its runtime adds it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab: Option<TabId>,
+    /// Where the load an act set off committed (the hub adds it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landed: Option<String>,
+    /// The dialogs the call met ([`dialog::settle`] adds them; [`dialog::lines`] words them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialogs: Option<Value>,
+}
+
+fn is_top(frame: &u32) -> bool {
+    *frame == 0
+}
+
+impl PageAnswer {
+    /// The answer as it travels: the same JSON as its `Serialize` makes (a test holds them
+    /// together).
+    pub fn into_value(self) -> Value {
+        let mut answer = json!({"doc": self.doc, "url": self.url, "title": self.title,
+                                "text": self.text, "refs": self.refs});
+        if self.frame != 0 {
+            answer["frame"] = self.frame.into();
+        }
+        if !self.frames.is_empty() {
+            answer["frames"] = json!(self.frames);
+        }
+        if let Some(to) = self.leaving {
+            answer["leaving"] = to.into();
+        }
+        if let Some(tab) = self.tab {
+            answer["tab"] = tab.into();
+        }
+        if let Some(landed) = self.landed {
+            answer["landed"] = landed.into();
+        }
+        if let Some(dialogs) = self.dialogs {
+            answer["dialogs"] = dialogs;
+        }
+        answer
     }
 }
 
@@ -555,6 +626,31 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_page_answer_travels_as_its_serialize_says_and_reads_back_whole() {
+        let full = super::PageAnswer {
+            doc: "d".into(),
+            url: "http://a.test/".into(),
+            title: "T".into(),
+            text: "clicked e1\n".into(),
+            refs: vec!["e1".into(), "f7e2".into()],
+            frame: 7,
+            frames: [(9, "fd9".to_owned())].into_iter().collect(),
+            leaving: Some("http://a.test/next".into()),
+            tab: Some(3),
+            landed: Some("http://b.test/".into()),
+            dialogs: Some(serde_json::json!([{"kind": "alert"}])),
+        };
+        for answer in [full, super::PageAnswer::default()] {
+            let value = answer.clone().into_value();
+            assert_eq!(value, serde_json::to_value(&answer).unwrap());
+            assert_eq!(
+                serde_json::from_value::<super::PageAnswer>(value).unwrap(),
+                answer
+            );
+        }
+    }
+
     use super::*;
 
     #[test]
