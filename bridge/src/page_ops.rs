@@ -230,9 +230,8 @@ impl PageOp {
 }
 
 /// A page tool's answer, paired with [`PageOp`]: the page builds it ([`PageAnswer::into_value`],
-/// written out by hand so the page's wasm carries no serializer for it), its runtime adds the tab,
-/// the hub adds where an act's load landed and [`dialog::settle`] the dialogs the call met; the
-/// server reads it whole (`serde_json::from_value`) and then reads fields, never string keys.
+/// written out by hand so the page's wasm carries no serializer for it); the server reads it,
+/// with what was added on the way, as a [`PageReply`], and then reads fields, never string keys.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PageAnswer {
@@ -248,24 +247,50 @@ pub struct PageAnswer {
     #[serde(skip_serializing_if = "is_top")]
     pub frame: u32,
     /// The document each cross-origin frame the answer showed was on, by Chrome frame id.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "frame_documents"
+    )]
     pub frames: BTreeMap<u32, String>,
     /// The URL an act set loading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
-    /// The tab the page is in (its runtime adds it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+}
+
+/// A page tool's answer as the server receives it: the page's [`PageAnswer`], and what was added
+/// on the way — the tab (by the page's runtime), where an act's load landed (by the hub), the
+/// dialogs the call met (by [`dialog::settle`]; [`dialog::lines`] words them).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct PageReply {
+    #[serde(flatten)]
+    pub page: PageAnswer,
+    #[serde(default)]
     pub tab: Option<TabId>,
-    /// Where the load an act set off committed (the hub adds it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub landed: Option<String>,
-    /// The dialogs the call met ([`dialog::settle`] adds them; [`dialog::lines`] words them).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub dialogs: Option<Value>,
 }
 
 fn is_top(frame: &u32) -> bool {
     *frame == 0
+}
+
+/// Frame ids are JSON object keys, so text: read through text, because a [`PageReply`] reads
+/// its [`PageAnswer`] flattened, and serde's flattening keeps keys as text for every field.
+fn frame_documents<'de, D: serde::Deserializer<'de>>(
+    frames: D,
+) -> Result<BTreeMap<u32, String>, D::Error> {
+    let by_text = BTreeMap::<String, String>::deserialize(frames)?;
+    by_text
+        .into_iter()
+        .map(|(frame, doc)| match frame.parse() {
+            Ok(frame) => Ok((frame, doc)),
+            Err(_) => Err(serde::de::Error::custom(format!(
+                "frame id {frame:?} is not a number"
+            ))),
+        })
+        .collect()
 }
 
 impl PageAnswer {
@@ -282,15 +307,6 @@ impl PageAnswer {
         }
         if let Some(to) = self.leaving {
             answer["leaving"] = to.into();
-        }
-        if let Some(tab) = self.tab {
-            answer["tab"] = tab.into();
-        }
-        if let Some(landed) = self.landed {
-            answer["landed"] = landed.into();
-        }
-        if let Some(dialogs) = self.dialogs {
-            answer["dialogs"] = dialogs;
         }
         answer
     }
@@ -637,11 +653,8 @@ mod tests {
             frame: 7,
             frames: [(9, "fd9".to_owned())].into_iter().collect(),
             leaving: Some("http://a.test/next".into()),
-            tab: Some(3),
-            landed: Some("http://b.test/".into()),
-            dialogs: Some(serde_json::json!([{"kind": "alert"}])),
         };
-        for answer in [full, super::PageAnswer::default()] {
+        for answer in [full.clone(), super::PageAnswer::default()] {
             let value = answer.clone().into_value();
             assert_eq!(value, serde_json::to_value(&answer).unwrap());
             assert_eq!(
@@ -649,6 +662,21 @@ mod tests {
                 answer
             );
         }
+        // With what the runtime, the hub and the dialogs added on the way.
+        let mut value = full.clone().into_value();
+        value["tab"] = 3.into();
+        value["landed"] = "http://b.test/".into();
+        value["dialogs"] = serde_json::json!([{"kind": "alert"}]);
+        let reply: super::PageReply = serde_json::from_value(value).unwrap();
+        assert_eq!(
+            reply,
+            super::PageReply {
+                page: full,
+                tab: Some(3),
+                landed: Some("http://b.test/".into()),
+                dialogs: Some(serde_json::json!([{"kind": "alert"}])),
+            }
+        );
     }
 
     use super::*;

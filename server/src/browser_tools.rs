@@ -14,11 +14,12 @@ use bridge::browser_ops::{
 use bridge::download::{Download, DownloadList, DownloadState};
 use bridge::page_ops::{self, Ref};
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
 use crate::hub::Hub;
-use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, object, success};
+use crate::mcp::listing::{hints, listed};
+use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, success};
 use crate::permission::{Need, Permission};
 
 /// What the model is told about the text of a tab list.
@@ -141,32 +142,24 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
 pub(crate) struct BrowserTab;
 
 impl ServerTool for BrowserTab {
-    fn name() -> &'static str {
-        "browser_tab"
-    }
+    const NAME: &'static str = "browser_tab";
     const NEEDS: Needs = Needs::NamedTab;
     type Args = TabAction;
 
     fn spec() -> Tool {
         let actions: Vec<&str> = TabAction::ALL.iter().map(|a| a.as_str()).collect();
-        Tool::new(
-            "browser_tab",
+        listed(
+            (Self::NAME, "Tab action"),
             "Go back, forward, reload, activate or close a tab.",
-            object(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "tab_id": {"type": "integer", "minimum": 0},
                     "action": {"type": "string", "enum": actions},
                 },
                 "required": ["tab_id", "action"],
-            })),
-        )
-        .with_title("Tab action")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .open_world(true),
+            }),
+            hints(false, true, true),
         )
     }
 
@@ -207,18 +200,16 @@ pub struct Screenshots {
 pub(crate) struct PageScreenshot;
 
 impl ServerTool for PageScreenshot {
-    fn name() -> &'static str {
-        "page_screenshot"
-    }
+    const NAME: &'static str = "page_screenshot";
     const NEEDS: Needs = Needs::AllowedPage;
     type Args = ScreenshotArgs;
 
     fn spec() -> Tool {
-        Tool::new(
-            "page_screenshot",
+        listed(
+            (Self::NAME, "Page screenshot"),
             "Screenshot of a tab (default: the focused one) or one element (ref or CSS selector), \
              scaled to fit max_width x max_height (default 1024). to_file: save it, return the path.",
-            object(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "tab_id": {"type": "integer", "minimum": 0},
@@ -231,14 +222,8 @@ impl ServerTool for PageScreenshot {
                     "format": {"type": "string", "enum": ["png", "jpeg"]},
                     "to_file": {"type": "boolean"},
                 },
-            })),
-        )
-        .with_title("Page screenshot")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .open_world(true),
+            }),
+            hints(true, false, true),
         )
     }
 
@@ -425,32 +410,24 @@ fn write_file(
 pub(crate) struct BrowserDownloads;
 
 impl ServerTool for BrowserDownloads {
-    fn name() -> &'static str {
-        "browser_downloads"
-    }
+    const NAME: &'static str = "browser_downloads";
     const NEEDS: Needs = Needs::AllowedPage;
     /// The download to save, if any.
     type Args = Option<u64>;
 
     fn spec() -> Tool {
-        Tool::new(
-            "browser_downloads",
+        listed(
+            (Self::NAME, "Downloads"),
             "List a tab's downloads; save: copy that finished download to the downloads folder and \
              return its path.",
-            object(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "tab_id": {"type": "integer", "minimum": 0},
                     "save": {"type": "integer", "minimum": 0, "description": "download id"},
                 },
-            })),
-        )
-        .with_title("Downloads")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .open_world(false),
+            }),
+            hints(false, false, false),
         )
     }
 

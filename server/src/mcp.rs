@@ -242,7 +242,15 @@ impl TabwireMcp {
     ) -> Result<Result<CallToolResult, Failure>, ErrorData> {
         self.wait_for_connecting_browser().await;
         let outcome = match table::find(name) {
-            Some(tool) => tool.call(self, args, peer, report, target).await,
+            Some(tool) => {
+                let request = table::Request {
+                    args,
+                    peer,
+                    report,
+                    target,
+                };
+                tool.call(self, request).await
+            }
             None => {
                 let spec = self
                     .hub
@@ -745,7 +753,7 @@ pub(crate) fn object(value: Value) -> Arc<JsonObject> {
 }
 
 mod dispatch;
-mod listing;
+pub(crate) mod listing;
 mod meta;
 mod page;
 mod save;

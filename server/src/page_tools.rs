@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
-use bridge::page_ops::{self, PageAnswer, Ref, ref_name};
+use bridge::page_ops::{self, PageReply, Ref, ref_name};
 use bridge::{ErrorCode, TabId, WireError};
 use serde_json::{Map, Value, json};
 
@@ -141,8 +141,13 @@ impl PageTools {
     }
 
     /// Remembers the refs the page showed, and frames its text.
-    pub fn answer(&self, answer: PageAnswer) -> Framed {
-        let tab = answer.tab;
+    pub fn answer(&self, reply: PageReply) -> Framed {
+        let PageReply {
+            page: answer,
+            tab,
+            landed,
+            dialogs,
+        } = reply;
         let doc = answer.doc.as_str();
         let refs = answer.refs.iter().filter_map(|r| page_ops::parse_ref(r));
         if let Some(tab) = tab {
@@ -176,8 +181,8 @@ impl PageTools {
             tab.map_or_else(|| "?".to_owned(), |t| t.to_string()),
             origin_of(url)
         );
-        let mut text = frame + &answer.text + &bridge::dialog::lines(answer.dialogs.as_ref());
-        let (url, title) = match (&answer.leaving, &answer.landed) {
+        let mut text = frame + &answer.text + &bridge::dialog::lines(dialogs.as_ref());
+        let (url, title) = match (&answer.leaving, &landed) {
             (None, _) => (url, answer.title.as_str()),
             (Some(_), None) => {
                 text.push_str(
@@ -194,8 +199,8 @@ impl PageTools {
         };
         let mut structured =
             json!({"tab_id": tab, "origin": origin_of(url), "url": url, "title": title});
-        if let Some(dialogs) = &answer.dialogs {
-            structured["dialogs"] = dialogs.clone();
+        if let Some(dialogs) = dialogs {
+            structured["dialogs"] = dialogs;
         }
         Framed { text, structured }
     }
@@ -217,7 +222,7 @@ mod tests {
     use super::*;
 
     /// The answer a page gave, as it travels.
-    fn page(answer: Value) -> PageAnswer {
+    fn page(answer: Value) -> PageReply {
         serde_json::from_value(answer).unwrap()
     }
 

@@ -6,25 +6,25 @@
 
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, JsonObject};
-use rmcp::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-use super::table::{Call, Needs, ServerTool, Target};
+use super::table::{Call, Needs, Request, ServerTool};
 use super::{Failure, TabwireMcp};
 use crate::browser_tools;
 use crate::grants::Need;
-use crate::hub::PageProgress;
 
 /// Runs one call of tool `T`; `target` learns the tab and origin it acts on, for the audit log
 /// (also when the gate refuses it).
 pub(super) async fn run<T: ServerTool>(
     mcp: &TabwireMcp,
-    mut args: JsonObject,
-    peer: &Peer<RoleServer>,
-    report: Option<mpsc::UnboundedSender<PageProgress>>,
-    target: &mut Target,
+    request: Request<'_>,
 ) -> Result<CallToolResult, Failure> {
+    let Request {
+        mut args,
+        peer,
+        report,
+        target,
+    } = request;
     let mut tab = take_tab_id(&mut args)?;
     let args = T::read(mcp, args, &mut tab)?;
     let (page, trusted_input) = match T::NEEDS {
@@ -36,7 +36,7 @@ pub(super) async fn run<T: ServerTool>(
             if tab.is_none() {
                 return Err(WireError::new(
                     ErrorCode::InvalidArgs,
-                    format!("{} needs `tab_id`, a tab id from browser_tabs", T::name()),
+                    format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
                 )
                 .into());
             }

@@ -30,6 +30,27 @@ pub fn meta_tool_summaries() -> Vec<(String, String)> {
         .collect()
 }
 
+/// A server tool as `tools/list` shows it.
+pub(crate) fn listed(
+    (name, title): (&'static str, &'static str),
+    description: &'static str,
+    schema: Value,
+    hints: ToolAnnotations,
+) -> Tool {
+    Tool::new(name, description, super::object(schema))
+        .with_title(title)
+        .with_annotations(hints)
+}
+
+/// The hints of a tool that says all three: whether it only reads, whether it may destroy, and
+/// whether it reaches outside (the web).
+pub(crate) fn hints(read_only: bool, destructive: bool, open_world: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(destructive)
+        .open_world(open_world)
+}
+
 /// The server's tools, in the table's order ([`super::table::TOOLS`]).
 pub(super) fn meta_tools() -> Vec<Tool> {
     super::table::TOOLS.iter().map(|tool| tool.spec()).collect()

@@ -8,7 +8,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::listing::tab_id_property;
+use super::listing::{hints, listed, tab_id_property};
 use super::table::{Call, Needs, ServerTool};
 use super::{Failure, TabwireMcp, bad_argument, object, success};
 use crate::browser_tools::{self, PageTab};
@@ -33,15 +33,13 @@ const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
 pub(crate) struct BrowserTabs;
 
 impl ServerTool for BrowserTabs {
-    fn name() -> &'static str {
-        "browser_tabs"
-    }
+    const NAME: &'static str = "browser_tabs";
     const NEEDS: Needs = Needs::Nothing;
     type Args = ();
 
     fn spec() -> Tool {
         Tool::new(
-            "browser_tabs",
+            Self::NAME,
             "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
              whether page tools are allowed on its origin. When nothing can be used, a note says \
              why and what the user should do.",
@@ -88,19 +86,17 @@ async fn browser_tabs(mcp: &TabwireMcp) -> Value {
 pub(crate) struct BrowserOpen;
 
 impl ServerTool for BrowserOpen {
-    fn name() -> &'static str {
-        "browser_open"
-    }
+    const NAME: &'static str = "browser_open";
     const NEEDS: Needs = Needs::Nothing;
     /// The URL.
     type Args = String;
 
     fn spec() -> Tool {
-        Tool::new(
-            "browser_open",
+        listed(
+            (Self::NAME, "Open a page"),
             "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
              are ready. Returns the tab id and its tools.",
-            object(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "url": {"type": "string", "description": "An http(s) URL"},
@@ -108,14 +104,8 @@ impl ServerTool for BrowserOpen {
                                "description": "Navigate this tab instead of opening a new one"},
                 },
                 "required": ["url"],
-            })),
-        )
-        .with_title("Open a page")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .open_world(true),
+            }),
+            hints(false, false, true),
         )
     }
 
@@ -247,15 +237,13 @@ pub(crate) struct SiteCallArgs {
 }
 
 impl ServerTool for SiteCall {
-    fn name() -> &'static str {
-        "site_call"
-    }
+    const NAME: &'static str = "site_call";
     const NEEDS: Needs = Needs::Nothing;
     type Args = SiteCallArgs;
 
     fn spec() -> Tool {
         Tool::new(
-            "site_call",
+            Self::NAME,
             "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
              tool list does not show yet.",
             object(json!({
@@ -306,16 +294,14 @@ impl ServerTool for SiteCall {
 pub(crate) struct SiteState;
 
 impl ServerTool for SiteState {
-    fn name() -> &'static str {
-        "site_state"
-    }
+    const NAME: &'static str = "site_state";
     const NEEDS: Needs = Needs::Nothing;
     /// `force_refresh`.
     type Args = bool;
 
     fn spec() -> Tool {
         Tool::new(
-            "site_state",
+            Self::NAME,
             "Read a tab's site state: cached (with its age) by default, fresh from the page \
              with force_refresh.",
             object(json!({

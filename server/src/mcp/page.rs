@@ -3,7 +3,7 @@
 //! routing and the framing of the page's answer from `page_tools.rs`; the dispatcher resolves the
 //! tab, passes the gate and offers trusted input after an act that had no effect.
 
-use bridge::page_ops::{self, PageAnswer};
+use bridge::page_ops::{self, PageReply};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 
@@ -16,9 +16,7 @@ use crate::page_tools::Routed;
 pub(crate) struct PageTool<const I: usize>;
 
 impl<const I: usize> ServerTool for PageTool<I> {
-    fn name() -> &'static str {
-        page_ops::PAGE_TOOLS[I]
-    }
+    const NAME: &'static str = page_ops::PAGE_TOOLS[I];
     const NEEDS: Needs = Needs::AllowedPageTrustedInput;
     type Args = Routed;
 
@@ -32,7 +30,7 @@ impl<const I: usize> ServerTool for PageTool<I> {
         args: JsonObject,
         tab: &mut Option<TabId>,
     ) -> Result<Routed, WireError> {
-        let routed = mcp.page_tools.prepare(Self::name(), args, *tab)?;
+        let routed = mcp.page_tools.prepare(Self::NAME, args, *tab)?;
         *tab = routed.tab;
         Ok(routed)
     }
@@ -42,7 +40,7 @@ impl<const I: usize> ServerTool for PageTool<I> {
         let result = mcp
             .hub
             .page_op(
-                Self::name(),
+                Self::NAME,
                 call.args.args,
                 Some(page.tab),
                 call.args.doc,
@@ -51,7 +49,7 @@ impl<const I: usize> ServerTool for PageTool<I> {
                 CallFiles::Named(call.args.files),
             )
             .await?;
-        let answer: PageAnswer = serde_json::from_value(result).map_err(|e| {
+        let answer: PageReply = serde_json::from_value(result).map_err(|e| {
             WireError::new(
                 ErrorCode::Protocol,
                 format!("the page's answer does not fit: {e}"),

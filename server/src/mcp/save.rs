@@ -5,7 +5,7 @@
 //! served for good, its tools callable at once.
 
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
@@ -14,7 +14,8 @@ use crate::adapter_store::{AdapterStore, SaveRefusal};
 use crate::browser_tools::PageTab;
 use crate::health;
 use crate::hub::Hub;
-use crate::mcp::{Failure, object, success};
+use crate::mcp::listing::{hints, listed};
+use crate::mcp::{Failure, success};
 
 pub const NAME: &str = "site_save";
 
@@ -32,18 +33,16 @@ pub(crate) struct SaveArgs {
 }
 
 impl ServerTool for SiteSave {
-    fn name() -> &'static str {
-        NAME
-    }
+    const NAME: &'static str = NAME;
     const NEEDS: Needs = Needs::AllowedPage;
     type Args = SaveArgs;
 
     fn spec() -> Tool {
-        Tool::new(
-            NAME,
+        listed(
+            (Self::NAME, "Save a site adapter"),
             "Save an adapter for the tab's site: checked (errors located), its read-only tools \
              tried in the tab, then saved and loaded.",
-            object(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "adapter": {"type": ["object", "string"]},
@@ -52,14 +51,8 @@ impl ServerTool for SiteSave {
                     "dry_run": {"type": "boolean"},
                 },
                 "required": ["adapter"],
-            })),
-        )
-        .with_title("Save a site adapter")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .open_world(true),
+            }),
+            hints(false, false, true),
         )
     }
 

@@ -68,7 +68,7 @@ impl<A> Call<A> {
 /// A server tool: one value holding everything about it.
 pub(crate) trait ServerTool: Send + Sync + 'static {
     /// Its name in `tools/list`.
-    fn name() -> &'static str;
+    const NAME: &'static str;
     const NEEDS: Needs;
     /// Its arguments, read and checked.
     type Args: Send;
@@ -100,36 +100,34 @@ pub(crate) type Target = Option<PageTab>;
 pub(crate) trait Entry: Sync {
     fn name(&self) -> &'static str;
     fn spec(&self) -> Tool;
-    fn call<'a>(
-        &'a self,
-        mcp: &'a TabwireMcp,
-        args: JsonObject,
-        peer: &'a Peer<RoleServer>,
-        report: Option<mpsc::UnboundedSender<PageProgress>>,
-        target: &'a mut Target,
-    ) -> BoxFuture<'a, Result<CallToolResult, Failure>>;
+    fn call<'a>(&'a self, mcp: &'a TabwireMcp, request: Request<'a>) -> Answer<'a>;
 }
+
+/// A call as it reaches the table: its arguments, its client, where its progress goes, and what
+/// it learns for its audit line.
+pub(crate) struct Request<'a> {
+    pub args: JsonObject,
+    pub peer: &'a Peer<RoleServer>,
+    pub report: Option<mpsc::UnboundedSender<PageProgress>>,
+    pub target: &'a mut Target,
+}
+
+/// A call's answer, once it has run.
+pub(crate) type Answer<'a> = BoxFuture<'a, Result<CallToolResult, Failure>>;
 
 struct Of<T>(PhantomData<fn() -> T>);
 
 impl<T: ServerTool> Entry for Of<T> {
     fn name(&self) -> &'static str {
-        T::name()
+        T::NAME
     }
 
     fn spec(&self) -> Tool {
         T::spec()
     }
 
-    fn call<'a>(
-        &'a self,
-        mcp: &'a TabwireMcp,
-        args: JsonObject,
-        peer: &'a Peer<RoleServer>,
-        report: Option<mpsc::UnboundedSender<PageProgress>>,
-        target: &'a mut Target,
-    ) -> BoxFuture<'a, Result<CallToolResult, Failure>> {
-        Box::pin(super::dispatch::run::<T>(mcp, args, peer, report, target))
+    fn call<'a>(&'a self, mcp: &'a TabwireMcp, request: Request<'a>) -> Answer<'a> {
+        Box::pin(super::dispatch::run::<T>(mcp, request))
     }
 }
 

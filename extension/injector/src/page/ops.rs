@@ -10,7 +10,7 @@ use bridge::page_ops::{
     Action, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, WaitFor, ref_name,
 };
 use bridge::{ErrorCode, WireError};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::frames::{self, FrameDocs};
 use super::profile::Phases;
