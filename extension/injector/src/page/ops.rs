@@ -117,7 +117,6 @@ pub async fn run<D: PageDom>(
         frame,
         frames: frame_docs,
         leaving,
-        ..PageAnswer::default()
     }
     .into_value())
 }
