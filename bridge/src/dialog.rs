@@ -127,10 +127,9 @@ impl DialogSeen {
 }
 
 /// The line a page tool's answer gives each dialog the call met (`dialog confirm("Delete alpha?")
-/// of http://…: accepted`), from the `dialogs` of a result [`settle`] made.
-pub fn lines(result: &serde_json::Value) -> String {
-    let seen: Vec<DialogSeen> = result
-        .get("dialogs")
+/// of http://…: accepted`), from the `dialogs` a result [`settle`] made carries.
+pub fn lines(dialogs: Option<&serde_json::Value>) -> String {
+    let seen: Vec<DialogSeen> = dialogs
         .and_then(|d| serde_json::from_value(d.clone()).ok())
         .unwrap_or_default();
     seen.iter()
@@ -263,7 +262,7 @@ mod tests {
         .unwrap();
         assert_eq!(reported["dialogs"][0]["kind"], "alert");
         assert_eq!(
-            lines(&reported),
+            lines(reported.get("dialogs")),
             "dialog alert(\"m\") of http://a.test: closed\n"
         );
         assert_eq!(reported["text"], "x");

@@ -3,8 +3,12 @@
 //! (the tools' specs, the check of a call's arguments) and the page runtime (which reads the same
 //! arguments into a [`PageOp`] again, with the same words when they are wrong).
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::TabId;
 use crate::args;
 use crate::dialog::{self, DialogAnswer};
 
@@ -222,6 +226,89 @@ impl PageOp {
             Some(Target::Ref(n)) => Some(*n),
             _ => None,
         }
+    }
+}
+
+/// A page tool's answer, paired with [`PageOp`]: the page builds it ([`PageAnswer::into_value`],
+/// written out by hand so the page's wasm carries no serializer for it); the server reads it,
+/// with what was added on the way, as a [`PageReply`], and then reads fields, never string keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageAnswer {
+    /// The document the answer's refs belong to.
+    pub doc: String,
+    pub url: String,
+    pub title: String,
+    /// What the model reads.
+    pub text: String,
+    /// The refs the text shows (`e12`, `f3e12`).
+    pub refs: Vec<String>,
+    /// The cross-origin frame whose runtime answered (Chrome's frame id; 0: the top document).
+    #[serde(skip_serializing_if = "is_top")]
+    pub frame: u32,
+    /// The document each cross-origin frame the answer showed was on, by Chrome frame id.
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "frame_documents"
+    )]
+    pub frames: BTreeMap<u32, String>,
+    /// The URL an act set loading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaving: Option<String>,
+}
+
+/// A page tool's answer as the server receives it: the page's [`PageAnswer`], and what was added
+/// on the way — the tab (by the page's runtime), where an act's load landed (by the hub), the
+/// dialogs the call met (by [`dialog::settle`]; [`dialog::lines`] words them).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct PageReply {
+    #[serde(flatten)]
+    pub page: PageAnswer,
+    #[serde(default)]
+    pub tab: Option<TabId>,
+    #[serde(default)]
+    pub landed: Option<String>,
+    #[serde(default)]
+    pub dialogs: Option<Value>,
+}
+
+fn is_top(frame: &u32) -> bool {
+    *frame == 0
+}
+
+/// Frame ids are JSON object keys, so text: read through text, because a [`PageReply`] reads
+/// its [`PageAnswer`] flattened, and serde's flattening keeps keys as text for every field.
+fn frame_documents<'de, D: serde::Deserializer<'de>>(
+    frames: D,
+) -> Result<BTreeMap<u32, String>, D::Error> {
+    let by_text = BTreeMap::<String, String>::deserialize(frames)?;
+    by_text
+        .into_iter()
+        .map(|(frame, doc)| match frame.parse() {
+            Ok(frame) => Ok((frame, doc)),
+            Err(_) => Err(serde::de::Error::custom(format!(
+                "frame id {frame:?} is not a number"
+            ))),
+        })
+        .collect()
+}
+
+impl PageAnswer {
+    /// The answer as it travels: the same JSON as its `Serialize` makes (a test holds them
+    /// together).
+    pub fn into_value(self) -> Value {
+        let mut answer = json!({"doc": self.doc, "url": self.url, "title": self.title,
+                                "text": self.text, "refs": self.refs});
+        if self.frame != 0 {
+            answer["frame"] = self.frame.into();
+        }
+        if !self.frames.is_empty() {
+            answer["frames"] = json!(self.frames);
+        }
+        if let Some(to) = self.leaving {
+            answer["leaving"] = to.into();
+        }
+        answer
     }
 }
 
@@ -555,6 +642,43 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_page_answer_travels_as_its_serialize_says_and_reads_back_whole() {
+        let full = super::PageAnswer {
+            doc: "d".into(),
+            url: "http://a.test/".into(),
+            title: "T".into(),
+            text: "clicked e1\n".into(),
+            refs: vec!["e1".into(), "f7e2".into()],
+            frame: 7,
+            frames: [(9, "fd9".to_owned())].into_iter().collect(),
+            leaving: Some("http://a.test/next".into()),
+        };
+        for answer in [full.clone(), super::PageAnswer::default()] {
+            let value = answer.clone().into_value();
+            assert_eq!(value, serde_json::to_value(&answer).unwrap());
+            assert_eq!(
+                serde_json::from_value::<super::PageAnswer>(value).unwrap(),
+                answer
+            );
+        }
+        // With what the runtime, the hub and the dialogs added on the way.
+        let mut value = full.clone().into_value();
+        value["tab"] = 3.into();
+        value["landed"] = "http://b.test/".into();
+        value["dialogs"] = serde_json::json!([{"kind": "alert"}]);
+        let reply: super::PageReply = serde_json::from_value(value).unwrap();
+        assert_eq!(
+            reply,
+            super::PageReply {
+                page: full,
+                tab: Some(3),
+                landed: Some("http://b.test/".into()),
+                dialogs: Some(serde_json::json!([{"kind": "alert"}])),
+            }
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bridge::ErrorCode;
@@ -25,7 +25,6 @@ use sha2::{Digest, Sha256};
 
 use crate::adapters::{self, AdapterError, FileProblem, Fingerprint, LastGood, LoadedAdapters};
 use crate::cli::AdapterMatch;
-use crate::hub::Hub;
 
 /// The largest adapter document a save accepts (the largest built-in is under 10 KB).
 pub const MAX_DOCUMENT_BYTES: usize = 64 * 1024;
@@ -142,11 +141,15 @@ struct Loader {
     served: Vec<Adapter>,
 }
 
+/// Who hears of each adapter set the store serves (the hub, in `main.rs`). An event, so the store
+/// and the hub never hold each other: whoever saves gets the store from its owner, not the hub.
+pub type ServeAdapters = Box<dyn Fn(Vec<Adapter>) + Send + Sync>;
+
 /// The user adapter directory and the adapter set served from it and the others.
 pub struct AdapterStore {
     dir: PathBuf,
     loader: Mutex<Loader>,
-    hub: OnceLock<Weak<Hub>>,
+    serve_to: OnceLock<ServeAdapters>,
 }
 
 impl AdapterStore {
@@ -175,7 +178,7 @@ impl AdapterStore {
                 seen,
                 served: loaded.adapters.clone(),
             }),
-            hub: OnceLock::new(),
+            serve_to: OnceLock::new(),
         };
         Ok((store, loaded))
     }
@@ -185,11 +188,12 @@ impl AdapterStore {
         &self.dir
     }
 
-    /// From now on, every reload is served by `hub`, which hands this store to whoever saves
-    /// ([`Hub::adapter_store`]).
-    pub fn attach(self: &Arc<Self>, hub: &Arc<Hub>) {
-        let _ = self.hub.set(Arc::downgrade(hub));
-        hub.set_adapter_store(self.clone());
+    /// From now on, every adapter set this store serves (a reload, a save, a trial) goes to
+    /// `serve_to`, synchronously: a saved adapter's tools are served when the save returns.
+    pub fn serve_to(&self, serve_to: impl Fn(Vec<Adapter>) + Send + Sync + 'static) {
+        if self.serve_to.set(Box::new(serve_to)).is_err() {
+            tracing::error!("the adapter store already serves its adapters somewhere");
+        }
     }
 
     /// Every check of a save, nothing written: see [`AdapterStore::save`].
@@ -354,10 +358,8 @@ impl AdapterStore {
     }
 
     fn serve(&self, set: Vec<Adapter>) {
-        if let Some(hub) = self.hub.get().and_then(Weak::upgrade)
-            && *hub.adapters() != set
-        {
-            hub.set_adapters(set);
+        if let Some(serve_to) = self.serve_to.get() {
+            serve_to(set);
         }
     }
 

@@ -316,7 +316,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
             None => dirs.uploads(),
         })),
     }));
-    store.attach(&hub);
+    store.serve_to(hub.adapters_server());
     if args.allow_all_origins {
         tracing::warn!("--allow-all-origins: page tools act on every site without asking");
     }
@@ -338,6 +338,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
                 .clone()
                 .unwrap_or_else(|| dirs.downloads()),
         },
+        adapter_store: store.clone(),
     });
     let policy = Arc::new(auth::HandshakePolicy::new(
         &args.extension_id,
@@ -368,6 +369,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         tokio::spawn(
             recorder::Recorder {
                 hub: hub.clone(),
+                store: store.clone(),
                 grants: grants::Grants::new(dirs.grants()),
                 audit: audit::AuditLog::new(dirs.audit_log()),
                 all_origins: args.allow_all_origins,

@@ -31,8 +31,8 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::audit::{self, AuditLog};
-use crate::browser_tools::{self, PageTab, Screenshots};
-use crate::hub::{CallFiles, Hub, PageProgress, ToolsWait};
+use crate::browser_tools::{PageTab, Screenshots};
+use crate::hub::{Hub, PageProgress};
 use crate::page_tools::PageTools;
 use crate::permission::Permission;
 use crate::site_state::{self, ResourceUri, STATE_URI_TEMPLATE, TABS_URI};
@@ -47,17 +47,6 @@ const MIN_NOTICE_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How long the first `tools/list` waits for an expected browser's tools.
 const FIRST_LIST_WAIT: Duration = Duration::from_millis(1500);
-
-/// How long `browser_tabs` waits for the browser's list of every tab before it answers with
-/// the tabs with site tools only (the worker answers within milliseconds; this bounds a stuck one).
-const TAB_LIST_WAIT: Duration = Duration::from_millis(1500);
-
-/// How long `browser_open` waits for the page to register its site tools.
-const OPEN_WAIT: Duration = Duration::from_secs(10);
-
-/// How long `browser_open` waits, on a page no adapter matches, for the tools the page registered
-/// itself (WebMCP) while loading to arrive once it has loaded.
-const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
 
 const INSTRUCTIONS: &str = "Tabwire drives websites in the user's own browser. Site tools are \
 named <site>_<tool> and act on the most recently focused tab offering them (pass tab_id to \
@@ -80,6 +69,8 @@ pub struct Safeguards {
     pub audit: AuditLog,
     pub screenshots: Screenshots,
     pub downloads: crate::downloads::Downloads,
+    /// Where `site_save` saves (and so serves from).
+    pub adapter_store: Arc<crate::adapter_store::AdapterStore>,
 }
 
 /// Serves MCP on stdin/stdout until stdin closes.
@@ -144,15 +135,15 @@ async fn stdin_closed(mut closing: watch::Receiver<bool>) {
 }
 
 pub struct TabwireMcp {
-    hub: Arc<Hub>,
-    safeguards: Arc<Safeguards>,
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) safeguards: Arc<Safeguards>,
     /// Becomes true when stdin closes.
     closing: watch::Receiver<bool>,
     /// A browser connected to tabwire before: the first `tools/list` waits briefly for it.
     browser_expected: bool,
     first_list_done: AtomicBool,
     meta_tools: Vec<Tool>,
-    page_tools: PageTools,
+    pub(crate) page_tools: PageTools,
     /// The last `tools/list` answer and the tool generation it was built from.
     listed: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
     /// Resource URIs this session subscribed to with the legacy `resources/subscribe`.
@@ -196,175 +187,6 @@ impl TabwireMcp {
         tools
     }
 
-    async fn browser_open(
-        &self,
-        mut args: JsonObject,
-        report: Option<&mpsc::UnboundedSender<PageProgress>>,
-    ) -> Result<CallToolResult, WireError> {
-        let tab = take_tab_id(&mut args)?;
-        let url = match args.get("url") {
-            Some(Value::String(url)) => url.clone(),
-            _ => return Err(bad_argument("browser_open", "needs a string `url`")),
-        };
-        if !bridge::pattern::is_web_url(&url) {
-            return Err(bad_argument(
-                "browser_open",
-                &format!("{url:?} is not an http:// or https:// URL"),
-            ));
-        }
-        let since = self.hub.now();
-        // One deadline for the load and the tools, so the call never takes longer than OPEN_WAIT.
-        let deadline = Instant::now() + OPEN_WAIT;
-        let opened = self.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await?;
-        let tab = opened.tab;
-        let loaded = self.hub.adapters();
-        let code_adapters = self.hub.code_adapters_matching(&url);
-        let mut adapters: Vec<&str> = loaded
-            .iter()
-            .filter(|a| a.matches_url(&url))
-            .map(|a| a.name.as_str())
-            .chain(code_adapters.iter().map(String::as_str))
-            .collect();
-        if let Some(report) = report {
-            let _ = report.send(PageProgress {
-                message: Some(format!("tab {tab} is loading {url}")),
-                progress: None,
-                total: None,
-            });
-        }
-        if adapters.is_empty() {
-            // No adapter: only tools the page registers itself (WebMCP), which the extension saw
-            // being asked for while the page loaded. A page that did not finish loading in time
-            // (or an extension that does not say) may still have registered some already.
-            let note = match opened.loaded {
-                None => {
-                    "no adapter matches this URL, and the page had not finished loading".to_owned()
-                }
-                Some(page) if !page.runtime => {
-                    "no adapter matches this URL and the page registered no tools while loading: \
-                     the page tools (page_snapshot, page_act) work on it"
-                        .to_owned()
-                }
-                Some(_) => format!(
-                    "the page did not register its tools within {} s of loading; browser_tabs \
-                     shows them once it does",
-                    PAGE_TOOLS_WAIT.as_secs()
-                ),
-            };
-            let wait = match opened.loaded {
-                Some(page) if page.runtime => {
-                    PAGE_TOOLS_WAIT.min(deadline.saturating_duration_since(Instant::now()))
-                }
-                _ => Duration::ZERO,
-            };
-            return Ok(match self.hub.wait_for_tools(tab, &[], since, wait).await {
-                ToolsWait::Registered(tools) => {
-                    success(json!({"tab_id": tab, "url": url, "tools": tools}))
-                }
-                ToolsWait::TabClosed => tool_error(&WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed while its page loaded"),
-                )),
-                ToolsWait::TimedOut => {
-                    success(json!({"tab_id": tab, "url": url, "tools": [], "note": note}))
-                }
-            });
-        }
-        // A page an adapter serves may also register its own tools (WebMCP).
-        adapters.push(bridge::webmcp::ADAPTER);
-        Ok(
-            match self
-                .hub
-                .wait_for_tools(
-                    tab,
-                    &adapters,
-                    since,
-                    deadline.saturating_duration_since(Instant::now()),
-                )
-                .await
-            {
-                ToolsWait::Registered(tools) => {
-                    success(json!({"tab_id": tab, "url": url, "tools": tools}))
-                }
-                ToolsWait::TabClosed => tool_error(&WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed before its page registered its tools"),
-                )),
-                ToolsWait::TimedOut => success(json!({
-                    "tab_id": tab, "url": url, "tools": [],
-                    "note": format!("the page did not register its site tools within {} s; \
-                        browser_tabs shows them once it does", OPEN_WAIT.as_secs()),
-                })),
-            },
-        )
-    }
-
-    /// A page tool's call: its ref routed to its tab and document, the tab's origin passed through
-    /// the permission gate, then the page.
-    async fn page_tool(
-        &self,
-        name: &str,
-        mut args: JsonObject,
-        peer: &rmcp::Peer<RoleServer>,
-        target: &mut Option<PageTab>,
-    ) -> Result<CallToolResult, WireError> {
-        let tab = take_tab_id(&mut args)?;
-        let call = self.page_tools.prepare(name, args, tab)?;
-        let page = browser_tools::resolve_tab(&self.hub, call.tab).await?;
-        *target = Some(page.clone());
-        let allowed = self
-            .safeguards
-            .permission
-            .authorize(peer, &page.origin, crate::grants::Need::PageTools)
-            .await?;
-        let result = match self
-            .hub
-            .page_op(
-                name,
-                call.args,
-                Some(page.tab),
-                call.doc,
-                Some(page.origin.clone()),
-                allowed.trusted_input,
-                CallFiles::Named(call.files),
-            )
-            .await
-        {
-            Err(error) if error.code == ErrorCode::NoEffect => {
-                let permission = &self.safeguards.permission;
-                return Err(permission
-                    .offer_trusted_input(peer, &page.origin, error)
-                    .await);
-            }
-            other => other?,
-        };
-        let answer = self.page_tools.answer(result);
-        let mut result = CallToolResult::structured(answer.structured);
-        result.content = vec![ContentBlock::text(answer.text)];
-        Ok(result)
-    }
-
-    async fn site_call(
-        &self,
-        mut args: JsonObject,
-        report: Option<mpsc::UnboundedSender<PageProgress>>,
-        peer: &rmcp::Peer<RoleServer>,
-    ) -> Result<CallToolResult, WireError> {
-        let tab = take_tab_id(&mut args)?;
-        let tool = match args.remove("tool") {
-            Some(Value::String(tool)) => tool,
-            _ => return Err(bad_argument("site_call", "needs a string `tool`")),
-        };
-        let tool_args = match args.remove("args") {
-            None | Some(Value::Null) => JsonObject::new(),
-            Some(Value::Object(tool_args)) => tool_args,
-            Some(_) => return Err(bad_argument("site_call", "`args` must be an object")),
-        };
-        let spec = self.hub.tool(&tool)?;
-        self.call_site_tool(&spec, tool_args, tab, report, peer)
-            .await
-    }
-
     /// Calls site tool `spec` with `args`, once they fit its schema (and, for a tool the model
     /// saved or recorded, once its tab's origin passed the page tools' gate).
     async fn call_site_tool(
@@ -392,29 +214,6 @@ impl TabwireMcp {
         Ok(result)
     }
 
-    async fn site_state(&self, mut args: JsonObject) -> Result<CallToolResult, WireError> {
-        let tab = take_tab_id(&mut args)?;
-        let force_refresh = match args.get("force_refresh") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(force)) => *force,
-            Some(_) => {
-                return Err(bad_argument(
-                    "site_state",
-                    "`force_refresh` must be a boolean",
-                ));
-            }
-        };
-        let Some(tab) = tab.or_else(|| self.hub.default_state_tab()) else {
-            return Err(WireError::new(
-                ErrorCode::NoSuchTab,
-                "no tab has site tools or state; open a site with browser_open",
-            ));
-        };
-        Ok(success(
-            site_state::site_state(&self.hub, tab, force_refresh).await?,
-        ))
-    }
-
     /// A call made while the browser is probably connecting (within the connect window after the
     /// server started or the extension's probe reached the port) waits for it, bounded, instead
     /// of answering NOT_CONNECTED.
@@ -432,36 +231,6 @@ impl TabwireMcp {
         }
     }
 
-    /// `browser_tabs`: whether a browser is connected (and how many), every http(s) tab with its
-    /// site tools and whether page tools are allowed on its origin (only the tabs with tools when
-    /// the browser cannot list them), and when there is nothing to use, a note saying why and
-    /// what the user should do.
-    async fn browser_tabs(&self) -> Value {
-        let browsers = self.hub.browsers().len();
-        let tabs = self.hub.tabs();
-        let mut answer = json!({"connected": browsers > 0, "browsers": browsers, "tabs": tabs});
-        if browsers > 0 {
-            let all = browser_tools::all_tabs(&self.hub, &self.safeguards.permission);
-            match tokio::time::timeout(TAB_LIST_WAIT, all).await {
-                Ok(Ok(Value::Object(all))) => {
-                    answer.as_object_mut().expect("an object").extend(all)
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => tracing::debug!(error = %e, "the browser could not list its tabs"),
-                Err(_) => tracing::debug!("the browser did not list its tabs in time"),
-            }
-        }
-        if browsers == 0 {
-            answer["note"] = Value::from(self.hub.not_connected_error().message);
-        } else if answer["tabs"].as_array().is_some_and(Vec::is_empty) {
-            answer["note"] = Value::from(
-                "a browser is connected but no open tab offers tools: open a site with \
-                 browser_open (one an adapter covers, or a page with WebMCP tools)",
-            );
-        }
-        answer
-    }
-
     /// Runs one tools/call; progress reports go to `report`. Calling a tool that does not exist
     /// is protocol misuse (a JSON-RPC error); every other failure, arguments that do not fit the
     /// tool's schema included, is a tool failure the model reads (SEP-1303), with its code.
@@ -473,65 +242,35 @@ impl TabwireMcp {
         report: Option<mpsc::UnboundedSender<PageProgress>>,
         peer: &rmcp::Peer<RoleServer>,
         target: &mut Option<PageTab>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<Result<CallToolResult, Failure>, ErrorData> {
         self.wait_for_connecting_browser().await;
-        let outcome = match name {
-            "browser_tabs" => Ok(success(self.browser_tabs().await)),
-            "browser_open" => self.browser_open(args, report.as_ref()).await,
-            "site_call" => self.site_call(args, report, peer).await,
-            "site_state" => self.site_state(args).await,
-            save::NAME => {
-                let permission = &self.safeguards.permission;
-                save::site_save(&self.hub, permission, peer, args, target).await
-            }
-            "browser_tab" => browser_tools::browser_tab(&self.hub, &args)
-                .await
-                .map(success),
-            "page_screenshot" => {
-                let guards = &self.safeguards;
-                let screenshots = &guards.screenshots;
-                browser_tools::page_screenshot(
-                    &self.hub,
-                    &guards.permission,
+        let outcome = match table::find(name) {
+            Some(tool) => {
+                let request = table::Request {
+                    args,
                     peer,
-                    screenshots,
-                    &self.page_tools,
-                    &args,
+                    report,
                     target,
-                )
-                .await
+                };
+                tool.call(self, request).await
             }
-            "browser_downloads" => {
-                let guards = &self.safeguards;
-                browser_tools::browser_downloads(
-                    &self.hub,
-                    &guards.permission,
-                    peer,
-                    &guards.downloads,
-                    &args,
-                    target,
-                )
-                .await
-                .map(success)
-            }
-            name if bridge::page_ops::is_page_tool(name) => {
-                self.page_tool(name, args, peer, target).await
-            }
-            name => {
+            None => {
                 let spec = self
                     .hub
                     .tool(name)
                     .map_err(|e| ErrorData::invalid_params(e.message, None))?;
-                match take_tab_id(&mut args) {
+                match dispatch::take_tab_id(&mut args) {
                     Ok(tab) => {
                         *target = self.site_tool_target(name, tab);
-                        self.call_site_tool(&spec, args, tab, report, peer).await
+                        self.call_site_tool(&spec, args, tab, report, peer)
+                            .await
+                            .map_err(Failure::from)
                     }
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.into()),
                 }
             }
         };
-        Ok(outcome.unwrap_or_else(|e| tool_error(&e)))
+        Ok(outcome)
     }
 
     /// The per-origin gate of a learned adapter's tool (issue 26): a tool of an adapter the model
@@ -543,10 +282,7 @@ impl TabwireMcp {
         tab: Option<TabId>,
         peer: &rmcp::Peer<RoleServer>,
     ) -> Result<(), WireError> {
-        let learned = self
-            .hub
-            .adapter_store()
-            .is_some_and(|store| store.is_learned(&spec.adapter));
+        let learned = self.safeguards.adapter_store.is_learned(&spec.adapter);
         if !learned {
             return Ok(());
         }
@@ -595,17 +331,12 @@ impl TabwireMcp {
         peer: &rmcp::Peer<RoleServer>,
         tool: &str,
         target: Option<PageTab>,
-        outcome: &Result<CallToolResult, ErrorData>,
+        outcome: &Result<Result<CallToolResult, Failure>, ErrorData>,
         started: Instant,
     ) {
         let outcome = match outcome {
-            Ok(result) if result.is_error == Some(true) => result
-                .structured_content
-                .as_ref()
-                .and_then(|s| s["error"]["code"].as_str())
-                .unwrap_or("ERROR")
-                .to_owned(),
-            Ok(_) => "ok".to_owned(),
+            Ok(Ok(_)) => "ok".to_owned(),
+            Ok(Err(failure)) => failure.error.code.as_str().to_owned(),
             Err(e) => format!("JSON-RPC {}", e.code.0),
         };
         let client = peer
@@ -852,7 +583,7 @@ impl ServerHandler for TabwireMcp {
             }
         };
         self.audit(&context.peer, &request.name, target, &outcome, started);
-        outcome.map(Into::into)
+        outcome.map(|answer| answer.unwrap_or_else(Failure::into_result).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -989,19 +720,6 @@ fn unknown_resource(uri: &str) -> ErrorData {
     )
 }
 
-/// Removes and checks the optional `tab_id` argument.
-fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, WireError> {
-    match args.remove("tab_id") {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
-            WireError::new(
-                ErrorCode::InvalidArgs,
-                format!("argument \"tab_id\" must be a non-negative integer, got {value}"),
-            )
-        }),
-    }
-}
-
 /// An adapter step's missing element, told as the locator that no longer matches and that page
 /// tools still work there ([`bridge::step_failure`]); a page's own (WebMCP) tools get no hint.
 fn with_locator_hint(spec: &ToolSpec, mut error: WireError) -> WireError {
@@ -1031,12 +749,44 @@ pub(crate) fn success(value: Value) -> CallToolResult {
     result
 }
 
-/// A tool that failed: text `"<CODE>: <message>"`, structured `{"error": {code, message}}`,
-/// with `"effect": "maybe"` when the action may have been performed.
-fn tool_error(error: &WireError) -> CallToolResult {
-    let mut result = CallToolResult::structured_error(json!({"error": error}));
-    result.content = vec![ContentBlock::text(error.to_string())];
-    result
+/// A tool call that failed: its error, and what else its structured content says (a refused
+/// save's kind, a dry run's results). The audit log reads its code from here.
+pub(crate) struct Failure {
+    pub error: WireError,
+    details: JsonObject,
+}
+
+impl From<WireError> for Failure {
+    fn from(error: WireError) -> Failure {
+        Failure {
+            error,
+            details: JsonObject::new(),
+        }
+    }
+}
+
+impl Failure {
+    /// `error`, with `details` (an object) beside it in the structured content.
+    pub fn with(error: WireError, details: Value) -> Failure {
+        Failure {
+            error,
+            details: match details {
+                Value::Object(details) => details,
+                _ => JsonObject::new(),
+            },
+        }
+    }
+
+    /// Text `"<CODE>: <message>"`, structured `{"error": {code, message}, ...details}`, with
+    /// `"effect": "maybe"` when the action may have been performed.
+    fn into_result(self) -> CallToolResult {
+        let mut structured = JsonObject::new();
+        structured.insert("error".into(), json!(self.error));
+        structured.extend(self.details);
+        let mut result = CallToolResult::structured_error(Value::Object(structured));
+        result.content = vec![ContentBlock::text(self.error.to_string())];
+        result
+    }
 }
 
 pub(crate) fn object(value: Value) -> Arc<JsonObject> {
@@ -1046,10 +796,15 @@ pub(crate) fn object(value: Value) -> Arc<JsonObject> {
     }
 }
 
-mod listing;
+mod dispatch;
+pub(crate) mod listing;
+mod meta;
+mod page;
 mod save;
+mod table;
 
 pub use listing::meta_tool_summaries;
 use listing::{meta_tools, site_tool};
+pub(crate) use table::{Call, Needs, ServerTool};
 #[cfg(test)]
 mod tests;

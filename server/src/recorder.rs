@@ -22,6 +22,8 @@ use crate::hub::{Hub, RecordingRequest};
 
 pub struct Recorder {
     pub hub: Arc<Hub>,
+    /// Where recordings are saved (and so served from).
+    pub store: Arc<AdapterStore>,
     pub grants: Grants,
     pub audit: AuditLog,
     pub all_origins: bool,
@@ -95,12 +97,7 @@ impl Recorder {
                 format!("page tools are not allowed on {origin}: allow the site, then save again"),
             ));
         }
-        let store = self.hub.adapter_store().ok_or_else(|| {
-            WireError::new(
-                ErrorCode::Internal,
-                "this tabwire has no adapter directory to save into",
-            )
-        })?;
+        let store = &self.store;
         if bridge::origin::text_of(&request.start_url).as_deref() != Some(origin.as_str()) {
             return Err(WireError::new(
                 ErrorCode::InvalidArgs,
@@ -204,7 +201,7 @@ mod tests {
         let adapters = dir.path().join("adapters");
         let audit = AuditLog::new(dir.path().join("audit.jsonl"));
         let store = Arc::new(AdapterStore::open(adapters.clone(), &[], &[]).unwrap().0);
-        store.attach(&hub);
+        store.serve_to(hub.adapters_server());
         let grants = Grants::new(dir.path().join("grants.json"));
         if allowed {
             grants.allow(ORIGIN, Need::PageTools).unwrap();
@@ -213,6 +210,7 @@ mod tests {
             _dir: dir,
             recorder: Recorder {
                 hub,
+                store,
                 grants,
                 audit,
                 all_origins: false,
@@ -269,7 +267,7 @@ mod tests {
             format!("{ORIGIN}/sign-in")
         );
         // Loaded at once: the hub serves it.
-        let store = s.recorder.hub.adapter_store().unwrap();
+        let store = &s.recorder.store;
         assert!(store.check(&saved.to_string(), ORIGIN, false).is_ok());
     }
 

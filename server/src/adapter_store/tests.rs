@@ -240,8 +240,7 @@ fn a_trial_is_served_until_it_ends() {
         uploads: None,
     }));
     let store = Arc::new(store);
-    store.attach(&hub);
-    assert!(hub.adapter_store().is_some());
+    store.serve_to(hub.adapters_server());
     store.start_trial(&checked.adapter);
     assert!(hub.adapters().iter().any(|a| a.name == "mynotes"));
     store.end_trial();

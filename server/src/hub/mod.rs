@@ -14,7 +14,7 @@
 //! - [`tabs`]: tab ranking and which tab a call goes to;
 //! - [`text`]: what a person is told when something is not there or did not work.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bridge::adapter::Adapter;
@@ -44,8 +44,6 @@ pub(crate) use vetting::RESERVED_TOOL_NAMES;
 
 use pending::{Answer, Started, Waiter};
 use registry::{Changes, Registry};
-
-use crate::adapter_store::AdapterStore;
 
 /// A call's timeout restarts on progress, but the call never runs longer than this many
 /// timeouts in all.
@@ -161,8 +159,6 @@ pub struct Hub {
     grant_requests: Inbox<GrantRequest>,
     /// The popup's recordings to save, for the recorder.
     recording_requests: Inbox<RecordingRequest>,
-    /// Where adapters are saved and reloaded from (set once by [`AdapterStore::attach`]).
-    adapter_store: OnceLock<Arc<AdapterStore>>,
     uploads: Option<crate::uploads::Uploads>,
 }
 
@@ -181,18 +177,8 @@ impl Hub {
             tabs_generation: watch::Sender::new(0),
             state_changes: broadcast::Sender::new(256),
             grants: config.grants,
-            adapter_store: OnceLock::new(),
             uploads: config.uploads,
         }
-    }
-
-    /// The user adapter store, once attached: where the save tool and the recorder save.
-    pub fn adapter_store(&self) -> Option<&Arc<AdapterStore>> {
-        self.adapter_store.get()
-    }
-
-    pub(crate) fn set_adapter_store(&self, store: Arc<AdapterStore>) {
-        let _ = self.adapter_store.set(store);
     }
 
     /// A call's files, read before it starts: a name that breaks a rule fails the call with
@@ -275,6 +261,19 @@ impl Hub {
     /// whose tabs then announce their tools again (which moves the tool generation).
     pub fn set_adapters(&self, adapters: Vec<Adapter>) {
         self.registry().set_adapters(adapters);
+    }
+
+    /// What an adapter store serves to (`AdapterStore::serve_to`): each set it serves replaces
+    /// this hub's, unless equal. It holds the hub weakly, and the hub never the store.
+    pub fn adapters_server(self: &Arc<Self>) -> impl Fn(Vec<Adapter>) + Send + Sync + 'static {
+        let hub = Arc::downgrade(self);
+        move |set| {
+            if let Some(hub) = hub.upgrade()
+                && *hub.adapters() != set
+            {
+                hub.set_adapters(set);
+            }
+        }
     }
 
     pub fn set_link(&self, link: Link) {

@@ -1,4 +1,4 @@
-//! What `tools/list` shows: the meta-tools (browser tools and page tools, specs from `bridge`),
+//! What `tools/list` shows: the server's tools (from their table; page tools' specs from `bridge`),
 //! and the MCP tool each site tool becomes (its schema with `tab_id`, its title, its hints, and the
 //! untrusted-content mark).
 
@@ -7,9 +7,6 @@ use std::sync::Arc;
 use bridge::protocol::ToolSpec;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-
-use super::{object, save};
-use crate::browser_tools;
 
 const PAGE_TAB_ID_DESCRIPTION: &str = "default: the ref's tab, else the focused one";
 
@@ -33,105 +30,51 @@ pub fn meta_tool_summaries() -> Vec<(String, String)> {
         .collect()
 }
 
+/// A server tool as `tools/list` shows it.
+pub(crate) fn listed(
+    (name, title): (&'static str, &'static str),
+    description: &'static str,
+    schema: Value,
+    hints: ToolAnnotations,
+) -> Tool {
+    Tool::new(name, description, super::object(schema))
+        .with_title(title)
+        .with_annotations(hints)
+}
+
+/// The hints of a tool that says all three: whether it only reads, whether it may destroy, and
+/// whether it reaches outside (the web).
+pub(crate) fn hints(read_only: bool, destructive: bool, open_world: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(destructive)
+        .open_world(open_world)
+}
+
+/// The server's tools, in the table's order ([`super::table::TOOLS`]).
 pub(super) fn meta_tools() -> Vec<Tool> {
-    let mut tools = browser_tools();
-    tools.extend(page_tools());
-    tools
+    super::table::TOOLS.iter().map(|tool| tool.spec()).collect()
 }
 
-/// The page tools ([`bridge::page_ops`]): any page, no adapter.
-fn page_tools() -> Vec<Tool> {
-    bridge::page_ops::specs()
-        .into_iter()
-        .map(|spec| {
-            let mut schema = match spec.input_schema {
-                Value::Object(map) => map,
-                _ => JsonObject::new(),
-            };
-            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-                properties.insert(
-                    "tab_id".into(),
-                    json!({"type": "integer", "minimum": 0, "description": PAGE_TAB_ID_DESCRIPTION}),
-                );
-            }
-            let hints = match spec.read_only {
-                true => ToolAnnotations::new().read_only(true).destructive(false),
-                false => ToolAnnotations::new().read_only(false).destructive(true),
-            };
-            Tool::new(spec.name, spec.description, Arc::new(schema))
-                .with_title(spec.title)
-                .with_annotations(hints.open_world(true))
-        })
-        .collect()
-}
-
-fn browser_tools() -> Vec<Tool> {
-    let read_only = ToolAnnotations::new().read_only(true).destructive(false);
-    let mut tools = vec![
-        Tool::new(
-            "browser_tabs",
-            "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
-             whether page tools are allowed on its origin. When nothing can be used, a note says \
-             why and what the user should do.",
-            object(json!({"type": "object", "properties": {}})),
-        )
-        .with_title("Browser tabs")
-        .with_annotations(read_only.clone().idempotent(true)),
-        Tool::new(
-            "browser_open",
-            "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
-             are ready. Returns the tab id and its tools.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "An http(s) URL"},
-                    "tab_id": {"type": "integer", "minimum": 0,
-                               "description": "Navigate this tab instead of opening a new one"},
-                },
-                "required": ["url"],
-            })),
-        )
-        .with_title("Open a page")
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .open_world(true),
-        ),
-        Tool::new(
-            "site_call",
-            "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
-             tool list does not show yet.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "tool": {"type": "string", "description": "e.g. todomvc_add_todo"},
-                    "args": {"type": "object", "description": "The tool's arguments"},
-                    "tab_id": tab_id_property(),
-                },
-                "required": ["tool"],
-            })),
-        )
-        .with_title("Call a site tool")
-        .with_annotations(ToolAnnotations::new().open_world(true)),
-        Tool::new(
-            "site_state",
-            "Read a tab's site state: cached (with its age) by default, fresh from the page \
-             with force_refresh.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": tab_id_property(),
-                    "force_refresh": {"type": "boolean", "description": "Ask the page now"},
-                },
-            })),
-        )
-        .with_title("Site state")
-        .with_annotations(read_only.idempotent(true)),
-        save::tool(),
-    ];
-    tools.extend(browser_tools::tools());
-    tools
+/// A page tool ([`bridge::page_ops`]: any page, no adapter) as `tools/list` shows it.
+pub(super) fn page_tool(spec: bridge::page_ops::PageToolSpec) -> Tool {
+    let mut schema = match spec.input_schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "tab_id".into(),
+            json!({"type": "integer", "minimum": 0, "description": PAGE_TAB_ID_DESCRIPTION}),
+        );
+    }
+    let hints = match spec.read_only {
+        true => ToolAnnotations::new().read_only(true).destructive(false),
+        false => ToolAnnotations::new().read_only(false).destructive(true),
+    };
+    Tool::new(spec.name, spec.description, Arc::new(schema))
+        .with_title(spec.title)
+        .with_annotations(hints.open_world(true))
 }
 
 /// The MCP tool for a tool a page registered: its schema plus an optional `tab_id`.

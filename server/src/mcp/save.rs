@@ -4,94 +4,118 @@
 //! read-only tools run once in the tab (their results are the dry run's answer), then written and
 //! served for good, its tools callable at once.
 
-use bridge::{ErrorCode, WireError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
-use rmcp::{Peer, RoleServer};
+use bridge::{ErrorCode, TabId, WireError};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Value, json};
 
-use crate::adapter_store::SaveRefusal;
-use crate::browser_tools::{self, PageTab};
+use super::TabwireMcp;
+use super::table::{Call, Needs, ServerTool};
+use crate::adapter_store::{AdapterStore, SaveRefusal};
+use crate::browser_tools::PageTab;
 use crate::health;
 use crate::hub::Hub;
-use crate::mcp::{object, success};
-use crate::permission::{Need, Permission};
+use crate::mcp::listing::{hints, listed};
+use crate::mcp::{Failure, success};
 
 pub const NAME: &str = "site_save";
 
-pub fn tool() -> Tool {
-    Tool::new(
-        NAME,
-        "Save an adapter for the tab's site: checked (errors located), its read-only tools \
-         tried in the tab, then saved and loaded.",
-        object(json!({
-            "type": "object",
-            "properties": {
-                "adapter": {"type": ["object", "string"]},
-                "tab_id": {"type": "integer", "minimum": 0, "description": "default: the focused tab"},
-                "overwrite": {"type": "boolean", "description": "Replace a hand-written file"},
-                "dry_run": {"type": "boolean"},
-            },
-            "required": ["adapter"],
-        })),
-    )
-    .with_title("Save a site adapter")
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(false)
-            .destructive(false)
-            .open_world(true),
-    )
+/// `site_save`: the model saves an adapter for the tab's site.
+pub(crate) struct SiteSave;
+
+/// `site_save`'s arguments.
+pub(crate) struct SaveArgs {
+    /// The adapter document as JSON text.
+    text: String,
+    /// It came as an object (so its problems are located by path alone).
+    as_object: bool,
+    overwrite: bool,
+    dry_run: bool,
 }
 
-/// `site_save`'s call. `target` learns the tab (for the audit log).
-pub async fn site_save(
-    hub: &Hub,
-    permission: &Permission,
-    peer: &Peer<RoleServer>,
-    mut args: JsonObject,
-    target: &mut Option<PageTab>,
-) -> Result<CallToolResult, WireError> {
-    let tab = super::take_tab_id(&mut args)?;
-    // An object's key order is gone by now (and so the lines the model would count): its
-    // problems are located by path alone.
-    let (text, as_object) = match args.remove("adapter") {
-        Some(Value::String(text)) => (text, false),
-        Some(document @ Value::Object(_)) => (
-            serde_json::to_string_pretty(&document)
-                .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
-            true,
-        ),
-        _ => {
-            return Err(super::bad_argument(
+impl ServerTool for SiteSave {
+    const NAME: &'static str = NAME;
+    const NEEDS: Needs = Needs::AllowedPage;
+    type Args = SaveArgs;
+
+    fn spec() -> Tool {
+        listed(
+            (Self::NAME, "Save a site adapter"),
+            "Save an adapter for the tab's site: checked (errors located), its read-only tools \
+             tried in the tab, then saved and loaded.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "adapter": {"type": ["object", "string"]},
+                    "tab_id": {"type": "integer", "minimum": 0, "description": "default: the focused tab"},
+                    "overwrite": {"type": "boolean", "description": "Replace a hand-written file"},
+                    "dry_run": {"type": "boolean"},
+                },
+                "required": ["adapter"],
+            }),
+            hints(false, false, true),
+        )
+    }
+
+    fn read(
+        _: &TabwireMcp,
+        mut args: JsonObject,
+        _: &mut Option<TabId>,
+    ) -> Result<SaveArgs, WireError> {
+        // An object's key order is gone by now (and so the lines the model would count): its
+        // problems are located by path alone.
+        let (text, as_object) = match args.remove("adapter") {
+            Some(Value::String(text)) => (text, false),
+            Some(document @ Value::Object(_)) => (
+                serde_json::to_string_pretty(&document)
+                    .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
+                true,
+            ),
+            _ => {
+                return Err(super::bad_argument(
+                    NAME,
+                    "needs `adapter`: the adapter document, as an object or as JSON text",
+                ));
+            }
+        };
+        let flag = |args: &JsonObject, name: &str| match args.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(on)) => Ok(*on),
+            Some(_) => Err(super::bad_argument(
                 NAME,
-                "needs `adapter`: the adapter document, as an object or as JSON text",
-            ));
-        }
-    };
-    let flag = |args: &JsonObject, name: &str| match args.get(name) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(on)) => Ok(*on),
-        Some(_) => Err(super::bad_argument(
-            NAME,
-            &format!("`{name}` must be a boolean"),
-        )),
-    };
-    let overwrite = flag(&args, "overwrite")?;
-    let dry_run = flag(&args, "dry_run")?;
-    let Some(store) = hub.adapter_store().cloned() else {
-        return Err(WireError::new(
-            ErrorCode::Internal,
-            "this tabwire has no user adapter directory",
-        ));
-    };
-    let page = browser_tools::resolve_tab(hub, tab).await?;
-    *target = Some(page.clone());
-    permission
-        .authorize(peer, &page.origin, Need::PageTools)
-        .await?;
+                &format!("`{name}` must be a boolean"),
+            )),
+        };
+        Ok(SaveArgs {
+            text,
+            as_object,
+            overwrite: flag(&args, "overwrite")?,
+            dry_run: flag(&args, "dry_run")?,
+        })
+    }
+
+    async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
+        let store = &mcp.safeguards.adapter_store;
+        let page = call.page().clone();
+        site_save(&mcp.hub, store, &page, call.args).await
+    }
+}
+
+/// Saves (or with `dry_run`, only tries) the adapter for `page`, whose origin the gate allowed.
+async fn site_save(
+    hub: &Hub,
+    store: &AdapterStore,
+    page: &PageTab,
+    args: SaveArgs,
+) -> Result<CallToolResult, Failure> {
+    let SaveArgs {
+        text,
+        as_object,
+        overwrite,
+        dry_run,
+    } = args;
     let checked = match store.check(&text, &page.origin, overwrite) {
         Ok(checked) => checked,
-        Err(refusal) => return Ok(refused(refusal, as_object)),
+        Err(refusal) => return Err(refused(refusal, as_object)),
     };
     let since = hub.now();
     store.start_trial(&checked.adapter);
@@ -100,7 +124,7 @@ pub async fn site_save(
         Err(mut error) => {
             store.end_trial();
             error.message = format!("not saved: {}", error.message);
-            return Err(error);
+            return Err(error.into());
         }
     };
     let results: Vec<Value> = runs.iter().map(health::ToolRun::to_json).collect();
@@ -113,7 +137,7 @@ pub async fn site_save(
                 page.tab, failed.message
             ),
         );
-        return Ok(failure(&error, json!({"results": results})));
+        return Err(Failure::with(error, json!({"results": results})));
     }
     let tools: Vec<String> = checked.adapter.tool_names().collect();
     let name = checked.adapter.name.clone();
@@ -130,7 +154,7 @@ pub async fn site_save(
         Ok(saved) => saved,
         Err(refusal) => {
             store.end_trial();
-            return Ok(refused(refusal, as_object));
+            return Err(refused(refusal, as_object));
         }
     };
     let mut answer = json!({
@@ -144,22 +168,12 @@ pub async fn site_save(
 
 /// A refused save: the text says why (every validation problem on its line), the structured
 /// content adds the refusal's kind.
-fn refused(mut refusal: SaveRefusal, as_object: bool) -> CallToolResult {
+fn refused(mut refusal: SaveRefusal, as_object: bool) -> Failure {
     if let (SaveRefusal::Invalid(problems), true) = (&mut refusal, as_object) {
         for found in problems {
             (found.problem.line, found.problem.column) = (None, None);
         }
     }
     let error = WireError::new(refusal.code(), format!("not saved: {refusal}"));
-    failure(&error, json!({"refusal": refusal.kind()}))
-}
-
-fn failure(error: &WireError, extra: Value) -> CallToolResult {
-    let mut structured = json!({"error": error});
-    if let (Value::Object(all), Value::Object(extra)) = (&mut structured, extra) {
-        all.extend(extra);
-    }
-    let mut result = CallToolResult::structured_error(structured);
-    result.content = vec![ContentBlock::text(error.to_string())];
-    result
+    Failure::with(error, json!({"refusal": refusal.kind()}))
 }

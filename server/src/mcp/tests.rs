@@ -62,7 +62,7 @@ fn results_are_objects_with_compact_text() {
 
 #[test]
 fn tool_errors_carry_the_code() {
-    let result = tool_error(&WireError::new(ErrorCode::NoSuchTab, "no tab 9"));
+    let result = Failure::from(WireError::new(ErrorCode::NoSuchTab, "no tab 9")).into_result();
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         result.content[0].as_text().unwrap().text,
@@ -154,10 +154,75 @@ fn site_tools_carry_the_adapters_output_schema() {
 #[test]
 fn tab_id_must_be_a_non_negative_integer() {
     let mut args = json!({"tab_id": 4, "x": 1}).as_object().unwrap().clone();
-    assert_eq!(take_tab_id(&mut args).unwrap(), Some(4));
+    assert_eq!(dispatch::take_tab_id(&mut args).unwrap(), Some(4));
     assert!(!args.contains_key("tab_id"));
     for bad in [json!(-1), json!("4"), json!(1.5)] {
         let mut args = json!({"tab_id": bad}).as_object().unwrap().clone();
-        assert!(take_tab_id(&mut args).is_err());
+        assert!(dispatch::take_tab_id(&mut args).is_err());
     }
+}
+
+/// The meta-tools as `tools/list` shows them, byte for byte as they were listed before they
+/// became one table (issue 27): a change to a name, schema, title or hint shows here, and is
+/// either a mistake or said (and the file regenerated with `TABWIRE_BLESS=1`).
+#[test]
+fn the_meta_tools_are_listed_byte_for_byte_as_before() {
+    let listed = serde_json::to_string_pretty(&meta_tools()).unwrap() + "\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/mcp/meta_tools.json");
+    if std::env::var_os("TABWIRE_BLESS").is_some() {
+        std::fs::write(path, &listed).unwrap();
+    }
+    assert_eq!(listed, std::fs::read_to_string(path).unwrap());
+}
+
+/// README's tool names cannot drift: every `browser_*`, `site_*` and `page_*` name it mentions is
+/// a tool `tools/list` shows, it mentions each of them, and its counts ("Eight meta-tools",
+/// "Five page tools") are the table's.
+#[test]
+fn the_readme_names_exactly_the_tools_listed() {
+    let readme = include_str!("../../../README.md");
+    let listed: std::collections::BTreeSet<String> =
+        meta_tools().iter().map(|t| t.name.to_string()).collect();
+    let mut mentioned = std::collections::BTreeSet::new();
+    // Every `name` in backquotes, wherever it is (code fences included).
+    let mut rest = readme;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        let len = after
+            .bytes()
+            .take_while(|b| b.is_ascii_lowercase() || *b == b'_')
+            .count();
+        let name = &after[..len];
+        if after[len..].starts_with('`')
+            && ["browser_", "site_", "page_"]
+                .iter()
+                .any(|p| name.starts_with(p))
+        {
+            mentioned.insert(name.to_owned());
+        }
+        rest = after;
+    }
+    assert_eq!(
+        mentioned, listed,
+        "README.md's tool names and tools/list differ"
+    );
+    let pages = bridge::page_ops::PAGE_TOOLS.len();
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    let said = |count: usize, after: &str| {
+        let word = words[count];
+        let mut capital = word[..1].to_uppercase();
+        capital.push_str(&word[1..]);
+        readme.contains(&format!("{capital} {after}"))
+    };
+    assert!(
+        said(listed.len() - pages, "meta-tools are always there"),
+        "the meta-tool count"
+    );
+    assert!(
+        said(pages, "page tools work on every"),
+        "the page tool count"
+    );
 }

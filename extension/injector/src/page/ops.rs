@@ -6,9 +6,11 @@ use std::cell::{Cell, RefCell};
 
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
-use bridge::page_ops::{Action, FindBy, LineMatch, PageOp, Ref, Target, WaitFor, ref_name};
+use bridge::page_ops::{
+    Action, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, WaitFor, ref_name,
+};
 use bridge::{ErrorCode, WireError};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::frames::{self, FrameDocs};
 use super::profile::Phases;
@@ -106,18 +108,17 @@ pub async fn run<D: PageDom>(
         let refs = refs.borrow();
         (refs.doc.clone(), refs.frame)
     };
-    let shown: Vec<String> = shown.into_iter().map(ref_name).collect();
-    let mut answer = json!({"doc": doc, "url": url, "title": title, "text": text, "refs": shown});
-    if frame != 0 {
-        answer["frame"] = frame.into();
+    Ok(PageAnswer {
+        doc,
+        url,
+        title,
+        text,
+        refs: shown.into_iter().map(ref_name).collect(),
+        frame,
+        frames: frame_docs,
+        leaving,
     }
-    if !frame_docs.is_empty() {
-        answer["frames"] = json!(frame_docs);
-    }
-    if let Some(to) = leaving {
-        answer["leaving"] = to.into();
-    }
-    Ok(answer)
+    .into_value())
 }
 
 /// Refuses ref `r` of document `doc` (when the server knows it) when this runtime shows another.

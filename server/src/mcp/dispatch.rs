@@ -1,0 +1,92 @@
+//! The one way a server tool ([`super::table`]) is run: `tab_id` read once (absent and `null`
+//! alike mean "not given", for every tool, site tools included), the tool's arguments read, what
+//! it needs provided — the tab it names, or the page it acts on resolved and passed through the
+//! permission gate (the one place the gate is called, with the offer of trusted input after an
+//! action that had no effect) — the audit target learnt, then its handler.
+
+use bridge::{ErrorCode, TabId, WireError};
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::Value;
+
+use super::table::{Call, Needs, Request, ServerTool};
+use super::{Failure, TabwireMcp};
+use crate::browser_tools;
+use crate::grants::Need;
+
+/// Runs one call of tool `T`; `target` learns the tab and origin it acts on, for the audit log
+/// (also when the gate refuses it).
+pub(super) async fn run<T: ServerTool>(
+    mcp: &TabwireMcp,
+    request: Request<'_>,
+) -> Result<CallToolResult, Failure> {
+    let Request {
+        mut args,
+        peer,
+        report,
+        target,
+    } = request;
+    let mut tab = take_tab_id(&mut args)?;
+    let args = T::read(mcp, args, &mut tab)?;
+    let (page, trusted_input) = match T::NEEDS {
+        Needs::Nothing => {
+            *target = T::audited(mcp, &args, tab);
+            (None, false)
+        }
+        Needs::NamedTab => {
+            if tab.is_none() {
+                return Err(WireError::new(
+                    ErrorCode::InvalidArgs,
+                    format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
+                )
+                .into());
+            }
+            *target = T::audited(mcp, &args, tab);
+            (None, false)
+        }
+        Needs::AllowedPage | Needs::AllowedPageTrustedInput => {
+            let page = browser_tools::resolve_tab(&mcp.hub, tab).await?;
+            *target = Some(page.clone());
+            let allowed = mcp
+                .safeguards
+                .permission
+                .authorize(peer, &page.origin, Need::PageTools)
+                .await?;
+            (Some(page), allowed.trusted_input)
+        }
+    };
+    let origin = page.as_ref().map(|p| p.origin.clone());
+    let call = Call {
+        args,
+        tab,
+        page,
+        trusted_input,
+        report,
+        peer: peer.clone(),
+    };
+    match (T::run(mcp, call).await, origin) {
+        (Err(failure), Some(origin))
+            if failure.error.code == ErrorCode::NoEffect
+                && T::NEEDS == Needs::AllowedPageTrustedInput =>
+        {
+            let permission = &mcp.safeguards.permission;
+            Err(permission
+                .offer_trusted_input(peer, &origin, failure.error)
+                .await
+                .into())
+        }
+        (outcome, _) => outcome,
+    }
+}
+
+/// Removes and checks the optional `tab_id` argument: absent and `null` both mean "not given".
+pub(super) fn take_tab_id(args: &mut JsonObject) -> Result<Option<TabId>, WireError> {
+    match args.remove("tab_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            WireError::new(
+                ErrorCode::InvalidArgs,
+                format!("argument \"tab_id\" must be a non-negative integer, got {value}"),
+            )
+        }),
+    }
+}

@@ -1,0 +1,346 @@
+//! The meta-tools that need no page of their own: `browser_tabs`, `browser_open`, `site_call`
+//! and `site_state`, each one [`ServerTool`] (its spec, typed arguments, needs and handler).
+
+use std::time::{Duration, Instant};
+
+use bridge::{ErrorCode, TabId, WireError};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::listing::{hints, listed, tab_id_property};
+use super::table::{Call, Needs, ServerTool};
+use super::{Failure, TabwireMcp, bad_argument, object, success};
+use crate::browser_tools::{self, PageTab};
+use crate::hub::{PageProgress, ToolsWait};
+use crate::site_state;
+
+/// How long `browser_tabs` waits for the browser's list of every tab before it answers with
+/// the tabs with site tools only (the worker answers within milliseconds; this bounds a stuck one).
+const TAB_LIST_WAIT: Duration = Duration::from_millis(1500);
+
+/// How long `browser_open` waits for the page to register its site tools.
+const OPEN_WAIT: Duration = Duration::from_secs(10);
+
+/// How long `browser_open` waits, on a page no adapter matches, for the tools the page registered
+/// itself (WebMCP) while loading to arrive once it has loaded.
+const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
+
+/// `browser_tabs`: whether a browser is connected (and how many), every http(s) tab with its
+/// site tools and whether page tools are allowed on its origin (only the tabs with tools when
+/// the browser cannot list them), and when there is nothing to use, a note saying why and
+/// what the user should do.
+pub(crate) struct BrowserTabs;
+
+impl ServerTool for BrowserTabs {
+    const NAME: &'static str = "browser_tabs";
+    const NEEDS: Needs = Needs::Nothing;
+    type Args = ();
+
+    fn spec() -> Tool {
+        Tool::new(
+            Self::NAME,
+            "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
+             whether page tools are allowed on its origin. When nothing can be used, a note says \
+             why and what the user should do.",
+            object(json!({"type": "object", "properties": {}})),
+        )
+        .with_title("Browser tabs")
+        .with_annotations(read_only().idempotent(true))
+    }
+
+    fn read(_: &TabwireMcp, _: JsonObject, _: &mut Option<TabId>) -> Result<(), WireError> {
+        Ok(())
+    }
+
+    async fn run(mcp: &TabwireMcp, _: Call<()>) -> Result<CallToolResult, Failure> {
+        Ok(success(browser_tabs(mcp).await))
+    }
+}
+
+async fn browser_tabs(mcp: &TabwireMcp) -> Value {
+    let browsers = mcp.hub.browsers().len();
+    let tabs = mcp.hub.tabs();
+    let mut answer = json!({"connected": browsers > 0, "browsers": browsers, "tabs": tabs});
+    if browsers > 0 {
+        let all = browser_tools::all_tabs(&mcp.hub, &mcp.safeguards.permission);
+        match tokio::time::timeout(TAB_LIST_WAIT, all).await {
+            Ok(Ok(Value::Object(all))) => answer.as_object_mut().expect("an object").extend(all),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "the browser could not list its tabs"),
+            Err(_) => tracing::debug!("the browser did not list its tabs in time"),
+        }
+    }
+    if browsers == 0 {
+        answer["note"] = Value::from(mcp.hub.not_connected_error().message);
+    } else if answer["tabs"].as_array().is_some_and(Vec::is_empty) {
+        answer["note"] = Value::from(
+            "a browser is connected but no open tab offers tools: open a site with \
+             browser_open (one an adapter covers, or a page with WebMCP tools)",
+        );
+    }
+    answer
+}
+
+/// `browser_open`: opens a URL (or navigates `tab_id`) and waits for the page's site tools.
+pub(crate) struct BrowserOpen;
+
+impl ServerTool for BrowserOpen {
+    const NAME: &'static str = "browser_open";
+    const NEEDS: Needs = Needs::Nothing;
+    /// The URL.
+    type Args = String;
+
+    fn spec() -> Tool {
+        listed(
+            (Self::NAME, "Open a page"),
+            "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
+             are ready. Returns the tab id and its tools.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string", "description": "An http(s) URL"},
+                    "tab_id": {"type": "integer", "minimum": 0,
+                               "description": "Navigate this tab instead of opening a new one"},
+                },
+                "required": ["url"],
+            }),
+            hints(false, false, true),
+        )
+    }
+
+    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<String, WireError> {
+        let url = match args.get("url") {
+            Some(Value::String(url)) => url.clone(),
+            _ => return Err(bad_argument("browser_open", "needs a string `url`")),
+        };
+        if !bridge::pattern::is_web_url(&url) {
+            return Err(bad_argument(
+                "browser_open",
+                &format!("{url:?} is not an http:// or https:// URL"),
+            ));
+        }
+        Ok(url)
+    }
+
+    async fn run(mcp: &TabwireMcp, call: Call<String>) -> Result<CallToolResult, Failure> {
+        open(mcp, call.args, call.tab, call.report.as_ref()).await
+    }
+}
+
+async fn open(
+    mcp: &TabwireMcp,
+    url: String,
+    tab: Option<TabId>,
+    report: Option<&mpsc::UnboundedSender<PageProgress>>,
+) -> Result<CallToolResult, Failure> {
+    let since = mcp.hub.now();
+    // One deadline for the load and the tools, so the call never takes longer than OPEN_WAIT.
+    let deadline = Instant::now() + OPEN_WAIT;
+    let opened = mcp.hub.open_tab(&url, tab, Some(OPEN_WAIT)).await?;
+    let tab = opened.tab;
+    let loaded = mcp.hub.adapters();
+    let code_adapters = mcp.hub.code_adapters_matching(&url);
+    let mut adapters: Vec<&str> = loaded
+        .iter()
+        .filter(|a| a.matches_url(&url))
+        .map(|a| a.name.as_str())
+        .chain(code_adapters.iter().map(String::as_str))
+        .collect();
+    if let Some(report) = report {
+        let _ = report.send(PageProgress {
+            message: Some(format!("tab {tab} is loading {url}")),
+            progress: None,
+            total: None,
+        });
+    }
+    if adapters.is_empty() {
+        // No adapter: only tools the page registers itself (WebMCP), which the extension saw
+        // being asked for while the page loaded. A page that did not finish loading in time
+        // (or an extension that does not say) may still have registered some already.
+        let note = match opened.loaded {
+            None => "no adapter matches this URL, and the page had not finished loading".to_owned(),
+            Some(page) if !page.runtime => {
+                "no adapter matches this URL and the page registered no tools while loading: \
+                 the page tools (page_snapshot, page_act) work on it"
+                    .to_owned()
+            }
+            Some(_) => format!(
+                "the page did not register its tools within {} s of loading; browser_tabs \
+                 shows them once it does",
+                PAGE_TOOLS_WAIT.as_secs()
+            ),
+        };
+        let wait = match opened.loaded {
+            Some(page) if page.runtime => {
+                PAGE_TOOLS_WAIT.min(deadline.saturating_duration_since(Instant::now()))
+            }
+            _ => Duration::ZERO,
+        };
+        return Ok(match mcp.hub.wait_for_tools(tab, &[], since, wait).await {
+            ToolsWait::Registered(tools) => {
+                success(json!({"tab_id": tab, "url": url, "tools": tools}))
+            }
+            ToolsWait::TabClosed => {
+                return Err(WireError::new(
+                    ErrorCode::TabClosed,
+                    format!("tab {tab} was closed while its page loaded"),
+                )
+                .into());
+            }
+            ToolsWait::TimedOut => {
+                success(json!({"tab_id": tab, "url": url, "tools": [], "note": note}))
+            }
+        });
+    }
+    // A page an adapter serves may also register its own tools (WebMCP).
+    adapters.push(bridge::webmcp::ADAPTER);
+    Ok(
+        match mcp
+            .hub
+            .wait_for_tools(
+                tab,
+                &adapters,
+                since,
+                deadline.saturating_duration_since(Instant::now()),
+            )
+            .await
+        {
+            ToolsWait::Registered(tools) => {
+                success(json!({"tab_id": tab, "url": url, "tools": tools}))
+            }
+            ToolsWait::TabClosed => {
+                return Err(WireError::new(
+                    ErrorCode::TabClosed,
+                    format!("tab {tab} was closed before its page registered its tools"),
+                )
+                .into());
+            }
+            ToolsWait::TimedOut => success(json!({
+                "tab_id": tab, "url": url, "tools": [],
+                "note": format!("the page did not register its site tools within {} s; \
+                    browser_tabs shows them once it does", OPEN_WAIT.as_secs()),
+            })),
+        },
+    )
+}
+
+/// A page tool's call: its ref routed to its tab and document, the tab's origin passed through
+
+/// `site_call`: any site tool by name, for clients whose tool list is behind.
+pub(crate) struct SiteCall;
+
+/// `site_call`'s arguments: the site tool and its own arguments.
+pub(crate) struct SiteCallArgs {
+    tool: String,
+    args: JsonObject,
+}
+
+impl ServerTool for SiteCall {
+    const NAME: &'static str = "site_call";
+    const NEEDS: Needs = Needs::Nothing;
+    type Args = SiteCallArgs;
+
+    fn spec() -> Tool {
+        Tool::new(
+            Self::NAME,
+            "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
+             tool list does not show yet.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string", "description": "e.g. todomvc_add_todo"},
+                    "args": {"type": "object", "description": "The tool's arguments"},
+                    "tab_id": tab_id_property(),
+                },
+                "required": ["tool"],
+            })),
+        )
+        .with_title("Call a site tool")
+        .with_annotations(ToolAnnotations::new().open_world(true))
+    }
+
+    fn read(
+        _: &TabwireMcp,
+        mut args: JsonObject,
+        _: &mut Option<TabId>,
+    ) -> Result<SiteCallArgs, WireError> {
+        let tool = match args.remove("tool") {
+            Some(Value::String(tool)) => tool,
+            _ => return Err(bad_argument("site_call", "needs a string `tool`")),
+        };
+        let args = match args.remove("args") {
+            None | Some(Value::Null) => JsonObject::new(),
+            Some(Value::Object(tool_args)) => tool_args,
+            Some(_) => return Err(bad_argument("site_call", "`args` must be an object")),
+        };
+        Ok(SiteCallArgs { tool, args })
+    }
+
+    /// The site tool's tab, as a direct call of it records.
+    fn audited(mcp: &TabwireMcp, args: &SiteCallArgs, tab: Option<TabId>) -> Option<PageTab> {
+        mcp.site_tool_target(&args.tool, tab)
+    }
+
+    async fn run(mcp: &TabwireMcp, call: Call<SiteCallArgs>) -> Result<CallToolResult, Failure> {
+        let spec = mcp.hub.tool(&call.args.tool)?;
+        Ok(mcp
+            .call_site_tool(&spec, call.args.args, call.tab, call.report, &call.peer)
+            .await?)
+    }
+}
+
+/// `site_state`: a tab's site state, cached or fresh.
+pub(crate) struct SiteState;
+
+impl ServerTool for SiteState {
+    const NAME: &'static str = "site_state";
+    const NEEDS: Needs = Needs::Nothing;
+    /// `force_refresh`.
+    type Args = bool;
+
+    fn spec() -> Tool {
+        Tool::new(
+            Self::NAME,
+            "Read a tab's site state: cached (with its age) by default, fresh from the page \
+             with force_refresh.",
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "tab_id": tab_id_property(),
+                    "force_refresh": {"type": "boolean", "description": "Ask the page now"},
+                },
+            })),
+        )
+        .with_title("Site state")
+        .with_annotations(read_only().idempotent(true))
+    }
+
+    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<bool, WireError> {
+        match args.get("force_refresh") {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(force)) => Ok(*force),
+            Some(_) => Err(bad_argument(
+                "site_state",
+                "`force_refresh` must be a boolean",
+            )),
+        }
+    }
+
+    async fn run(mcp: &TabwireMcp, call: Call<bool>) -> Result<CallToolResult, Failure> {
+        let Some(tab) = call.tab.or_else(|| mcp.hub.default_state_tab()) else {
+            return Err(WireError::new(
+                ErrorCode::NoSuchTab,
+                "no tab has site tools or state; open a site with browser_open",
+            )
+            .into());
+        };
+        Ok(success(
+            site_state::site_state(&mcp.hub, tab, call.args).await?,
+        ))
+    }
+}
+
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations::new().read_only(true).destructive(false)
+}

@@ -1,0 +1,63 @@
+//! The page tools (`page_snapshot`, `page_act`, `page_read`, `page_find`, `page_wait`) as server
+//! tools: their specs and the reading of their arguments come from `bridge::page_ops`, their ref
+//! routing and the framing of the page's answer from `page_tools.rs`; the dispatcher resolves the
+//! tab, passes the gate and offers trusted input after an act that had no effect.
+
+use bridge::page_ops::{self, PageReply};
+use bridge::{ErrorCode, TabId, WireError};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+
+use super::table::{Call, Needs, ServerTool};
+use super::{Failure, TabwireMcp};
+use crate::hub::CallFiles;
+use crate::page_tools::Routed;
+
+/// The page tool `bridge::page_ops::PAGE_TOOLS[I]`.
+pub(crate) struct PageTool<const I: usize>;
+
+impl<const I: usize> ServerTool for PageTool<I> {
+    const NAME: &'static str = page_ops::PAGE_TOOLS[I];
+    const NEEDS: Needs = Needs::AllowedPageTrustedInput;
+    type Args = Routed;
+
+    fn spec() -> Tool {
+        let spec = page_ops::specs().swap_remove(I);
+        super::listing::page_tool(spec)
+    }
+
+    fn read(
+        mcp: &TabwireMcp,
+        args: JsonObject,
+        tab: &mut Option<TabId>,
+    ) -> Result<Routed, WireError> {
+        let routed = mcp.page_tools.prepare(Self::NAME, args, *tab)?;
+        *tab = routed.tab;
+        Ok(routed)
+    }
+
+    async fn run(mcp: &TabwireMcp, call: Call<Routed>) -> Result<CallToolResult, Failure> {
+        let page = call.page().clone();
+        let result = mcp
+            .hub
+            .page_op(
+                Self::NAME,
+                call.args.args,
+                Some(page.tab),
+                call.args.doc,
+                Some(page.origin.clone()),
+                call.trusted_input,
+                CallFiles::Named(call.args.files),
+            )
+            .await?;
+        let answer: PageReply = serde_json::from_value(result).map_err(|e| {
+            WireError::new(
+                ErrorCode::Protocol,
+                format!("the page's answer does not fit: {e}"),
+            )
+        })?;
+        let answer = mcp.page_tools.answer(answer);
+        let mut result = CallToolResult::structured(answer.structured);
+        result.content = vec![ContentBlock::text(answer.text)];
+        Ok(result)
+    }
+}

@@ -1,0 +1,166 @@
+//! The server's own tools as one table ([`TOOLS`]): each entry is one type implementing
+//! [`ServerTool`] — its name, its spec for `tools/list`, its typed arguments (read by the same
+//! type whose spec holds their schema), what it needs (no tab, a named tab, a tab whose origin
+//! page tools may act on, trusted input), what the audit log records, and its handler. The one
+//! dispatcher (`dispatch.rs`) runs every entry the same way; adding a tool is adding one entry.
+//! Adapter tools are not here: their specs come from `ToolSpec::of`.
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use bridge::page_ops;
+use bridge::{TabId, WireError};
+use futures_util::future::BoxFuture;
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::{Peer, RoleServer};
+use tokio::sync::mpsc;
+
+use super::{Failure, TabwireMcp, meta, page, save};
+use crate::browser_tools::{self, PageTab};
+use crate::hub::PageProgress;
+
+/// What a tool needs before its handler runs; the dispatcher provides it, the handler relies on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Needs {
+    /// No tab of its own: a `tab_id` given is passed on as it is.
+    Nothing,
+    /// A tab the call names.
+    NamedTab,
+    /// The tab (named, routed by a ref, else the focused one) resolved, and its origin allowed
+    /// page tools by the user: the permission gate.
+    AllowedPage,
+    /// As [`Needs::AllowedPage`], and trusted input offered when an action had no effect.
+    AllowedPageTrustedInput,
+}
+
+/// One call, as a tool's handler gets it: its typed arguments and what its [`Needs`] provided.
+pub(crate) struct Call<A> {
+    pub args: A,
+    /// The tab given (or routed by a ref); always there for [`Needs::NamedTab`].
+    pub tab: Option<TabId>,
+    /// The tab resolved and allowed, for [`Needs::AllowedPage`] and
+    /// [`Needs::AllowedPageTrustedInput`].
+    pub page: Option<PageTab>,
+    /// The user granted trusted input on the page's origin.
+    pub trusted_input: bool,
+    /// Where the call's progress goes, when the client asked for it.
+    pub report: Option<mpsc::UnboundedSender<PageProgress>>,
+    /// The client that made the call (to ask its user, through elicitation).
+    pub peer: Peer<RoleServer>,
+}
+
+impl<A> Call<A> {
+    /// The tab the call named ([`Needs::NamedTab`]) or, for the page tools' needs, acts on.
+    pub fn tab(&self) -> TabId {
+        match (&self.page, self.tab) {
+            (Some(page), _) => page.tab,
+            (None, Some(tab)) => tab,
+            (None, None) => unreachable!("the dispatcher provides the tab a tool needs"),
+        }
+    }
+
+    /// The page the call acts on ([`Needs::AllowedPage`]).
+    pub fn page(&self) -> &PageTab {
+        self.page
+            .as_ref()
+            .expect("the dispatcher resolves the page a page tool needs")
+    }
+}
+
+/// A server tool: one value holding everything about it.
+pub(crate) trait ServerTool: Send + Sync + 'static {
+    /// Its name in `tools/list`.
+    const NAME: &'static str;
+    const NEEDS: Needs;
+    /// Its arguments, read and checked.
+    type Args: Send;
+    /// What `tools/list` shows, its input schema included.
+    fn spec() -> Tool;
+    /// Reads the call's arguments (`tab_id` already taken out into `tab`, which a ref may route
+    /// elsewhere), before anything reaches the browser or the gate.
+    fn read(
+        mcp: &TabwireMcp,
+        args: JsonObject,
+        tab: &mut Option<TabId>,
+    ) -> Result<Self::Args, WireError>;
+    /// What the audit log records as the call's tab and origin when the tool needs no page (one
+    /// that needs a page records that page).
+    fn audited(_mcp: &TabwireMcp, _args: &Self::Args, _tab: Option<TabId>) -> Option<PageTab> {
+        None
+    }
+    /// Runs the call.
+    fn run<'a>(
+        mcp: &'a TabwireMcp,
+        call: Call<Self::Args>,
+    ) -> impl Future<Output = Result<CallToolResult, Failure>> + Send + 'a;
+}
+
+/// What a call learns for its audit line: the tab and origin it acted on.
+pub(crate) type Target = Option<PageTab>;
+
+/// A [`ServerTool`] with its type erased, so that the tools fit one table.
+pub(crate) trait Entry: Sync {
+    fn name(&self) -> &'static str;
+    fn spec(&self) -> Tool;
+    fn call<'a>(&'a self, mcp: &'a TabwireMcp, request: Request<'a>) -> Answer<'a>;
+}
+
+/// A call as it reaches the table: its arguments, its client, where its progress goes, and what
+/// it learns for its audit line.
+pub(crate) struct Request<'a> {
+    pub args: JsonObject,
+    pub peer: &'a Peer<RoleServer>,
+    pub report: Option<mpsc::UnboundedSender<PageProgress>>,
+    pub target: &'a mut Target,
+}
+
+/// A call's answer, once it has run.
+pub(crate) type Answer<'a> = BoxFuture<'a, Result<CallToolResult, Failure>>;
+
+struct Of<T>(PhantomData<fn() -> T>);
+
+impl<T: ServerTool> Entry for Of<T> {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn spec(&self) -> Tool {
+        T::spec()
+    }
+
+    fn call<'a>(&'a self, mcp: &'a TabwireMcp, request: Request<'a>) -> Answer<'a> {
+        Box::pin(super::dispatch::run::<T>(mcp, request))
+    }
+}
+
+/// A table entry for tool type `T`.
+macro_rules! of {
+    ($tool:ty) => {
+        &Of::<$tool>(PhantomData)
+    };
+}
+
+/// Every server tool, in the order `tools/list` shows them.
+pub(crate) static TOOLS: &[&dyn Entry] = &[
+    of!(meta::BrowserTabs),
+    of!(meta::BrowserOpen),
+    of!(meta::SiteCall),
+    of!(meta::SiteState),
+    of!(save::SiteSave),
+    of!(browser_tools::BrowserTab),
+    of!(browser_tools::PageScreenshot),
+    of!(browser_tools::BrowserDownloads),
+    of!(page::PageTool<0>),
+    of!(page::PageTool<1>),
+    of!(page::PageTool<2>),
+    of!(page::PageTool<3>),
+    of!(page::PageTool<4>),
+];
+
+/// The server tool named `name`, if it is one.
+pub(crate) fn find(name: &str) -> Option<&'static dyn Entry> {
+    TOOLS.iter().copied().find(|entry| entry.name() == name)
+}
+
+/// Every page tool of `bridge::page_ops` has its entry: the table cannot miss one.
+const _: () = assert!(page_ops::PAGE_TOOLS.len() == 5);
