@@ -58,7 +58,7 @@ async def test_a_flood_of_unauthenticated_sockets_neither_keeps_a_client_out_nor
                     async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:
                         assert ext.welcome["type"] == "welcome"
                         got_in += 1
-            except (TimeoutError, OSError, InvalidStatus) as e:
+            except Exception as e:  # noqa: BLE001 - any failure to get in is counted and shown
                 print(f"try {n}: the client did not get in: {e!r}")
             peak = max(peak, rss_kib(pid))
         connects = flood.connects
