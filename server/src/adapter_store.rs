@@ -6,8 +6,10 @@
 //! A save is checked before anything is written ([`AdapterStore::check`]): the document's size,
 //! its validation (every problem located), its name (never another loaded adapter's), its match
 //! patterns (never broader than the current site) and the file it would replace (never one a
-//! person wrote, unless asked). Then it is written atomically (temporary file, then rename), the
-//! file it replaces copied to `backups/` first, and the served set is reloaded at once.
+//! person wrote, unless asked: `site_save` asks the user first). Then it is written atomically
+//! (temporary file, then rename), the file it replaces copied to `backups/` first — a file a person
+//! wrote to `backups/hand-written/`, which is never pruned: the person's original stays until the
+//! person deletes it — and the served set is reloaded at once.
 //!
 //! Which files Tabwire wrote is kept beside them in `.tabwire-saved` (file name → SHA-256 of the
 //! text written): a file whose text differs, because a person wrote or edited it, is theirs.
@@ -39,6 +41,9 @@ const BACKUPS: &str = "backups";
 
 /// How many backups of one adapter are kept (the oldest go first).
 pub const BACKUPS_KEPT: usize = 10;
+
+/// The folder (in [`BACKUPS`]) of the files a person wrote that a save replaced: never pruned.
+const HAND_WRITTEN: &str = "hand-written";
 
 /// The record of the files Tabwire wrote (no `.json`: it is not an adapter).
 const SAVED_RECORD: &str = ".tabwire-saved";
@@ -119,6 +124,8 @@ pub struct Checked {
     pub path: PathBuf,
     /// Whether a file is there already (it is backed up before it is replaced).
     pub replaces: bool,
+    /// Whether that file is one a person wrote (or edited) rather than one Tabwire saved.
+    pub hand_written: bool,
     text: String,
 }
 
@@ -161,7 +168,7 @@ impl AdapterStore {
         extra_dirs: &[PathBuf],
         extra_matches: &[AdapterMatch],
     ) -> Result<(AdapterStore, LoadedAdapters), AdapterError> {
-        if let Err(e) = std::fs::create_dir_all(&dir) {
+        if let Err(e) = crate::user_dirs::create_private_dir(&dir) {
             tracing::warn!(dir = %dir.display(), "cannot create the user adapter directory: {e}");
         }
         let mut dirs = vec![dir.clone()];
@@ -234,13 +241,15 @@ impl AdapterStore {
         let path = self.dir.join(format!("{}.json", adapter.name));
         self.check_names(&adapter, &path)?;
         let replaces = path.exists();
-        if replaces && !overwrite && !self.saved_by_tabwire(&path) {
+        let hand_written = replaces && !self.saved_by_tabwire(&path);
+        if hand_written && !overwrite {
             return Err(SaveRefusal::HandWritten { path });
         }
         Ok(Checked {
             adapter,
             path,
             replaces,
+            hand_written,
             text: text.to_owned(),
         })
     }
@@ -265,12 +274,18 @@ impl AdapterStore {
                 error: e.to_string(),
             }
         };
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        crate::user_dirs::create_private_dir(&self.dir).map_err(io(&self.dir))?;
         let backup = if checked.replaces {
             let backups = self.dir.join(BACKUPS);
-            std::fs::create_dir_all(&backups).map_err(io(&backups))?;
+            // A person's file goes where no pruning reaches.
+            let folder = if checked.hand_written {
+                backups.join(HAND_WRITTEN)
+            } else {
+                backups.clone()
+            };
+            crate::user_dirs::create_private_dir(&folder).map_err(io(&folder))?;
             let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.9fZ");
-            let backup = backups.join(format!("{}-{stamp}.json", checked.adapter.name));
+            let backup = folder.join(format!("{}-{stamp}.json", checked.adapter.name));
             std::fs::copy(&checked.path, &backup).map_err(io(&backup))?;
             prune_backups(&backups, &checked.adapter.name);
             Some(backup)
@@ -448,7 +463,7 @@ fn prune_backups(backups: &Path, name: &str) {
     };
     let mut own: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| file_name(path).is_some_and(|n| n.starts_with(&prefix)))
+        .filter(|path| path.is_file() && file_name(path).is_some_and(|n| n.starts_with(&prefix)))
         .collect();
     own.sort();
     let surplus = own.len().saturating_sub(BACKUPS_KEPT);
@@ -475,10 +490,14 @@ fn digest(bytes: &[u8]) -> String {
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = file_name(path).unwrap_or_default();
     let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::File::create(&temporary).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
+    let _ = std::fs::remove_file(&temporary);
+    let written = crate::user_dirs::private_file()
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.sync_all()
+        });
     match written.and_then(|()| std::fs::rename(&temporary, path)) {
         Ok(()) => Ok(()),
         Err(e) => {

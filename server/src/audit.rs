@@ -3,8 +3,12 @@
 //! code) and how long it took — never an argument's value, which may be a secret. Appended to
 //! `audit.jsonl` in Tabwire's data folder; past [`MAX_BYTES`] the file becomes `audit.jsonl.1`
 //! (replacing the older one), so the log stays bounded. `tabwire audit` prints its last lines.
+//!
+//! A tool name, a client name or an origin may come from a page or a client, so every text field
+//! is capped at [`MAX_FIELD_CHARS`] when it is recorded (one line is bounded whatever a caller
+//! sends), and every field is printed escaped: a newline, an ANSI escape or a bidi override shows
+//! as its escape (`\n`, `\u{1b}`), so no field can print a line or a colour of its own.
 
-use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +20,9 @@ pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// The client of what a person did in the extension's popup (a grant changed, a recording saved).
 pub const POPUP: &str = "popup";
+
+/// The most characters of one text field a line keeps (the rest is cut, and the cut is said).
+pub const MAX_FIELD_CHARS: usize = 200;
 
 /// One call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,16 +40,66 @@ pub struct Entry {
     pub ms: u64,
 }
 
+impl Entry {
+    /// The entry with each text field capped, as it is written.
+    fn bounded(&self) -> Entry {
+        Entry {
+            time: cap(&self.time),
+            client: cap(&self.client),
+            tool: cap(&self.tool),
+            origin: self.origin.as_deref().map(cap),
+            tab: self.tab,
+            outcome: cap(&self.outcome),
+            ms: self.ms,
+        }
+    }
+}
+
+/// `text` cut to [`MAX_FIELD_CHARS`] characters, saying how many were cut.
+fn cap(text: &str) -> String {
+    match text.char_indices().nth(MAX_FIELD_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => {
+            let cut = text[end..].chars().count();
+            format!("{}…[{cut} more characters]", &text[..end])
+        }
+    }
+}
+
+/// Characters that change how a terminal shows text without being visible themselves: controls
+/// (newline, escape, ...) and the Unicode format characters that reorder or hide text.
+fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// `text` as one visible run: capped, every invisible character written as its escape (and a
+/// backslash doubled, so an escape a field spells itself cannot pass for one).
+pub fn printable(text: &str) -> String {
+    let capped = cap(text);
+    let mut out = String::with_capacity(capped.len());
+    for c in capped.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if is_invisible(c) => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}  {:<18} {:<24}", self.time, self.client, self.tool)?;
-        match (&self.origin, self.tab) {
+        let (client, tool) = (printable(&self.client), printable(&self.tool));
+        write!(f, "{}  {client:<18} {tool:<24}", printable(&self.time))?;
+        let origin = self.origin.as_deref().map(printable);
+        match (origin, self.tab) {
             (Some(origin), Some(tab)) => write!(f, " {origin} (tab {tab})")?,
             (Some(origin), None) => write!(f, " {origin}")?,
             (None, Some(tab)) => write!(f, " tab {tab}")?,
             (None, None) => {}
         }
-        write!(f, "  {} {} ms", self.outcome, self.ms)
+        write!(f, "  {} {} ms", printable(&self.outcome), self.ms)
     }
 }
 
@@ -80,17 +137,15 @@ impl AuditLog {
 
     fn append(&self, entry: &Entry) -> io::Result<()> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::user_dirs::create_private_dir(dir)?;
         }
         if std::fs::metadata(&self.path).is_ok_and(|m| m.len() >= self.max_bytes) {
             std::fs::rename(&self.path, self.previous())?;
         }
-        let mut line = serde_json::to_string(entry).expect("entries serialize");
+        let mut line = serde_json::to_string(&entry.bounded()).expect("entries serialize");
         line.push('\n');
-        let mut options = OpenOptions::new();
+        let mut options = crate::user_dirs::private_file();
         options.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         // One write of the whole line: concurrent tabwire processes never interleave within it.
         options.open(&self.path)?.write_all(line.as_bytes())
     }
@@ -189,5 +244,36 @@ mod tests {
             keys,
             ["client", "ms", "origin", "outcome", "tab", "time", "tool"]
         );
+    }
+
+    #[test]
+    fn a_field_cannot_print_a_line_or_a_colour_of_its_own() {
+        let mut forged = entry("evil\n2026-01-01T00:00:00.000Z  claude  bank_transfer ok 1 ms");
+        forged.client = "client\u{1b}[2K\r\u{202e}x\\n".into();
+        forged.origin = Some("http://a.example\r\n".into());
+        let text = forged.to_string();
+        assert!(
+            !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{text:?}"
+        );
+        assert!(text.contains(r"evil\n2026"), "{text}");
+        assert!(text.contains(r"client\u{1b}[2K\r\u{202e}x\\n"), "{text}");
+        assert!(text.contains(r"http://a.example\r\n (tab 3)"), "{text}");
+    }
+
+    #[test]
+    fn a_huge_field_is_capped_when_recorded_and_when_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let huge = "n".repeat(64 * 1024);
+        log.record(&entry(&huge));
+        let written = std::fs::metadata(log.path()).unwrap().len();
+        assert!(written < 1024, "one line took {written} bytes");
+        let back = log.last(1).unwrap().remove(0);
+        assert!(back.tool.ends_with(&format!(
+            "…[{} more characters]",
+            64 * 1024 - MAX_FIELD_CHARS
+        )));
+        assert!(entry(&huge).to_string().len() < 1024);
     }
 }

@@ -10,13 +10,12 @@
 //! looked at. A client of the previous protocol, which offered the secret itself in a
 //! subprotocol, is refused with a clear message (and that subprotocol is never logged).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use bridge::handshake::{Nonce, Role};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, header};
 
+use crate::listen::Refusals;
 use crate::pairing::Secret;
 
 /// The `Origin` a peer may send (it needs none).
@@ -172,15 +171,16 @@ impl ProofFailure {
 }
 
 /// Where failed proofs go: the diagnostics record (`tabwire status` and `tabwire doctor` read
-/// it), for every client that offered a wrong secret, and the log, at most one of each kind a
-/// second (a flood of bad clients costs no log).
-#[derive(Default)]
+/// it), for every client that offered a wrong secret, and the listener's refusal log, a few lines
+/// of each kind a minute (a flood of bad clients costs no log).
 pub struct ProofFailures {
-    last_logged: Mutex<HashMap<ProofFailureKind, Instant>>,
+    log: Arc<Refusals>,
 }
 
 impl ProofFailures {
-    const EVERY: Duration = Duration::from_secs(1);
+    pub fn new(log: Arc<Refusals>) -> Self {
+        ProofFailures { log }
+    }
 
     pub fn record(&self, failure: &ProofFailure) {
         if matches!(
@@ -189,17 +189,8 @@ impl ProofFailures {
         ) {
             crate::diagnostics::pairing_failed(failure.origin.as_deref());
         }
-        let mut last = self
-            .last_logged
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(at) = last.get(&failure.what)
-            && at.elapsed() < Self::EVERY
-        {
-            return;
-        }
-        last.insert(failure.what, Instant::now());
-        tracing::warn!("{}", failure.describe());
+        self.log
+            .warn(&format!("proof {:?}", failure.what), failure.describe());
     }
 }
 

@@ -399,10 +399,12 @@ fn write_file(
                 "the extension sent an image that is not base64: {e}"
             ))
         })?;
-    std::fs::create_dir_all(dir).map_err(|e| failed(format!("creating {}: {e}", dir.display())))?;
+    crate::user_dirs::create_private_dir(dir)
+        .map_err(|e| failed(format!("creating {}: {e}", dir.display())))?;
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S%.3f");
     let path = dir.join(format!("tab{tab}-{stamp}.{}", format.extension()));
-    std::fs::write(&path, bytes).map_err(|e| failed(format!("writing {}: {e}", path.display())))?;
+    crate::user_dirs::write_new_private(&path, &bytes)
+        .map_err(|e| failed(format!("writing {}: {e}", path.display())))?;
     Ok(std::path::absolute(&path).unwrap_or(path))
 }
 

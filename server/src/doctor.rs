@@ -356,6 +356,21 @@ async fn port_held(port: u16) -> Finding {
             "give doctor the same secret as that tabwire (--secret-file, as in your MCP client's \
              config), or run `tabwire setup` so that all of them use the default one",
         )
+    } else if let Some((uid, false)) = crate::port_hold::listener_owner(port) {
+        problem(
+            format!(
+                "a program of another user (uid {uid}) holds 127.0.0.1:{port}, so no browser can reach tabwire"
+            ),
+            format!(
+                "ask that user or an administrator to stop it (`sudo lsof -i :{port}` shows which), \
+                 or move Tabwire to a free port: `tabwire setup --port {}`, {RELOAD}",
+                if port == DEFAULT_PORT {
+                    DEFAULT_PORT + 1
+                } else {
+                    DEFAULT_PORT
+                }
+            ),
+        )
     } else {
         problem(
             format!("another program (not tabwire) holds 127.0.0.1:{port}"),

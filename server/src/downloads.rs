@@ -68,7 +68,7 @@ impl Downloads {
             )));
         }
         let failed = |what: String| WireError::new(ErrorCode::Internal, what);
-        std::fs::create_dir_all(&self.dir).map_err(|e| {
+        crate::user_dirs::create_private_dir(&self.dir).map_err(|e| {
             failed(format!(
                 "the downloads directory {} cannot be made: {e}",
                 self.dir.display()
@@ -80,8 +80,7 @@ impl Downloads {
         for n in 0..1000 {
             let target = self.dir.join(numbered(&name, n));
             // `create_new` fails on anything already there, a dangling link included.
-            let mut copy = match std::fs::File::options()
-                .write(true)
+            let mut copy = match crate::user_dirs::private_file()
                 .create_new(true)
                 .open(&target)
             {

@@ -64,7 +64,7 @@ pub fn install(
     for (relative, bytes) in EXTENSION_FILES {
         let path = root.join(relative);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+            crate::user_dirs::create_private_dir(dir).map_err(io_error(dir))?;
         }
         std::fs::write(&path, bytes).map_err(io_error(&path))?;
     }
@@ -101,7 +101,7 @@ fn remember(dirs: &UserDirs, root: &Path) -> Result<(), InstallError> {
     roots.push(root.to_owned());
     let file = dirs.extensions_list();
     if let Some(dir) = file.parent() {
-        pairing::create_private_dir(dir).map_err(io_error(dir))?;
+        crate::user_dirs::create_private_dir(dir).map_err(io_error(dir))?;
     }
     let text = serde_json::to_string_pretty(&roots).expect("paths serialize");
     std::fs::write(&file, text).map_err(io_error(&file))

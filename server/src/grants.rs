@@ -175,13 +175,14 @@ impl Grants {
             source,
         };
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(failed)?;
+            crate::user_dirs::create_private_dir(dir).map_err(failed)?;
         }
         let text = serde_json::to_string_pretty(file).expect("grants serialize") + "\n";
         let temp = self
             .path
             .with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&temp, text).map_err(failed)?;
+        let _ = std::fs::remove_file(&temp);
+        crate::user_dirs::write_new_private(&temp, text.as_bytes()).map_err(failed)?;
         std::fs::rename(&temp, &self.path).map_err(failed)
     }
 }

@@ -5,14 +5,16 @@
 //! rebinding or a cross-origin POST) and present the pairing secret as a bearer token
 //! (`Authorization: Bearer <secret>`, compared in constant time): another local user cannot use
 //! the browser. What a client can make tabwire hold is bounded: sessions, connections, the time
-//! to send a request's headers and the time a connection may sit idle. Refusals are logged
-//! (rate-limited), never with the token.
+//! to send a request's headers and the time a connection may sit idle. A connection whose
+//! requests have not yet presented the bearer costs at most what [`preauth`] allows (a few KB, a
+//! short deadline, a bounded pool that evicts its oldest), so clients without the secret cannot
+//! keep one that has it out. Refusals are logged (a few lines a minute), never with the token.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,20 +30,23 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::hub::Hub;
-use crate::listen::{self, AcceptErrors, RateLimitedLog};
+use crate::listen::{self, AcceptErrors, Refusals};
 use crate::mcp::TabwireMcp;
 use crate::pairing::Secret;
+use crate::preauth::{self, Metered};
 
 /// The one path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
 /// MCP sessions one process keeps at once; an `initialize` past it gets 503.
 pub const MAX_SESSIONS: usize = 32;
-/// Connections open at once; more are closed at once.
+/// Connections that presented the bearer, open at once; a request on one more gets 503.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Connections that have not presented the bearer yet; a new one evicts the oldest.
+pub const MAX_UNAUTHENTICATED: usize = 64;
 /// The time a client has to send a request's headers (slowloris).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection with no byte either way for this long is closed (an open SSE stream gets a
@@ -85,7 +90,7 @@ struct Gate {
     hosts: Vec<String>,
     origins: Vec<String>,
     sessions: Arc<LocalSessionManager>,
-    refusals: Mutex<RateLimitedLog>,
+    refusals: Refusals,
 }
 
 /// Why a request was refused: its status and the body's text.
@@ -97,6 +102,7 @@ enum Refusal {
     NoBearer,
     WrongBearer,
     TooManySessions,
+    TooManyConnections,
 }
 
 impl Refusal {
@@ -105,7 +111,9 @@ impl Refusal {
             Refusal::NotMcpPath => StatusCode::NOT_FOUND,
             Refusal::ForeignHost | Refusal::ForeignOrigin => StatusCode::FORBIDDEN,
             Refusal::NoBearer | Refusal::WrongBearer => StatusCode::UNAUTHORIZED,
-            Refusal::TooManySessions => StatusCode::SERVICE_UNAVAILABLE,
+            Refusal::TooManySessions | Refusal::TooManyConnections => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -119,6 +127,9 @@ impl Refusal {
             }
             Refusal::WrongBearer => "wrong bearer token",
             Refusal::TooManySessions => "too many MCP sessions are open; close one and try again",
+            Refusal::TooManyConnections => {
+                "too many HTTP connections are open; close one and try again"
+            }
         }
     }
 }
@@ -169,15 +180,15 @@ impl Gate {
         peer: SocketAddr,
     ) -> Response<Body> {
         let origin = Self::header(request.headers(), header::ORIGIN).unwrap_or("none");
-        self.refusals
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .warn(format_args!(
+        self.refusals.warn(
+            &format!("{refusal:?} {origin}"),
+            format_args!(
                 "refused an HTTP request ({} {} from {peer}, origin {origin}): {}",
                 request.method(),
                 request.uri().path(),
                 refusal.text()
-            ));
+            ),
+        );
         let mut response =
             Response::new(Full::new(Bytes::from_static(refusal.text().as_bytes())).boxed());
         *response.status_mut() = refusal.status();
@@ -236,14 +247,13 @@ pub async fn serve_http(
         hosts,
         origins,
         sessions,
-        refusals: Mutex::new(RateLimitedLog::per_second(20)),
+        refusals: Refusals::default(),
     });
     tracing::info!(%local, "serving MCP over Streamable HTTP at http://{local}{MCP_PATH} (bearer: the pairing secret)");
 
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let pool = preauth::Pool::new(MAX_UNAUTHENTICATED, MAX_CONNECTIONS);
     let graceful = GracefulShutdown::new();
     let mut errors = AcceptErrors::default();
-    let mut over_capacity = RateLimitedLog::default();
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
@@ -251,28 +261,34 @@ pub async fn serve_http(
             accepted = listen::accept(&listener, &mut errors, "HTTP") => accepted,
             () = &mut shutdown => break,
         };
-        let Ok(slot) = connections.clone().try_acquire_owned() else {
-            over_capacity.warn(format_args!(
-                "{MAX_CONNECTIONS} HTTP connections are open already: closed one from {peer}"
-            ));
-            continue;
-        };
-        let (gate, service) = (gate.clone(), service.clone());
+        let (admission, evicted) = pool.admit();
+        if evicted {
+            gate.refusals.warn(
+                "evicted",
+                format_args!(
+                    "{MAX_UNAUTHENTICATED} HTTP connections were waiting without the bearer: \
+                     closed the oldest to let one from {peer} in"
+                ),
+            );
+        }
+        let admission = Arc::new(admission);
+        let (gate, service, admitted) = (gate.clone(), service.clone(), admission.clone());
         let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
-            let (gate, service) = (gate.clone(), service.clone());
+            let (gate, service, admission) = (gate.clone(), service.clone(), admitted.clone());
             async move {
                 let open = gate.sessions.sessions.read().await.len();
-                Ok::<_, Infallible>(
-                    match gate.check(request.uri().path(), request.headers(), open) {
-                        Some(refusal) => gate.refuse(refusal, &request, peer),
-                        None => service.handle(request).await,
-                    },
-                )
+                let refusal = gate
+                    .check(request.uri().path(), request.headers(), open)
+                    .or_else(|| (!admission.authenticate()).then_some(Refusal::TooManyConnections));
+                Ok::<_, Infallible>(match refusal {
+                    Some(refusal) => gate.refuse(refusal, &request, peer),
+                    None => service.handle(request).await,
+                })
             }
         });
         let activity = Activity::default();
         let io = TokioIo::new(Watched {
-            inner: stream,
+            inner: admission.meter(stream),
             activity: activity.clone(),
         });
         let connection = hyper::server::conn::http1::Builder::new()
@@ -288,8 +304,10 @@ pub async fn serve_http(
                 () = activity.idle_for(IDLE_TIMEOUT) => {
                     tracing::debug!(%peer, "closed an HTTP connection idle for {} s", IDLE_TIMEOUT.as_secs());
                 }
+                lost = admission.lost() => {
+                    tracing::debug!(%peer, ?lost, "closed an HTTP connection that never presented the bearer");
+                }
             }
-            drop(slot);
         });
     }
     tracing::info!("shutting down the HTTP server");
@@ -359,7 +377,7 @@ impl Activity {
 
 /// A connection's stream that records when it last moved a byte.
 struct Watched {
-    inner: TcpStream,
+    inner: Metered<TcpStream>,
     activity: Activity,
 }
 
@@ -429,7 +447,7 @@ mod tests {
             hosts,
             origins,
             sessions: Arc::new(LocalSessionManager::default()),
-            refusals: Mutex::new(RateLimitedLog::default()),
+            refusals: Refusals::default(),
         }
     }
 
@@ -529,6 +547,7 @@ mod tests {
             Refusal::NoBearer,
             Refusal::WrongBearer,
             Refusal::TooManySessions,
+            Refusal::TooManyConnections,
         ] {
             assert!(!refusal.text().contains(&"ab".repeat(32)));
         }

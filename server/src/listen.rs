@@ -1,9 +1,12 @@
 //! Accept loops that never spin: a failed `accept` (out of file descriptors, most often) pauses
 //! before the next try, longer while it keeps failing, and its warning is logged at most once a
-//! second with the count of those left out. Shared by the WebSocket and the HTTP listeners.
+//! second with the count of those left out. Shared by the WebSocket and the HTTP listeners, with
+//! the log of refusals ([`Refusals`]): a flood of refused clients writes a few lines a minute.
 
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::net::SocketAddr;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -67,6 +70,69 @@ impl RateLimitedLog {
     }
 }
 
+/// The log of one listener's refusals: in each minute, the first [`Refusals::LINES_PER_KIND`]
+/// lines of each kind of refusal (a kind: why, and from which origin) for at most
+/// [`Refusals::KINDS`] kinds; the rest are counted, and the count is said in the next line logged
+/// ("N more refusals in the last minute"). A flood of refused clients, however varied, writes at
+/// most `KINDS * LINES_PER_KIND` lines a minute.
+#[derive(Default)]
+pub struct Refusals {
+    state: Mutex<RefusalState>,
+}
+
+#[derive(Default)]
+struct RefusalState {
+    window: Option<Instant>,
+    lines: HashMap<String, u32>,
+    left_out: u64,
+}
+
+impl Refusals {
+    pub const LINES_PER_KIND: u32 = 5;
+    pub const KINDS: usize = 8;
+    const WINDOW: Duration = Duration::from_secs(60);
+
+    /// Logs `message`, a refusal of kind `kind`, unless this minute's lines are spent. The
+    /// message is printed escaped (a client's origin can hold anything) and capped.
+    pub fn warn(&self, kind: &str, message: impl Display) {
+        if let Some(left_out) = self.allow(kind) {
+            let message = crate::audit::printable(&message.to_string());
+            match left_out {
+                0 => tracing::warn!("{message}"),
+                n => tracing::warn!("{message} ({n} more refusals in the last minute, not logged)"),
+            }
+        }
+    }
+
+    /// Whether a line of `kind` may be logged now (and how many were left out before it).
+    fn allow(&self, kind: &str) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        if state
+            .window
+            .is_none_or(|start| now.duration_since(start) >= Self::WINDOW)
+        {
+            state.window = Some(now);
+            state.lines.clear();
+        }
+        let known = state.lines.len();
+        let lines = match state.lines.get_mut(kind) {
+            Some(lines) => lines,
+            None if known < Self::KINDS => state.lines.entry(kind.to_owned()).or_insert(0),
+            None => {
+                state.left_out += 1;
+                return None;
+            }
+        };
+        if *lines >= Self::LINES_PER_KIND {
+            state.left_out += 1;
+            return None;
+        }
+        *lines += 1;
+        Some(std::mem::take(&mut state.left_out))
+    }
+}
+
 /// The state of one listener's failing accepts.
 #[derive(Default)]
 pub struct AcceptErrors {
@@ -116,5 +182,32 @@ mod tests {
         let mut burst = RateLimitedLog::per_second(3);
         assert_eq!([burst.allow(), burst.allow(), burst.allow()], [Some(0); 3]);
         assert_eq!(burst.allow(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refusals_log_a_few_lines_a_minute_however_varied_and_count_the_rest() {
+        let refusals = Refusals::default();
+        let (mut logged, mut counted) = (0, 0);
+        let mut note = |allowed: Option<u64>| {
+            if let Some(left_out) = allowed {
+                logged += 1;
+                counted += left_out;
+            }
+        };
+        for i in 0..10_000 {
+            note(refusals.allow(&format!("origin {i}")));
+            note(refusals.allow("one origin"));
+        }
+        // Eight kinds a minute ("one origin" among them), five lines each at most.
+        assert!(
+            logged <= Refusals::KINDS * Refusals::LINES_PER_KIND as usize,
+            "{logged}"
+        );
+        assert_eq!(logged, 5 + 7);
+        tokio::time::advance(Duration::from_secs(61)).await;
+        // Every refusal is either logged or counted in a later line.
+        let next = refusals.allow("one origin").unwrap();
+        assert_eq!(counted + next, 20_000 - 12);
+        assert_eq!(refusals.allow("one origin"), Some(0));
     }
 }

@@ -21,12 +21,15 @@ mod health;
 mod http;
 mod hub;
 mod listen;
+mod log_bounds;
 mod mcp;
 mod mcpb;
 mod page_tools;
 mod pairing;
 mod peer;
 mod permission;
+mod port_hold;
+mod preauth;
 mod recorder;
 mod setup;
 mod site_state;
@@ -53,7 +56,7 @@ fn main() -> ExitCode {
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(log_bounds::BoundedStderr::default())
         .with_ansi(false)
         .init();
     let outcome = match cli.command {
@@ -356,7 +359,14 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     diagnostics::server_started();
     let served = runtime.block_on(async {
-        tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker)));
+        let hub_lock = port_hold::hub_lock_path(&secret_path, port);
+        tokio::spawn(ws::run(
+            port,
+            hub.clone(),
+            policy,
+            Some(marker),
+            Some(hub_lock),
+        ));
         tokio::spawn(
             grant_sync::GrantKeeper {
                 hub: hub.clone(),

@@ -6,7 +6,9 @@
 //! user's roaming AppData, which only that user (and administrators) can read.
 
 use std::fmt;
-use std::fs::{self, OpenOptions};
+use std::fs;
+
+use crate::user_dirs::{create_private_dir, private_file};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -84,24 +86,6 @@ pub fn load_or_create_secret(path: &Path) -> Result<Secret, PairingError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => create_secret(path),
         Err(e) => Err(io_error(path)(e)),
     }
-}
-
-/// Creates `dir` and its missing parents, private to this user where the OS has modes.
-pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// Options that create a file readable by this user only (mode 0600 on Unix).
-fn private_file() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
 }
 
 fn create_secret(path: &Path) -> Result<Secret, PairingError> {

@@ -3,6 +3,11 @@
 //! file and the rule, before anything is sent — a name that leads outside it (`..`, an absolute
 //! path elsewhere, a symlink out), a missing file, one that is not a regular file, and files over
 //! the per-call cap, and reads the rest for the page ([`bridge::upload`]). MCP-free.
+//!
+//! A refusal says nothing about the world outside the directory: a name that leads out gets the
+//! same words whether or not its target exists, is a file, a directory or a link, and where it
+//! leads is never named. A name is judged lexically first (nothing outside is ever looked at),
+//! then through each link inside the directory, where only the link itself is read.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +30,7 @@ impl Uploads {
 
     /// Reads the files `names` (relative to the directory) for one call.
     pub fn read(&self, names: &[String]) -> Result<Vec<UploadFile>, WireError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| {
+        crate::user_dirs::create_private_dir(&self.dir).map_err(|e| {
             refused(format!(
                 "the uploads directory {} cannot be made: {e}",
                 self.dir.display()
@@ -80,39 +85,29 @@ impl Uploads {
 
     /// The real path of `name` inside `root` (the directory, canonical), or why it is refused.
     fn resolve(&self, root: &Path, name: &str) -> Result<PathBuf, WireError> {
-        let rule = || {
-            format!(
-                "only files in the uploads directory {} can be uploaded (put the file there, or start tabwire with --uploads-dir)",
+        let outside = || {
+            refused(format!(
+                "{name:?} is outside the uploads directory (through `..`, an absolute path or a \
+                 symlink): only files in the uploads directory {} can be uploaded (put the file \
+                 there, or start tabwire with --uploads-dir)",
                 root.display()
-            )
+            ))
         };
-        let path = Path::new(name);
+        if leads_outside(root, &root.join(name)) {
+            return Err(outside());
+        }
         // Canonical paths resolve `..` and every symlink, so a name leads where it really goes.
-        let real = match root.join(path).canonicalize() {
-            Ok(real) => real,
+        let real = match root.join(name).canonicalize() {
+            Ok(real) if real.starts_with(root) => real,
+            Ok(_) => return Err(outside()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let outside = !root.join(path).starts_with(root)
-                    || path
-                        .components()
-                        .any(|c| c == std::path::Component::ParentDir);
-                return Err(refused(if outside {
-                    format!("{name:?} is outside the uploads directory: {}", rule())
-                } else {
-                    format!(
-                        "no file {name:?} in the uploads directory {} (names are relative to it)",
-                        root.display()
-                    )
-                }));
+                return Err(refused(format!(
+                    "no file {name:?} in the uploads directory {} (names are relative to it)",
+                    root.display()
+                )));
             }
             Err(e) => return Err(refused(format!("{name:?} cannot be read: {e}"))),
         };
-        if !real.starts_with(root) {
-            return Err(refused(format!(
-                "{name:?} is outside the uploads directory (it leads to {} through `..`, an absolute path or a symlink): {}",
-                real.display(),
-                rule()
-            )));
-        }
         if !real.is_file() {
             return Err(refused(format!(
                 "{name:?} is not a file (a directory or a device): name a file in the uploads directory"
@@ -120,6 +115,50 @@ impl Uploads {
         }
         Ok(real)
     }
+}
+
+/// Whether `path` (under `root`, canonical) leads out of it: lexically (`..` past the root, an
+/// absolute path elsewhere), or through a link inside the root whose target leads out, dangling
+/// or not (only links inside the root are read, never anything outside).
+fn leads_outside(root: &Path, path: &Path) -> bool {
+    leads_outside_within(root, path, 0)
+}
+
+/// The most links followed for one name (a loop of links inside the root ends here).
+const MAX_LINKS: usize = 40;
+
+fn leads_outside_within(root: &Path, path: &Path, links: usize) -> bool {
+    use std::path::Component;
+    let mut at = PathBuf::new();
+    let mut components = path.components();
+    while let Some(component) = components.next() {
+        match component {
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::CurDir => {}
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
+                at.push(component);
+            }
+        }
+        if !(at.starts_with(root) || root.starts_with(&at)) {
+            return true;
+        }
+        if at.starts_with(root)
+            && at != root
+            && let Ok(target) = std::fs::read_link(&at)
+        {
+            if links >= MAX_LINKS {
+                return true;
+            }
+            // The link's target, then what the name says after it.
+            let parent = at.parent().unwrap_or(root).to_path_buf();
+            let mut through = parent.join(target);
+            through.extend(components);
+            return leads_outside_within(root, &through, links + 1);
+        }
+    }
+    !at.starts_with(root)
 }
 
 fn refused(message: String) -> WireError {
@@ -212,6 +251,48 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_refusal_says_the_same_whatever_lies_outside() {
+        let (temp, uploads, secret) = beside_a_secret();
+        std::fs::create_dir_all(temp.path().join("dir")).unwrap();
+        let missing = temp.path().join("missing.txt");
+        let links = [
+            ("to-secret", secret.clone()),
+            ("to-missing", missing.clone()),
+            ("to-dir", temp.path().join("dir")),
+            ("to-root", PathBuf::from("/")),
+        ];
+        for (link, target) in &links {
+            std::os::unix::fs::symlink(target, uploads.dir.join(link)).unwrap();
+        }
+        let mut names: Vec<String> = links.iter().map(|(l, _)| (*l).to_owned()).collect();
+        names.extend([
+            "../secret.txt".into(),
+            "../missing.txt".into(),
+            "../dir".into(),
+            secret.display().to_string(),
+            missing.display().to_string(),
+            "/etc/shadow".into(),
+            "/nonexistent/x".into(),
+            "to-root/etc/passwd".into(),
+            "to-missing/x".into(),
+        ]);
+        for name in &names {
+            let (code, message) = code_and_message(uploads.read(std::slice::from_ref(name)));
+            assert_eq!(code, ErrorCode::FileRefused, "{name}");
+            // The same words but for the name itself.
+            let general = message.replace(&format!("{name:?}"), "NAME");
+            let first = code_and_message(uploads.read(&[names[0].clone()])).1;
+            assert_eq!(
+                general,
+                first.replace(&format!("{:?}", names[0]), "NAME"),
+                "{name}"
+            );
+            assert!(!message.contains(&temp.path().join("dir").display().to_string()));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn a_symlink_leading_out_is_refused_and_one_inside_is_followed() {
         let (temp, uploads, secret) = beside_a_secret();
         std::os::unix::fs::symlink(&secret, uploads.dir.join("link.txt")).unwrap();
@@ -223,7 +304,15 @@ mod tests {
             let (code, message) = code_and_message(uploads.read(&[name.into()]));
             assert_eq!(code, ErrorCode::FileRefused);
             assert!(message.contains("symlink"), "{message}");
+            assert!(
+                !message.contains(&secret.display().to_string()),
+                "{message}"
+            );
         }
+        // A link inside that stays inside (even through `..`) is followed.
+        std::fs::create_dir_all(uploads.dir.join("sub")).unwrap();
+        std::os::unix::fs::symlink("../real.txt", uploads.dir.join("sub/back.txt")).unwrap();
+        assert!(uploads.read(&["sub/back.txt".into()]).is_ok());
         assert_eq!(
             uploads.read(&["alias.txt".into()]).unwrap()[0].name,
             "alias.txt"

@@ -2,8 +2,14 @@
 //! of paired extensions, the default extension folder) and, for `setup` and `doctor`, the MCP
 //! clients'. Everything is derived from a [`UserDirs`] value, so tests build one over a temporary
 //! folder instead of touching the real home.
+//!
+//! Tabwire's files are private to the user whatever command writes them first: every folder it
+//! makes (and each missing parent) is created 0700, every file it writes is
+//! created 0600 ([`create_private_dir`], [`private_file`]; other systems' defaults elsewhere).
 
-use std::path::PathBuf;
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// The operating systems Tabwire runs on; decides where the MCP clients keep their configs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +29,32 @@ impl Os {
             Os::Linux
         }
     }
+}
+
+/// Creates `dir` and its missing parents, private to this user where the OS has modes (0700).
+/// A folder that exists already keeps its mode (it may be one the user chose and shares).
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Options that create a file readable by this user only (mode 0600 on Unix), for writing.
+pub fn private_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// Writes `bytes` to a new private file at `path` (it must not exist: a link planted there is
+/// never followed).
+pub fn write_new_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    private_file().create_new(true).open(path)?.write_all(bytes)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,9 @@
 //! reported, never fought over; one held by another tabwire is joined as a peer and taken over
 //! when that process exits), the handshake (the origin check, then the mutual proof of the
 //! secret: this side proves first), and what every socket shares: the writer task, the reader's
-//! frame-rate bound and the size limits. Browser sockets feed the [`Hub`]; peer and status
+//! frame-rate bound and the size limits. Until a client proved itself it costs at most what
+//! [`preauth`] allows (a few KB, a short deadline, a bounded pool that evicts its oldest), and
+//! every refusal is logged through [`Refusals`]. Browser sockets feed the [`Hub`]; peer and status
 //! sockets go to [`peer`].
 
 use std::io;
@@ -16,7 +18,7 @@ use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -27,16 +29,18 @@ use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::auth::{self, HandshakePolicy, Offer, ProofFailure, ProofFailureKind, ProofFailures};
 use crate::hub::{ConnId, Hub, Link, Outbox};
-use crate::listen::{self, AcceptErrors, RateLimitedLog};
+use crate::listen::{self, AcceptErrors, Refusals};
 use crate::peer::{self, Peers};
+use crate::port_hold;
+use crate::preauth::{self, Admission, Metered};
 
-/// A client that connects but does not finish its handshake (the upgrade and both proofs) is
-/// dropped after this long.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// A socket to tabwire's port, read within its pre-authentication budget until it proved itself.
+pub type Connection = Metered<TcpStream>;
 
-/// At most this many connections may be in their handshake at once; more are dropped at once,
-/// so a flood of silent connections cannot hold the process's file descriptors.
-const MAX_HANDSHAKING: usize = 32;
+/// At most this many connections may be in their handshake (the upgrade and both proofs, within
+/// [`preauth::PREAUTH_DEADLINE`]) at once; a new one evicts the oldest, so a flood of silent
+/// connections neither holds the process's file descriptors nor keeps the extension out.
+const MAX_HANDSHAKING: usize = 128;
 
 /// At most this many authenticated sockets (browsers, peers, status) at once.
 const MAX_SOCKETS: usize = 64;
@@ -72,6 +76,9 @@ const TAKEOVER_TRIES: u32 = 40;
 
 /// Binds the port and serves extensions on it until the process ends. When another tabwire
 /// holds the port, joins it as a peer, and tries to take the port over when that hub exits.
+/// Where the OS allows it, every tabwire of this user holds the port the whole time
+/// ([`port_hold`]: the hub is whoever holds `hub_lock`), so the hand-over leaves no gap; a
+/// short-lived command passes no lock and binds the port alone.
 /// When something else holds it (a program that cannot prove it knows the pairing secret), the
 /// hub learns why (its browser tools answer NOT_CONNECTED saying so), MCP goes on, and the port
 /// is looked at again every few seconds. No process ever ends another.
@@ -80,7 +87,21 @@ pub async fn run(
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
     seen_marker: Option<PathBuf>,
+    hub_lock: Option<PathBuf>,
 ) {
+    let held = hub_lock.as_ref().map(|_| port_hold::hold(port));
+    match (held, hub_lock) {
+        (Some(Ok(held)), Some(hub_lock)) => {
+            return run_holding(held, &hub_lock, port, hub, policy, seen_marker).await;
+        }
+        (None, _) | (Some(Ok(_)), None) => {}
+        // Another program holds the port (or an older tabwire, which binds it alone): below.
+        (Some(Err(e)), _) if e.kind() == io::ErrorKind::AddrInUse => {}
+        (Some(Err(e)), _) if e.kind() == io::ErrorKind::Unsupported => {}
+        (Some(Err(e)), _) => {
+            tracing::debug!(error = %e, "cannot co-bind port {port}; binding it alone");
+        }
+    }
     let mut vacant_tries = 0;
     let mut reported_held = false;
     loop {
@@ -119,8 +140,12 @@ pub async fn run(
             Err(e) => e,
         };
         if !reported_held {
+            let owner = match port_hold::listener_owner(port) {
+                Some((uid, false)) => format!(" (a program of another user, uid {uid})"),
+                Some((_, true)) | None => String::new(),
+            };
             tracing::error!(
-                "{held}; browser tools will answer NOT_CONNECTED. Start tabwire with --port N \
+                "{held}{owner}; browser tools will answer NOT_CONNECTED. Start tabwire with --port N \
                  (and set the same port in the extension) to use another port; tabwire looks \
                  at port {port} again every {} s",
                 HELD_PORT_RETRY.as_secs()
@@ -130,6 +155,58 @@ pub async fn run(
         hub.set_link(Link::PortInUse);
         vacant_tries = 0;
         tokio::time::sleep(HELD_PORT_RETRY).await;
+    }
+}
+
+/// [`run`] while this process holds the port: the holder of the hub lock listens on it, the
+/// others join that hub as peers and keep holding the port.
+async fn run_holding(
+    held: port_hold::HeldPort,
+    hub_lock: &Path,
+    port: u16,
+    hub: Arc<Hub>,
+    policy: Arc<HandshakePolicy>,
+    seen_marker: Option<PathBuf>,
+) {
+    let mut reported_unproven = false;
+    loop {
+        if let Some(_lock) = port_hold::try_lock_hub(hub_lock) {
+            match held.listen() {
+                Ok(listener) => {
+                    hub.set_link(Link::Listening);
+                    tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/ \
+                        (the port stays held while any tabwire of this user runs)");
+                    serve(listener, hub, policy, seen_marker).await;
+                }
+                Err(e) => {
+                    let error = BindError::Other { port, source: e };
+                    tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
+                    hub.set_link(Link::Failed(error.to_string()));
+                }
+            }
+            return;
+        }
+        match peer::connect(port, policy.secret(), Role::Peer).await {
+            Ok(socket) => {
+                reported_unproven = false;
+                hub.set_link(Link::Listening);
+                tracing::info!(%port, "another tabwire owns port {port}: joined it as a peer (this process holds the port too)");
+                peer::relay(socket, &hub).await;
+                tracing::info!(%port, "the hub went away; taking over port {port} if this process is first");
+            }
+            // The hub is starting or exiting: the lock decides who is next.
+            Err(peer::ConnectError::NoHub(_)) => {}
+            // A tabwire of this user paired with another secret listens there.
+            Err(e) => {
+                if !reported_unproven {
+                    tracing::error!("{e}; browser tools will answer NOT_CONNECTED");
+                    reported_unproven = true;
+                }
+                hub.set_link(Link::PortInUse);
+                tokio::time::sleep(HELD_PORT_RETRY).await;
+            }
+        }
+        jitter().await;
     }
 }
 
@@ -150,33 +227,47 @@ pub async fn serve(
     seen_marker: Option<PathBuf>,
 ) {
     let seen_marker: Option<Arc<Path>> = seen_marker.map(Arc::from);
-    let failures = Arc::new(ProofFailures::default());
+    let refusals = Arc::new(Refusals::default());
+    let failures = Arc::new(ProofFailures::new(refusals.clone()));
     let peers = Arc::new(Peers::default());
     let port = listener.local_addr().map_or(0, |a| a.port());
-    let handshaking = Arc::new(Semaphore::new(MAX_HANDSHAKING));
-    let sockets = Arc::new(Semaphore::new(MAX_SOCKETS));
+    let pool = preauth::Pool::new(MAX_HANDSHAKING, MAX_SOCKETS);
     let mut errors = AcceptErrors::default();
-    let mut over_capacity = RateLimitedLog::default();
     loop {
         let (stream, peer) = listen::accept(&listener, &mut errors, "WebSocket").await;
-        let Ok(handshake) = handshaking.clone().try_acquire_owned() else {
-            over_capacity.warn(format_args!(
-                "{MAX_HANDSHAKING} connections are already in their handshake: dropped one from {peer}"
-            ));
-            continue;
-        };
+        let (admission, evicted) = pool.admit();
+        if evicted {
+            refusals.warn(
+                "evicted",
+                format_args!(
+                    "{MAX_HANDSHAKING} connections were waiting to prove the pairing secret: \
+                     closed the oldest to let one from {peer} in"
+                ),
+            );
+        }
         let (hub, policy, seen_marker) = (hub.clone(), policy.clone(), seen_marker.clone());
-        let (peers, failures, sockets) = (peers.clone(), failures.clone(), sockets.clone());
+        let (peers, failures, refusals) = (peers.clone(), failures.clone(), refusals.clone());
         tokio::spawn(async move {
-            let accepted = accept(stream, peer, port, &policy, &failures).await;
-            drop(handshake);
+            let accepted = tokio::select! {
+                accepted = accept(stream, peer, port, &policy, &failures, &refusals, &admission) => accepted,
+                lost = admission.lost() => {
+                    tracing::debug!(%peer, ?lost, "closed a connection that had not proved the pairing secret");
+                    None
+                }
+            };
             let Some((socket, role)) = accepted else {
                 return;
             };
-            let Ok(_slot) = sockets.try_acquire_owned() else {
-                tracing::warn!(%peer, "{MAX_SOCKETS} sockets are open already: closed a new one");
+            if !admission.authenticate() {
+                refusals.warn(
+                    "sockets",
+                    format_args!(
+                        "{MAX_SOCKETS} sockets are open already: closed a new one from {peer}"
+                    ),
+                );
                 return;
-            };
+            }
+            // `admission` lives as long as the socket: it holds the socket's slot.
             match role {
                 Role::Browser => serve_browser(socket, peer, hub, seen_marker).await,
                 Role::Peer => peer::serve_peer(socket, hub, peers).await,
@@ -196,6 +287,7 @@ fn answer_handshake(
     peer: SocketAddr,
     request: &Request,
     mut response: Response,
+    refusals: &Refusals,
 ) -> Result<Response, ErrorResponse> {
     match decision {
         Ok(offer) => {
@@ -208,8 +300,16 @@ fn answer_handshake(
         Err(refusal) => {
             // The origin is no secret; the protocol list (an old client's holds its secret)
             // is never logged.
-            tracing::warn!(%peer, origin = ?request.headers().get(header::ORIGIN),
-                reason = %refusal, "refused a WebSocket handshake");
+            let origin = request
+                .headers()
+                .get(header::ORIGIN)
+                .map_or_else(|| "none".into(), |o| String::from_utf8_lossy(o.as_bytes()));
+            refusals.warn(
+                &format!("{refusal:?} {origin}"),
+                format_args!(
+                    "refused a WebSocket handshake from {peer} (origin {origin}): {refusal}"
+                ),
+            );
             let mut refused = ErrorResponse::new(Some(refusal.to_string()));
             *refused.status_mut() = StatusCode::FORBIDDEN;
             Err(refused)
@@ -225,13 +325,15 @@ async fn accept(
     port: u16,
     policy: &HandshakePolicy,
     failures: &ProofFailures,
-) -> Option<(WebSocketStream<TcpStream>, Role)> {
+    refusals: &Refusals,
+    admission: &Admission,
+) -> Option<(WebSocketStream<Connection>, Role)> {
     // Calls are small request/response frames: send each at once.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY not set");
     }
     // One deadline for the probe check, the upgrade and the proofs.
-    let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
+    let deadline = admission.deadline();
     if answered_probe(&mut stream, deadline).await {
         crate::diagnostics::probe_answered();
         return None;
@@ -257,10 +359,13 @@ async fn accept(
             ));
         }
         offer = decision.ok();
-        answer_handshake(decision, peer, request, response)
+        answer_handshake(decision, peer, request, response, refusals)
     };
-    let handshake =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(socket_config()));
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(
+        admission.meter(stream),
+        check,
+        Some(socket_config()),
+    );
     let mut socket = match tokio::time::timeout_at(deadline, handshake).await {
         Ok(Ok(socket)) => socket,
         Ok(Err(e)) => {
@@ -465,7 +570,7 @@ async fn answered_probe(stream: &mut TcpStream, deadline: tokio::time::Instant) 
 }
 
 async fn serve_browser(
-    socket: WebSocketStream<TcpStream>,
+    socket: WebSocketStream<Connection>,
     peer: SocketAddr,
     hub: Arc<Hub>,
     seen_marker: Option<Arc<Path>>,

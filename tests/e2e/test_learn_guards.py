@@ -1,7 +1,8 @@
 """What `site_save` refuses, and how adapters stay healthy (issue 11). On the redesign fixture page: a save whose
 name collides with a meta-tool or another adapter, whose match pattern is broader than the site, that is over the
 size cap or navigates to `javascript:` is refused with a clear message, and nothing is written; saving over a saved
-adapter keeps a backup; a file the user wrote is kept unless the save says overwrite. `tabwire adapters test`
+adapter keeps a backup; a file the user wrote is kept unless the user says yes when asked (the model's `overwrite`
+alone is not enough, and the person's file outlives every later backup). `tabwire adapters test`
 reports the brittle-CSS adapter failing on the redesigned page with its step and locator, the locator one passing;
 a failing adapter call tells the model which locator no longer matches and that page tools still work.
 """
@@ -13,8 +14,10 @@ import json
 import subprocess
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 
+from harness.mcp_client import open_tabwire_session
 from test_learn import user_adapters
 from test_locators import brittle, documented_adapter
 
@@ -107,9 +110,67 @@ async def test_refusals_write_nothing_and_saves_keep_backups(
     assert out.is_error and out.structured["refusal"] == "hand_written", out
     assert "was written by hand" in out.text and "overwrite" in out.text, out
     assert files_in(directory) == before
+    # `overwrite` from the model is not the user's yes: this client cannot ask its user, so nothing changes.
     out = await save(mine, overwrite=True)
-    assert not out.is_error, out
-    assert json.loads(Path(out.structured["backup"]).read_text()) == by_hand
+    assert out.is_error and out.text.startswith("PERMISSION_REQUIRED: not saved: "), out
+    assert "written by hand" in out.text and "cannot ask its user" in out.text, out
+    assert files_in(directory) == before
+
+
+async def test_replacing_a_hand_written_adapter_needs_the_users_yes_and_keeps_their_file(
+    tabwire_command, fixture_server, launch_chromium, extension_dir
+):
+    c = tabwire_command
+    answers: list[tuple[str, dict | None]] = []
+    questions: list[str] = []
+
+    async def ask_the_user(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        questions.append(params.message)
+        action, content = answers.pop(0)
+        return types.ElicitResult(action=action, content=content)
+
+    v1 = fixture_server.url("plain", "redesign/v1.html")
+    origin = v1.split("/plain/")[0]
+    directory = user_adapters(c)
+    async with open_tabwire_session(
+        c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
+    ) as tabwire:
+        await launch_chromium(extension_dir=extension_dir)
+        tab = (await tabwire.browser_open(v1)).structured["tab_id"]
+        by_hand = notes_for(origin, "mine")
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "mine.json").write_text(json.dumps(by_hand, indent=2))
+        await tabwire.wait_for_tools("mine_list")
+        mine = copy.deepcopy(by_hand)
+
+        async def save(description: str):
+            mine["description"] = description
+            return await tabwire.call("site_save", {"adapter": mine, "tab_id": tab, "overwrite": True})
+
+        # The user says no (declines, or accepts the form without saying yes): nothing changes.
+        before = files_in(directory)
+        for answer in (("decline", None), ("accept", {"replace": False}), ("accept", {})):
+            answers.append(answer)
+            out = await save("from the model")
+            assert out.is_error and out.text.startswith("PERMISSION_REQUIRED: not saved: "), out
+            assert "said no" in out.text, out
+            assert files_in(directory) == before, answer
+        assert len(questions) == 3 and all("mine.json" in q and "wrote" in q for q in questions), questions
+
+        # The user says yes: replaced, and their file kept where no later save prunes it.
+        answers.append(("accept", {"replace": True}))
+        out = await save("from the model")
+        assert not out.is_error, out
+        original = Path(out.structured["backup"])
+        assert original.parent == directory / "backups" / "hand-written", original
+        assert json.loads(original.read_text()) == by_hand
+        # Ten more saves (Tabwire's own file now: no question) prune old backups, never the person's file.
+        for n in range(12):
+            out = await save(f"version {n}")
+            assert not out.is_error, out
+        assert len(questions) == 4, questions
+        assert json.loads(original.read_text()) == by_hand
+        assert len(list((directory / "backups").glob("mine-*.json"))) <= 10
 
 
 def adapters_test(tabwire_command, pairing, *args: str) -> subprocess.CompletedProcess:

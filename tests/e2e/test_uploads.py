@@ -172,7 +172,7 @@ async def test_refused_files_answer_a_typed_error_and_nothing_reaches_the_page(
     cases = [
         ("../secret.txt", "FILE_REFUSED", "outside the uploads directory"),
         (str(tmp_path / "secret.txt"), "FILE_REFUSED", "outside the uploads directory"),
-        ("escape.txt", "FILE_REFUSED", "symlink"),
+        ("escape.txt", "FILE_REFUSED", "symlink"),  # the same words as the two above
         ("missing.pdf", "FILE_REFUSED", "no file \"missing.pdf\" in the uploads directory"),
         ("big.bin", "TOO_LARGE", "over the 32 MiB one call may carry"),
     ]
@@ -184,6 +184,21 @@ async def test_refused_files_answer_a_typed_error_and_nothing_reaches_the_page(
         assert why in out.text, (name, out)
         if code == "FILE_REFUSED":
             assert json.dumps(name)[1:-1] in out.text, (name, out)
+    # A refusal says nothing about what lies outside: a name leading out gets the same words (but for the name)
+    # whether its target exists, is missing, is a folder or sits behind a link, dangling or not.
+    (tmp_path / "a-folder").mkdir(exist_ok=True)
+    (uploads / "dangling.txt").symlink_to(tmp_path / "nothing-here.txt")
+    (uploads / "to-folder").symlink_to(tmp_path / "a-folder")
+    probes = ["../secret.txt", "../nothing-here.txt", "../a-folder", str(tmp_path / "secret.txt"),
+              str(tmp_path / "nothing-here.txt"), "/etc/shadow", "/no/such/file", "escape.txt", "dangling.txt",
+              "to-folder", "to-folder/x.txt"]
+    said = set()
+    for name in probes:
+        out = await tabwire.call("page_act", {"tab_id": tab, "selector": "#single", "action": "upload", "files": [name]})
+        assert out.is_error and out.text.startswith("FILE_REFUSED:"), (name, out)
+        said.add(out.text.replace(json.dumps(name)[1:-1], "NAME"))
+    assert len(said) == 1, said
+    assert str(tmp_path / "a-folder") not in next(iter(said)) and "secret" not in next(iter(said)), said
     # Through an adapter too, one bad name among good ones refuses them all.
     mixed = await tabwire.call("files_send", {"files": ["notes.txt", "../secret.txt"]})
     assert mixed.is_error and mixed.text.startswith("FILE_REFUSED:"), mixed

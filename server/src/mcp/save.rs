@@ -2,10 +2,20 @@
 //! checked by the user adapter store (`adapter_store.rs`: size, validation with every problem
 //! located, name, match patterns, a hand-written file in the way), served on trial so its
 //! read-only tools run once in the tab (their results are the dry run's answer), then written and
-//! served for good, its tools callable at once.
+//! served for good, its tools callable at once. Replacing a file a person wrote takes more than the
+//! model's `overwrite`: the user's yes, asked through MCP elicitation (`PERMISSION_REQUIRED` where
+//! the client cannot ask), and the person's file is kept where no later save prunes it.
+
+use std::path::Path;
+use std::time::Duration;
 
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::{
+    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::ElicitationMode;
+use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
@@ -96,7 +106,7 @@ impl ServerTool for SiteSave {
     async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
         let store = &mcp.safeguards.adapter_store;
         let page = call.page().clone();
-        site_save(&mcp.hub, store, &page, call.args).await
+        site_save(&mcp.hub, store, &call.peer, &page, call.args).await
     }
 }
 
@@ -104,6 +114,7 @@ impl ServerTool for SiteSave {
 async fn site_save(
     hub: &Hub,
     store: &AdapterStore,
+    peer: &Peer<RoleServer>,
     page: &PageTab,
     args: SaveArgs,
 ) -> Result<CallToolResult, Failure> {
@@ -149,8 +160,16 @@ async fn site_save(
             "tools": tools, "results": results,
         })));
     }
-    // Checked again as it is written: the directory may have changed during the trial.
-    let saved = match store.save(&text, &page.origin, overwrite) {
+    if checked.hand_written
+        && let Err(error) =
+            confirm_replacing(peer, &checked.path, &checked.adapter.name, &page.origin).await
+    {
+        store.end_trial();
+        return Err(error);
+    }
+    // Checked again as it is written: the directory may have changed during the trial. A file a
+    // person wrote is replaced only when the user was asked about it just now.
+    let saved = match store.save(&text, &page.origin, checked.hand_written) {
         Ok(saved) => saved,
         Err(refusal) => {
             store.end_trial();
@@ -164,6 +183,69 @@ async fn site_save(
         answer["backup"] = Value::from(backup.display().to_string());
     }
     Ok(success(answer))
+}
+
+/// How long the user has to answer whether their file may be replaced.
+const ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The one boolean of that question's form (no answer is no).
+const REPLACE_FIELD: &str = "replace";
+
+/// Asks the user whether the adapter file at `path`, which a person wrote, may be replaced; Ok
+/// only on an explicit yes. `PERMISSION_REQUIRED` when the client cannot ask or the user says no.
+async fn confirm_replacing(
+    peer: &Peer<RoleServer>,
+    path: &Path,
+    adapter: &str,
+    origin: &str,
+) -> Result<(), WireError> {
+    let required = |why: &str| {
+        WireError::new(
+            ErrorCode::PermissionRequired,
+            format!(
+                "not saved: {} was written by hand, and replacing it needs the user's yes \
+                 ({why}). Nothing was changed: save under another adapter name, or ask the user \
+                 to edit or delete that file themselves.",
+                path.display()
+            ),
+        )
+    };
+    if !peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
+    {
+        return Err(required("this client cannot ask its user"));
+    }
+    let schema = ElicitationSchema::builder()
+        .optional_bool(REPLACE_FIELD, false)
+        .description("Replace your adapter file")
+        .build()
+        .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!(
+            "The assistant wants to replace the adapter file {} that you wrote (adapter \
+             {adapter:?}, for {origin}) with its own version. Your file will be kept in \
+             backups/hand-written/ until you delete it. Replace it?",
+            path.display()
+        ),
+        requested_schema: schema,
+    };
+    let answer = peer
+        .create_elicitation_with_timeout(params, Some(ASK_TIMEOUT))
+        .await
+        .map_err(|e| {
+            tracing::info!(error = %e, "the client could not ask its user");
+            required("the client could not ask its user")
+        })?;
+    let yes = matches!(answer.action, ElicitationAction::Accept)
+        && answer.content.as_ref().and_then(|c| c.get(REPLACE_FIELD)) == Some(&Value::Bool(true));
+    if yes {
+        tracing::info!(file = %path.display(), "the user agreed to replace a hand-written adapter");
+        Ok(())
+    } else {
+        Err(required("the user said no when asked"))
+    }
 }
 
 /// A refused save: the text says why (every validation problem on its line), the structured
