@@ -35,6 +35,7 @@ class Home:
         self.desktop = self.root / ".config" / "Claude" / "claude_desktop_config.json"
         self.desktop.parent.mkdir(parents=True)
         self.extension = self.root / ".local" / "share" / "tabwire" / "extension"
+        self.installed = self.root / ".local" / "share" / "tabwire" / "bin" / "tabwire"  # where setup copies tabwire
         self.secret = self.root / ".config" / "tabwire" / "secret"
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
@@ -99,7 +100,7 @@ async def test_all_well_then_no_tab_then_no_browser(home, launch_chromium, todom
         await client.browser_open(todomvc_url("plain"))
         status, out = home.doctor()
         assert status == 0, out
-        assert f"ok   Claude Desktop starts {home.binary} mcp --port {home.port}" in out
+        assert f"ok   Claude Desktop starts {home.installed} mcp --port {home.port}" in out
         assert f"ok   extension 0.1.0 in {home.extension}, paired for port {home.port}" in out
         assert f"is running on 127.0.0.1:{home.port}" in out
         assert "ok   1 browser(s) connected" in out
