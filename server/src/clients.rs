@@ -132,7 +132,13 @@ fn store_claude_folder(dirs: &UserDirs) -> Option<PathBuf> {
         .ok()?
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("Claude_"))
-        .map(|entry| entry.path().join("LocalCache").join("Roaming").join("Claude"))
+        .map(|entry| {
+            entry
+                .path()
+                .join("LocalCache")
+                .join("Roaming")
+                .join("Claude")
+        })
         .collect();
     found.sort();
     found.into_iter().next()
@@ -545,10 +551,16 @@ mod tests {
         let before = "\u{feff}{\"mcpServers\": {\"files\": {\"command\": \"npx\"}}}\n";
         let edit = edit(Client::ClaudeDesktop, Some(before), &launch()).unwrap();
         assert_eq!(edit.change, Change::Added);
-        let body = edit.text.strip_prefix('\u{feff}').expect("the mark stays first");
+        let body = edit
+            .text
+            .strip_prefix('\u{feff}')
+            .expect("the mark stays first");
         let after: Value = serde_json::from_str(body).unwrap();
         assert_eq!(after["mcpServers"]["files"]["command"], "npx");
-        assert_eq!(find_entry(Client::ClaudeDesktop, &edit.text), Some(launch()));
+        assert_eq!(
+            find_entry(Client::ClaudeDesktop, &edit.text),
+            Some(launch())
+        );
         let again = super::edit(Client::ClaudeDesktop, Some(&edit.text), &launch()).unwrap();
         assert_eq!(again.change, Change::Unchanged);
     }

@@ -71,7 +71,12 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
     let secret = check_secret(&secret_path, &mut findings);
     let folders = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
     let mut args = args.clone();
-    args.connection.port = port_to_check(port_given(), args.connection.port, &folders.ports, &mut findings);
+    args.connection.port = port_to_check(
+        port_given(),
+        args.connection.port,
+        &folders.ports,
+        &mut findings,
+    );
     let args = &args;
     check_extension_folders(&dirs, args.connection.port, secret.as_ref(), &mut findings);
     if let Some(secret) = &secret {
@@ -831,15 +836,27 @@ mod tests {
     #[test]
     fn the_port_checked_is_the_clients_unless_one_is_named() {
         let mut findings = Vec::new();
-        assert_eq!(port_to_check(false, DEFAULT_PORT, &[], &mut findings), DEFAULT_PORT);
-        assert_eq!(port_to_check(false, DEFAULT_PORT, &[4000, 4000], &mut findings), 4000);
+        assert_eq!(
+            port_to_check(false, DEFAULT_PORT, &[], &mut findings),
+            DEFAULT_PORT
+        );
+        assert_eq!(
+            port_to_check(false, DEFAULT_PORT, &[4000, 4000], &mut findings),
+            4000
+        );
         assert!(findings.is_empty(), "{findings:?}");
         assert_eq!(port_to_check(true, 4001, &[4001], &mut findings), 4001);
         assert!(findings.is_empty(), "{findings:?}");
         assert_eq!(port_to_check(true, 4001, &[4000], &mut findings), 4000);
-        assert!(findings[0].what.contains("start tabwire on port 4000"), "{findings:?}");
+        assert!(
+            findings[0].what.contains("start tabwire on port 4000"),
+            "{findings:?}"
+        );
         findings.clear();
         port_to_check(false, DEFAULT_PORT, &[4000, 4002], &mut findings);
-        assert!(findings[0].what.contains("different ports (4000, 4002)"), "{findings:?}");
+        assert!(
+            findings[0].what.contains("different ports (4000, 4002)"),
+            "{findings:?}"
+        );
     }
 }

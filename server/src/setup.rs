@@ -213,7 +213,9 @@ fn install_binary(binary: &Path, installed: &Path) -> anyhow::Result<bool> {
     if std::fs::read(installed).is_ok_and(|old| old == bytes) {
         return Ok(false);
     }
-    let dir = installed.parent().context("the install path has a folder")?;
+    let dir = installed
+        .parent()
+        .context("the install path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = installed.with_extension("tabwire.tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
@@ -244,7 +246,12 @@ fn drop_entry(client: Client, file: &Path, dry: bool, out: &mut String) -> anyho
         return Ok(());
     };
     if dry {
-        writeln!(out, "  {:<15} would remove the `tabwire` server from {}", "", file.display())?;
+        writeln!(
+            out,
+            "  {:<15} would remove the `tabwire` server from {}",
+            "",
+            file.display()
+        )?;
         return Ok(());
     }
     let backup = PathBuf::from(format!("{}{BACKUP_SUFFIX}", file.display()));
@@ -422,7 +429,10 @@ mod tests {
         let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
         assert!(!ok);
         assert!(report.contains("Cursor          NOT UPDATED"), "{report}");
-        let command = format!("\"command\": {:?}", dirs.installed_binary().display().to_string());
+        let command = format!(
+            "\"command\": {:?}",
+            dirs.installed_binary().display().to_string()
+        );
         assert!(report.contains(&command), "{report}");
         assert_eq!(std::fs::read_to_string(&cursor).unwrap(), "{ not json");
     }
@@ -446,7 +456,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dirs = crate::extension::tests::user_in(dir.path());
         let desktop = Client::ClaudeDesktop.config_file(&dirs);
-        let bundle = desktop.parent().unwrap().join("Claude Extensions").join("local.mcpb.tabwire");
+        let bundle = desktop
+            .parent()
+            .unwrap()
+            .join("Claude Extensions")
+            .join("local.mcpb.tabwire");
         std::fs::create_dir_all(&bundle).unwrap();
         std::fs::write(bundle.join("manifest.json"), r#"{"name": "tabwire"}"#).unwrap();
         let before = r#"{"mcpServers": {"files": {"command": "npx"}, "tabwire": {"command": "/old/tabwire"}}}"#;
@@ -455,11 +469,20 @@ mod tests {
         std::fs::write(&binary, "the binary").unwrap();
         let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
         assert!(ok, "{report}");
-        assert!(report.contains("has Tabwire installed as an extension (.mcpb"), "{report}");
-        assert!(report.contains("removed the `tabwire` server an earlier setup added"), "{report}");
+        assert!(
+            report.contains("has Tabwire installed as an extension (.mcpb"),
+            "{report}"
+        );
+        assert!(
+            report.contains("removed the `tabwire` server an earlier setup added"),
+            "{report}"
+        );
         let after: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&desktop).unwrap()).unwrap();
-        assert_eq!(after, serde_json::json!({"mcpServers": {"files": {"command": "npx"}}}));
+        assert_eq!(
+            after,
+            serde_json::json!({"mcpServers": {"files": {"command": "npx"}}})
+        );
         let (again, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
         assert!(ok && !again.contains("removed"), "{again}");
     }

@@ -262,7 +262,8 @@ fn zig_tools(paths: &Paths) -> anyhow::Result<ZigTools> {
         cargo_zigbuild: venv.join("bin").join("cargo-zigbuild"),
         venv: venv.clone(),
     };
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) && tools.cargo_zigbuild.is_file() {
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) && tools.cargo_zigbuild.is_file()
+    {
         return Ok(tools);
     }
     log(&format!("pip install {wanted} into {}", venv.display()));
@@ -272,7 +273,13 @@ fn zig_tools(paths: &Paths) -> anyhow::Result<ZigTools> {
     )?;
     run(
         Command::new(venv.join("bin").join("python3"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
             .args(ZIG_PACKAGES),
         "pip install cargo-zigbuild ziglang",
     )?;
@@ -304,7 +311,12 @@ mod tests {
             select(&["win32-x64"]).unwrap(),
             select(&["x86_64-pc-windows-gnu"]).unwrap()
         );
-        assert!(select(&["beos-x64"]).unwrap_err().to_string().contains("known: linux-x64"));
+        assert!(
+            select(&["beos-x64"])
+                .unwrap_err()
+                .to_string()
+                .contains("known: linux-x64")
+        );
         assert_eq!(select(&[]).unwrap().len(), 5);
     }
 }

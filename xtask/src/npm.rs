@@ -76,12 +76,7 @@ fn stage_launcher(paths: &Paths, version: &str, out: &Path) -> anyhow::Result<Pa
     write_json(&dir.join("package.json"), &manifest)?;
     let packages: serde_json::Map<String, Value> = PLATFORMS
         .iter()
-        .map(|p| {
-            (
-                p.name(),
-                json!({"name": package_name(p), "exe": p.exe()}),
-            )
-        })
+        .map(|p| (p.name(), json!({"name": package_name(p), "exe": p.exe()})))
         .collect();
     write_json(
         &dir.join("platforms.json"),

@@ -23,7 +23,9 @@ pub fn build(paths: &Paths) -> anyhow::Result<Option<PathBuf>> {
         .iter()
         .filter_map(|p| dist::binary_at_hand(paths, p).map(|b| (p, b)))
         .collect();
-    let Some((default, default_binary)) = at_hand.iter().find(|(p, _)| p.os == "linux" && p.cpu == "x64")
+    let Some((default, default_binary)) = at_hand
+        .iter()
+        .find(|(p, _)| p.os == "linux" && p.cpu == "x64")
     else {
         log("mcpb: no linux-x64 binary at hand: the release bundle is left out");
         return Ok(None);
@@ -44,7 +46,10 @@ pub fn build(paths: &Paths) -> anyhow::Result<Option<PathBuf>> {
     if let Some((windows, binary)) = at_hand.iter().find(|(p, _)| p.os == "win32") {
         let path = format!("server/{}/{}", windows.name(), windows.exe());
         entries.push((path.clone(), std::fs::read(binary)?, 0o755));
-        overrides.insert("win32".into(), json!({"command": format!("${{__dirname}}/{path}")}));
+        overrides.insert(
+            "win32".into(),
+            json!({"command": format!("${{__dirname}}/{path}")}),
+        );
         platforms.push(json!("win32"));
     }
     let macs: Vec<Vec<u8>> = at_hand
@@ -55,7 +60,10 @@ pub fn build(paths: &Paths) -> anyhow::Result<Option<PathBuf>> {
     if !macs.is_empty() {
         let path = "server/darwin/tabwire".to_owned();
         entries.push((path.clone(), fat_macho(&macs)?, 0o755));
-        overrides.insert("darwin".into(), json!({"command": format!("${{__dirname}}/{path}")}));
+        overrides.insert(
+            "darwin".into(),
+            json!({"command": format!("${{__dirname}}/{path}")}),
+        );
         platforms.push(json!("darwin"));
     }
     manifest["icon"] = json!("icon.png");
@@ -69,10 +77,10 @@ pub fn build(paths: &Paths) -> anyhow::Result<Option<PathBuf>> {
         0o644,
     )];
     all.extend(entries);
-    let bundle = paths.target.join("dist").join(format!(
-        "tabwire-{}.mcpb",
-        crate::package::version(paths)?
-    ));
+    let bundle = paths
+        .target
+        .join("dist")
+        .join(format!("tabwire-{}.mcpb", crate::package::version(paths)?));
     crate::package::write_zip(&bundle, &all)?;
     log(&format!("mcpb: {}", bundle.display()));
     Ok(Some(bundle))
@@ -129,7 +137,10 @@ mod tests {
         let word = |at: usize| u32::from_be_bytes(fat[at..at + 4].try_into().unwrap());
         assert_eq!((word(0), word(4)), (0xcafe_babe, 2));
         assert_eq!((word(8), word(16), word(20)), (0x0100_0007, 16384, 20_000));
-        assert_eq!((word(28), word(36), word(40)), (0x0100_000c, 16384 * 3, 100));
+        assert_eq!(
+            (word(28), word(36), word(40)),
+            (0x0100_000c, 16384 * 3, 100)
+        );
         assert_eq!(&fat[16384..16384 + 20_000], &x64[..]);
         assert_eq!(&fat[16384 * 3..16384 * 3 + 100], &arm[..]);
     }
