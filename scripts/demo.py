@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +40,10 @@ def say(text: str) -> None:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether tabwire could listen on the port. SO_REUSEADDR, as tabwire's listener sets it: the
+    TIME-WAIT leftovers of a run that just ended do not make a port taken; another listener does."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -73,8 +78,16 @@ async def main() -> int:
     print(f"  server   {BINARY.relative_to(REPO)} mcp  (WebSocket on 127.0.0.1:{port}; logs: {work}/tabwire.log)")
     print(f"  site     TodoMVC at {page}")
     print(f"  browser  headless Chromium with the extension loaded unpacked from {REPO}")
-    args = ["mcp", "--adapter-match", "todomvc=http://127.0.0.1/*"]
-    env = {"RUST_LOG": "info", "HOME": str(Path.home())}
+    # The same app at http://localhost:PORT, which no adapter matches: page tools' ground. The demo's
+    # grant of page tools to it goes into a config folder of the demo's own, not yours.
+    other = page.replace("127.0.0.1", "localhost", 1)
+    config = work / "config"
+    secret = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "tabwire" / "secret"
+    env = {"RUST_LOG": "info", "HOME": str(Path.home()), "XDG_CONFIG_HOME": str(config)}
+    allow = [str(BINARY), "allow", other.split("/plain/")[0]]
+    subprocess.run(allow, env=env, check=True, capture_output=True)
+    print(f"  grant    page tools allowed on {other.split('/plain/')[0]} (`tabwire allow`, in {config})")
+    args = ["mcp", "--adapter-match", "todomvc=http://127.0.0.1/*", "--secret-file", str(secret)]
     browser = None
     try:
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
@@ -101,6 +114,8 @@ async def main() -> int:
             await timed_call(s, "todomvc_add_todo", {"title": "Walk the dog"})
             await timed_call(s, "todomvc_toggle_todo", {"title": "Buy milk"})
             await timed_call(s, "todomvc_list_todos", {})
+            say("and one error on purpose: toggling a todo that is not in the list. The adapter's step finds")
+            say("no such item, and the answer says so (the model reads it and can list the todos first):")
             await timed_call(s, "todomvc_toggle_todo", {"title": "Feed the cat"})
             await timed_call(s, "browser_tabs", {})
             times = [(await timed_call_quiet(s)) for _ in range(200)]
@@ -109,12 +124,35 @@ async def main() -> int:
                 f"200 × todomvc_list_todos round trips: p50 {statistics.median(times):.2f} ms, "
                 f"p90 {times[179]:.2f} ms, p99 {times[197]:.2f} ms"
             )
+            await page_tools_demo(s, other)
     finally:
         if browser is not None:
             browser.stop()
         site.stop()
     say("done")
     return 0
+
+
+async def page_tools_demo(session, url: str) -> None:
+    """Page tools on a page no adapter covers: what a person sees as a compact snapshot with refs,
+    then acting by ref, each answer saying what changed."""
+    say(f"page tools on {url} (no adapter matches localhost):")
+    opened = await session.browser_open(url)
+    tab = opened.structured["tab_id"]
+
+    async def snapshot_with_field():
+        out = await session.call("page_snapshot", {"tab_id": tab})
+        found = re.search(r'^\s*textbox (e\d+) "What needs to be done\?"', out.text, re.M)
+        return (out, found[1]) if found else None
+
+    snapshot, field = await wait_for(snapshot_with_field, timeout=15, what="the app's input in a snapshot")
+    lines = snapshot.text.splitlines()
+    print("    page_snapshot →", *(f"      {line}" for line in lines[:8]), sep="\n", flush=True)
+    await timed_call(session, "page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": "Read the page tools doc"})
+    await timed_call(session, "page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
+    say("and one error on purpose: acting on a ref the page never had. The answer says the ref is")
+    say("unknown and to take a new snapshot, so the model recovers by itself:")
+    await timed_call(session, "page_act", {"tab_id": tab, "ref": "e9999", "action": "click"})
 
 
 async def _opened(session, page: str):

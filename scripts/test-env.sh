@@ -1,22 +1,9 @@
-# Sourced by test.sh and demo.sh: makes sure Chromium, the test apps (TodoMVC), the Python
-# environment (the official MCP SDK client, pytest), the .mcpb validator and MinGW's dlltool (for
-# `cargo xtask check-targets`) are installed, and sets VENV. Needs CACHE.
+# Sourced by test.sh: makes sure what the demo needs (scripts/demo-env.sh: Chromium, TodoMVC, the Python
+# environment with the official MCP SDK client and pytest), the other test apps, the .mcpb validator,
+# MinGW-w64 (dlltool for `cargo xtask check-targets`, gcc for the Windows build) and Wine are installed,
+# and sets VENV. Needs CACHE.
 : "${CACHE:?scripts/test-env.sh needs CACHE (the tabwire cache directory)}"
-CHROMIUM="${TABWIRE_CHROMIUM:-/usr/lib/chromium/chromium}"
-VENV="$CACHE/venv"
-PYTHON="${PYTHON:-python3}"
-
-if [ ! -x "$CHROMIUM" ]; then
-  echo "==> install Chromium" >&2
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq chromium >/dev/null
-  else
-    echo "Chromium is missing at $CHROMIUM: install it (apt-get install chromium) or set TABWIRE_CHROMIUM" >&2
-    exit 1
-  fi
-fi
+. scripts/demo-env.sh
 
 # MinGW's dlltool: Windows' std (built to type-check the server for x86_64-pc-windows-gnu) needs it.
 if ! command -v x86_64-w64-mingw32-dlltool >/dev/null; then
@@ -30,15 +17,25 @@ if ! command -v x86_64-w64-mingw32-dlltool >/dev/null; then
   fi
 fi
 
+# MinGW-w64's gcc (the Windows binary's linker, `cargo xtask dist win32-x64`, and the stand-in
+# bcryptprimitives.dll of tests/e2e/test_windows_wine.py) and Wine, which runs that binary in the tests.
+for pkg in gcc-mingw-w64-x86-64 wine64; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    echo "==> install $pkg" >&2
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null; }
+    else
+      echo "$pkg is missing: apt-get install $pkg" >&2
+      exit 1
+    fi
+  fi
+done
+
 # The official .mcpb tools (validate, unpack), for tests/e2e/test_mcpb.py.
 if [ "$(node -p "require('$CACHE/mcpb/node_modules/@anthropic-ai/mcpb/package.json').version" 2>/dev/null)" != "2.1.2" ]; then
   echo "==> install @anthropic-ai/mcpb into $CACHE/mcpb" >&2
   npm install --prefix "$CACHE/mcpb" --no-audit --no-fund --loglevel=error @anthropic-ai/mcpb@2.1.2
-fi
-
-if [ ! -f "$CACHE/apps/node_modules/todomvc/examples/vanillajs/index.html" ]; then
-  echo "==> install TodoMVC into $CACHE/apps" >&2
-  npm install --prefix "$CACHE/apps" --no-audit --no-fund --loglevel=error todomvc@0.1.1
 fi
 
 # TiddlyWiki and MailDev for the tiddlywiki/maildev adapters' e2e tests (maildev 3.x does not install).
@@ -67,18 +64,6 @@ install_pip_app() { # name, check module, packages...
 }
 install_pip_app trac trac Trac==1.6 Jinja2==3.1.6 MarkupSafe==3.0.4
 install_pip_app moin moin moin==2.0.0b5
-
-if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
-  echo "==> create the Python environment $VENV" >&2
-  rm -rf "$VENV"
-  "$PYTHON" -m venv "$VENV"
-fi
-REQS_HASH="$(sha256sum tests/requirements.txt | cut -d' ' -f1)"
-if [ "$(cat "$VENV/.tabwire-requirements" 2>/dev/null || true)" != "$REQS_HASH" ]; then
-  echo "==> install tests/requirements.txt into $VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
-  echo "$REQS_HASH" >"$VENV/.tabwire-requirements"
-fi
 
 # The official Python MCP SDK 1.x in a venv of its own, for tests/e2e/test_clients_python1.py.
 VENV_MCP1="$CACHE/venv-mcp1"

@@ -49,8 +49,12 @@ fn embed_adapters(root: &Path, out_dir: &Path) {
 }
 
 fn embed_extension(root: &Path, out_dir: &Path) {
-    // A directory is scanned as a whole: a file added, removed or changed reruns this.
-    for watched in ["extension", "manifest.json"] {
+    // What is embedded, and nothing else: `extension/` also holds the per-install pairing.json,
+    // which every build writes, and watching the folder as a whole made the first rebuild after
+    // each build compile the server again. `extension/dist` is scanned as a whole (a built file
+    // added or removed reruns this); a script newly added at extension/'s top level is picked up
+    // when manifest.json or dist changes next.
+    for watched in ["manifest.json", "extension/dist"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     let missing: Vec<&str> = extension_files::BUILT_FILES
@@ -67,6 +71,9 @@ fn embed_extension(root: &Path, out_dir: &Path) {
     }
     let files = extension_files::extension_files(root)
         .unwrap_or_else(|e| panic!("listing the extension's files: {e}"));
+    for file in files.iter().filter(|f| !f.starts_with("extension/dist/")) {
+        println!("cargo:rerun-if-changed={}", root.join(file).display());
+    }
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json is readable"),
     )

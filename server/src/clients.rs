@@ -10,7 +10,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use serde_json::Value;
 
-use crate::user_dirs::UserDirs;
+use crate::user_dirs::{Os, UserDirs};
 
 /// The name of Tabwire's entry in every client's server list.
 pub const ENTRY_NAME: &str = "tabwire";
@@ -42,12 +42,13 @@ impl Client {
 
     /// The user-level config file: Claude Desktop's and VS Code's in the OS's application config
     /// folder (`~/.config` on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
-    /// Windows), Claude Code's and Cursor's in the home folder.
+    /// Windows — or, for the Microsoft Store's Claude, its package's redirected copy of it),
+    /// Claude Code's (`~/.claude.json`, where `claude mcp add --scope user` writes) and Cursor's
+    /// in the home folder.
     pub fn config_file(self, dirs: &UserDirs) -> PathBuf {
         match self {
-            Client::ClaudeDesktop => dirs
-                .config
-                .join("Claude")
+            Client::ClaudeDesktop => store_claude_folder(dirs)
+                .unwrap_or_else(|| dirs.config.join("Claude"))
                 .join("claude_desktop_config.json"),
             Client::ClaudeCode => dirs.home.join(".claude.json"),
             Client::Cursor => dirs.home.join(".cursor").join("mcp.json"),
@@ -64,6 +65,15 @@ impl Client {
                 Client::ClaudeCode => dirs.home.join(".claude").is_dir(),
                 _ => file.parent().is_some_and(Path::is_dir),
             }
+    }
+
+    /// Whether the client reads its config as JSON with comments and trailing commas (VS Code's
+    /// JSONC); the others parse theirs as strict JSON, so a comment there is refused, not kept.
+    fn reads_comments(self) -> bool {
+        match self {
+            Client::VsCode => true,
+            Client::ClaudeDesktop | Client::ClaudeCode | Client::Cursor => false,
+        }
     }
 
     /// The top-level key of the server list.
@@ -88,6 +98,50 @@ impl Client {
         entry.push(("args".to_owned(), Value::from(launch.args.clone())));
         entry
     }
+}
+
+/// The folder of Tabwire's `.mcpb` extension, when Claude Desktop installed it: a folder under
+/// its `Claude Extensions` whose `manifest.json` names `tabwire`. Claude Desktop starts that copy
+/// by itself, so `setup` must not add a second `tabwire` server beside it.
+pub fn desktop_extension(dirs: &UserDirs) -> Option<PathBuf> {
+    let claude = Client::ClaudeDesktop.config_file(dirs);
+    let extensions = claude.parent()?.join("Claude Extensions");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(extensions)
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join("manifest.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                .is_some_and(|m| m["name"] == ENTRY_NAME)
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// The Microsoft Store (MSIX) install of Claude Desktop on Windows: the app's writes to
+/// `%APPDATA%\\Claude` land in `%LOCALAPPDATA%\\Packages\\Claude_<publisher id>\\LocalCache\\Roaming\\Claude`,
+/// and that copy is the one it reads.
+fn store_claude_folder(dirs: &UserDirs) -> Option<PathBuf> {
+    if dirs.os != Os::Windows {
+        return None;
+    }
+    let packages = dirs.home.join("AppData").join("Local").join("Packages");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(packages)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("Claude_"))
+        .map(|entry| {
+            entry
+                .path()
+                .join("LocalCache")
+                .join("Roaming")
+                .join("Claude")
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// How a client starts tabwire.
@@ -118,6 +172,20 @@ pub struct Edit {
 pub enum EditError {
     #[error("it is not valid JSON: {0}")]
     Syntax(String),
+    /// A strict-JSON client's file that only JSONC accepts (a comment, a trailing comma): the
+    /// client itself would not read it, and an edit could not keep it both intact and valid.
+    #[error(
+        "it is not strict JSON, which this client reads: {message} (line {line}: `{text}`); \
+         correct that line, then run setup again"
+    )]
+    NotStrictJson {
+        message: String,
+        line: usize,
+        text: String,
+    },
+    /// The edited text would not read back (a guard: nothing is written then).
+    #[error("the edit would leave it unreadable ({0}); nothing was written")]
+    WouldBreak(String),
     #[error("its top level is not an object")]
     NotAnObject,
     #[error("its \"{0}\" is not an object")]
@@ -128,6 +196,57 @@ pub enum EditError {
 /// entry up to date: its `command`, `args` and `type` are set, any other key in it (an `env`
 /// the user added) is kept. Nothing else in the file changes.
 pub fn edit(client: Client, text: Option<&str>, launch: &Launch) -> Result<Edit, EditError> {
+    let (bom, body) = split_bom(text.unwrap_or_default());
+    let edit = edit_body(client, text.map(|_| body), launch)?;
+    if !client.reads_comments() && !body.trim().is_empty() {
+        strict_json(body)?;
+    }
+    // Read the result back as the client will: a file it cannot read is never written.
+    if edit.change != Change::Unchanged {
+        if !client.reads_comments() {
+            strict_json(&edit.text).map_err(|e| EditError::WouldBreak(e.to_string()))?;
+        }
+        if find_entry(client, &edit.text).as_ref() != Some(launch) {
+            return Err(EditError::WouldBreak(
+                "Tabwire's entry does not read back".to_owned(),
+            ));
+        }
+    }
+    Ok(Edit {
+        change: edit.change,
+        text: format!("{bom}{}", edit.text),
+    })
+}
+
+/// The byte-order mark some editors (Notepad, PowerShell's `Out-File`) put at a file's start:
+/// kept as it was, and not part of the JSON.
+const BOM: &str = "\u{feff}";
+
+fn split_bom(text: &str) -> (&'static str, &str) {
+    match text.strip_prefix(BOM) {
+        Some(body) => (BOM, body),
+        None => ("", text),
+    }
+}
+
+/// Checks `text` is strict JSON; the error names the line and shows it.
+fn strict_json(text: &str) -> Result<(), EditError> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map(|_| ())
+        .map_err(|e| EditError::NotStrictJson {
+            message: e.to_string(),
+            line: e.line(),
+            text: text
+                .lines()
+                .nth(e.line().saturating_sub(1))
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+        })
+}
+
+/// [`edit`] on a file's text without its byte-order mark.
+fn edit_body(client: Client, text: Option<&str>, launch: &Launch) -> Result<Edit, EditError> {
     let entry = client.entry(launch);
     let created = text.is_none_or(|t| t.trim().is_empty());
     let text = if created {
@@ -210,8 +329,30 @@ fn input(value: &Value) -> CstInputValue {
     }
 }
 
+/// `text` without Tabwire's entry (`None`: it has none). For Claude Desktop once the `.mcpb` is
+/// installed there: one Tabwire, not two.
+pub fn remove_entry(client: Client, text: &str) -> Result<Option<String>, EditError> {
+    let (bom, body) = split_bom(text);
+    let root = CstRootNode::parse(body, &ParseOptions::default())
+        .map_err(|e| EditError::Syntax(e.to_string()))?;
+    let Some(prop) = root
+        .object_value()
+        .and_then(|top| top.object_value(client.servers_key()))
+        .and_then(|servers| servers.get(ENTRY_NAME))
+    else {
+        return Ok(None);
+    };
+    prop.remove();
+    let after = root.to_string();
+    if !client.reads_comments() {
+        strict_json(&after).map_err(|e| EditError::WouldBreak(e.to_string()))?;
+    }
+    Ok(Some(format!("{bom}{after}")))
+}
+
 /// Tabwire's entry in a config `text`, if it has one: how that client would start tabwire.
 pub fn find_entry(client: Client, text: &str) -> Option<Launch> {
+    let (_, text) = split_bom(text);
     let root = CstRootNode::parse(text, &ParseOptions::default()).ok()?;
     let entry = root
         .object_value()?
@@ -244,7 +385,6 @@ pub fn diff(path: &Path, before: Option<&str>, after: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::user_dirs::Os;
 
     fn launch() -> Launch {
         Launch {
@@ -375,5 +515,68 @@ mod tests {
             diff.contains("+      \"command\": \"/opt/tabwire/tabwire\","),
             "{diff}"
         );
+    }
+
+    #[test]
+    fn the_store_install_of_claude_desktop_on_windows_is_found_in_its_package() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("Users").join("ann");
+        let dirs = UserDirs {
+            os: Os::Windows,
+            home: home.clone(),
+            config: home.join("AppData").join("Roaming"),
+            data: home.join("AppData").join("Roaming"),
+        };
+        let classic = home.join("AppData/Roaming/Claude/claude_desktop_config.json");
+        assert_eq!(Client::ClaudeDesktop.config_file(&dirs), classic);
+        let package = home.join("AppData/Local/Packages/Claude_pzs8sxrjxfjjc");
+        std::fs::create_dir_all(&package).unwrap();
+        assert_eq!(
+            Client::ClaudeDesktop.config_file(&dirs),
+            package.join("LocalCache/Roaming/Claude/claude_desktop_config.json")
+        );
+        let linux = UserDirs {
+            os: Os::Linux,
+            ..dirs
+        };
+        assert_eq!(
+            Client::ClaudeDesktop.config_file(&linux),
+            classic,
+            "a Packages folder means nothing off Windows"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_kept_and_the_result_is_json_after_it() {
+        let before = "\u{feff}{\"mcpServers\": {\"files\": {\"command\": \"npx\"}}}\n";
+        let edit = edit(Client::ClaudeDesktop, Some(before), &launch()).unwrap();
+        assert_eq!(edit.change, Change::Added);
+        let body = edit
+            .text
+            .strip_prefix('\u{feff}')
+            .expect("the mark stays first");
+        let after: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(after["mcpServers"]["files"]["command"], "npx");
+        assert_eq!(
+            find_entry(Client::ClaudeDesktop, &edit.text),
+            Some(launch())
+        );
+        let again = super::edit(Client::ClaudeDesktop, Some(&edit.text), &launch()).unwrap();
+        assert_eq!(again.change, Change::Unchanged);
+    }
+
+    #[test]
+    fn a_strict_clients_file_with_comments_or_trailing_commas_is_refused_naming_the_line() {
+        let commented = "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}\n";
+        let error = edit(Client::ClaudeCode, Some(commented), &launch()).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("line 2: `// mine`"), "{text}");
+        let trailing = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }\n}\n";
+        let error = edit(Client::ClaudeCode, Some(trailing), &launch()).unwrap_err();
+        assert!(error.to_string().contains("line 4: `}`"), "{error}");
+        // VS Code reads JSONC: the same text is edited there, and reads back.
+        let vscode = trailing.replace("mcpServers", "servers");
+        let edit = edit(Client::VsCode, Some(&vscode), &launch()).unwrap();
+        assert_eq!(find_entry(Client::VsCode, &edit.text), Some(launch()));
     }
 }

@@ -1,6 +1,8 @@
 //! `tabwire doctor`: every check of an installation, each printed with what it found and, when
 //! something is wrong, the fix; exit status 1 when anything is. The checks:
 //! - the pairing secret exists;
+//! - the port: the one `--port`/`TABWIRE_PORT` names, else the one the set-up clients start
+//!   tabwire with (`setup --port N` writes it there), so no fix it prints breaks a working setup;
 //! - each MCP client set up for Tabwire starts a binary that exists (and at least one is set up),
 //!   and the adapter folders its `--adapters` names (and `doctor --adapters`) have no errors;
 //! - the user adapter folder (where `site_save` and the popup's recorder write; a client's
@@ -9,7 +11,8 @@
 //! - the port: a tabwire hub answers there (else doctor listens there itself for a few seconds,
 //!   so an extension that is trying to connect shows up), or another program holds it;
 //! - a browser is connected, with this binary's extension version, and no extension tried a wrong
-//!   pairing secret; a tab offers tools.
+//!   pairing secret; how many tabs offer adapter tools (none is fine: page tools work on any
+//!   allowed site).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -67,6 +70,14 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         .unwrap_or_else(|| dirs.secret());
     let secret = check_secret(&secret_path, &mut findings);
     let folders = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
+    let mut args = args.clone();
+    args.connection.port = port_to_check(
+        port_given(),
+        args.connection.port,
+        &folders.ports,
+        &mut findings,
+    );
+    let args = &args;
     check_extension_folders(&dirs, args.connection.port, secret.as_ref(), &mut findings);
     if let Some(secret) = &secret {
         check_browser(args, secret, &mut findings);
@@ -155,12 +166,55 @@ fn check_secret(path: &Path, findings: &mut Vec<Finding>) -> Option<Secret> {
     }
 }
 
+/// Whether the person named the port (`--port`, `TABWIRE_PORT`), rather than left the default.
+fn port_given() -> bool {
+    std::env::var_os("TABWIRE_PORT").is_some()
+        || std::env::args().any(|a| a == "--port" || a.starts_with("--port="))
+}
+
+/// The port to check: the one every set-up client starts tabwire with (a `setup --port N` install
+/// must not be told to pair for the default port: that breaks it), else the one named or the
+/// default. A named port the clients do not use, and clients that disagree, are problems of their own.
+fn port_to_check(given: bool, port: u16, client_ports: &[u16], findings: &mut Vec<Finding>) -> u16 {
+    let mut distinct: Vec<u16> = client_ports.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    match distinct.as_slice() {
+        [] => port,
+        // What works is checked: advice for the port asked about would re-pair a working setup.
+        [only] if given && *only != port => {
+            findings.push(problem(
+                format!(
+                    "you asked about port {port}, but your MCP clients start tabwire on port \
+                     {only}: port {only} is checked below"
+                ),
+                format!(
+                    "run `tabwire doctor` without --port, or `tabwire setup --port {port}` to move \
+                     everything to port {port}"
+                ),
+            ));
+            *only
+        }
+        [only] => *only,
+        several => {
+            let shown: Vec<String> = several.iter().map(u16::to_string).collect();
+            findings.push(problem(
+                format!("your MCP clients start tabwire on different ports ({}); they cannot share one browser", shown.join(", ")),
+                format!("run `tabwire setup --port {port}` (it points every client at one port)"),
+            ));
+            port
+        }
+    }
+}
+
 /// The adapter folders the clients' Tabwire entries name.
 struct Folders {
     /// `doctor --adapters`, and each entry's `--adapters`.
     adapters: Vec<PathBuf>,
     /// Each entry's `--user-adapters`, or the default one when none names it.
     user_adapters: Vec<PathBuf>,
+    /// Each entry's port (`--port`, else the default).
+    ports: Vec<u16>,
 }
 
 /// Checks each client's Tabwire entry; returns the adapter folders to check.
@@ -168,6 +222,7 @@ fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBu
     let mut folders = Folders {
         adapters: extra,
         user_adapters: Vec::new(),
+        ports: Vec::new(),
     };
     let mut set_up = 0;
     for client in Client::ALL {
@@ -180,9 +235,15 @@ fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBu
         };
         set_up += 1;
         let mut user_adapters = dirs.adapters();
+        let mut port = DEFAULT_PORT;
         let mut args = launch.args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
+                "--port" => {
+                    if let Some(p) = args.next().and_then(|p| p.parse().ok()) {
+                        port = p;
+                    }
+                }
                 "--adapters" => folders.adapters.extend(args.next().map(PathBuf::from)),
                 "--user-adapters" => {
                     if let Some(dir) = args.next() {
@@ -192,6 +253,7 @@ fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBu
                 _ => {}
             }
         }
+        folders.ports.push(port);
         if !folders.user_adapters.contains(&user_adapters) {
             folders.user_adapters.push(user_adapters);
         }
@@ -214,6 +276,13 @@ fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBu
                 "run `tabwire setup` with the tabwire you want to use (it points every client at itself)",
             ));
         }
+    }
+    if let Some(bundle) = clients::desktop_extension(dirs) {
+        set_up += 1;
+        findings.push(ok(format!(
+            "Claude Desktop has Tabwire installed as an extension (.mcpb, in {})",
+            bundle.display()
+        )));
     }
     if set_up == 0 {
         findings.push(problem(
@@ -501,10 +570,10 @@ fn browser_findings(port: u16, view: &BrowserView, findings: &mut Vec<Finding>) 
     }
     let with_tools: Vec<&TabInfo> = view.tabs.iter().filter(|t| !t.tools.is_empty()).collect();
     if with_tools.is_empty() {
-        findings.push(problem(
-            "a browser is connected but no open tab offers tools",
-            "open a site an adapter covers (TodoMVC, TiddlyWiki, MailDev or your own adapters), or \
-             a page that registers WebMCP tools",
+        // Not a problem: page tools (the main use) work on any site the person allows.
+        findings.push(ok(
+            "no open tab offers adapter tools right now; page tools work on any site you allow \
+             (`tabwire grants` lists them), and a site an adapter covers adds its own tools",
         ));
     } else {
         let tools: usize = with_tools.iter().map(|t| t.tools.len()).sum();
@@ -777,5 +846,32 @@ mod tests {
         let old = check_extension_folder(&root, 4000, Some(&secret)).unwrap();
         assert!(old.what.contains("is version 0.0.1"), "{old:?}");
         assert!(check_extension_folder(&dir.path().join("gone"), 4000, None).is_none());
+    }
+
+    #[test]
+    fn the_port_checked_is_the_clients_unless_one_is_named() {
+        let mut findings = Vec::new();
+        assert_eq!(
+            port_to_check(false, DEFAULT_PORT, &[], &mut findings),
+            DEFAULT_PORT
+        );
+        assert_eq!(
+            port_to_check(false, DEFAULT_PORT, &[4000, 4000], &mut findings),
+            4000
+        );
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(port_to_check(true, 4001, &[4001], &mut findings), 4001);
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(port_to_check(true, 4001, &[4000], &mut findings), 4000);
+        assert!(
+            findings[0].what.contains("start tabwire on port 4000"),
+            "{findings:?}"
+        );
+        findings.clear();
+        port_to_check(false, DEFAULT_PORT, &[4000, 4002], &mut findings);
+        assert!(
+            findings[0].what.contains("different ports (4000, 4002)"),
+            "{findings:?}"
+        );
     }
 }

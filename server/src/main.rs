@@ -52,9 +52,24 @@ use crate::cli::{
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `setup` and `doctor` talk to a person on the terminal: their report is the output, and
+    // progress lines (`INFO tabwire::pairing ...`) would only bury it. RUST_LOG still wins.
+    let default_level = match cli.command {
+        Command::Setup(_) | Command::Doctor(_) => "warn",
+        Command::Mcp(_)
+        | Command::Extension(_)
+        | Command::Pair(_)
+        | Command::Status(_)
+        | Command::Adapters(_)
+        | Command::Allow(_)
+        | Command::Revoke(_)
+        | Command::Grants
+        | Command::Audit(_)
+        | Command::McpbManifest => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)),
         )
         .with_writer(log_bounds::BoundedStderr::default())
         .with_ansi(false)

@@ -1,5 +1,6 @@
-//! `tabwire setup`: everything a new user needs but one click. Creates the pairing secret, writes
-//! the extension this binary carries (paired) into a folder, adds or updates Tabwire in the config
+//! `tabwire setup`: everything a new user needs but one click. Copies this binary to a stable
+//! per-user place (clients start that copy, never a download or build folder), creates the pairing
+//! secret, writes the extension this binary carries (paired) into a folder, adds or updates Tabwire in the config
 //! of every MCP client installed for this user (a backup of each changed file first; a run with
 //! nothing to change writes nothing), and prints the one step left: Chrome's "Load unpacked" with
 //! that folder. `--dry-run` prints what would change (a diff of each config) and writes nothing.
@@ -28,10 +29,20 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// This binary's path, as the MCP clients should start it.
+/// This binary's path, with links resolved.
 pub fn current_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding this binary's path")?;
-    Ok(exe.canonicalize().unwrap_or(exe))
+    Ok(without_verbatim_prefix(exe.canonicalize().unwrap_or(exe)))
+}
+
+/// `path` without the `\\?\` prefix Windows' canonicalization adds (`\\?\C:\...`): people and
+/// MCP clients expect the plain `C:\...` form, which means the same for paths of normal length.
+pub fn without_verbatim_prefix(path: PathBuf) -> PathBuf {
+    let text = path.to_string_lossy();
+    match text.strip_prefix(r"\\?\") {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => PathBuf::from(rest),
+        Some(_) | None => path,
+    }
 }
 
 /// How the clients start tabwire: `mcp`, plus the port and secret file when not the defaults.
@@ -70,7 +81,24 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
         writeln!(out, "Dry run: nothing is written.\n")?;
     }
 
-    // 1. The secret and the paired extension.
+    // 1. The binary, the secret and the paired extension.
+    let installed = dirs.installed_binary();
+    if dry {
+        writeln!(
+            out,
+            "Binary: {} would be copied to {}",
+            binary.display(),
+            installed.display()
+        )?;
+    } else {
+        let copied = install_binary(binary, &installed)?;
+        writeln!(
+            out,
+            "Binary: {} ({})",
+            installed.display(),
+            if copied { "copied" } else { "up to date" }
+        )?;
+    }
     if dry {
         let exists = secret_path.exists();
         writeln!(
@@ -98,7 +126,7 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
     }
 
     // 2. The MCP clients.
-    let launch = launch(binary, args, dirs);
+    let launch = launch(&installed, args, dirs);
     writeln!(
         out,
         "\nMCP clients (each starts: {} {}):",
@@ -116,6 +144,23 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
                 client.name(),
                 file.display()
             )?;
+            continue;
+        }
+        if client == Client::ClaudeDesktop
+            && let Some(bundle) = clients::desktop_extension(dirs)
+        {
+            // Installed from the .mcpb: a `tabwire` server in the config too would be a second one.
+            writeln!(
+                out,
+                "  {:<15} has Tabwire installed as an extension (.mcpb, in {}); not added again",
+                client.name(),
+                bundle.display()
+            )?;
+            configured += 1;
+            if let Err(e) = drop_entry(client, &file, dry, &mut out) {
+                all_ok = false;
+                writeln!(out, "  {:<15} NOT UPDATED: {e:#}", client.name())?;
+            }
             continue;
         }
         match configure(client, &file, &launch, dry, &mut out) {
@@ -151,6 +196,75 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
         extension_dir.display()
     )?;
     Ok((out, all_ok))
+}
+
+/// Copies `binary` to `installed` unless it is that file or already holds the same bytes (a
+/// setup run again writes nothing). The copy goes through a temporary file and a rename, so a
+/// tabwire running from `installed` keeps its old file; on Windows, where a running program's file
+/// cannot be replaced, the old one is first renamed aside. Returns whether it copied.
+fn install_binary(binary: &Path, installed: &Path) -> anyhow::Result<bool> {
+    let same_file = installed
+        .canonicalize()
+        .is_ok_and(|i| binary.canonicalize().is_ok_and(|b| b == i));
+    if same_file {
+        return Ok(false);
+    }
+    let bytes = std::fs::read(binary).with_context(|| format!("reading {}", binary.display()))?;
+    if std::fs::read(installed).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    let dir = installed
+        .parent()
+        .context("the install path has a folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = installed.with_extension("tabwire.tmp");
+    std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+    }
+    if cfg!(windows) && installed.exists() {
+        let aside = installed.with_extension("old.exe");
+        let _ = std::fs::remove_file(&aside);
+        std::fs::rename(installed, &aside)
+            .with_context(|| format!("moving the old {} aside", installed.display()))?;
+    }
+    std::fs::rename(&tmp, installed)
+        .with_context(|| format!("replacing {}", installed.display()))?;
+    Ok(true)
+}
+
+/// Removes an earlier setup's Tabwire entry from `file` (kept as a backup), if it has one.
+fn drop_entry(client: Client, file: &Path, dry: bool, out: &mut String) -> anyhow::Result<()> {
+    let Ok(before) = std::fs::read_to_string(file) else {
+        return Ok(());
+    };
+    let Some(after) = clients::remove_entry(client, &before)
+        .with_context(|| format!("{} was left as it is", file.display()))?
+    else {
+        return Ok(());
+    };
+    if dry {
+        writeln!(
+            out,
+            "  {:<15} would remove the `tabwire` server from {}",
+            "",
+            file.display()
+        )?;
+        return Ok(());
+    }
+    let backup = PathBuf::from(format!("{}{BACKUP_SUFFIX}", file.display()));
+    std::fs::copy(file, &backup).with_context(|| format!("backing up {}", file.display()))?;
+    write_keeping_permissions(file, &after)?;
+    writeln!(
+        out,
+        "  {:<15} removed the `tabwire` server an earlier setup added to {} (backup: {})",
+        "",
+        file.display(),
+        backup.display()
+    )?;
+    Ok(())
 }
 
 /// Adds or updates Tabwire in one client's config (or, in a dry run, prints the diff).
@@ -263,7 +377,10 @@ mod tests {
         std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
         std::fs::write(&desktop, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
         std::fs::create_dir_all(dirs.home.join(".cursor")).unwrap();
-        let binary = dir.path().join("bin/tabwire");
+        let binary = dir.path().join("download/tabwire");
+        std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
+        std::fs::write(&binary, "the binary").unwrap();
+        let installed = dirs.installed_binary();
 
         let (dry, ok) = setup(&dirs, &args(dir.path(), true), &binary).unwrap();
         assert!(ok, "{dry}");
@@ -283,8 +400,10 @@ mod tests {
         assert_eq!(written["mcpServers"]["other"]["command"], "x");
         assert_eq!(
             written["mcpServers"]["tabwire"]["command"],
-            binary.display().to_string()
+            installed.display().to_string()
         );
+        assert_eq!(std::fs::read(&installed).unwrap(), b"the binary");
+        assert!(report.contains(&format!("Binary: {} (copied)", installed.display())));
         let backup =
             std::fs::read_to_string(format!("{}{BACKUP_SUFFIX}", desktop.display())).unwrap();
         assert!(
@@ -295,6 +414,7 @@ mod tests {
 
         let (again, _) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
         assert_eq!(again.matches("already set up").count(), 2, "{again}");
+        assert!(again.contains("(up to date)"), "{again}");
     }
 
     #[test]
@@ -304,10 +424,66 @@ mod tests {
         let cursor = Client::Cursor.config_file(&dirs);
         std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
         std::fs::write(&cursor, "{ not json").unwrap();
-        let (report, ok) = setup(&dirs, &args(dir.path(), false), Path::new("/t/tabwire")).unwrap();
+        let binary = dir.path().join("tabwire");
+        std::fs::write(&binary, "the binary").unwrap();
+        let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
         assert!(!ok);
         assert!(report.contains("Cursor          NOT UPDATED"), "{report}");
-        assert!(report.contains("\"command\": \"/t/tabwire\""), "{report}");
+        let command = format!(
+            "\"command\": {:?}",
+            dirs.installed_binary().display().to_string()
+        );
+        assert!(report.contains(&command), "{report}");
         assert_eq!(std::fs::read_to_string(&cursor).unwrap(), "{ not json");
+    }
+
+    #[test]
+    fn windows_verbatim_prefixes_are_dropped_from_drive_paths_only() {
+        assert_eq!(
+            without_verbatim_prefix(PathBuf::from(r"\\?\C:\Users\ann\tabwire.exe")),
+            PathBuf::from(r"C:\Users\ann\tabwire.exe")
+        );
+        let unc = PathBuf::from(r"\\?\UNC\server\share\tabwire.exe");
+        assert_eq!(without_verbatim_prefix(unc.clone()), unc);
+        assert_eq!(
+            without_verbatim_prefix(PathBuf::from("/usr/bin/tabwire")),
+            PathBuf::from("/usr/bin/tabwire")
+        );
+    }
+
+    #[test]
+    fn claude_desktop_with_the_mcpb_installed_gets_no_second_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = crate::extension::tests::user_in(dir.path());
+        let desktop = Client::ClaudeDesktop.config_file(&dirs);
+        let bundle = desktop
+            .parent()
+            .unwrap()
+            .join("Claude Extensions")
+            .join("local.mcpb.tabwire");
+        std::fs::create_dir_all(&bundle).unwrap();
+        std::fs::write(bundle.join("manifest.json"), r#"{"name": "tabwire"}"#).unwrap();
+        let before = r#"{"mcpServers": {"files": {"command": "npx"}, "tabwire": {"command": "/old/tabwire"}}}"#;
+        std::fs::write(&desktop, before).unwrap();
+        let binary = dir.path().join("tabwire");
+        std::fs::write(&binary, "the binary").unwrap();
+        let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
+        assert!(ok, "{report}");
+        assert!(
+            report.contains("has Tabwire installed as an extension (.mcpb"),
+            "{report}"
+        );
+        assert!(
+            report.contains("removed the `tabwire` server an earlier setup added"),
+            "{report}"
+        );
+        let after: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&desktop).unwrap()).unwrap();
+        assert_eq!(
+            after,
+            serde_json::json!({"mcpServers": {"files": {"command": "npx"}}})
+        );
+        let (again, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();
+        assert!(ok && !again.contains("removed"), "{again}");
     }
 }

@@ -127,6 +127,17 @@ impl UserDirs {
         self.data.join("tabwire").join("screenshots")
     }
 
+    /// Where `tabwire setup` copies the binary that ran it, and where every client it sets up
+    /// starts tabwire from: a place that outlives the download, the npm cache or the build
+    /// folder the binary was run from.
+    pub fn installed_binary(&self) -> PathBuf {
+        let name = match self.os {
+            Os::Windows => "tabwire.exe",
+            Os::Linux | Os::Mac => "tabwire",
+        };
+        self.data.join("tabwire").join("bin").join(name)
+    }
+
     /// Where `tabwire setup` writes the extension unless told otherwise.
     pub fn default_extension(&self) -> PathBuf {
         self.data.join("tabwire").join("extension")

@@ -6,7 +6,8 @@ clients they already use, each with its config in its real place and format: Cla
 Code (`~/.claude.json`, with its own keys), Cursor (`~/.cursor/mcp.json`) and VS Code
 (`~/.config/Code/User/mcp.json`, JSONC with comments). Then:
 1. `tabwire setup --dry-run` prints a diff for each and changes nothing at all;
-2. `tabwire setup` creates the secret, writes the extension (paired) and adds Tabwire to each config,
+2. `tabwire setup` copies itself to a stable place (~/.local/share/tabwire/bin: the download may go),
+   creates the secret, writes the extension (paired) and adds Tabwire to each config,
    each changed file backed up first, every other server and setting untouched;
 3. a second `tabwire setup` changes nothing;
 4. a real MCP client (the official Python SDK) started exactly as the written Claude Desktop config
@@ -108,12 +109,17 @@ async def test_a_newcomer_sets_up_every_client_and_a_client_started_from_its_con
     for name, path in files.items():
         assert f"{name:<15} would add Tabwire to {path}:" in dry, dry
         assert f"--- {path}" in dry
-    assert dry.count(f'+      "command": "{download}",') == 3, dry  # all but VS Code's, which is tab-indented
+    installed = home / ".local" / "share" / "tabwire" / "bin" / "tabwire"
+    assert f"Binary: {download} would be copied to {installed}" in dry, dry
+    assert dry.count(f'+      "command": "{installed}",') == 3, dry  # all but VS Code's, which is tab-indented
 
     # 2. The real run.
     report = setup().stdout
     extension_dir = home / ".local" / "share" / "tabwire" / "extension"
     assert "Load unpacked" in report and str(extension_dir) in report, report
+    assert "chrome://extensions" in report, report
+    assert f"Binary: {installed} (copied)" in report, report
+    assert installed.read_bytes() == download.read_bytes() and installed.stat().st_mode & 0o111
     secret = home / ".config" / "tabwire" / "secret"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     launch_args = ["mcp", "--port", str(pairing.port)]
@@ -121,25 +127,27 @@ async def test_a_newcomer_sets_up_every_client_and_a_client_started_from_its_con
         assert f"added Tabwire to {path} (backup: {path}.tabwire.bak)" in report, report
         assert Path(f"{path}.tabwire.bak").read_bytes() == before[str(path.relative_to(home))]
     desktop = json.loads(files["Claude Desktop"].read_text())
-    assert desktop["mcpServers"]["tabwire"] == {"command": str(download), "args": launch_args}
+    assert desktop["mcpServers"]["tabwire"] == {"command": str(installed), "args": launch_args}
     assert {k: v for k, v in desktop["mcpServers"].items() if k != "tabwire"} == CLAUDE_DESKTOP["mcpServers"]
     assert desktop["globalShortcut"] == "Ctrl+Space"
     code = json.loads(files["Claude Code"].read_text())
-    assert code["mcpServers"]["tabwire"] == {"type": "stdio", "command": str(download), "args": launch_args}
+    assert code["mcpServers"]["tabwire"] == {"type": "stdio", "command": str(installed), "args": launch_args}
     assert code["mcpServers"]["github"] == CLAUDE_CODE["mcpServers"]["github"]
     assert {k: v for k, v in code.items() if k != "mcpServers"} == {k: v for k, v in CLAUDE_CODE.items() if k != "mcpServers"}
     assert stat.S_IMODE(files["Claude Code"].stat().st_mode) == 0o600, "Claude Code's config stays private"
-    assert json.loads(files["Cursor"].read_text())["mcpServers"]["tabwire"]["command"] == str(download)
+    assert json.loads(files["Cursor"].read_text())["mcpServers"]["tabwire"]["command"] == str(installed)
     vscode_text = files["VS Code"].read_text()
     assert "// VS Code user MCP servers" in vscode_text and "// company wiki" in vscode_text
     vscode = strip_jsonc(vscode_text)
     assert vscode["servers"]["wiki"] == {"type": "http", "url": "http://127.0.0.1:9/mcp"}
-    assert vscode["servers"]["tabwire"] == {"type": "stdio", "command": str(download), "args": launch_args}
+    assert vscode["servers"]["tabwire"] == {"type": "stdio", "command": str(installed), "args": launch_args}
 
     # 3. Again: nothing to do, nothing written.
     after = snapshot(home)
     again = setup().stdout
     assert again.count("already set up") == 4, again
+    assert f"Binary: {installed} (up to date)" in again, again
+    download.unlink()  # the download is gone; the clients start the copy
     configs = {str(p.relative_to(home)) for p in files.values()}
     assert {k: v for k, v in snapshot(home).items() if k in configs} == {k: v for k, v in after.items() if k in configs}
 
@@ -158,3 +166,31 @@ async def test_a_newcomer_sets_up_every_client_and_a_client_started_from_its_con
         await wait_until_app_ready(browser.cdp, page)
         assert await stored_todos(browser.cdp, page) == [{"title": "installed in two minutes", "completed": False}]
     assert extension_id_from_manifest(extension_dir / "manifest.json") == "nfoddanklbblmbkneanahdhgiikgphao"
+
+
+def test_a_config_with_a_byte_order_mark_or_comments_is_kept_valid_or_refused_naming_the_line(tmp_path, tabwire_binary):
+    """As found by a newcomer: Claude Desktop's config saved by Notepad starts with a UTF-8 BOM, and a
+    hand-edited ~/.claude.json has a comment and a trailing comma. Setup keeps the first valid (BOM
+    and other servers kept) and refuses the second, naming its line, leaving it byte for byte."""
+    home = tmp_path / "home"
+    desktop = home / ".config" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_bytes(b"\xef\xbb\xbf" + json.dumps(CLAUDE_DESKTOP, indent=2).encode())
+    code = home / ".claude.json"
+    code_text = '{\n  "numStartups": 3,\n  // my servers\n  "mcpServers": {\n    "github": {"command": "docker"},\n  }\n}\n'
+    code.write_text(code_text)
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([str(tabwire_binary), "setup"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stdout
+    out = done.stdout
+    assert f"Claude Desktop  added Tabwire to {desktop}" in out, out
+    written = desktop.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf"), "the byte-order mark is kept"
+    config = json.loads(written[3:])
+    assert config["mcpServers"]["weather"] == CLAUDE_DESKTOP["mcpServers"]["weather"]
+    assert config["mcpServers"]["tabwire"]["args"] == ["mcp"]
+    assert f"Claude Code     NOT UPDATED: {code} was left as it is: it is not strict JSON" in out, out
+    assert "(line 3: `// my servers`)" in out, out
+    assert code.read_text() == code_text, "a refused file is left untouched"
+    assert "added Tabwire to " + str(code) not in out
+    assert "INFO" not in out + done.stderr, done.stderr

@@ -83,3 +83,39 @@ async def test_the_bundle_validates_and_runs_as_claude_desktop_runs_it(tmp_path,
             assert f"{adapters / 'broken.json'}:1:" in log, log
         else:
             assert "broken.json" not in log and "ERROR" not in log, log
+
+
+def test_the_release_bundle_covers_three_systems_validates_and_setup_does_not_register_twice(tmp_path):
+    """The multi-platform bundle (`cargo xtask dist` / `packages`, test.sh makes it with the Linux and
+    Windows binaries): the official validator accepts it, it has an icon, each OS's command is in it.
+    Installed into Claude Desktop (its `Claude Extensions` folder), a later `tabwire setup` adds no
+    second Tabwire to Claude Desktop's config, and doctor counts the bundle as set up."""
+    version = json.loads((REPO / "manifest.json").read_text())["version"]
+    bundle = REPO / "target" / "dist" / f"tabwire-{version}.mcpb"
+    assert bundle.is_file(), f"{bundle} is missing: run `cargo xtask dist win32-x64` (test.sh does)"
+    home = tmp_path / "home"
+    desktop = home / ".config" / "Claude"
+    installed = desktop / "Claude Extensions" / "local.mcpb.the-tabwire-authors.tabwire"
+    installed.parent.mkdir(parents=True)
+    done = mcpb("unpack", str(bundle), str(installed))
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = mcpb("validate", str(installed / "manifest.json"))
+    assert done.returncode == 0 and "validation passes" in done.stdout, done.stdout + done.stderr
+    manifest = json.loads((installed / "manifest.json").read_text())
+    assert {"linux", "win32"} <= set(manifest["compatibility"]["platforms"]), manifest["compatibility"]
+    assert (installed / manifest["icon"]).read_bytes()[:4] == b"\x89PNG"
+    config = manifest["server"]["mcp_config"]
+    for os_name in manifest["compatibility"]["platforms"]:
+        command = config["platform_overrides"].get(os_name, {}).get("command", config["command"])
+        assert (installed / command.removeprefix("${__dirname}/")).is_file(), (os_name, command)
+
+    (desktop / "claude_desktop_config.json").write_text('{"mcpServers": {"files": {"command": "npx"}}}')
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    setup = subprocess.run([str(TABWIRE_BIN), "setup"], env=env, capture_output=True, text=True, timeout=60)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert f"Claude Desktop  has Tabwire installed as an extension (.mcpb, in {installed}); not added again" in setup.stdout
+    assert json.loads((desktop / "claude_desktop_config.json").read_text()) == {"mcpServers": {"files": {"command": "npx"}}}
+    doctor = subprocess.run([str(TABWIRE_BIN), "doctor", "--wait-ms", "300"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert f"ok   Claude Desktop has Tabwire installed as an extension (.mcpb, in {installed})" in doctor.stdout, doctor.stdout
+    assert "no MCP client" not in doctor.stdout

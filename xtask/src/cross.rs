@@ -48,7 +48,7 @@ pub fn check_targets(paths: &Paths) -> anyhow::Result<()> {
 
 /// A cargo and rustc that have the standard library's sources: Debian's, else the active
 /// toolchain's with rust-src.
-fn std_source_toolchain() -> anyhow::Result<(PathBuf, PathBuf)> {
+pub fn std_source_toolchain() -> anyhow::Result<(PathBuf, PathBuf)> {
     let debian = Path::new("/usr/lib/rustlib/src/rust/library/std");
     if debian.is_dir() && Path::new("/usr/bin/cargo").is_file() {
         return Ok(("/usr/bin/cargo".into(), "/usr/bin/rustc".into()));

@@ -8,7 +8,10 @@
 //! nothing changed takes about a second. Progress goes to stderr.
 
 mod cross;
+mod dist;
+mod npm;
 mod package;
+mod release_bundle;
 mod toolchain;
 mod tools;
 mod util;
@@ -30,6 +33,12 @@ commands:
   build                     the extension, the server, the pairing and the packages (default)
   extension                 only the extension (wasm, wasm2js, code adapters) and its .zip
   check-targets             `cargo check` the server for x86_64-apple-darwin and x86_64-pc-windows-gnu
+  dist [PLATFORM...]        stripped release binaries for linux-x64, linux-arm64, darwin-x64,
+                            darwin-arm64 and win32-x64 (or the ones named) into target/dist/<platform>/,
+                            then the npm packages and the multi-platform .mcpb (see dist.rs for the
+                            route: std from source, MinGW-w64 for Windows, zig for the others)
+  packages                  only the npm packages (target/dist/npm/*.tgz) and the multi-platform
+                            .mcpb, from the binaries at hand (target/dist/*, this platform's release build)
   bundle-code-adapters SRC OUT
                             bundle the code adapters in SRC (*.js) into the script OUT
 
@@ -81,6 +90,23 @@ fn run(args: &[String]) -> anyhow::Result<()> {
             ));
         }
         ["check-targets"] => cross::check_targets(&paths)?,
+        ["dist", names @ ..] => {
+            let platforms = dist::select(names)?;
+            build_extension(&paths)?;
+            // The host build answers `mcpb-manifest` and fills this platform's npm package.
+            build_server(&paths)?;
+            dist::build(&paths, &platforms)?;
+            npm::pack(&paths)?;
+            release_bundle::build(&paths)?;
+            log(&format!(
+                "dist done in {:.0} s: target/dist/",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        ["packages"] => {
+            npm::pack(&paths)?;
+            release_bundle::build(&paths)?;
+        }
         ["bundle-code-adapters", src, out] => {
             package::bundle_code_adapters(&PathBuf::from(src), &PathBuf::from(out))?
         }

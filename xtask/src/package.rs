@@ -69,7 +69,7 @@ pub fn bundle_code_adapters(src: &Path, out: &Path) -> anyhow::Result<()> {
     std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))
 }
 
-fn version(paths: &Paths) -> anyhow::Result<String> {
+pub fn version(paths: &Paths) -> anyhow::Result<String> {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(paths.root.join("manifest.json"))?)?;
     manifest["version"]
@@ -137,7 +137,7 @@ pub fn mcpb(paths: &Paths, server: &Path) -> anyhow::Result<PathBuf> {
     Ok(bundle)
 }
 
-fn write_zip(path: &Path, entries: &[(String, Vec<u8>, u32)]) -> anyhow::Result<()> {
+pub fn write_zip(path: &Path, entries: &[(String, Vec<u8>, u32)]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

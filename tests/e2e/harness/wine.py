@@ -1,0 +1,69 @@
+"""A Wine prefix of a test's own for running the Windows `tabwire.exe` (built by `cargo xtask dist
+win32-x64`): created with `wineboot`, with the stand-in bcryptprimitives.dll (tests/e2e/wine/) built by
+MinGW-w64 into its system32, and its Windows paths (`C:\\users\\<user>\\AppData\\Roaming`) mapped to
+the Linux folders under it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path, PureWindowsPath
+
+import pytest
+
+from conftest import REPO
+
+WINE = Path("/usr/lib/wine/wine64")
+WINDOWS_BINARY = REPO / "target" / "dist" / "win32-x64" / "tabwire.exe"
+SOURCES = REPO / "tests" / "e2e" / "wine"
+
+
+class WinePrefix:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = {
+            "WINEPREFIX": str(root),
+            "WINEDEBUG": "-all",
+            # No Mono or Gecko install prompts; the stand-in DLL, not a builtin (Wine has none).
+            "WINEDLLOVERRIDES": "mscoree,mshtml=;bcryptprimitives=n",
+            "PATH": os.environ["PATH"],
+            "HOME": os.environ.get("HOME", "/root"),
+        }
+        done = subprocess.run([str(WINE), "wineboot", "-i"], env=self.env, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        users = root / "drive_c" / "users"
+        self.user = next(p.name for p in users.iterdir() if p.name != "Public")
+        dll = root / "drive_c" / "windows" / "system32" / "bcryptprimitives.dll"
+        built = subprocess.run(
+            ["x86_64-w64-mingw32-gcc", "-O2", "-shared", "-o", str(dll),
+             str(SOURCES / "bcryptprimitives.c"), str(SOURCES / "bcryptprimitives.def"), "-ladvapi32"],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert built.returncode == 0, built.stderr
+
+    @property
+    def profile(self) -> PureWindowsPath:
+        return PureWindowsPath(f"C:\\users\\{self.user}")
+
+    def unix(self, path: PureWindowsPath | str) -> Path:
+        """The Linux file behind a `C:\\...` path of this prefix."""
+        win = PureWindowsPath(path)
+        assert win.drive.upper() == "C:", win
+        return self.root.joinpath("drive_c", *win.parts[1:])
+
+    def command(self, exe: Path, *args: str) -> list[str]:
+        return [str(WINE), str(exe), *args]
+
+    def run(self, exe: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(exe, *args), env=self.env, capture_output=True, text=True, timeout=timeout)
+
+
+def windows_binary() -> Path:
+    if not WINDOWS_BINARY.is_file():
+        pytest.fail(f"{WINDOWS_BINARY} is missing: run `cargo xtask dist win32-x64` (test.sh does)", pytrace=False)
+    return WINDOWS_BINARY
+
+
+def stop(prefix: WinePrefix) -> None:
+    """Ends this prefix's wineserver (and with it any Windows process left in it)."""
+    subprocess.run(["/usr/lib/wine/wineserver", "-k"], env=prefix.env, capture_output=True, timeout=60)
