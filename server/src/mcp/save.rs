@@ -12,7 +12,6 @@ use std::time::Duration;
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
     CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
-    ToolAnnotations,
 };
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
@@ -165,7 +164,7 @@ async fn site_save(
             confirm_replacing(peer, &checked.path, &checked.adapter.name, &page.origin).await
     {
         store.end_trial();
-        return Err(error);
+        return Err(error.into());
     }
     // Checked again as it is written: the directory may have changed during the trial. A file a
     // person wrote is replaced only when the user was asked about it just now.
