@@ -45,8 +45,9 @@ class Learner(Agent):
 
     async def locator(self, lines: list[str], pattern: str) -> str:
         out = await self.ok("page_find", ref=self.ref(lines, pattern))
-        # `e30 (link "Delete"): role=link[name="Delete"]`
-        return out.rstrip().splitlines()[-1].split("): ", 1)[1]
+        # `e30 (link "Delete"): role=link[name="Delete"]`, the page content's last line (before its end marker)
+        content = [line for line in out.rstrip().splitlines() if not line.startswith("[end ")]
+        return content[-1].split("): ", 1)[1]
 
     async def save(self, adapter: dict | str, **more) -> object:
         return await self.call("site_save", adapter=adapter, **more)

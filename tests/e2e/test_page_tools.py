@@ -29,6 +29,13 @@ def tabwire_command(tabwire_command):
     return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
+
+def page_lines(answer: str) -> list[str]:
+    """The page's lines of a page tool's answer: between its header and the end line its header names."""
+    lines = answer.splitlines()
+    assert lines and lines[-1].startswith("[end ") and lines[0].endswith(f"until {lines[-1]}]"), answer
+    return lines[1:-1]
+
 class Agent:
     """What a model does with the page tools: read the snapshot, pick refs from its lines, act."""
 
@@ -48,7 +55,7 @@ class Agent:
         return out.text
 
     async def snapshot(self, **args) -> list[str]:
-        return (await self.ok("page_snapshot", **args)).splitlines()[1:]
+        return page_lines(await self.ok("page_snapshot", **args))
 
     async def snapshot_until(self, pattern: str, timeout: float = 15) -> list[str]:
         """Snapshots until a line matches `pattern` (bounded)."""

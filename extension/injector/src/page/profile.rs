@@ -21,10 +21,11 @@ pub fn set_clock(clock: fn() -> f64) {
 }
 
 fn now() -> f64 {
-    match CLOCK.with(Cell::get) {
-        Some(clock) if ON => clock(),
-        _ => 0.0,
+    // Shipped builds measure nothing: not even the clock's slot is read.
+    if !ON {
+        return 0.0;
     }
+    CLOCK.with(Cell::get).map_or(0.0, |clock| clock())
 }
 
 /// Times `part` (inside a phase), in a profiling build.
