@@ -63,7 +63,12 @@ impl Client {
         file.exists()
             || match self {
                 Client::ClaudeCode => dirs.home.join(".claude").is_dir(),
-                _ => file.parent().is_some_and(Path::is_dir),
+                // The Store app's package folder is there from its install on; the folder in it
+                // that holds the config, only once the app wrote something.
+                Client::ClaudeDesktop => {
+                    store_claude_folder(dirs).is_some() || file.parent().is_some_and(Path::is_dir)
+                }
+                Client::Cursor | Client::VsCode => file.parent().is_some_and(Path::is_dir),
             }
     }
 
@@ -529,8 +534,13 @@ mod tests {
         };
         let classic = home.join("AppData/Roaming/Claude/claude_desktop_config.json");
         assert_eq!(Client::ClaudeDesktop.config_file(&dirs), classic);
+        assert!(!Client::ClaudeDesktop.installed(&dirs));
         let package = home.join("AppData/Local/Packages/Claude_pzs8sxrjxfjjc");
         std::fs::create_dir_all(&package).unwrap();
+        assert!(
+            Client::ClaudeDesktop.installed(&dirs),
+            "the Store app counts as installed"
+        );
         assert_eq!(
             Client::ClaudeDesktop.config_file(&dirs),
             package.join("LocalCache/Roaming/Claude/claude_desktop_config.json")
