@@ -225,8 +225,6 @@ async fn open(
     )
 }
 
-/// A page tool's call: its ref routed to its tab and document, the tab's origin passed through
-
 /// `site_call`: any site tool by name, for clients whose tool list is behind.
 pub(crate) struct SiteCall;
 
