@@ -10,6 +10,8 @@
 #   chromium: the tests and the demo (a warning only when it cannot be installed).
 # Everything installed or built outside the repo lives in ${TABWIRE_CACHE:-$HOME/.cache/tabwire}.
 # A second run with nothing changed takes about a second. Progress goes to stderr.
+# `./build.sh deps` installs the Debian packages only (test.sh runs it first, so that the test
+# environment's downloads can overlap the build's compiling).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -45,6 +47,7 @@ if command -v dpkg-query >/dev/null; then
     apt_install chromium || log "WARNING: chromium missing: the build goes on, the tests will not run"
 fi
 
+[ "${1:-}" != deps ] || exit 0
 CARGO=$(command -v cargo || echo /usr/bin/cargo)
 [ -x "$CARGO" ] || die "no cargo: install Rust (rustup) or apt-get install -t bookworm-security cargo-web"
 exec "$CARGO" xtask build

@@ -2,16 +2,40 @@
 # Tabwire's test command (the README's): build everything, install the test apps and the Python test
 # environment, then run the Rust checks and the end-to-end tests. Run from anywhere; works in CI (CI=true,
 # no stdin). The pytest summary is the last thing printed.
+#
+# On a fresh machine most of the time goes to compiling (2 cores) and to downloads from the registries:
+# the test environment (npm and PyPI packages, scripts/test-env.sh) installs in the background while the
+# build compiles, and each step says how long it took.
 set -euo pipefail
 cd "$(dirname "$0")"
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
 mkdir -p "$CACHE"
 
-step() { printf '\n==> %s\n' "$*"; }
+STARTED=$SECONDS
+STEP_STARTED=$SECONDS
+STEP_NAME=""
+step() {
+  [ -z "$STEP_NAME" ] || printf '==> %s took %d s\n' "$STEP_NAME" $((SECONDS - STEP_STARTED))
+  STEP_NAME="$*"
+  STEP_STARTED=$SECONDS
+  printf '\n==> %s (at %d s)\n' "$*" $((SECONDS - STARTED))
+}
+
+step "Debian packages (./build.sh deps)"
+./build.sh deps
+ENV_LOG="$(mktemp)"
+trap 'rm -f "$ENV_LOG"' EXIT
+# Mostly downloads: overlaps the build's compiling.
+(export CACHE; . scripts/test-env.sh) >"$ENV_LOG" 2>&1 &
+ENV_PID=$!
 
 step "build (./build.sh)"
 ./build.sh
-step "test environment"
+step "test environment (scripts/test-env.sh, started in the background)"
+env_status=0
+wait "$ENV_PID" || env_status=$?
+cat "$ENV_LOG"
+[ "$env_status" = 0 ] || { echo "scripts/test-env.sh failed (exit $env_status)" >&2; exit "$env_status"; }
 . scripts/test-env.sh
 
 step "cargo fmt --check"
@@ -27,4 +51,4 @@ step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-
 scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
 
 step "end-to-end tests"
-exec "$VENV/bin/python" -m pytest tests/e2e -v
+exec "$VENV/bin/python" -m pytest tests/e2e -v --durations=15

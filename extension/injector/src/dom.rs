@@ -1,5 +1,5 @@
 //! The DOM as the step interpreter sees it: a small trait, so the interpreter runs against the
-//! real page (`web_dom`) and against a fake on the host in tests.
+//! real page (`web/dom.rs`) and against a fake on the host in tests.
 
 use std::future::Future;
 use std::rc::Rc;

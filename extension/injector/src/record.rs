@@ -1,6 +1,6 @@
 //! The recorder's decisions: which step a person's input in the page becomes
 //! ([`step_for`]), over [`PageDom`] so the fake DOM tests it. The browser glue
-//! (`web_record.rs`) only listens (trusted events, capture phase) and sends the steps on.
+//! (`web/record.rs`) only listens (trusted events, capture phase) and sends the steps on.
 //!
 //! A field records what it ends up holding, not the events that put it there: typing is a
 //! `fill` (one per `input` event; the worker keeps the last of a run, `bridge::recording`), a

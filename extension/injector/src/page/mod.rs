@@ -1,6 +1,7 @@
 //! The page tools' runtime ([`bridge::page_ops`]): snapshot, act, read, find and wait on any page,
 //! with no adapter. Host-testable: everything runs over [`PageDom`] (the step interpreter's
-//! [`Dom`] and the few things a snapshot needs more), the real page in `web`, a fake in tests.
+//! [`Dom`] and the few things a snapshot needs more), the real page in `web/page.rs`, a fake
+//! in tests.
 //! Acting goes through the step interpreter and so through [`crate::input`], like every step.
 
 pub mod aria;
@@ -13,7 +14,6 @@ pub mod read;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
-pub mod web;
 
 use std::collections::HashMap;
 

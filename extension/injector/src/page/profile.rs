@@ -2,26 +2,29 @@
 //! only when the runtime is built with `TABWIRE_PROFILE` set, and then written as the answer's
 //! last line; shipped builds have none of it (`ON` is a constant false there).
 
-use std::cell::RefCell;
-
-use wasm_bindgen::prelude::*;
+use std::cell::{Cell, RefCell};
 
 /// Whether this build measures.
 pub const ON: bool = option_env!("TABWIRE_PROFILE").is_some();
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    fn performance_now() -> f64;
-}
-
 thread_local! {
+    /// The page's clock (`performance.now()`), which the browser glue gives at start: this module
+    /// names no browser binding.
+    static CLOCK: Cell<Option<fn() -> f64>> = const { Cell::new(None) };
     /// Spans measured inside a phase (the settle point of the step interpreter).
     static INSIDE: RefCell<Vec<(&'static str, f64)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Gives the clock spans are measured with (the runtime's start does, in the browser).
+pub fn set_clock(clock: fn() -> f64) {
+    CLOCK.with(|c| c.set(Some(clock)));
+}
+
 fn now() -> f64 {
-    if ON { performance_now() } else { 0.0 }
+    match CLOCK.with(Cell::get) {
+        Some(clock) if ON => clock(),
+        _ => 0.0,
+    }
 }
 
 /// Times `part` (inside a phase), in a profiling build.

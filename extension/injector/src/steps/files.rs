@@ -1,6 +1,6 @@
 //! The `upload` step (and `page_act`'s `upload`): the call's files put on a file input as a choice
 //! in the file picker does, or dropped on any other element as a person's drag from the desktop
-//! does. The decisions are here, over the [`Dom`]; `web_files.rs` performs them in the page.
+//! does. The decisions are here, over the [`Dom`]; `web/files.rs` performs them in the page.
 
 use bridge::ErrorCode;
 use bridge::WireError;

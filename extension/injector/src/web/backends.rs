@@ -15,10 +15,10 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::runtime::{location_and_title, set_timeout};
+use super::basics::{location_and_title, set_timeout};
+use super::dom::WebDom;
 use crate::steps::{Outcome, run_tool};
 use crate::tools::Backends;
-use crate::web_dom::WebDom;
 
 const PAGE_RESULT_EVENT: &str = "tabwire:webmcp-result";
 
@@ -130,17 +130,6 @@ pub fn event_detail(event: &JsValue, max: usize) -> Option<String> {
         .filter(|d| d.len() <= max)
 }
 
-pub fn dispatch(document: &web_sys::Document, kind: &str, detail: &str) {
-    let init = js_sys::Object::new();
-    let _ = Reflect::set(&init, &"detail".into(), &detail.into());
-    let event = Reflect::get(&js_sys::global(), &"CustomEvent".into())
-        .and_then(|ctor| ctor.dyn_into::<Function>())
-        .and_then(|ctor| Reflect::construct(&ctor, &js_sys::Array::of2(&kind.into(), &init)));
-    if let Ok(event) = event {
-        let _ = document.dispatch_event(event.unchecked_ref());
-    }
-}
-
 /// Relays a call to the page's own tool and waits for its answer, the deadline or a cancel.
 async fn call_page_tool(
     id: &str,
@@ -161,7 +150,7 @@ async fn call_page_tool(
         set_timeout(fire.unchecked_ref(), timeout_ms as f64);
     });
     let call = serde_json::json!({"id": id, "name": tool.page_name, "args": args});
-    dispatch(&document, "tabwire:webmcp-call", &call.to_string());
+    super::basics::dispatch(&document, "tabwire:webmcp-call", &call.to_string());
     let outcome = JsFuture::from(answer).await;
     PAGE_CALLS.with(|c| c.borrow_mut().remove(id));
     let name = &tool.spec.name;

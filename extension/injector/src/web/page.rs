@@ -10,9 +10,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Element, Node};
 
-use super::{ChildFrame, Kid, PageDom, Refs, Shown};
+use super::dom::WebDom;
 use crate::dom::Dom;
-use crate::web_dom::WebDom;
+use crate::page::{ChildFrame, Kid, PageDom, Refs, Shown};
 
 #[wasm_bindgen]
 extern "C" {
@@ -46,7 +46,7 @@ pub fn ref_element(name: &str, doc: Option<String>) -> JsValue {
     let Some(dom) = WebDom::new() else {
         return JsValue::from_str("this page has no document");
     };
-    let found = REFS.with(|refs| super::ref_element(&dom, &refs.borrow(), r, doc.as_deref()));
+    let found = REFS.with(|refs| crate::page::ref_element(&dom, &refs.borrow(), r, doc.as_deref()));
     match found {
         Ok(element) => element.into(),
         Err(error) => JsValue::from_str(&error.message),
@@ -66,7 +66,7 @@ fn bump() {
 pub fn install() {
     if let Some(document) = web_sys::window().and_then(|w| w.document()) {
         let on_change = Closure::<dyn FnMut()>::new(bump).into_js_value();
-        let observer = crate::web_dom::observe_all(&document, on_change.unchecked_ref());
+        let observer = super::dom::observe_all(&document, on_change.unchecked_ref());
         OBSERVER.with(|o| *o.borrow_mut() = observer);
         let options = web_sys::AddEventListenerOptions::new();
         options.set_capture(true);
@@ -183,7 +183,7 @@ impl PageDom for WebDom {
     }
 
     fn location(&self) -> (String, String) {
-        crate::runtime::location_and_title()
+        super::basics::location_and_title()
     }
 
     fn changes(&self) -> u64 {
@@ -223,7 +223,7 @@ impl PageDom for WebDom {
         args: serde_json::Value,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>> {
-        crate::runtime::ask_frame(frame, nth, args, timeout_ms)
+        super::basics::ask_frame(frame, nth, args, timeout_ms)
     }
 
     fn scroll_page(&self) {

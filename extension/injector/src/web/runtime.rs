@@ -18,28 +18,23 @@ use bridge::page::{FromPage, PageCall, RuntimeKind, ToPage};
 use bridge::protocol::TabId;
 use bridge::webmcp;
 use bridge::{ErrorCode, WireError};
-use js_sys::{Function, Promise};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
-use crate::backends::{self, WebBackends};
+use super::backends::{self, WebBackends};
+use super::basics::{
+    console_warn, encode, location_and_title, on_message_add_listener, runtime_send_message,
+    set_timeout,
+};
+use super::dialogs;
+use super::dom::WebDom;
 use crate::state;
 use crate::steps::Outcome;
 use crate::tools::{self, Catalog, Start};
-use crate::web_dialogs;
-use crate::web_dom::WebDom;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
-    fn runtime_send_message(message: &str) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onMessage"], js_name = addListener)]
-    fn on_message_add_listener(listener: &Function);
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout_js(callback: &Function, ms: f64) -> JsValue;
-    #[wasm_bindgen(js_namespace = console, js_name = warn)]
-    fn console_warn(message: &str);
-
     /// The `runtime.Port` `content.js` opened to the worker.
     #[derive(Clone)]
     pub type Port;
@@ -72,10 +67,6 @@ impl Reply {
             }
         }
     }
-}
-
-pub(crate) fn set_timeout(callback: &Function, ms: f64) {
-    set_timeout_js(callback, ms);
 }
 
 struct Page {
@@ -136,7 +127,10 @@ pub fn start(runtime: &str) {
         _ => RuntimeKind::Wasm,
     };
     PAGE.with(|p| p.borrow_mut().runtime = Some(kind));
-    crate::page::web::install();
+    super::page::install();
+    if crate::page::profile::ON {
+        crate::page::profile::set_clock(super::basics::now_ms);
+    }
     let listener = Closure::<dyn FnMut(JsValue, JsValue, Function) -> JsValue>::new(on_message);
     on_message_add_listener(listener.as_ref().unchecked_ref());
     listener.forget();
@@ -178,20 +172,7 @@ fn listen_for_page_tools(document: &web_sys::Document) {
     let _ = document.add_event_listener_with_callback(PAGE_TOOLS_EVENT, on_tools.unchecked_ref());
     backends::listen_for_page_results(document);
     // The page may have registered tools before this runtime loaded: ask for them again.
-    backends::dispatch(document, "tabwire:webmcp-hello", "null");
-}
-
-pub(crate) fn location_and_title() -> (String, String) {
-    let window = web_sys::window();
-    let url = window
-        .as_ref()
-        .and_then(|w| w.location().href().ok())
-        .unwrap_or_default();
-    let title = window
-        .and_then(|w| w.document())
-        .map(|d| d.title())
-        .unwrap_or_default();
-    (url, title)
+    super::basics::dispatch(document, "tabwire:webmcp-hello", "null");
 }
 
 /// Tells the worker this page is ready; its answer carries the adapters for the page's URL.
@@ -286,41 +267,6 @@ fn announce_tools(catalog: Catalog) {
     let _ = runtime_send_message(&encode(&update));
 }
 
-/// Sends `msg` to the worker unasked (not an answer to one of its requests).
-pub(crate) fn send_to_worker(msg: &FromPage) {
-    let _ = runtime_send_message(&encode(msg));
-}
-
-fn encode(msg: &FromPage) -> String {
-    serde_json::to_string(msg).expect("page messages serialize")
-}
-
-/// Has the worker perform call `call`'s trusted input (`commands`) through Chrome's debugger.
-pub(crate) async fn trusted_input(
-    call: String,
-    commands: Vec<bridge::trusted_input::Command>,
-) -> Result<(), WireError> {
-    let ask = encode(&FromPage::TrustedInput { call, commands });
-    let answer = JsFuture::from(runtime_send_message(&ask))
-        .await
-        .map_err(|e| {
-            WireError::new(
-                ErrorCode::Internal,
-                format!("the extension's service worker did not take the trusted input: {e:?}"),
-            )
-        })?;
-    let answer: bridge::page::TrustedInputAnswer = answer
-        .as_string()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .ok_or_else(|| {
-            WireError::new(
-                ErrorCode::Internal,
-                "the extension's service worker gave no answer to the trusted input",
-            )
-        })?;
-    answer.error.map_or(Ok(()), Err)
-}
-
 fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsValue {
     let our_id = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
         .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
@@ -376,7 +322,7 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             call,
         } => {
             // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
-            crate::page::web::REFS.with(|refs| refs.borrow_mut().frame = frame);
+            super::page::REFS.with(|refs| refs.borrow_mut().frame = frame);
             spawn_local(page_op(id, tab, call, reply));
             true
         }
@@ -388,11 +334,11 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             false
         }
         ToPage::Record { recording } => {
-            crate::web_record::set(recording);
+            super::record::set(recording);
             false
         }
         ToPage::FrameDialog { report, origin } => {
-            web_dialogs::seen_in_frame(&report, origin);
+            dialogs::seen_in_frame(&report, origin);
             false
         }
         ToPage::Cancel { id } => {
@@ -475,7 +421,7 @@ fn watch_state() {
         }
     })
     .into_js_value();
-    crate::web_dom::observe_all(&document, on_change.unchecked_ref());
+    super::dom::observe_all(&document, on_change.unchecked_ref());
 }
 
 /// Extracts the state after the page changed and pushes it if it differs from the last one pushed.
@@ -601,9 +547,9 @@ async fn call(
         trusted_call: carried.trusted_input.then(|| id.to_owned()),
         files: carried.files,
     };
-    web_dialogs::begin(id, cancelled.clone());
+    dialogs::begin(id, cancelled.clone());
     let result = tools::call(&catalog, &backends, id, tool, start, timeout_ms, &cancelled).await;
-    let seen = web_dialogs::end(id);
+    let seen = dialogs::end(id);
     PAGE.with(|p| p.borrow_mut().running.remove(id));
     match result {
         Ok(Outcome::Finished(value)) => {
@@ -615,25 +561,6 @@ async fn call(
             dialog::settle(seen, Ok(serde_json::Value::Null), Asker::AdapterTool).map(|_| going_on)
         }
     }
-}
-
-/// Asks the worker for the snapshot of child frame `frame`, the `nth` showing its URL (see
-/// [`FromPage::FrameSnapshot`]): the message leaves now, the answer is awaited by the future.
-pub(crate) fn ask_frame(
-    frame: crate::page::ChildFrame,
-    nth: u32,
-    args: serde_json::Value,
-    timeout_ms: u64,
-) -> impl Future<Output = Option<serde_json::Value>> {
-    let ask = FromPage::FrameSnapshot {
-        src: frame.src,
-        nth,
-        index: frame.index,
-        args,
-        timeout_ms,
-    };
-    let sent = JsFuture::from(runtime_send_message(&encode(&ask)));
-    async move { bridge::page::CallAnswer::result_of(&sent.await.ok()?.as_string()?) }
 }
 
 /// Runs a page tool's call ([`crate::page`]) and answers it like a tool call; cancellable.
@@ -651,7 +578,7 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
     let deadline = js_sys::Date::now() + timeout_ms as f64;
-    web_dialogs::begin(&id, cancelled.clone());
+    dialogs::begin(&id, cancelled.clone());
     let result = async {
         if let Some(allowed) = &origin {
             let (url, _) = location_and_title();
@@ -661,17 +588,17 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
         let op = bridge::page_ops::parse(&op, args)
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
         if let Some(answer) = op.dialog_answer() {
-            web_dialogs::plan(answer);
+            dialogs::plan(answer);
         }
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
             .with_trusted_input(trusted_input.then(|| id.clone()))
             .with_files(files.into());
-        let refs = crate::page::web::REFS.with(Rc::clone);
+        let refs = super::page::REFS.with(Rc::clone);
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }
     .await;
-    let result = dialog::settle(web_dialogs::end(&id), result, Asker::PageTool);
+    let result = dialog::settle(dialogs::end(&id), result, Asker::PageTool);
     PAGE.with(|p| p.borrow_mut().running.remove(&id));
     let answer = match result {
         Ok(mut result) => {

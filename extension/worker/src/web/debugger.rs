@@ -14,7 +14,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chrome::{self, error_text, from_json, global_path};
+use super::chrome::{self, error_text, from_json, global_path};
 
 /// How long a tab stays attached after its last trusted input (Chrome's bar shows meanwhile).
 pub const IDLE_MS: f64 = 10_000.0;

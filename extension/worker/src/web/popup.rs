@@ -1,7 +1,8 @@
 //! The popup's requests in the browser: each is read ([`crate::popup::decode`]), checked
 //! against what its tab shows now (Chrome's `tabs.get`), decided by the [`Core`](crate::core::Core)
 //! and answered through the popup's `sendResponse`; a request the server makes (a grant change,
-//! a save) is answered when the server says, or after [`POPUP_ANSWER_MS`] that it did not.
+//! a save) is answered when the server says, or after [`POPUP_ANSWER_MS`] that it did not. The
+//! actions a decision takes are given back to the glue to carry out.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -10,9 +11,9 @@ use bridge::protocol::TabId;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chrome::{self, error_text, get};
+use super::chrome::{self, error_text, get};
+use super::state::with_core;
 use crate::core::Action;
-use crate::glue::{run, with_core};
 use crate::popup::{Answered, Request};
 
 thread_local! {
@@ -24,11 +25,15 @@ thread_local! {
 /// How long the popup waits for the server to make its change or save its recording.
 const POPUP_ANSWER_MS: f64 = 5000.0;
 
-/// The popup's request (its message's text), answered through `respond` (its `sendResponse`).
-pub async fn request(text: Option<String>, respond: js_sys::Function) {
+/// The popup's request (its message's text), answered through `respond` (its `sendResponse`);
+/// what the glue is to carry out for it.
+pub async fn request(text: Option<String>, respond: js_sys::Function) -> Vec<Action> {
     let request = match crate::popup::decode(text.as_deref()) {
         Ok(request) => request,
-        Err(why) => return respond_with(&respond, &Err(why)),
+        Err(why) => {
+            respond_with(&respond, &Err(why));
+            return Vec::new();
+        }
     };
     let id = format!("popup-{}", SERIAL.replace(SERIAL.get() + 1));
     let decided = match request {
@@ -36,34 +41,48 @@ pub async fn request(text: Option<String>, respond: js_sys::Function) {
             let tab_url = match request.tab {
                 Some(tab) => match tab_url(tab).await {
                     Ok(url) => Some(url),
-                    Err(why) => return respond_with(&respond, &Err(why)),
+                    Err(why) => {
+                        respond_with(&respond, &Err(why));
+                        return Vec::new();
+                    }
                 },
                 None => None,
             };
             if let Err(why) = request.change.check(tab_url.as_deref()) {
-                return respond_with(&respond, &Err(why));
+                respond_with(&respond, &Err(why));
+                return Vec::new();
             }
             with_core(|core| core.change_grant(id.clone(), request.change, request.tab))
         }
         Request::Record(request) => {
             let url = match tab_url(request.tab).await {
                 Ok(url) => url,
-                Err(why) => return respond_with(&respond, &Err(why)),
+                Err(why) => {
+                    respond_with(&respond, &Err(why));
+                    return Vec::new();
+                }
             };
             let made = with_core(|core| core.record(request.tab, &url, request.action));
-            let answer = made.map(|actions| {
-                run(actions);
-                Answered::Recording
-            });
-            return respond_with(&respond, &answer);
+            let (answer, actions) = match made {
+                Ok(actions) => (Ok(Answered::Recording), actions),
+                Err(why) => (Err(why), Vec::new()),
+            };
+            respond_with(&respond, &answer);
+            return actions;
         }
         Request::SaveRecording(request) => {
             with_core(|core| core.save_recording(id.clone(), request.tab, request.tool))
         }
     };
     match decided {
-        Ok(actions) => wait_for_server(id, respond, actions),
-        Err(why) => respond_with(&respond, &Err(why)),
+        Ok(actions) => {
+            wait_for_server(id, respond);
+            actions
+        }
+        Err(why) => {
+            respond_with(&respond, &Err(why));
+            Vec::new()
+        }
     }
 }
 
@@ -75,15 +94,15 @@ async fn tab_url(tab: TabId) -> Result<String, String> {
     }
 }
 
-/// Sends request `id` to the server (`actions`) and answers the popup when it answers.
-fn wait_for_server(id: String, respond: js_sys::Function, actions: Vec<Action>) {
+/// Answers the popup when the server answers request `id` (sent by the actions the glue
+/// carries out next), or after [`POPUP_ANSWER_MS`].
+fn wait_for_server(id: String, respond: js_sys::Function) {
     WAITING.with(|w| w.borrow_mut().insert(id.clone(), respond));
     let give_up = Closure::once_into_js(move || {
         let why = format!("tabwire did not answer within {POPUP_ANSWER_MS} ms");
         answer(&id, &Err(why));
     });
     chrome::set_timeout(give_up.unchecked_ref(), POPUP_ANSWER_MS);
-    run(actions);
 }
 
 fn respond_with(respond: &js_sys::Function, answer: &Result<Answered, String>) {

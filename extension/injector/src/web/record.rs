@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Element, Event, KeyboardEvent, MouseEvent};
 
+use super::dom::WebDom;
 use crate::record::{Mods, UserEvent, step_for};
-use crate::web_dom::WebDom;
 
 const EVENTS: [&str; 4] = ["click", "input", "change", "keydown"];
 
@@ -104,6 +104,6 @@ fn on_event(event: Event) {
         return;
     };
     if let Some(step) = step_for(&dom, &user_event) {
-        crate::runtime::send_to_worker(&FromPage::Recorded { step });
+        super::basics::send_to_worker(&FromPage::Recorded { step });
     }
 }

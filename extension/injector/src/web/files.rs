@@ -11,7 +11,7 @@ use web_sys::{
     HtmlInputElement,
 };
 
-use crate::web_dom::reason;
+use super::basics::reason;
 
 /// A `DataTransfer` holding `files`, as the file picker or a drag from the desktop gives them.
 fn data_transfer(files: &[&UploadFile]) -> Result<DataTransfer, String> {

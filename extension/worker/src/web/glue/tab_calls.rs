@@ -4,6 +4,7 @@
 //! closing tab from a slow one.
 
 use super::*;
+use crate::core::frame_send_failure;
 
 /// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within the
 /// looks [`GoneProbe`] allows.
@@ -22,13 +23,6 @@ async fn tab_gone(tab: TabId) -> Option<String> {
     }
 }
 
-pub(crate) async fn sleep(ms: f64) {
-    let tick = js_sys::Promise::new(&mut |resolve, _| {
-        chrome::set_timeout(&resolve, ms);
-    });
-    let _ = JsFuture::from(tick).await;
-}
-
 pub(super) async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
     let reply = JsFuture::from(sent).await;
@@ -36,7 +30,7 @@ pub(super) async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
 }
 
 /// The page's answer to a message (or why there is none), from `tabs.sendMessage` or the port.
-pub(crate) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
+pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on_reply: OnReply) {
     match on_reply {
         OnReply::CallTool(id) => {
             let mut reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
@@ -125,7 +119,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
         }
     }
     if frame != 0 {
-        return crate::frames::page_op(id, tab, frame, message).await;
+        return frame_page_op(id, tab, frame, message).await;
     }
     let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
     if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
@@ -234,5 +228,22 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
                     .is_ok();
             Some(LoadedPage { runtime: injected })
         }
+    }
+}
+
+/// Sends page op `message` (call `id`) to frame `frame` of `tab`, whose runtime gave the ref
+/// it names; no runtime there any more makes that ref stale.
+async fn frame_page_op(id: String, tab: TabId, frame: u32, message: String) {
+    let sent = chrome::tabs_send_message(
+        tab as f64,
+        &message,
+        &crate::web::frames::frame_options(frame),
+    );
+    match JsFuture::from(sent).await {
+        Err(e) => {
+            let error = frame_send_failure(tab, frame, &error_text(&e));
+            run(with_core(|core| core.fail_call(&id, error)));
+        }
+        reply => on_tab_reply(tab, reply, OnReply::CallTool(id)).await,
     }
 }

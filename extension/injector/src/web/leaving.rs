@@ -31,7 +31,7 @@ fn wake() {
 /// Resolves when the page starts leaving (or submits a form), or after `max_ms`.
 pub fn changed(max_ms: f64) -> js_sys::Promise {
     js_sys::Promise::new(&mut |resolve: js_sys::Function, _reject| {
-        crate::runtime::set_timeout(&resolve, max_ms);
+        super::basics::set_timeout(&resolve, max_ms);
         WAKE.with(|w| *w.borrow_mut() = Some(resolve));
     })
 }

@@ -1,17 +1,16 @@
 //! The glue of cross-origin frames (decisions in `core`:
-//! [`crate::core::Core::frame_request`], [`frame_send_failure`]): running the runtime in a child frame and giving its snapshot to the
-//! runtime that asked, within a deadline; and sending a call with a frame's ref (`f3e12`) to that
-//! frame's runtime.
+//! [`crate::core::Core::frame_request`]): running the runtime in a child frame and giving its
+//! snapshot to the runtime that asked, within a deadline. A call with a frame's ref (`f3e12`)
+//! goes to that frame's runtime with the other calls to tabs (`glue/tab_calls.rs`).
 
-use bridge::protocol::TabId;
 use js_sys::Promise;
 use serde_json::json;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chrome::{self, error_text, from_json, get};
-use crate::core::{FrameInfo, FrameRequest, OnReply, frame_send_failure};
-use crate::glue::{CONTENT_SCRIPT, on_tab_reply, run, sleep, with_core};
+use super::chrome::{self, from_json, get};
+use super::state::{CONTENT_SCRIPT, sleep};
+use crate::core::{FrameInfo, FrameRequest};
 
 /// How soon a frame whose runtime is still starting is asked again.
 const RETRY_MS: f64 = 20.0;
@@ -64,20 +63,8 @@ pub fn frame_info(listed: &JsValue) -> Option<FrameInfo> {
     })
 }
 
-/// Sends page op `message` (call `id`) to frame `frame` of `tab`, whose runtime gave the ref
-/// it names; no runtime there any more makes that ref stale.
-pub async fn page_op(id: String, tab: TabId, frame: u32, message: String) {
-    let sent = chrome::tabs_send_message(tab as f64, &message, &frame_options(frame));
-    match JsFuture::from(sent).await {
-        Err(e) => {
-            let error = frame_send_failure(tab, frame, &error_text(&e));
-            run(with_core(|core| core.fail_call(&id, error)));
-        }
-        reply => on_tab_reply(tab, reply, OnReply::CallTool(id)).await,
-    }
-}
-
-fn frame_options(frame: u32) -> JsValue {
+/// Where `tabs.sendMessage` sends to frame `frame` of a tab.
+pub(crate) fn frame_options(frame: u32) -> JsValue {
     from_json(&json!({ "frameId": frame }).to_string())
 }
 

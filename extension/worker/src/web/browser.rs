@@ -133,8 +133,8 @@ pub use performing::perform;
 
 mod performing {
     use super::*;
-    use crate::chrome::{self, call_method, error_text, from_json, get, global_path, to_json};
     use crate::core::{FrameInfo, FrameRequest};
+    use crate::web::chrome::{self, call_method, error_text, from_json, get, global_path, to_json};
     use wasm_bindgen::JsValue;
     use wasm_bindgen_futures::JsFuture;
 
@@ -145,7 +145,7 @@ mod performing {
             BrowserOp::Tab { tab, action } => serde_json::to_value(act(tab, action).await?),
             BrowserOp::Capture(capture) => serde_json::to_value(capture_tab(&capture).await?),
             BrowserOp::Downloads { tab } => {
-                serde_json::to_value(crate::downloads::list(tab).await?)
+                serde_json::to_value(crate::web::downloads::list(tab).await?)
             }
         };
         answer.map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
@@ -416,7 +416,7 @@ mod performing {
         let listed = call(chrome::get_all_frames(&details), "listing the frames").await?;
         let frames: Vec<FrameInfo> = js_sys::Array::from(&listed)
             .iter()
-            .filter_map(|f| crate::frames::frame_info(&f))
+            .filter_map(|f| crate::web::frames::frame_info(&f))
             .collect();
         FrameRequest::place(&frames, i64::from(frame))
             .and_then(|(parent, index)| Some((u32::try_from(parent).ok()?, index)))

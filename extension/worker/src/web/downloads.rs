@@ -18,7 +18,7 @@ use bridge::{ErrorCode, WireError};
 use serde_json::Value;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
-use crate::chrome::{self, error_text, from_json, get, to_json};
+use super::chrome::{self, error_text, from_json, get, to_json};
 
 /// The `chrome.storage.session` key of the download → tab map.
 const STORED: &str = "downloads";
@@ -61,7 +61,7 @@ pub fn created(id: u64, referrer: String) {
         let tabs = match JsFuture::from(chrome::tabs_query(&from_json("{}"))).await {
             Ok(tabs) => json_of(&tabs),
             Err(e) => {
-                crate::glue::log(&format!(
+                super::state::log(&format!(
                     "download {id}: listing the tabs failed: {}",
                     error_text(&e)
                 ));

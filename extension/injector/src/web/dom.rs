@@ -1,5 +1,5 @@
 //! [`Dom`] over the real page through web-sys. The input module's events and edits are performed by
-//! [`crate::web_input`]; values are set through the native prototype setters. `fetch` is the page's
+//! [`super::input`]; values are set through the native prototype setters. `fetch` is the page's
 //! own `fetch` (same origin, its cookies), aborted when dropped and read with a size cap.
 
 use std::future::Future;
@@ -17,9 +17,10 @@ use web_sys::{
     RequestCredentials, RequestInit, RequestMode, Response,
 };
 
+use super::basics::reason;
+use super::input::{self, Watch};
 use crate::dom::{Dom, FetchFailure, HttpResponse, Leaving};
 use crate::input::{Edit, Geometry, KeyEvent, MouseEvent, Point, TextEntry};
-use crate::web_input::{self, Watch};
 
 /// Input types whose value Enter commits with `change` (text-entry types).
 const TEXT_INPUT_TYPES: &[&str] = &[
@@ -54,13 +55,6 @@ impl WebDom {
             trusted_call: call,
             ..self
         }
-    }
-}
-
-pub(crate) fn reason(error: JsValue) -> String {
-    match error.dyn_ref::<js_sys::Error>() {
-        Some(e) => String::from(e.message()),
-        None => format!("{error:?}"),
     }
 }
 
@@ -398,59 +392,59 @@ impl Dom for WebDom {
     }
 
     fn is_disabled(&self, node: &Element) -> bool {
-        web_input::is_disabled(node)
+        input::is_disabled(node)
     }
 
     fn geometry(&self, node: &Element) -> Geometry {
-        web_input::geometry(node)
+        input::geometry(node)
     }
 
     fn element_at(&self, node: &Element, point: Point) -> Option<Element> {
-        web_input::element_at(node, point)
+        input::element_at(node, point)
     }
 
     fn label_control(&self, label: &Element) -> Option<Element> {
-        web_input::label_control(label)
+        input::label_control(label)
     }
 
     fn has_focus(&self, node: &Element) -> bool {
-        web_input::has_focus(node)
+        input::has_focus(node)
     }
 
     fn pointer_at(&self) -> Option<Element> {
-        web_input::pointer_at()
+        input::pointer_at()
     }
 
     fn set_pointer_at(&self, node: Option<Element>) {
-        web_input::set_pointer_at(node);
+        input::set_pointer_at(node);
     }
 
     fn platform(&self) -> Platform {
-        web_input::platform()
+        input::platform()
     }
 
     fn dispatch_mouse(&self, node: &Element, event: &MouseEvent) -> bool {
-        web_input::dispatch_mouse(node, event)
+        input::dispatch_mouse(node, event)
     }
 
     fn dispatch_key(&self, node: &Element, event: &KeyEvent) -> bool {
-        web_input::dispatch_key(node, event)
+        input::dispatch_key(node, event)
     }
 
     fn text_entry(&self, node: &Element) -> Option<(TextEntry, Element)> {
-        web_input::text_entry(node)
+        input::text_entry(node)
     }
 
     fn is_read_only(&self, node: &Element) -> bool {
-        web_input::is_read_only(node)
+        input::is_read_only(node)
     }
 
     fn before_input(&self, node: &Element, edit: &Edit) -> bool {
-        web_input::before_input(node, edit)
+        input::before_input(node, edit)
     }
 
     fn input_event(&self, node: &Element, edit: &Edit) {
-        web_input::after_input(node, edit);
+        input::after_input(node, edit);
     }
 
     fn set_value(&self, node: &Element, value: &str) {
@@ -463,23 +457,23 @@ impl Dom for WebDom {
     }
 
     fn select_all_contents(&self, host: &Element) {
-        web_input::select_all_contents(host);
+        input::select_all_contents(host);
     }
 
     fn exec_edit(&self, node: &Element, edit: &Edit) -> bool {
-        web_input::exec_edit(node, edit)
+        input::exec_edit(node, edit)
     }
 
     fn paste(&self, node: &Element, text: &str) -> bool {
-        web_input::paste(node, text)
+        input::paste(node, text)
     }
 
     fn watch(&self, node: &Element) -> Watch {
-        web_input::watch(node)
+        input::watch(node)
     }
 
     fn saw_change(&self, watch: &Watch) -> bool {
-        web_input::saw_change(watch)
+        input::saw_change(watch)
     }
 
     fn microtask(&self) -> impl Future<Output = ()> {
@@ -494,7 +488,7 @@ impl Dom for WebDom {
     }
 
     fn top_point(&self, node: &Element, at: Point) -> Point {
-        web_input::top_point(node, at)
+        input::top_point(node, at)
     }
 
     fn perform_trusted(
@@ -502,7 +496,7 @@ impl Dom for WebDom {
         commands: Vec<bridge::trusted_input::Command>,
     ) -> impl Future<Output = Result<(), bridge::WireError>> {
         let call = self.trusted_call.clone().unwrap_or_default();
-        crate::runtime::trusted_input(call, commands)
+        super::basics::trusted_input(call, commands)
     }
 
     fn fetch(
@@ -549,27 +543,27 @@ impl Dom for WebDom {
     }
 
     fn set_input_files(&self, node: &Element, files: &[&UploadFile]) -> Result<usize, String> {
-        crate::web_files::set_input_files(node, files)
+        super::files::set_input_files(node, files)
     }
 
     fn drop_files(&self, node: &Element, files: &[&UploadFile]) -> Result<bool, String> {
-        crate::web_files::drop_files(node, files)
+        super::files::drop_files(node, files)
     }
 
     fn answer_next_dialog(&self, answer: &bridge::dialog::DialogAnswer) {
-        crate::web_dialogs::plan(answer);
+        super::dialogs::plan(answer);
     }
 
     fn watch_leaving(&self) {
-        crate::web_leaving::watch();
+        super::leaving::watch();
     }
 
     fn leaving(&self) -> Leaving {
-        crate::web_leaving::leaving()
+        super::leaving::leaving()
     }
 
     fn leaving_changed(&self, max_ms: f64) -> impl Future<Output = ()> {
-        let changed = crate::web_leaving::changed(max_ms);
+        let changed = super::leaving::changed(max_ms);
         async move {
             let _ = JsFuture::from(changed).await;
         }
@@ -586,7 +580,7 @@ impl Dom for WebDom {
         // queued during the action (Vue 0.x unlocks its input binding in a `setTimeout(0)`), as the
         // page would have run them before a person's next input.
         let turn = Promise::new(&mut |resolve: Function, _reject| {
-            crate::runtime::set_timeout(&resolve, 0.0);
+            super::basics::set_timeout(&resolve, 0.0);
         });
         async move {
             let _ = JsFuture::from(turn).await;
@@ -598,7 +592,7 @@ impl Dom for WebDom {
         let target = self.document.clone();
         let changed = Promise::new(&mut |resolve: Function, _reject| {
             observer = observe_all(&target, &resolve);
-            crate::runtime::set_timeout(&resolve, max_ms);
+            super::basics::set_timeout(&resolve, max_ms);
         });
         async move {
             let _ = JsFuture::from(changed).await;

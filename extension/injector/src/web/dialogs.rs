@@ -27,7 +27,7 @@ thread_local! {
 
 fn tell_shim(message: serde_json::Value) {
     if let Some(document) = web_sys::window().and_then(|w| w.document()) {
-        crate::backends::dispatch(&document, CALL_EVENT, &message.to_string());
+        super::basics::dispatch(&document, CALL_EVENT, &message.to_string());
     }
 }
 

@@ -1,4 +1,4 @@
-//! The browser side of [`crate::input`] for [`crate::web_dom::WebDom`]: it builds and dispatches the
+//! The browser side of [`crate::input`] for `WebDom` (`dom.rs`): it builds and dispatches the
 //! events the input module decided (pointer, mouse, keyboard, `beforeinput`/`input`, `paste`), runs
 //! the browser's editing commands, and answers its questions about the page (boxes, hit tests,
 //! text entries). It decides nothing itself.

@@ -15,9 +15,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use crate::chrome::{self, Port, error_text, from_json, get};
+use super::chrome::{self, Port, error_text, from_json, get};
+use super::debugger;
+use super::state::{CONTENT_SCRIPT, log, sleep, with_core};
 use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, Timer};
-use crate::debugger;
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
@@ -26,21 +27,16 @@ use crate::tabs::{self, Sender};
 
 mod tab_calls;
 
-pub(crate) use tab_calls::{on_tab_reply, sleep};
-use tab_calls::{open_tab, page_op, to_tab};
+use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
-pub(crate) const CONTENT_SCRIPT: &str = "extension/content.js";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
 /// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
 const WAKE_ALARM: &str = "tabwire-wake";
 
 thread_local! {
-    static CORE: RefCell<Core> = RefCell::new(Core::new(
-        chrome::global_path(&["chrome", "runtime", "id"]).as_string().unwrap_or_default(),
-    ));
     static LINK: RefCell<Link> = RefCell::new(Link::default());
     static IDENTITY: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
     static SCRIPTS: RefCell<ScriptSync> = const { RefCell::new(ScriptSync { wanted: None, running: false }) };
@@ -81,18 +77,6 @@ struct ScriptSync {
     running: bool,
 }
 
-pub(crate) fn with_core<T>(f: impl FnOnce(&mut Core) -> T) -> T {
-    CORE.with(|core| {
-        let mut core = core.borrow_mut();
-        core.set_clock(js_sys::Date::now());
-        f(&mut core)
-    })
-}
-
-pub(crate) fn log(message: &str) {
-    chrome::console_warn(&format!("tabwire: {message}"));
-}
-
 /// Restores what a previous worker left, then connects. Resolves before the connection is up.
 #[wasm_bindgen]
 pub async fn start() {
@@ -128,7 +112,7 @@ pub async fn start() {
     let keepalive = Closure::<dyn FnMut()>::new(keepalive_tick).into_js_value();
     chrome::set_interval(keepalive.unchecked_ref(), KEEPALIVE_MS);
     persist_status();
-    crate::downloads::restore().await;
+    super::downloads::restore().await;
     spawn_local(connect());
 }
 
@@ -155,10 +139,8 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
             if crate::popup::is_popup(&sender, &our_id) {
-                spawn_local(crate::popup_glue::request(
-                    arg(0).as_string(),
-                    arg(2).unchecked_into(),
-                ));
+                let (text, respond) = (arg(0).as_string(), arg(2).unchecked_into());
+                spawn_local(async move { run(super::popup::request(text, respond).await) });
                 return JsValue::TRUE; // answered through `respond`
             }
             let text = arg(0).as_string();
@@ -168,7 +150,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             }
             if let Some(request) = with_core(|core| core.frame_request(&sender, text.as_deref())) {
                 return wasm_bindgen_futures::future_to_promise(async move {
-                    Ok(crate::frames::snapshot_of(request).await)
+                    Ok(super::frames::snapshot_of(request).await)
                 })
                 .into();
             }
@@ -199,7 +181,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
             if let Some(tab) = tab(0) {
                 PORTS.with(|p| p.borrow_mut().tab_removed(tab));
                 debugger::tab_removed(tab);
-                crate::downloads::tab_removed(tab);
+                super::downloads::tab_removed(tab);
                 run(with_core(|core| core.on_tab_removed(tab)));
             }
         }
@@ -243,7 +225,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         }
         "download_created" => {
             if let Some(id) = arg(0).as_f64() {
-                crate::downloads::created(id as u64, arg(1).as_string().unwrap_or_default());
+                super::downloads::created(id as u64, arg(1).as_string().unwrap_or_default());
             }
         }
         "debugger_detached" => {
@@ -659,7 +641,7 @@ pub(crate) fn run(actions: Vec<Action>) {
                 wait_loaded_ms,
             } => spawn_local(open_tab(id, url, tab, wait_loaded_ms)),
             Action::Browser { id, op } => spawn_local(async move {
-                let reply = crate::browser::perform(op).await;
+                let reply = super::browser::perform(op).await;
                 run(with_core(|core| core.on_browser_reply(id, reply)));
             }),
             Action::PageOp { id, tab, call } => spawn_local(page_op(id, tab, call)),
@@ -681,7 +663,7 @@ pub(crate) fn run(actions: Vec<Action>) {
             Action::PersistGrants(grants) => {
                 let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
             }
-            Action::AnswerPopup { id, answer } => crate::popup_glue::answer(&id, &answer),
+            Action::AnswerPopup { id, answer } => super::popup::answer(&id, &answer),
             Action::PersistRecordings => {
                 let recordings = with_core(|core| core.recordings_json());
                 let items = format!(r#"{{"recordings":{recordings}}}"#);
