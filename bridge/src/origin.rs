@@ -7,8 +7,9 @@
 //! anything else a browser and a naive reader could disagree on.
 //!
 //! Two readers, one answer. With the `whatwg` feature (the server) [`Origin::of_url`] is the `url`
-//! crate's WHATWG parser. Without it (the extension's wasm, where the crate would cost
-//! 81 KB of the worker's and 81 KB of the injector's wasm after wasm-opt: BENCHMARKS.md) it reads only URLs
+//! crate's WHATWG parser. Without it (the extension's wasm, where the crate (with `idna`'s tables)
+//! would add 141,933 bytes to the worker's and 140,865 to the injector's wasm after wasm-opt -Oz,
+//! measured 2026-11-26: BENCHMARKS.md) it reads only URLs
 //! already in the canonical form the browser's own `URL` parser serializes (Chrome hands the
 //! worker every tab, frame, sender and download URL that way), and refuses anything else: the
 //! browser canonicalizes, Rust only reads. Both readers answer the same origin wherever the
@@ -304,7 +305,7 @@ mod canonical {
     /// Lower-case ASCII letters, digits, `-`, `_` and dots (IDNA already applied), a bracketed
     /// IPv6 address in its compressed form, or a dotted-quad IPv4 address when the last label is
     /// numeric (the URL standard rewrites `0x7f.1` and `127.1` into one; only its output is
-    /// accepted). Checked by hand: `std::net`'s parsers and formatters cost the wasm ~15 KB.
+    /// accepted). Checked by hand: `std::net`'s parsers and formatters cost ~3.4 KB a module.
     fn is_canonical_host(host: &str) -> bool {
         if let Some(inside) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
             return is_canonical_ipv6(inside);
