@@ -274,6 +274,9 @@ pub async fn serve(
                 Role::Status => peer::serve_status(socket, &hub, &peers, port).await,
             }
         });
+        // Let the new connection read what it was sent before the next accept: a backlog of a
+        // flood's connections, accepted in one burst, would otherwise evict it unread.
+        tokio::task::yield_now().await;
     }
 }
 

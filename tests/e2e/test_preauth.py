@@ -26,11 +26,18 @@ from harness.mcp_client import open_tabwire_http_session
 from harness.processes import pid_listening_on
 from harness.tabwire_http import bearer, tabwire_http
 from harness.waiting import wait_for
-from test_faults import browser_target, fault_pages, open_tab, page_url, worker_targets  # noqa: F401 - fixtures
+from test_faults import (  # noqa: F401 - fixtures
+    browser_target,
+    fault_pages,
+    open_tab,
+    page_url,
+    tabwire_command,
+    worker_targets,
+)
 
 pytestmark = pytest.mark.anyio
 
-# Sockets in each flood: well past every bound tabwire keeps (128 waiting WebSocket handshakes, 64 waiting
+# Sockets in each flood: well past every bound tabwire keeps (128 waiting WebSocket handshakes, 128 waiting
 # HTTP connections), so that the flood's newest sockets keep evicting its oldest the whole time.
 FLOOD = 160
 # The promise on memory: this many silent or stalled sockets grow tabwire's RSS by less than this.
