@@ -5,45 +5,54 @@
 //! socket only when it belongs to the same effective user: the hub binds and listens, each peer
 //! binds and does not listen (a socket that is not listening gets no connection, so the hub gets
 //! them all). When the hub exits, the port is still held by the peers' sockets; the one peer that
-//! takes the hub lock (a file lock beside the pairing secret, released by the OS with its holder)
-//! starts listening on the socket it already holds.
+//! takes the hub lock starts listening on the socket it already holds. The lock is an abstract Unix
+//! socket named after a hash of the pairing secret and the port (another user cannot guess the name,
+//! so cannot squat it), released by the OS with its holder.
 //!
 //! macOS grants `SO_REUSEPORT` to any user who sets it, so co-binding there would let another
 //! user share the port: tabwire binds it exclusively there, as on Windows (whose
 //! `SO_REUSEADDR` would let anyone take it over). On those systems the hand-over keeps its short
 //! gap, and a program holding the port is named by `tabwire doctor` and the popup.
 
-use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
 
-/// The file whose exclusive lock makes its holder the hub of `port`.
-pub fn hub_lock_path(secret_path: &Path, port: u16) -> PathBuf {
-    secret_path.with_file_name(format!("hub-{port}.lock"))
-}
+use sha2::{Digest, Sha256};
+
+use crate::pairing::Secret;
 
 /// The lock that makes this process the hub (held for the process's life once taken).
 pub struct HubLock {
-    _file: File,
+    #[cfg(target_os = "linux")]
+    _socket: std::os::unix::net::UnixListener,
 }
 
-/// Takes the hub lock at `path` if nobody holds it.
-pub fn try_lock_hub(path: &Path) -> Option<HubLock> {
-    let file = crate::user_dirs::private_file()
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(
-            |e| tracing::debug!(path = %path.display(), error = %e, "cannot open the hub lock"),
-        )
-        .ok()?;
-    match file.try_lock() {
-        Ok(()) => Some(HubLock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => None,
-        Err(std::fs::TryLockError::Error(e)) => {
-            tracing::debug!(path = %path.display(), error = %e, "cannot lock the hub lock");
-            None
+/// The hub lock's name for `port`: unguessable without the secret.
+fn lock_name(secret: &Secret, port: u16) -> String {
+    let digest = Sha256::digest(format!("tabwire hub lock\0{}\0{port}", secret.expose()));
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("tabwire-hub-{hex}")
+}
+
+/// Takes the hub lock of `port` if no process holds it.
+pub fn try_lock_hub(secret: &Secret, port: u16) -> Option<HubLock> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixListener};
+        let address = SocketAddr::from_abstract_name(lock_name(secret, port)).ok()?;
+        match UnixListener::bind_addr(&address) {
+            Ok(socket) => Some(HubLock { _socket: socket }),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => None,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot take the hub lock");
+                None
+            }
         }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = lock_name(secret, port);
+        None
     }
 }
 
@@ -156,11 +165,18 @@ mod tests {
 
     #[test]
     fn one_process_holds_the_hub_lock_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = hub_lock_path(&dir.path().join("secret"), 17373);
-        let lock = try_lock_hub(&path).expect("free");
-        assert!(try_lock_hub(&path).is_none(), "taken twice");
+        let secret = Secret::parse(&"c3".repeat(32)).unwrap();
+        let lock = try_lock_hub(&secret, 17373).expect("free");
+        assert!(try_lock_hub(&secret, 17373).is_none(), "taken twice");
+        let other = Secret::parse(&"c4".repeat(32)).unwrap();
+        assert!(
+            try_lock_hub(&other, 17373).is_some(),
+            "another secret's lock is another lock"
+        );
         drop(lock);
-        assert!(try_lock_hub(&path).is_some(), "freed with its holder");
+        assert!(
+            try_lock_hub(&secret, 17373).is_some(),
+            "freed with its holder"
+        );
     }
 }
