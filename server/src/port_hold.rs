@@ -83,6 +83,11 @@ pub fn hold(port: u16) -> io::Result<HeldPort> {
 impl HeldPort {
     /// Starts listening on the held port.
     pub fn listen(self) -> io::Result<tokio::net::TcpListener> {
+        // Set only now: the connections it accepts inherit it, so their TIME_WAIT remains do not
+        // keep a later plain bind of the port (`tabwire doctor`, an older tabwire) out once this
+        // process exits. A listening socket still conflicts with every other user's bind, while a
+        // held, not listening, socket with it would let another user bind beside it.
+        self.socket.set_reuse_address(true)?;
         self.socket.listen(1024)?;
         self.socket.set_nonblocking(true)?;
         tokio::net::TcpListener::from_std(self.socket.into())
