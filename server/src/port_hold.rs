@@ -12,7 +12,8 @@
 //! macOS grants `SO_REUSEPORT` to any user who sets it, so co-binding there would let another
 //! user share the port: tabwire binds it exclusively there, as on Windows (whose
 //! `SO_REUSEADDR` would let anyone take it over). On those systems the hand-over keeps its short
-//! gap, and a program holding the port is named by `tabwire doctor` and the popup.
+//! gap; a program of another user holding the port is named (its uid) by `tabwire doctor` and in
+//! the log line of a tabwire that finds the port taken.
 
 use std::io;
 
