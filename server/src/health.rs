@@ -154,7 +154,7 @@ pub fn run_cli(
             hub.clone(),
             policy,
             None,
-            None,
+            false,
         ));
         let wait = Duration::from_millis(args.wait_ms);
         if !hub.wait_for_browser(wait).await {

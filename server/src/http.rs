@@ -46,7 +46,7 @@ pub const MAX_SESSIONS: usize = 32;
 /// Connections that presented the bearer, open at once; a request on one more gets 503.
 pub const MAX_CONNECTIONS: usize = 64;
 /// Connections that have not presented the bearer yet; a new one evicts the oldest.
-pub const MAX_UNAUTHENTICATED: usize = 64;
+pub const MAX_UNAUTHENTICATED: usize = 128;
 /// The time a client has to send a request's headers (slowloris).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection with no byte either way for this long is closed (an open SSE stream gets a
@@ -309,6 +309,9 @@ pub async fn serve_http(
                 }
             }
         });
+        // Let the new connection read its request before the next accept: a backlog of a flood's
+        // connections, accepted in one burst, would otherwise evict it unread.
+        tokio::task::yield_now().await;
     }
     tracing::info!("shutting down the HTTP server");
     stop_sessions.cancel();

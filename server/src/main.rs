@@ -374,14 +374,7 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     diagnostics::server_started();
     let served = runtime.block_on(async {
-        let hub_lock = port_hold::hub_lock_path(&secret_path, port);
-        tokio::spawn(ws::run(
-            port,
-            hub.clone(),
-            policy,
-            Some(marker),
-            Some(hub_lock),
-        ));
+        tokio::spawn(ws::run(port, hub.clone(), policy, Some(marker), true));
         tokio::spawn(
             grant_sync::GrantKeeper {
                 hub: hub.clone(),

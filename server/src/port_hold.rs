@@ -5,45 +5,55 @@
 //! socket only when it belongs to the same effective user: the hub binds and listens, each peer
 //! binds and does not listen (a socket that is not listening gets no connection, so the hub gets
 //! them all). When the hub exits, the port is still held by the peers' sockets; the one peer that
-//! takes the hub lock (a file lock beside the pairing secret, released by the OS with its holder)
-//! starts listening on the socket it already holds.
+//! takes the hub lock starts listening on the socket it already holds. The lock is an abstract Unix
+//! socket named after a hash of the pairing secret and the port (another user cannot guess the name,
+//! so cannot squat it), released by the OS with its holder.
 //!
 //! macOS grants `SO_REUSEPORT` to any user who sets it, so co-binding there would let another
 //! user share the port: tabwire binds it exclusively there, as on Windows (whose
 //! `SO_REUSEADDR` would let anyone take it over). On those systems the hand-over keeps its short
-//! gap, and a program holding the port is named by `tabwire doctor` and the popup.
+//! gap; a program of another user holding the port is named (its uid) by `tabwire doctor` and in
+//! the log line of a tabwire that finds the port taken.
 
-use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
 
-/// The file whose exclusive lock makes its holder the hub of `port`.
-pub fn hub_lock_path(secret_path: &Path, port: u16) -> PathBuf {
-    secret_path.with_file_name(format!("hub-{port}.lock"))
-}
+use sha2::{Digest, Sha256};
+
+use crate::pairing::Secret;
 
 /// The lock that makes this process the hub (held for the process's life once taken).
 pub struct HubLock {
-    _file: File,
+    #[cfg(target_os = "linux")]
+    _socket: std::os::unix::net::UnixListener,
 }
 
-/// Takes the hub lock at `path` if nobody holds it.
-pub fn try_lock_hub(path: &Path) -> Option<HubLock> {
-    let file = crate::user_dirs::private_file()
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(
-            |e| tracing::debug!(path = %path.display(), error = %e, "cannot open the hub lock"),
-        )
-        .ok()?;
-    match file.try_lock() {
-        Ok(()) => Some(HubLock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => None,
-        Err(std::fs::TryLockError::Error(e)) => {
-            tracing::debug!(path = %path.display(), error = %e, "cannot lock the hub lock");
-            None
+/// The hub lock's name for `port`: unguessable without the secret.
+fn lock_name(secret: &Secret, port: u16) -> String {
+    let digest = Sha256::digest(format!("tabwire hub lock\0{}\0{port}", secret.expose()));
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("tabwire-hub-{hex}")
+}
+
+/// Takes the hub lock of `port` if no process holds it.
+pub fn try_lock_hub(secret: &Secret, port: u16) -> Option<HubLock> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixListener};
+        let address = SocketAddr::from_abstract_name(lock_name(secret, port)).ok()?;
+        match UnixListener::bind_addr(&address) {
+            Ok(socket) => Some(HubLock { _socket: socket }),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => None,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot take the hub lock");
+                None
+            }
         }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = lock_name(secret, port);
+        None
     }
 }
 
@@ -74,6 +84,11 @@ pub fn hold(port: u16) -> io::Result<HeldPort> {
 impl HeldPort {
     /// Starts listening on the held port.
     pub fn listen(self) -> io::Result<tokio::net::TcpListener> {
+        // Set only now: the connections it accepts inherit it, so their TIME_WAIT remains do not
+        // keep a later plain bind of the port (`tabwire doctor`, an older tabwire) out once this
+        // process exits. A listening socket still conflicts with every other user's bind, while a
+        // held, not listening, socket with it would let another user bind beside it.
+        self.socket.set_reuse_address(true)?;
         self.socket.listen(1024)?;
         self.socket.set_nonblocking(true)?;
         tokio::net::TcpListener::from_std(self.socket.into())
@@ -156,11 +171,18 @@ mod tests {
 
     #[test]
     fn one_process_holds_the_hub_lock_at_a_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = hub_lock_path(&dir.path().join("secret"), 17373);
-        let lock = try_lock_hub(&path).expect("free");
-        assert!(try_lock_hub(&path).is_none(), "taken twice");
+        let secret = Secret::parse(&"c3".repeat(32)).unwrap();
+        let lock = try_lock_hub(&secret, 17373).expect("free");
+        assert!(try_lock_hub(&secret, 17373).is_none(), "taken twice");
+        let other = Secret::parse(&"c4".repeat(32)).unwrap();
+        assert!(
+            try_lock_hub(&other, 17373).is_some(),
+            "another secret's lock is another lock"
+        );
         drop(lock);
-        assert!(try_lock_hub(&path).is_some(), "freed with its holder");
+        assert!(
+            try_lock_hub(&secret, 17373).is_some(),
+            "freed with its holder"
+        );
     }
 }

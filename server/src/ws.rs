@@ -77,8 +77,8 @@ const TAKEOVER_TRIES: u32 = 40;
 /// Binds the port and serves extensions on it until the process ends. When another tabwire
 /// holds the port, joins it as a peer, and tries to take the port over when that hub exits.
 /// Where the OS allows it, every tabwire of this user holds the port the whole time
-/// ([`port_hold`]: the hub is whoever holds `hub_lock`), so the hand-over leaves no gap; a
-/// short-lived command passes no lock and binds the port alone.
+/// ([`port_hold`]: the hub is whoever holds the hub lock), so the hand-over leaves no gap; a
+/// short-lived command (`co_bind` false) binds the port alone.
 /// When something else holds it (a program that cannot prove it knows the pairing secret), the
 /// hub learns why (its browser tools answer NOT_CONNECTED saying so), MCP goes on, and the port
 /// is looked at again every few seconds. No process ever ends another.
@@ -87,18 +87,15 @@ pub async fn run(
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
     seen_marker: Option<PathBuf>,
-    hub_lock: Option<PathBuf>,
+    co_bind: bool,
 ) {
-    let held = hub_lock.as_ref().map(|_| port_hold::hold(port));
-    match (held, hub_lock) {
-        (Some(Ok(held)), Some(hub_lock)) => {
-            return run_holding(held, &hub_lock, port, hub, policy, seen_marker).await;
-        }
-        (None, _) | (Some(Ok(_)), None) => {}
+    match co_bind.then(|| port_hold::hold(port)) {
+        Some(Ok(held)) => return run_holding(held, port, hub, policy, seen_marker).await,
+        None => {}
         // Another program holds the port (or an older tabwire, which binds it alone): below.
-        (Some(Err(e)), _) if e.kind() == io::ErrorKind::AddrInUse => {}
-        (Some(Err(e)), _) if e.kind() == io::ErrorKind::Unsupported => {}
-        (Some(Err(e)), _) => {
+        Some(Err(e)) if e.kind() == io::ErrorKind::AddrInUse => {}
+        Some(Err(e)) if e.kind() == io::ErrorKind::Unsupported => {}
+        Some(Err(e)) => {
             tracing::debug!(error = %e, "cannot co-bind port {port}; binding it alone");
         }
     }
@@ -162,7 +159,6 @@ pub async fn run(
 /// others join that hub as peers and keep holding the port.
 async fn run_holding(
     held: port_hold::HeldPort,
-    hub_lock: &Path,
     port: u16,
     hub: Arc<Hub>,
     policy: Arc<HandshakePolicy>,
@@ -170,34 +166,41 @@ async fn run_holding(
 ) {
     let mut reported_unproven = false;
     loop {
-        if let Some(_lock) = port_hold::try_lock_hub(hub_lock) {
-            match held.listen() {
-                Ok(listener) => {
-                    hub.set_link(Link::Listening);
-                    tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/ \
-                        (the port stays held while any tabwire of this user runs)");
-                    serve(listener, hub, policy, seen_marker).await;
-                }
-                Err(e) => {
-                    let error = BindError::Other { port, source: e };
-                    tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
-                    hub.set_link(Link::Failed(error.to_string()));
-                }
-            }
-            return;
-        }
+        let lock = port_hold::try_lock_hub(policy.secret(), port);
+        // Whoever listens already is asked first, lock or not: a tabwire of this user paired with
+        // another secret co-binds the port too, and must never share its connections.
         match peer::connect(port, policy.secret(), Role::Peer).await {
             Ok(socket) => {
+                drop(lock);
                 reported_unproven = false;
                 hub.set_link(Link::Listening);
                 tracing::info!(%port, "another tabwire owns port {port}: joined it as a peer (this process holds the port too)");
                 peer::relay(socket, &hub).await;
                 tracing::info!(%port, "the hub went away; taking over port {port} if this process is first");
             }
-            // The hub is starting or exiting: the lock decides who is next.
-            Err(peer::ConnectError::NoHub(_)) => {}
-            // A tabwire of this user paired with another secret listens there.
+            // Nobody listens: the holder of the lock does; the others look again shortly.
+            Err(peer::ConnectError::NoHub(_)) => {
+                if let Some(_lock) = lock {
+                    match held.listen() {
+                        Ok(listener) => {
+                            hub.set_link(Link::Listening);
+                            tracing::info!(%port, "waiting for the browser extension on ws://127.0.0.1:{port}/ \
+                                (the port stays held while any tabwire of this user runs)");
+                            serve(listener, hub, policy, seen_marker).await;
+                        }
+                        Err(e) => {
+                            let error = BindError::Other { port, source: e };
+                            tracing::error!("{error}; browser tools will answer NOT_CONNECTED");
+                            hub.set_link(Link::Failed(error.to_string()));
+                        }
+                    }
+                    return;
+                }
+            }
+            // Something that cannot prove our secret listens (a tabwire of this user paired with
+            // another secret): never listen beside it.
             Err(e) => {
+                drop(lock);
                 if !reported_unproven {
                     tracing::error!("{e}; browser tools will answer NOT_CONNECTED");
                     reported_unproven = true;
@@ -274,6 +277,9 @@ pub async fn serve(
                 Role::Status => peer::serve_status(socket, &hub, &peers, port).await,
             }
         });
+        // Let the new connection read what it was sent before the next accept: a backlog of a
+        // flood's connections, accepted in one burst, would otherwise evict it unread.
+        tokio::task::yield_now().await;
     }
 }
 

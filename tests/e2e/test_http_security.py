@@ -197,7 +197,8 @@ def test_a_session_flood_and_a_slowloris_stay_bounded_and_the_server_answers_aft
             s = socket.create_connection(("127.0.0.1", port), timeout=5)
             s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             loris.append(s)
-        assert open_fds(process.pid) <= 64 + 32, open_fds(process.pid)
+        # At most 128 connections wait for the bearer (the oldest evicted), beside the process's own files.
+        assert open_fds(process.pid) <= 128 + 32, open_fds(process.pid)
 
         def all_dropped() -> bool:
             dropped = 0

@@ -16,6 +16,7 @@ import time
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -26,11 +27,18 @@ from harness.mcp_client import open_tabwire_http_session
 from harness.processes import pid_listening_on
 from harness.tabwire_http import bearer, tabwire_http
 from harness.waiting import wait_for
-from test_faults import browser_target, fault_pages, open_tab, page_url, worker_targets  # noqa: F401 - fixtures
+from test_faults import (  # noqa: F401 - fixtures
+    browser_target,
+    fault_pages,
+    open_tab,
+    page_url,
+    tabwire_command,
+    worker_targets,
+)
 
 pytestmark = pytest.mark.anyio
 
-# Sockets in each flood: well past every bound tabwire keeps (128 waiting WebSocket handshakes, 64 waiting
+# Sockets in each flood: well past every bound tabwire keeps (128 waiting WebSocket handshakes, 128 waiting
 # HTTP connections), so that the flood's newest sockets keep evicting its oldest the whole time.
 FLOOD = 160
 # The promise on memory: this many silent or stalled sockets grow tabwire's RSS by less than this.
@@ -161,8 +169,8 @@ async def test_a_flood_of_refusals_writes_a_few_lines_and_a_huge_tool_name_one_s
     # A 64 KB tool name (an unknown tool) and one that tries to print lines of its own.
     start = log.stat().st_size
     for name in ("n" * 65536, "evil\n2026-01-01T00:00:00Z INFO tabwire: forged line\x1b[2K"):
-        out = await tabwire.call(name, {})
-        assert out.is_error, out
+        with pytest.raises(MCPError):  # an unknown tool: a JSON-RPC error, logged by rmcp with the name
+            await tabwire.session.call_tool(name, {})
     grown = log.stat().st_size - start
     print(f"two calls of hostile tool names wrote {grown} bytes of log")
     assert grown < 16 * 1024, grown
