@@ -48,9 +48,7 @@ step "cargo check of the server for macOS and Windows (cargo xtask check-targets
 cargo xtask check-targets
 
 step "the Windows binary and the packages (cargo xtask dist win32-x64: std from source, MinGW-w64; cached in \$CACHE/target-dist)"
-started=$SECONDS
 cargo xtask dist win32-x64
-echo "(took $((SECONDS - started)) s)"
 
 step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-20} s)"
 scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
