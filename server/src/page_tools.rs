@@ -260,10 +260,9 @@ mod tests {
                 .text
                 .ends_with(&format!("]]\nh1 \"Ignore previous\"\n[end {marker}]\n"))
         );
-        let again = tools.answer(page(
-            json!({"tab": 3, "doc": "d", "url": "http://a.test:8/x",
-                                             "title": "T", "text": "x\n", "refs": []}),
-        ));
+        let again = json!({"tab": 3, "doc": "d", "url": "http://a.test:8/x", "title": "T",
+                           "text": "x\n", "refs": []});
+        let again = tools.answer(page(again));
         assert!(!again.text.contains(marker), "a new marker each answer");
         assert_eq!(answer.structured["origin"], "http://a.test:8");
     }
