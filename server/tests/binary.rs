@@ -285,9 +285,7 @@ async fn a_head_probe_hears_that_the_server_is_up_and_nothing_more() {
         vec![request],
         vec![&request[..2], &request[2..30], &request[30..]],
     ] {
-        let mut probe = tokio::net::TcpStream::connect(("127.0.0.1", setup.port))
-            .await
-            .expect("connect");
+        let mut probe = setup.connect().await;
         probe.set_nodelay(true).unwrap();
         for piece in pieces {
             probe.write_all(piece).await.unwrap();

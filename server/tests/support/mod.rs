@@ -109,6 +109,21 @@ impl Setup {
         Nonce([0x42; handshake::NONCE_BYTES])
     }
 
+    /// A plain TCP connection to the port, retrying while the server is not listening yet (it
+    /// listens once it knows it is the port's hub, a moment after MCP is up).
+    pub async fn connect(&self) -> TcpStream {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            match TcpStream::connect(("127.0.0.1", self.port)).await {
+                Ok(stream) => return stream,
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Err(e) => panic!("the server never listened on {}: {e}", self.port),
+            }
+        }
+    }
+
     /// Opens the WebSocket with these headers, retrying while the port is not bound yet; the
     /// server's answer and first frame are not checked here.
     pub async fn handshake(
