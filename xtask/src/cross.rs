@@ -14,7 +14,12 @@ use crate::util::{Paths, log, output, run};
 
 pub const TARGETS: &[&str] = &["x86_64-apple-darwin", "x86_64-pc-windows-gnu"];
 
-pub fn check_targets(paths: &Paths) -> anyhow::Result<()> {
+/// Checks the server for `named` targets (each one of [`TARGETS`]), or for all of them.
+pub fn check_targets(paths: &Paths, named: &[&str]) -> anyhow::Result<()> {
+    if let Some(unknown) = named.iter().find(|t| !TARGETS.contains(t)) {
+        bail!("check-targets knows {TARGETS:?}, not {unknown:?}");
+    }
+    let targets = if named.is_empty() { TARGETS } else { named };
     let (cargo, rustc) = std_source_toolchain()?;
     if crate::tools::which("x86_64-w64-mingw32-dlltool").is_err() {
         bail!(
@@ -22,7 +27,7 @@ pub fn check_targets(paths: &Paths) -> anyhow::Result<()> {
              binutils-mingw-w64-x86-64"
         );
     }
-    for target in TARGETS {
+    for target in targets {
         log(&format!("cargo check -p server --target {target}"));
         let started = std::time::Instant::now();
         run(

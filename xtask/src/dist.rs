@@ -198,7 +198,7 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
             .env("RUSTC", &rustc)
             .env("RUSTC_BOOTSTRAP", "1")
             .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
-            .env("RUSTFLAGS", remap_flags(paths));
+            .env("RUSTFLAGS", dist_rustflags(paths));
         run(&mut cmd, &format!("the {} build", platform.name()))?;
         let produced = target_dir
             .join(platform.triple)
@@ -220,10 +220,19 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
     Ok(built)
 }
 
-/// Source paths as they appear in panic messages: the same wherever the checkout and cargo's
-/// registry are.
-fn remap_flags(paths: &Paths) -> String {
-    let mut flags = format!("--remap-path-prefix={}=/tabwire", paths.root.display());
+/// Warnings are errors, as in clippy and check-targets (a `cfg` that leaves an unused import on
+/// one OS counts: test.sh's Windows build is its Windows check); source paths as they appear in
+/// panic messages are the same wherever the checkout and cargo's registry are.
+fn dist_rustflags(paths: &Paths) -> String {
+    let mut flags = String::from("-Dwarnings");
+    // test.sh sets TABWIRE_DIST_KEEP_PATHS: the checkout's path in RUSTFLAGS would make every
+    // clone (CI's is new each run) rebuild all of the target's dependencies.
+    if std::env::var_os("TABWIRE_DIST_KEEP_PATHS").is_none() {
+        flags.push_str(&format!(
+            " --remap-path-prefix={}=/tabwire",
+            paths.root.display()
+        ));
+    }
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));

@@ -32,7 +32,8 @@ usage: cargo xtask <command>
 commands:
   build                     the extension, the server, the pairing and the packages (default)
   extension                 only the extension (wasm, wasm2js, code adapters) and its .zip
-  check-targets             `cargo check` the server for x86_64-apple-darwin and x86_64-pc-windows-gnu
+  check-targets [TRIPLE...] `cargo check` the server for x86_64-apple-darwin and x86_64-pc-windows-gnu
+                            (or the targets named; test.sh names macOS: its Windows build checks Windows)
   dist [PLATFORM...]        stripped release binaries for linux-x64, linux-arm64, darwin-x64,
                             darwin-arm64 and win32-x64 (or the ones named) into target/dist/<platform>/,
                             then the npm packages and the multi-platform .mcpb (see dist.rs for the
@@ -89,7 +90,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
                 zip.display()
             ));
         }
-        ["check-targets"] => cross::check_targets(&paths)?,
+        ["check-targets", named @ ..] => cross::check_targets(&paths, named)?,
         ["dist", names @ ..] => {
             let platforms = dist::select(names)?;
             build_extension(&paths)?;
