@@ -5,7 +5,7 @@
 #
 # On a fresh machine most of the time goes to compiling (2 cores) and to downloads from the registries:
 # the test environment (npm and PyPI packages, scripts/test-env.sh) installs in the background while the
-# build compiles, and each step says how long it took.
+# build compiles, the end-to-end tests run two at a time, and each step says how long it took.
 set -euo pipefail
 cd "$(dirname "$0")"
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -53,5 +53,7 @@ TABWIRE_DIST_KEEP_PATHS=1 cargo xtask dist win32-x64
 step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-20} s)"
 scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
 
-step "end-to-end tests"
-exec "$VENV/bin/python" -m pytest tests/e2e -v --durations=15
+# Two workers: the tests mostly wait on browsers and servers, so two at a time take about half as
+# long on two cores (each test has its own ports, profile and HOME).
+step "end-to-end tests (two at a time, pytest-xdist)"
+exec "$VENV/bin/python" -m pytest tests/e2e -v -n 2 --durations=15
