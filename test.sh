@@ -54,6 +54,9 @@ step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-
 scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
 
 # Two workers: the tests mostly wait on browsers and servers, so two at a time take about half as
-# long on two cores (each test has its own ports, profile and HOME).
+# long on two cores (each test has its own ports, profile and HOME). Those marked `alone` measure
+# tabwire under a flood and run afterwards, one at a time.
 step "end-to-end tests (two at a time, pytest-xdist)"
-exec "$VENV/bin/python" -m pytest tests/e2e -v -n 2 --durations=15
+"$VENV/bin/python" -m pytest tests/e2e -v -n 2 -m "not alone" --durations=15
+step "end-to-end tests that measure a flood (one at a time)"
+exec "$VENV/bin/python" -m pytest tests/e2e -v -m alone
