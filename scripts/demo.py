@@ -78,16 +78,18 @@ async def main() -> int:
     print(f"  server   {BINARY.relative_to(REPO)} mcp  (WebSocket on 127.0.0.1:{port}; logs: {work}/tabwire.log)")
     print(f"  site     TodoMVC at {page}")
     print(f"  browser  headless Chromium with the extension loaded unpacked from {REPO}")
-    # The same app at http://localhost:PORT, which no adapter matches: page tools' ground. The demo's
-    # grant of page tools to it goes into a config folder of the demo's own, not yours.
-    other = page.replace("127.0.0.1", "localhost", 1)
+    # The same app from a second server (another port), which no adapter matches: page tools' ground.
+    # The demo's grant of page tools to it goes into a config folder of the demo's own, not yours.
+    other_site = StaticServer(TODOMVC, work / "other-site.log")
+    other = other_site.url("plain", "examples/vanillajs/index.html")
     config = work / "config"
     secret = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "tabwire" / "secret"
     env = {"RUST_LOG": "info", "HOME": str(Path.home()), "XDG_CONFIG_HOME": str(config)}
-    allow = [str(BINARY), "allow", other.split("/plain/")[0]]
+    allow = [str(BINARY), "allow", other_site.origin]
     subprocess.run(allow, env=env, check=True, capture_output=True)
-    print(f"  grant    page tools allowed on {other.split('/plain/')[0]} (`tabwire allow`, in {config})")
-    args = ["mcp", "--adapter-match", "todomvc=http://127.0.0.1/*", "--secret-file", str(secret)]
+    print(f"  grant    page tools allowed on {other_site.origin} (`tabwire allow`, in {config})")
+    # The adapter serves the first server only: a pattern without a port would match every port.
+    args = ["mcp", "--adapter-match", f"todomvc={site.origin}/*", "--secret-file", str(secret)]
     browser = None
     try:
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
@@ -129,6 +131,7 @@ async def main() -> int:
         if browser is not None:
             browser.stop()
         site.stop()
+        other_site.stop()
     say("done")
     return 0
 
@@ -136,7 +139,7 @@ async def main() -> int:
 async def page_tools_demo(session, url: str) -> None:
     """Page tools on a page no adapter covers: what a person sees as a compact snapshot with refs,
     then acting by ref, each answer saying what changed."""
-    say(f"page tools on {url} (no adapter matches localhost):")
+    say(f"page tools on {url} (no adapter matches this server):")
     opened = await session.browser_open(url)
     tab = opened.structured["tab_id"]
 
