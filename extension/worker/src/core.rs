@@ -192,9 +192,6 @@ pub struct Core {
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
     /// so a call there fails at once with `DIALOG_OPEN` instead of running out its time.
     dialogs_open: HashSet<TabId>,
-    /// The tab the server's last call (site tool or page tool) went to: the owner of a download
-    /// no page names as its referrer (`downloads.rs`).
-    last_called: Option<TabId>,
     outbox: Outbox,
     link: LinkState,
     backoff: Backoff,
@@ -208,11 +205,6 @@ pub struct Core {
 }
 
 impl Core {
-    /// The tab the server's last call went to.
-    pub fn last_called(&self) -> Option<TabId> {
-        self.last_called
-    }
-
     pub fn new(extension_id: impl Into<String>) -> Core {
         Core {
             extension_id: extension_id.into(),
@@ -224,7 +216,6 @@ impl Core {
             uploads: Default::default(),
             nav: navigation::Navigation::default(),
             dialogs_open: HashSet::new(),
-            last_called: None,
             outbox: Outbox::default(),
             link: LinkState::Disconnected,
             backoff: Backoff::default(),
@@ -549,7 +540,6 @@ impl Core {
                     return actions;
                 }
                 self.keep_files(&id, &files);
-                self.last_called = Some(tab);
                 let message = ToPage::CallTool {
                     id: id.clone(),
                     tool,
@@ -746,8 +736,6 @@ impl Core {
     /// tab that is and comes back here with it. Once it has a tab it is a call like any other,
     /// failed when the tab closes.
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
-        // Without a tab the glue finds the focused one and calls again with it.
-        self.last_called = tab.or(self.last_called);
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
         let action = Action::PageOp {
