@@ -192,6 +192,11 @@ impl Gate {
         let mut response =
             Response::new(Full::new(Bytes::from_static(refusal.text().as_bytes())).boxed());
         *response.status_mut() = refusal.status();
+        // A refused connection is closed, not kept alive: idle in the waiting pool it would only
+        // take a place a client with the bearer may need.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
         if matches!(refusal, Refusal::NoBearer | Refusal::WrongBearer) {
             response
                 .headers_mut()
@@ -261,7 +266,14 @@ pub async fn serve_http(
             accepted = listen::accept(&listener, &mut errors, "HTTP") => accepted,
             () = &mut shutdown => break,
         };
-        let (admission, evicted) = pool.admit();
+        let (stream, opening) = match preauth::Opening::of(stream) {
+            Ok(peeked) => peeked,
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "dropped a connection that could not be looked at");
+                continue;
+            }
+        };
+        let (admission, evicted) = pool.admit(opening);
         if evicted {
             gate.refusals.warn(
                 "evicted",

@@ -3,9 +3,11 @@
 //! - may send at most [`PREAUTH_BYTES`] in all (the request head and the proof frame fit; a
 //!   bigger frame, or a slow trickle of them, is cut off),
 //! - has [`PREAUTH_DEADLINE`] to authenticate, and
-//! - is one of at most `capacity` unauthenticated connections: a new one evicts the oldest, so a
-//!   flood of silent sockets can never keep a legitimate client out (it only ever pushes out the
-//!   flood's own oldest socket, while the client needs a few milliseconds to prove itself).
+//! - is one of at most `capacity` unauthenticated connections: a new one evicts one of them, so a
+//!   flood of silent sockets can never keep a legitimate client out. The one evicted is the oldest
+//!   of those that had said the least when they were accepted ([`Opening`]): a legitimate client
+//!   sends its whole request head at once, which a silent or trickling flood never does, so under
+//!   a flood it is evicted last, however long a busy machine takes to read it.
 //!
 //! Once it authenticated, a connection takes one of the pool's authenticated slots (bounded too)
 //! and none of the limits above applies any more.
@@ -18,6 +20,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
@@ -40,8 +43,58 @@ pub struct Pool {
 #[derive(Default)]
 struct Waiting {
     next_id: u64,
-    /// Oldest first: each connection's id and how to tell it that it was evicted.
-    members: VecDeque<(u64, Arc<Notify>)>,
+    /// Oldest first.
+    members: VecDeque<Member>,
+}
+
+struct Member {
+    id: u64,
+    opening: Opening,
+    /// How to tell it that it was evicted.
+    evicted: Arc<Notify>,
+}
+
+/// What a connection had sent by the time it was accepted, least first: the order in which a full
+/// pool evicts (the oldest of the lowest kind goes first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Opening {
+    /// Nothing yet.
+    Nothing,
+    /// Some bytes, but not a whole HTTP request head.
+    Partial,
+    /// A whole request head (ended by an empty line), as every legitimate client sends at once.
+    WholeHead,
+}
+
+impl Opening {
+    /// The most of a connection's opening [`Opening::of`] looks at: the heads Tabwire's clients
+    /// send to 127.0.0.1 fit well within it.
+    const PEEK: usize = 4096;
+
+    /// Classifies what `bytes` (the start of what a connection sent) holds.
+    pub fn classify(bytes: &[u8]) -> Opening {
+        if bytes.is_empty() {
+            Opening::Nothing
+        } else if bytes.windows(4).any(|w| w == b"\r\n\r\n") {
+            Opening::WholeHead
+        } else {
+            Opening::Partial
+        }
+    }
+
+    /// What `stream` has sent and nobody read yet, looked at without reading it (one
+    /// non-blocking `recv(MSG_PEEK)`). The stream comes back re-registered with the runtime: tokio
+    /// peeks only once its reactor saw the socket readable, which a just-accepted socket is not yet.
+    pub fn of(stream: TcpStream) -> std::io::Result<(TcpStream, Opening)> {
+        let stream = stream.into_std()?;
+        let mut buf = [0u8; Opening::PEEK];
+        let opening = match stream.peek(&mut buf) {
+            Ok(n) => Opening::classify(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Opening::Nothing,
+            Err(e) => return Err(e),
+        };
+        Ok((TcpStream::from_std(stream)?, opening))
+    }
 }
 
 impl Pool {
@@ -58,22 +111,31 @@ impl Pool {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Admits a new connection; when the pool is full, the oldest waiting one is evicted (it
-    /// is told, and closes). Says whether one was.
-    pub fn admit(self: &Arc<Self>) -> (Admission, bool) {
+    /// Admits a new connection that opened with `opening`; when the pool is full, one waiting
+    /// connection is evicted (it is told, and closes): the oldest of those that opened with the
+    /// least. Says whether one was.
+    pub fn admit(self: &Arc<Self>, opening: Opening) -> (Admission, bool) {
         let evicted = Arc::new(Notify::new());
         let mut waiting = self.waiting();
         let mut evicted_one = false;
         while waiting.members.len() >= self.capacity {
-            let Some((_, oldest)) = waiting.members.pop_front() else {
+            // `min_by_key` keeps the first of equals: the oldest.
+            let least = (waiting.members.iter().enumerate())
+                .min_by_key(|(_, member)| member.opening)
+                .map(|(index, _)| index);
+            let Some(member) = least.and_then(|index| waiting.members.remove(index)) else {
                 break;
             };
-            oldest.notify_one();
+            member.evicted.notify_one();
             evicted_one = true;
         }
         let id = waiting.next_id;
         waiting.next_id += 1;
-        waiting.members.push_back((id, evicted.clone()));
+        waiting.members.push_back(Member {
+            id,
+            opening,
+            evicted: evicted.clone(),
+        });
         drop(waiting);
         let admission = Admission {
             pool: self.clone(),
@@ -94,7 +156,7 @@ impl Pool {
     }
 
     fn leave(&self, id: u64) {
-        self.waiting().members.retain(|(member, _)| *member != id);
+        self.waiting().members.retain(|member| member.id != id);
     }
 }
 
@@ -243,27 +305,80 @@ mod tests {
     #[tokio::test]
     async fn a_full_pool_evicts_its_oldest_waiting_connection() {
         let pool = Pool::new(2, 8);
-        let (first, evicted) = pool.admit();
+        let (first, evicted) = pool.admit(Opening::Nothing);
         assert!(!evicted);
-        let (second, _) = pool.admit();
-        let (third, evicted) = pool.admit();
+        let (second, _) = pool.admit(Opening::Nothing);
+        let (third, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted);
         assert_eq!(first.lost().await, Lost::Evicted);
         assert_eq!(pool.waiting_count(), 2);
         // An authenticated connection leaves the pool and is never evicted.
         assert!(second.authenticate());
-        let (_fourth, _) = pool.admit();
-        let (_fifth, evicted) = pool.admit();
+        let (_fourth, _) = pool.admit(Opening::Nothing);
+        let (_fifth, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted, "third was the oldest waiting");
         assert_eq!(third.lost().await, Lost::Evicted);
         let still = tokio::time::timeout(Duration::from_millis(50), second.lost()).await;
         assert!(still.is_err(), "an authenticated connection is never lost");
     }
 
+    #[tokio::test]
+    async fn a_full_pool_evicts_the_oldest_of_those_that_said_least() {
+        let pool = Pool::new(3, 8);
+        let (client, _) = pool.admit(Opening::WholeHead);
+        let (trickle, _) = pool.admit(Opening::Partial);
+        let (silent, _) = pool.admit(Opening::Nothing);
+        // A flood of silent sockets only ever evicts its own.
+        let (newer_silent, evicted) = pool.admit(Opening::Nothing);
+        assert!(evicted);
+        assert_eq!(silent.lost().await, Lost::Evicted);
+        let (newest_silent, _) = pool.admit(Opening::Nothing);
+        assert_eq!(newer_silent.lost().await, Lost::Evicted);
+        // Newer clients evict the silent one, however new, then the partial head.
+        let (_whole, _) = pool.admit(Opening::WholeHead);
+        assert_eq!(newest_silent.lost().await, Lost::Evicted);
+        let (_another, _) = pool.admit(Opening::WholeHead);
+        assert_eq!(trickle.lost().await, Lost::Evicted);
+        let kept = tokio::time::timeout(Duration::from_millis(50), client.lost()).await;
+        assert!(
+            kept.is_err(),
+            "the client that sent its whole head is evicted last"
+        );
+    }
+
+    #[test]
+    fn an_opening_is_classified_by_what_it_holds() {
+        assert_eq!(Opening::classify(b""), Opening::Nothing);
+        assert_eq!(Opening::classify(b"P"), Opening::Partial);
+        let partial = b"POST /mcp HTTP/1.1\r\nHost: x\r\n";
+        assert_eq!(Opening::classify(partial), Opening::Partial);
+        let whole = b"POST /mcp HTTP/1.1\r\nHost: x\r\n\r\n{}";
+        assert_eq!(Opening::classify(whole), Opening::WholeHead);
+    }
+
+    #[tokio::test]
+    async fn a_peek_sees_what_was_sent_without_taking_it() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let (server, opening) = Opening::of(server).unwrap();
+        assert_eq!(opening, Opening::Nothing);
+        client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        // Waits until the bytes arrived (a peek leaves them where they are).
+        server.peek(&mut [0u8; 1]).await.unwrap();
+        let (mut server, opening) = Opening::of(server).unwrap();
+        assert_eq!(opening, Opening::WholeHead);
+        let mut head = [0u8; 18];
+        server.read_exact(&mut head).await.unwrap();
+        assert_eq!(&head, b"GET / HTTP/1.1\r\n\r\n");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_does_not_authenticate_in_time_is_lost() {
         let pool = Pool::new(4, 8);
-        let (admission, _) = pool.admit();
+        let (admission, _) = pool.admit(Opening::Nothing);
         assert_eq!(admission.lost().await, Lost::TimedOut);
         drop(admission);
         assert_eq!(pool.waiting_count(), 0);
@@ -272,8 +387,8 @@ mod tests {
     #[tokio::test]
     async fn authenticated_slots_are_bounded_and_freed_with_the_connection() {
         let pool = Pool::new(4, 1);
-        let (a, _) = pool.admit();
-        let (b, _) = pool.admit();
+        let (a, _) = pool.admit(Opening::Nothing);
+        let (b, _) = pool.admit(Opening::Nothing);
         assert!(a.authenticate());
         assert!(!b.authenticate());
         drop(a);
@@ -283,7 +398,7 @@ mod tests {
     #[tokio::test]
     async fn reading_past_the_budget_fails_until_authenticated() {
         let pool = Pool::new(4, 4);
-        let (admission, _) = pool.admit();
+        let (admission, _) = pool.admit(Opening::Nothing);
         let (mut client, server) = tokio::io::duplex(64 * 1024);
         let mut metered = admission.meter(server);
         client.write_all(&vec![1u8; PREAUTH_BYTES]).await.unwrap();
@@ -293,7 +408,7 @@ mod tests {
         let over = metered.read(&mut [0u8; 10]).await;
         assert!(over.is_err(), "{over:?}");
 
-        let (admission, _) = pool.admit();
+        let (admission, _) = pool.admit(Opening::Nothing);
         let (mut client, server) = tokio::io::duplex(64 * 1024);
         let mut metered = admission.meter(server);
         assert!(admission.authenticate());

@@ -238,7 +238,14 @@ pub async fn serve(
     let mut errors = AcceptErrors::default();
     loop {
         let (stream, peer) = listen::accept(&listener, &mut errors, "WebSocket").await;
-        let (admission, evicted) = pool.admit();
+        let (stream, opening) = match preauth::Opening::of(stream) {
+            Ok(peeked) => peeked,
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "dropped a connection that could not be looked at");
+                continue;
+            }
+        };
+        let (admission, evicted) = pool.admit(opening);
         if evicted {
             refusals.warn(
                 "evicted",

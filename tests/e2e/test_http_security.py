@@ -229,3 +229,21 @@ def test_a_session_flood_and_a_slowloris_stay_bounded_and_the_server_answers_aft
 FLOOD = 5000
 SESSION_FLOOD = 200
 SLOWLORIS = 300
+
+
+def test_a_request_without_the_bearer_is_answered_and_its_connection_closed(tabwire_command):
+    """A refused connection is not kept alive: idle in the waiting pool, it would only take a place that a
+    client with the bearer may need under a flood."""
+    with tabwire_http(tabwire_command) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n"
+                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".encode()
+            )
+            received = b""
+            # Reads until the server closes the socket (recv answers b""); the socket's timeout bounds it.
+            while chunk := s.recv(4096):
+                received += chunk
+        head = received.split(b"\r\n\r\n", 1)[0].decode().lower()
+        assert head.startswith("http/1.1 401"), head
+        assert "connection: close" in head, head

@@ -56,6 +56,7 @@ class Flood:
         self._process.kill()
         self._process.wait(timeout=10)
         self._report.unlink(missing_ok=True)
+        self._report.with_suffix(".new").unlink(missing_ok=True)
 
 
 @dataclass
@@ -142,7 +143,10 @@ async def _run(port: int, count: int, kind: str, extension_id: str, report: Path
     flood = FloodInProcess(port, count, kind, extension_id)
     async with flood:
         while True:
-            report.write_text(f"{flood.connects}\n")
+            # Written whole and renamed over, so a reader never sees the file empty mid-write.
+            fresh = report.with_suffix(".new")
+            fresh.write_text(f"{flood.connects}\n")
+            fresh.replace(report)
             await asyncio.sleep(0.1)
 
 
