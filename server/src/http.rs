@@ -266,20 +266,15 @@ pub async fn serve_http(
             accepted = listen::accept(&listener, &mut errors, "HTTP") => accepted,
             () = &mut shutdown => break,
         };
-        let (stream, opening) = match preauth::Opening::of(stream) {
-            Ok(peeked) => peeked,
-            Err(e) => {
-                tracing::debug!(%peer, error = %e, "dropped a connection that could not be looked at");
-                continue;
-            }
+        let Some((stream, admission, evicted)) = pool.admit_stream(stream, peer) else {
+            continue;
         };
-        let (admission, evicted) = pool.admit(opening);
         if evicted {
             gate.refusals.warn(
                 "evicted",
                 format_args!(
                     "{MAX_UNAUTHENTICATED} HTTP connections were waiting without the bearer: \
-                     closed the oldest to let one from {peer} in"
+                     closed the one that had sent the least to let one from {peer} in"
                 ),
             );
         }

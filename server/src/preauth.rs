@@ -13,6 +13,7 @@
 //! and none of the limits above applies any more.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -147,6 +148,25 @@ impl Pool {
             slot: Mutex::new(None),
         };
         (admission, evicted_one)
+    }
+
+    /// Admits a just-accepted `stream` by what it opened with ([`Opening::of`]), as [`Self::admit`]
+    /// does; `None` when it could not be looked at (it is dropped, which closes it).
+    pub fn admit_stream(
+        self: &Arc<Self>,
+        stream: TcpStream,
+        peer: SocketAddr,
+    ) -> Option<(TcpStream, Admission, bool)> {
+        match Opening::of(stream) {
+            Ok((stream, opening)) => {
+                let (admission, evicted) = self.admit(opening);
+                Some((stream, admission, evicted))
+            }
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "dropped a connection that could not be looked at");
+                None
+            }
+        }
     }
 
     /// How many connections are waiting to authenticate.

@@ -238,20 +238,15 @@ pub async fn serve(
     let mut errors = AcceptErrors::default();
     loop {
         let (stream, peer) = listen::accept(&listener, &mut errors, "WebSocket").await;
-        let (stream, opening) = match preauth::Opening::of(stream) {
-            Ok(peeked) => peeked,
-            Err(e) => {
-                tracing::debug!(%peer, error = %e, "dropped a connection that could not be looked at");
-                continue;
-            }
+        let Some((stream, admission, evicted)) = pool.admit_stream(stream, peer) else {
+            continue;
         };
-        let (admission, evicted) = pool.admit(opening);
         if evicted {
             refusals.warn(
                 "evicted",
                 format_args!(
                     "{MAX_HANDSHAKING} connections were waiting to prove the pairing secret: \
-                     closed the oldest to let one from {peer} in"
+                     closed the one that had sent the least to let one from {peer} in"
                 ),
             );
         }
