@@ -279,7 +279,11 @@ fn a_page_cannot_change_a_grant() {
     assert_eq!(reply, None);
     assert!(frames(&actions).is_empty(), "{actions:?}");
     // Nor does the worker take it for the popup's: the page's URL is a web page's.
-    assert!(!crate::popup::is_popup(&sender(5), ME));
+    assert!(!crate::popup::is_popup(
+        &sender(5),
+        ME,
+        &format!("chrome-extension://{ME}/")
+    ));
 }
 
 #[test]

@@ -64,7 +64,7 @@ pub fn frame_info(listed: &JsValue) -> Option<FrameInfo> {
 }
 
 /// Where `tabs.sendMessage` sends to frame `frame` of a tab.
-pub(crate) fn frame_options(frame: u32) -> JsValue {
+pub(crate) fn frame_options(frame: bridge::page_ops::FrameId) -> JsValue {
     from_json(&json!({ "frameId": frame }).to_string())
 }
 
