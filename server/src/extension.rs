@@ -17,7 +17,7 @@ include!(concat!(env!("OUT_DIR"), "/extension_files.rs"));
     reason = "the listing is the build's; the binary uses the Firefox manifest"
 )]
 mod extension_files;
-pub use extension_files::{GECKO_ID, firefox_manifest};
+pub use extension_files::firefox_manifest;
 
 /// The extension's version: the binary's (build.rs checks that manifest.json agrees).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -182,7 +182,7 @@ pub(crate) mod tests {
         );
         assert_eq!(
             manifest["browser_specific_settings"]["gecko"]["id"],
-            GECKO_ID
+            extension_files::GECKO_ID
         );
         let csp = manifest["content_security_policy"]["extension_pages"]
             .as_str()
