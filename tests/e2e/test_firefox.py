@@ -4,9 +4,8 @@ a user would write it (`tabwire extension install --browser firefox`) and loaded
 Connect and reconnect, the pinned `moz-extension://` origin (another add-on's origin is refused even with
 the secret), the TodoMVC adapter, page tools with permission (and a same-origin frame), trusted input's
 typed refusal, a dialog, state, a WebMCP page, and the link staying up through Firefox's background
-suspension. Each effect is checked in the page itself through BiDi, not only through our tools. Not yet
-here: a cross-origin frame (its runtime starts, but does not answer the worker's `tabs.sendMessage` in
-Firefox; the 64-bit frame ids it needs are unit-tested in bridge, worker and injector).
+suspension. Each effect is checked in the page itself through BiDi, not only through our tools. A cross-origin frame's
+content in a snapshot and an act in it by its ref (Firefox's frame ids pass 32 bits).
 """
 
 from __future__ import annotations
@@ -148,6 +147,40 @@ async def test_page_tools_ask_permission_then_act_in_firefox(
         trusted = await tabwire.call("page_act", {"tab_id": tab, "ref": field, "action": "click"})
         assert trusted.is_error and "DEBUGGER_UNAVAILABLE" in error_codes_in(trusted.text), trusted
         assert "Firefox" in trusted.text, trusted.text
+
+
+async def test_a_cross_origin_frame_in_a_firefox_snapshot(
+    tabwire_command, launch_firefox, firefox_extension_dir, fixture_server, second_fixture_server
+):
+    c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
+    cross = second_fixture_server.url("plain", "page-tools/frame.html")
+    url = fixture_server.url("plain", "page-tools/index.html") + f"?cross={cross}"
+    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+        browser = await launch_firefox(firefox_extension_dir)
+        await connected(tabwire)
+        opened = await tabwire.browser_open(url)
+        assert not opened.is_error, opened
+        tab = opened.structured["tab_id"]
+
+        async def snapshot_with_frame() -> str | None:
+            out = await tabwire.call("page_snapshot", {"tab_id": tab})
+            assert not out.is_error, out
+            return out.text if re.search(r'button f\d+e\d+ "Frame button"', out.text) else None
+
+        # A model looks again while the frame's runtime is starting.
+        text = await wait_for(snapshot_with_frame, timeout=20, what="a snapshot showing the cross-origin frame")
+        assert re.search(r'iframe "Other origin" \[content from http://127\.0\.0\.1:\d+\]', text), text[:600]
+        frame_ref = re.search(r'button (f(\d+)e\d+) "Frame button"', text)
+        # Firefox's frame ids pass 32 bits: the ref carries the whole id.
+        assert int(frame_ref[2]) > 2**32, frame_ref[0]
+
+        clicked = await tabwire.call("page_act", {"tab_id": tab, "ref": frame_ref[1], "action": "click"})
+        assert not clicked.is_error, clicked
+        assert "frame clicked" in clicked.text, clicked.text
+        tree = await browser.bidi.send("browsingContext.getTree", {})
+        frames = [child for top in tree["contexts"] for child in top.get("children") or []]
+        frame = next(f["context"] for f in frames if f["url"].startswith(cross))
+        assert await browser.bidi.evaluate(frame, "document.getElementById('frame-status').textContent") == "frame clicked"
 
 
 async def test_a_dialog_and_a_webmcp_page_in_firefox(
