@@ -4,13 +4,15 @@ a user would write it (`tabwire extension install --browser firefox`) and loaded
 Connect and reconnect, the pinned `moz-extension://` origin (another add-on's origin is refused even with
 the secret), the TodoMVC adapter, page tools with permission (and a same-origin frame), trusted input's
 typed refusal, a dialog, state, a WebMCP page, and the link staying up through Firefox's background
-suspension. Each effect is checked in the page itself through BiDi, not only through our tools. A cross-origin frame's
-content in a snapshot and an act in it by its ref (Firefox's frame ids pass 32 bits).
+suspension, a cross-origin frame's content in a snapshot and an act in it by its ref (Firefox's frame ids
+pass 32 bits), and a code adapter. Each effect is checked in the page itself through BiDi, not only
+through our tools.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 
 import pytest
@@ -228,8 +230,8 @@ async def test_the_link_stays_up_through_two_idle_minutes(
     tabwire_command, launch_firefox, firefox_extension_dir, todomvc_url
 ):
     """Firefox suspends an add-on's background ~30 s after its last API call or event, and socket traffic does
-    not count: the link must stay up anyway. Polled from outside (`tabwire status`, which asks the hub and sends
-    the extension nothing) so that the polling itself never wakes the add-on; then a call works at once."""
+    not count: the link must stay up anyway. Polled from outside, in tabwire's log (no disconnect, no second
+    hello), so that the polling itself never wakes the add-on; then a call works at once."""
     c = tabwire_command
     url = todomvc_url("plain")
     async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
@@ -254,3 +256,25 @@ async def test_the_link_stays_up_through_two_idle_minutes(
         print(f"first call after {IDLE_S} s idle: {1000 * (time.monotonic() - started):.1f} ms")
         assert todos_from(listed.structured) == []
         assert stderr_of(c).count("extension said hello") == connects
+
+
+async def test_a_code_adapter_in_firefox(tabwire_command, launch_firefox, firefox_extension_dir, fixture_server):
+    """A code adapter's handlers (bundled JS, kept on the content scripts' own global) run in Firefox too."""
+    from conftest import FIXTURES, REPO
+
+    bundle = firefox_extension_dir / "extension" / "dist" / "code-adapters.js"
+    subprocess.run(["cargo", "xtask", "bundle-code-adapters", str(FIXTURES / "code-adapters"), str(bundle)],
+                   check=True, cwd=REPO, timeout=120)
+    c = tabwire_command.serving_page_tools_only(call_timeout_ms=4000)
+    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+        browser = await launch_firefox(firefox_extension_dir)
+        await connected(tabwire)
+        url = fixture_server.url("plain", "live/index.html")
+        out = await tabwire.browser_open(url)
+        assert not out.is_error, out
+        await tabwire.wait_for_tools("listcode_stats", "listcode_sum", timeout=30)
+        assert (await tabwire.call_ok("listcode_sum", {"a": 2, "b": 40})).structured == {"sum": 42}
+        context = await browser.bidi.context_of(url)
+        items = await browser.bidi.evaluate(context, "[...document.querySelectorAll('#items > li')].map(li => li.textContent)")
+        stats = await tabwire.call_ok("listcode_stats")
+        assert stats.structured == {"count": len(items), "letters": sum(map(len, items)), "items": items}, stats

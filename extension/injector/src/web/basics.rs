@@ -21,6 +21,11 @@ extern "C" {
     /// which has no `chrome` (every `tabs.sendMessage` then went unanswered).
     #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "runtime"], js_name = id)]
     pub(super) static RUNTIME_ID: JsValue;
+    /// The content scripts' own global object, where `content.js` and the code adapters' bundle
+    /// leave what the runtime reads. `js_sys::global()` may give `self` instead, which in Firefox
+    /// is the page's window (seen through an Xray), not the content scripts' global.
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    pub(super) static CONTENT_GLOBAL: JsValue;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout_js(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
