@@ -7,7 +7,8 @@
 #     Debian's sources, for when the active Rust toolchain has no wasm32 target (rustup here cannot
 #     download one);
 #   nodejs npm (when npm is missing): the npm package binaryen (wasm-opt, wasm2js);
-#   chromium: the tests and the demo (a warning only when it cannot be installed).
+#   chromium: the tests and the demo (a warning only when it cannot be installed);
+#   firefox-esr: the Firefox end-to-end tests (the same extension with Firefox's manifest).
 # Everything installed or built outside the repo lives in ${TABWIRE_CACHE:-$HOME/.cache/tabwire}.
 # A second run with nothing changed takes about a second. Progress goes to stderr.
 # `./build.sh deps` installs the Debian packages only (test.sh runs it first, so that the test
@@ -45,6 +46,7 @@ if command -v dpkg-query >/dev/null; then
         || die "the wasm build's fallback needs Debian's rustc-web cargo-web rust-web-src lld-22 (see the command above)"
     command -v npm >/dev/null || apt_install nodejs npm || die "npm is needed to install binaryen (see the command above)"
     apt_install chromium || log "WARNING: chromium missing: the build goes on, the tests will not run"
+    apt_install firefox-esr || log "WARNING: firefox-esr missing: the build goes on, the Firefox tests will not run"
 fi
 
 [ "${1:-}" != deps ] || exit 0

@@ -55,7 +55,9 @@ scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
 
 # Two workers: the tests mostly wait on browsers and servers, so two at a time take about half as
 # long on two cores (each test has its own ports, profile and HOME). Those marked `alone` measure
-# tabwire under a flood and run afterwards, one at a time.
+# tabwire under a flood and run afterwards, one at a time. The Firefox tests (marker `firefox`,
+# test_firefox.py, headless Firefox ESR from `./build.sh deps`) run in the first phase: their two
+# idle minutes need no machine to themselves.
 step "end-to-end tests (two at a time, pytest-xdist)"
 "$VENV/bin/python" -m pytest tests/e2e -v -n 2 -m "not alone" --durations=15
 step "end-to-end tests that measure a flood (one at a time)"

@@ -13,6 +13,9 @@ function el(tag, text, cls) {
   return node;
 }
 
+/** Whether this browser can give trusted input (Chrome's `debugger` API; Firefox has none). */
+const TRUSTED_INPUT = Boolean(globalThis.chrome && chrome.debugger);
+
 const RELOAD = "Then reload Tabwire: chrome://extensions → Tabwire → the ⟳ icon.";
 
 // What to tell the user for each `problem.kind`: [what to do, command, what after].
@@ -158,8 +161,9 @@ function renderSite(tab, grants, connected) {
   const changeable = connected && origin;
   show("allow", changeable && state !== "allowed");
   show("revoke", changeable && state === "allowed");
-  show("trusted-box", changeable);
-  show("trusted-note", changeable);
+  // Trusted input needs the browser's debugger API, which only Chrome gives (not Firefox).
+  show("trusted-box", changeable && TRUSTED_INPUT);
+  show("trusted-note", changeable && TRUSTED_INPUT);
   const trusted = document.getElementById("trusted");
   trusted.checked = Boolean(grant && grant.trusted_input);
   for (const b of document.querySelectorAll("#site button, #site input")) b.disabled = false;

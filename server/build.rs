@@ -10,6 +10,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 #[path = "extension_files.rs"]
+#[allow(
+    dead_code,
+    reason = "the Firefox manifest is the binary's and xtask's, not the build script's"
+)]
 mod extension_files;
 
 fn main() {

@@ -179,7 +179,7 @@ pub enum ToPage {
         /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
         /// runtime there names its refs with it (`f3e12`).
         #[serde(default, skip_serializing_if = "is_top_frame")]
-        frame: u32,
+        frame: crate::page_ops::FrameId,
         /// Its fields are the message's own. The worker leaves out `origin` for a child frame
         /// (it checks the tab's origin itself); a top frame's runtime whose document shows
         /// another refuses the call (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
@@ -277,7 +277,7 @@ impl<F: serde::de::DeserializeOwned> PageCall<F> {
     }
 }
 
-fn is_top_frame(frame: &u32) -> bool {
+fn is_top_frame(frame: &crate::page_ops::FrameId) -> bool {
     *frame == 0
 }
 

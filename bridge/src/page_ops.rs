@@ -39,12 +39,16 @@ pub fn is_page_tool(name: &str) -> bool {
     PAGE_TOOLS.contains(&name)
 }
 
+/// A browser's frame id: Chrome's fit in 32 bits, Firefox's do not (`17179869185`), and the
+/// browser hands them to the extension as JS numbers, exact up to 2^53.
+pub type FrameId = u64;
+
 /// A ref from a snapshot: element `n` of the tab's top document (`e12`), or of the cross-origin
 /// frame whose Chrome frame id is `frame` (`f3e12`), whose own runtime gave it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ref {
-    /// 0: the top document (Chrome's frame id of a tab's top frame).
-    pub frame: u32,
+    /// 0: the top document (the frame id of a tab's top frame).
+    pub frame: FrameId,
     pub n: u32,
 }
 
@@ -245,13 +249,13 @@ pub struct PageAnswer {
     pub refs: Vec<String>,
     /// The cross-origin frame whose runtime answered (Chrome's frame id; 0: the top document).
     #[serde(skip_serializing_if = "is_top")]
-    pub frame: u32,
+    pub frame: FrameId,
     /// The document each cross-origin frame the answer showed was on, by Chrome frame id.
     #[serde(
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "frame_documents"
     )]
-    pub frames: BTreeMap<u32, String>,
+    pub frames: BTreeMap<FrameId, String>,
     /// The URL an act set loading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
@@ -272,7 +276,7 @@ pub struct PageReply {
     pub dialogs: Option<Value>,
 }
 
-fn is_top(frame: &u32) -> bool {
+fn is_top(frame: &FrameId) -> bool {
     *frame == 0
 }
 
@@ -280,7 +284,7 @@ fn is_top(frame: &u32) -> bool {
 /// its [`PageAnswer`] flattened, and serde's flattening keeps keys as text for every field.
 fn frame_documents<'de, D: serde::Deserializer<'de>>(
     frames: D,
-) -> Result<BTreeMap<u32, String>, D::Error> {
+) -> Result<BTreeMap<FrameId, String>, D::Error> {
     let by_text = BTreeMap::<String, String>::deserialize(frames)?;
     by_text
         .into_iter()
@@ -335,8 +339,8 @@ pub fn parse_ref(text: &str) -> Option<Ref> {
     })
 }
 
-/// A number written without sign or leading zero, above 0.
-fn positive(digits: &str) -> Option<u32> {
+/// A number written without sign or leading zero, above 0 (a frame id's or an element's).
+fn positive<N: std::str::FromStr>(digits: &str) -> Option<N> {
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -345,7 +349,7 @@ fn positive(digits: &str) -> Option<u32> {
 
 /// The frame a call of a page tool goes to: the frame its ref names (0, the top document, when it
 /// names none or is not a call this module reads).
-pub fn frame_of(args: &Value) -> u32 {
+pub fn frame_of(args: &Value) -> FrameId {
     args.get("ref")
         .and_then(Value::as_str)
         .and_then(parse_ref)
@@ -697,6 +701,13 @@ mod tests {
             assert_eq!(parse_ref(bad), None, "{bad}");
         }
         assert_eq!(frame_of(&json!({"ref": "f7e2"})), 7);
+        // Firefox's frame ids pass 32 bits.
+        let firefox = Ref {
+            frame: 17_179_869_185,
+            n: 4,
+        };
+        assert_eq!(parse_ref("f17179869185e4"), Some(firefox));
+        assert_eq!(ref_name(firefox), "f17179869185e4");
         assert_eq!(frame_of(&json!({"ref": "e2"})), 0);
         assert_eq!(frame_of(&json!({"selector": "a"})), 0);
     }

@@ -3,7 +3,9 @@
 //! `tabwire status` and `tabwire doctor` read, and a rate-limited log line).
 //!
 //! Any web page can open `ws://127.0.0.1:PORT`, so a browser's handshake is accepted only when
-//! its `Origin` is exactly `chrome-extension://<our id>`. Another `tabwire` process (a peer, or
+//! its `Origin` is exactly `chrome-extension://<our id>`, or the one Firefox add-on origin the
+//! pairing pinned (`firefox_pin.rs`: before any is pinned, a `moz-extension://<uuid>` may try to
+//! prove the secret, and the first that proves it pins its origin). Another `tabwire` process (a peer, or
 //! `tabwire status`) sends no `Origin` or `Origin: tabwire-peer`, which no browser page or
 //! extension can send. Every client offers its role's subprotocol and a fresh nonce; the secret
 //! is proved both ways after the upgrade (`bridge::handshake`), never sent. The URL is never
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use bridge::handshake::{Nonce, Role};
 use tokio_tungstenite::tungstenite::http::{HeaderMap, header};
 
+use crate::firefox_pin::FirefoxPin;
 use crate::listen::Refusals;
 use crate::pairing::Secret;
 
@@ -26,14 +29,34 @@ pub const PEER_ORIGIN: &str = "tabwire-peer";
 pub struct HandshakePolicy {
     expected_origin: String,
     secret: Secret,
+    firefox: Arc<FirefoxPin>,
 }
 
 impl HandshakePolicy {
+    /// A policy whose Firefox pin lives in this process only (see [`Self::with_firefox_pin`]).
     pub fn new(extension_id: &str, secret: Secret) -> Self {
         HandshakePolicy {
             expected_origin: format!("chrome-extension://{extension_id}"),
             secret,
+            firefox: Arc::new(FirefoxPin::in_memory()),
         }
+    }
+
+    /// Keeps the pinned Firefox add-on origin where `pin` says (the file beside the secret).
+    pub fn with_firefox_pin(mut self, pin: FirefoxPin) -> Self {
+        self.firefox = Arc::new(pin);
+        self
+    }
+
+    pub fn firefox_pin(&self) -> &FirefoxPin {
+        &self.firefox
+    }
+
+    /// Whether a browser may start a handshake from `origin` (bytes, as the header came).
+    fn admits_browser(&self, origin: &[u8]) -> bool {
+        // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
+        origin == self.expected_origin.as_bytes()
+            || std::str::from_utf8(origin).is_ok_and(|o| self.firefox.admits(o))
     }
 
     pub fn secret(&self) -> &Secret {
@@ -85,7 +108,7 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Offer,
             .find(|r| offered().any(|p| p == r.legacy_subprotocol()));
         return Err(if let Some(role) = legacy {
             Refusal::OldProtocol(role)
-        } else if origin.is_some_and(|o| o.as_bytes() != policy.expected_origin.as_bytes()) {
+        } else if origin.is_some_and(|o| !policy.admits_browser(o.as_bytes())) {
             Refusal::OriginNotAllowed
         } else {
             Refusal::ProtocolNotOffered
@@ -94,8 +117,7 @@ pub fn authorize(policy: &HandshakePolicy, headers: &HeaderMap) -> Result<Offer,
     let origin_ok = match role {
         // Browsers always send an Origin, and never this one: no page or extension is a peer.
         Role::Peer | Role::Status => origin.is_none_or(|o| o.as_bytes() == PEER_ORIGIN.as_bytes()),
-        // Exact byte equality: `chrome-extension://<id>.evil` and friends must not pass.
-        Role::Browser => origin.is_some_and(|o| o.as_bytes() == policy.expected_origin.as_bytes()),
+        Role::Browser => origin.is_some_and(|o| policy.admits_browser(o.as_bytes())),
     };
     if !origin_ok {
         return Err(Refusal::OriginNotAllowed);
@@ -253,6 +275,29 @@ mod tests {
             .body(())
             .unwrap();
         assert_eq!(authorize(&policy(), req.headers()), wanted);
+    }
+
+    #[test]
+    fn a_firefox_add_on_origin_is_admitted_only_while_nothing_or_it_is_pinned() {
+        let firefox = "moz-extension://0f4e3c2a-1b2c-4d5e-8f90-123456789abc";
+        let other = "moz-extension://99999999-1b2c-4d5e-8f90-123456789abc";
+        let policy = policy();
+        let decide = |origin: &str| {
+            authorize(
+                &policy,
+                request("/", Some(origin), Some(&offer(Role::Browser))).headers(),
+            )
+        };
+        assert!(decide(firefox).is_ok() && decide(other).is_ok());
+        policy.firefox_pin().pin(firefox).unwrap();
+        assert!(decide(firefox).is_ok());
+        assert_eq!(decide(other), Err(Refusal::OriginNotAllowed));
+        assert_eq!(
+            decide("moz-extension://0f4e3c2a-1b2c-4d5e-8f90-123456789abc.evil"),
+            Err(Refusal::OriginNotAllowed)
+        );
+        // The Chrome extension stays admitted beside it.
+        assert!(decide(&ours()).is_ok());
     }
 
     #[test]

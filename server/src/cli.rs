@@ -71,6 +71,9 @@ pub enum ExtensionCommand {
     Install {
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// The browser it is for (Firefox: the same extension with Firefox's manifest).
+        #[arg(long, value_enum, default_value_t)]
+        browser: crate::extension::Browser,
         #[command(flatten)]
         connection: ConnectionArgs,
     },

@@ -816,7 +816,14 @@ mod tests {
         let root = dir.path().join("ext");
         let secret = Secret::parse(&"ab".repeat(32)).unwrap();
         let other = Secret::parse(&"cd".repeat(32)).unwrap();
-        crate::extension::install(&user, &root, 4000, &secret).unwrap();
+        crate::extension::install(
+            &user,
+            &root,
+            4000,
+            &secret,
+            crate::extension::Browser::Chrome,
+        )
+        .unwrap();
         assert!(
             check_extension_folder(&root, 4000, Some(&secret))
                 .unwrap()

@@ -15,6 +15,7 @@ mod diagnostics;
 mod doctor;
 mod downloads;
 mod extension;
+mod firefox_pin;
 mod grant_sync;
 mod grants;
 mod health;
@@ -79,9 +80,11 @@ fn main() -> ExitCode {
         Command::Pair(args) => run_pair(args),
         Command::Setup(args) => setup::run(&args),
         Command::Doctor(args) => return doctor::run(&args),
-        Command::Extension(ExtensionCommand::Install { dir, connection }) => {
-            run_extension_install(dir, &connection)
-        }
+        Command::Extension(ExtensionCommand::Install {
+            dir,
+            browser,
+            connection,
+        }) => run_extension_install(dir, browser, &connection),
         Command::Adapters(AdaptersCommand::Check { paths }) => return run_check(&paths),
         Command::Adapters(AdaptersCommand::Test(args)) => return run_adapters_test(&args),
         Command::Status(args) => run_status(args),
@@ -135,17 +138,33 @@ fn run_pair(args: PairArgs) -> anyhow::Result<()> {
 
 fn run_extension_install(
     dir: Option<std::path::PathBuf>,
+    browser: extension::Browser,
     connection: &ConnectionArgs,
 ) -> anyhow::Result<()> {
     let dirs = user_dirs()?;
     let root = dir.unwrap_or_else(|| dirs.default_extension());
     let secret = pairing::load_or_create_secret(&secret_path(connection)?)?;
-    extension::install(&dirs, &root, connection.port, &secret)?;
+    let secret_path = secret_path(connection)?;
+    extension::install(&dirs, &root, connection.port, &secret, browser)?;
+    if browser == extension::Browser::Firefox {
+        // Firefox gives the add-on a new origin per profile: the next one to pair pins its own.
+        firefox_pin::FirefoxPin::in_file(firefox_pin::pin_file(&secret_path))
+            .forget()
+            .context("forgetting the paired Firefox add-on's origin")?;
+    }
     let root = std::path::absolute(&root).unwrap_or(root);
+    let how = match browser {
+        extension::Browser::Chrome => {
+            "In Chrome: chrome://extensions → Developer mode → Load unpacked → choose that folder\n\
+             (after an update there, click the reload icon on Tabwire's card instead)."
+        }
+        extension::Browser::Firefox => {
+            "In Firefox: about:debugging → This Firefox → Load Temporary Add-on → choose that\n\
+             folder's manifest.json (it stays until Firefox quits; a signed .xpi stays: README, Firefox)."
+        }
+    };
     println!(
-        "Wrote the Tabwire extension {} to {}, paired for port {}.\n\
-         In Chrome: chrome://extensions → Developer mode → Load unpacked → choose that folder\n\
-         (after an update there, click the reload icon on Tabwire's card instead).",
+        "Wrote the Tabwire extension {} to {}, paired for port {}.\n{how}",
         extension::VERSION,
         root.display(),
         connection.port
@@ -358,10 +377,11 @@ fn run_mcp(mut args: McpArgs) -> anyhow::Result<()> {
         },
         adapter_store: store.clone(),
     });
-    let policy = Arc::new(auth::HandshakePolicy::new(
-        &args.extension_id,
-        secret.clone(),
-    ));
+    let policy = Arc::new(
+        auth::HandshakePolicy::new(&args.extension_id, secret.clone()).with_firefox_pin(
+            firefox_pin::FirefoxPin::in_file(firefox_pin::pin_file(&secret_path)),
+        ),
+    );
     let marker = pairing::browser_seen_marker(&secret_path);
     let browser_expected = marker.exists();
 

@@ -17,7 +17,7 @@ struct Shown {
     doc: String,
     refs: HashSet<Ref>,
     /// The document each cross-origin frame showed (by Chrome frame id): its refs go there.
-    frames: HashMap<u32, String>,
+    frames: HashMap<bridge::page_ops::FrameId, String>,
 }
 
 impl Shown {
@@ -30,7 +30,7 @@ impl Shown {
     }
 
     /// Frame `frame` shows document `doc` now: its refs of another document are forgotten.
-    fn frame_shows(&mut self, frame: u32, doc: &str) {
+    fn frame_shows(&mut self, frame: bridge::page_ops::FrameId, doc: &str) {
         if self.frames.get(&frame).is_some_and(|d| d == doc) {
             return;
         }

@@ -115,8 +115,14 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
     } else {
         let secret = pairing::load_or_create_secret(&secret_path)?;
         writeln!(out, "Pairing secret: {}", secret_path.display())?;
-        crate::extension::install(dirs, &extension_dir, port, &secret)
-            .with_context(|| format!("writing the extension to {}", extension_dir.display()))?;
+        crate::extension::install(
+            dirs,
+            &extension_dir,
+            port,
+            &secret,
+            crate::extension::Browser::Chrome,
+        )
+        .with_context(|| format!("writing the extension to {}", extension_dir.display()))?;
         writeln!(
             out,
             "Extension {}: written to {} and paired for port {port}",
@@ -192,7 +198,9 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
         "\nOne step is left, in Chrome (or Edge, Brave...):\n  \
          1. Open chrome://extensions and turn on \"Developer mode\" (top right).\n  \
          2. Click \"Load unpacked\" and choose this folder ({paste}):\n       {}\n\
-         Then restart your MCP client. `tabwire doctor` checks that everything works.",
+         Then restart your MCP client. `tabwire doctor` checks that everything works.\n\
+         Firefox instead: `tabwire extension install --browser firefox DIR`, then about:debugging\n\
+         → This Firefox → Load Temporary Add-on → DIR/manifest.json (README: Firefox).",
         extension_dir.display()
     )?;
     Ok((out, all_ok))

@@ -386,7 +386,33 @@ async fn accept(
         }
     };
     let offer = offer?;
-    match prove(&mut socket, offer, port, policy, deadline).await {
+    let proved = prove(&mut socket, offer, port, policy, deadline).await;
+    // A Firefox add-on origin that proved the secret pins itself, if no other is pinned.
+    let pinned = match (&proved, offer.role, origin.as_deref()) {
+        (Ok(()), Role::Browser, Some(origin))
+            if crate::firefox_pin::is_firefox_extension_origin(origin) =>
+        {
+            policy.firefox_pin().pin(origin)
+        }
+        _ => Ok(()),
+    };
+    if let Err(refused) = pinned {
+        refusals.warn(
+            "firefox pin",
+            format!(
+                "refused the Firefox add-on at {}: {refused}; to pair this one instead, run \
+                 `tabwire extension install --browser firefox DIR` and load it",
+                origin.as_deref().unwrap_or_default()
+            ),
+        );
+        let close = CloseFrame {
+            code: CloseCode::Policy,
+            reason: Utf8Bytes::from_static("another Firefox add-on is paired"),
+        };
+        let _ = tokio::time::timeout_at(deadline, socket.close(Some(close))).await;
+        return None;
+    }
+    match proved {
         Ok(()) => Some((socket, offer.role)),
         Err(failure) => {
             failures.record(&ProofFailure::new(offer.role, origin.as_deref(), failure));

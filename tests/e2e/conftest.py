@@ -25,6 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from harness.apps import App, MailDev, Moin, TiddlyWiki, Trac
 from harness.chromium import CHROMIUM, Chromium
+from harness.firefox import FIREFOX, Firefox
 from harness.mcp_client import TabwireSession, open_tabwire_session
 from harness.static_server import StaticServer
 
@@ -362,5 +363,35 @@ def launch_chromium(
         browser.stop()
 
 
+@pytest.fixture
+def firefox_extension_dir(tabwire_command: TabwireCommand, pairing: Pairing, tmp_path: Path) -> Path:
+    """The add-on for Firefox, written and paired by `tabwire extension install --browser firefox` as a user
+    would (the same files as Chrome's, Firefox's manifest)."""
+    out = tmp_path / "firefox-extension"
+    run_cli(tabwire_command, "extension", "install", "--browser", "firefox", str(out),
+            "--port", str(pairing.port), "--secret-file", str(pairing.secret_file))
+    return out
+
+
+@pytest.fixture
+def launch_firefox(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Awaitable[Firefox]]:
+    """`await launch_firefox(extension_dir)` starts headless Firefox ESR with a fresh profile and installs the
+    add-on through WebDriver BiDi (`browser.bidi`); every Firefox started this way is stopped at the end."""
+    started: list[Firefox] = []
+
+    async def launch(extension_dir: Path) -> Firefox:
+        n = len(started)
+        log = tmp_path / f"firefox-{n}.log"
+        _register_log(request, f"firefox #{n}", log)
+        browser = Firefox(tmp_path / f"firefox-profile-{n}", log, free_port())
+        started.append(browser)
+        browser.bidi = await browser.start(extension_dir)
+        return browser
+
+    yield launch
+    for browser in started:
+        browser.stop()
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [f"tabwire: {TABWIRE_BIN}", f"chromium: {CHROMIUM}", f"cache: {CACHE}"]
+    return [f"tabwire: {TABWIRE_BIN}", f"chromium: {CHROMIUM}", f"firefox: {FIREFOX}", f"cache: {CACHE}"]

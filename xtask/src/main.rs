@@ -136,6 +136,7 @@ fn build_extension(paths: &Paths) -> anyhow::Result<PathBuf> {
         &paths.root.join("adapters").join("code"),
         &dist.join("code-adapters.js"),
     )?;
+    package::firefox_zip(paths)?;
     package::extension_zip(paths)
 }
 

@@ -107,6 +107,35 @@ pub fn extension_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
     Ok(zip_path)
 }
 
+/// `target/dist/tabwire-extension-firefox-<version>.zip`: the same files as the Chrome `.zip`,
+/// with the Firefox manifest (`extension_files::firefox_manifest`). Unsigned: for `about:debugging`
+/// and for AMO's signing (README: Firefox), which makes the `.xpi` users install.
+pub fn firefox_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
+    let zip_path = dist(paths).join(format!("tabwire-extension-firefox-{}.zip", version(paths)?));
+    let files = extension_files::extension_files(&paths.root)?;
+    let sources: Vec<PathBuf> = files.iter().map(|f| paths.root.join(f)).collect();
+    let inputs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
+    if newer_than(&zip_path, &inputs) {
+        return Ok(zip_path);
+    }
+    let entries = files
+        .iter()
+        .zip(&sources)
+        .map(|(name, path)| {
+            let bytes = std::fs::read(path)?;
+            if name != "manifest.json" {
+                return Ok((name.clone(), bytes, 0o644));
+            }
+            let chrome: serde_json::Value = serde_json::from_slice(&bytes)?;
+            let firefox = extension_files::firefox_manifest(&chrome);
+            Ok((name.clone(), serde_json::to_vec_pretty(&firefox)?, 0o644))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    write_zip(&zip_path, &entries)?;
+    log(&format!("{} ({} files)", zip_path.display(), files.len()));
+    Ok(zip_path)
+}
+
 /// `target/dist/tabwire-<version>-<os>-<arch>.mcpb`.
 pub fn mcpb_path(paths: &Paths) -> PathBuf {
     let version = version(paths).unwrap_or_else(|_| "unknown".into());

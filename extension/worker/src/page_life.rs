@@ -114,10 +114,34 @@ pub fn settle(
 /// How often the glue looks whether a page `open_tab` opened has loaded.
 pub const LOAD_EVERY_MS: f64 = 50.0;
 
-/// Whether a tab's page has finished loading: `status` is `complete` and there is no pending URL
-/// (right after `tabs.update` the old page may still look complete).
-pub fn loaded(status: Option<&str>, pending_url: bool) -> bool {
-    status == Some("complete") && !pending_url
+/// A tab `open_tab` sent to `target`, as `tabs.get` shows it while the worker waits for its page.
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub status: Option<&'a str>,
+    /// Chrome's `pendingUrl` is set (Firefox has none).
+    pub pending_url: bool,
+    /// The URL the tab shows now.
+    pub url: &'a str,
+    /// The URL it showed before it was sent (`about:blank` for a new tab).
+    pub before: &'a str,
+    pub target: &'a str,
+}
+
+/// Whether the page `open_tab` asked for has finished loading: `complete`, with no pending URL,
+/// and no longer the page shown before, unless that was the target itself (a reload). Right
+/// after `tabs.create` or `tabs.update` the old page (or a new tab's `about:blank`) may still
+/// look complete: Chrome says so with `pendingUrl`, Firefox only by its URL not having changed
+/// yet, so the URL is what tells, in both.
+pub fn loaded(tab: Opening<'_>) -> bool {
+    tab.status == Some("complete")
+        && !tab.pending_url
+        && (tab.url != tab.before || same_page(tab.before, tab.target))
+}
+
+/// `a` and `b` name the same page as far as a tab's URL shows: the browser writes the root path
+/// (`http://h/`) the caller may have left out.
+fn same_page(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// What to do once a page has loaded, given whether Tabwire's runtime runs there (or was asked
@@ -232,13 +256,66 @@ mod tests {
 
     #[test]
     fn a_loaded_page_reports_its_runtime_or_gets_it_injected() {
-        assert!(loaded(Some("complete"), false));
+        let target = "http://127.0.0.1:8000/b";
+        let tab = Opening {
+            status: Some("complete"),
+            pending_url: false,
+            url: target,
+            before: "about:blank",
+            target,
+        };
+        assert!(loaded(tab));
         assert!(
-            !loaded(Some("complete"), true),
-            "the old page, before tabs.update took"
+            !loaded(Opening {
+                pending_url: true,
+                ..tab
+            }),
+            "the old page, before tabs.update took (Chrome)"
         );
-        assert!(!loaded(Some("loading"), false));
-        assert!(!loaded(None, false));
+        assert!(
+            !loaded(Opening {
+                url: "about:blank",
+                ..tab
+            }),
+            "a new tab before its navigation started (Firefox: no pendingUrl)"
+        );
+        let old = "http://127.0.0.1:8000/a";
+        assert!(
+            !loaded(Opening {
+                url: old,
+                before: old,
+                ..tab
+            }),
+            "the old page, before tabs.update took (Firefox)"
+        );
+        let redirected = "http://127.0.0.1:8000/login";
+        assert!(loaded(Opening {
+            url: redirected,
+            before: old,
+            ..tab
+        }));
+        assert!(
+            loaded(Opening {
+                url: target,
+                before: target,
+                ..tab
+            }),
+            "a reload"
+        );
+        assert!(loaded(Opening {
+            url: "http://127.0.0.1:8000/",
+            before: "http://127.0.0.1:8000/",
+            target: "http://127.0.0.1:8000",
+            ..tab
+        }));
+        assert!(!loaded(Opening {
+            status: Some("loading"),
+            ..tab
+        }));
+        assert!(!loaded(Opening {
+            status: None,
+            ..tab
+        }));
         assert_eq!(
             after_load(true, true),
             AfterLoad::Report(LoadedPage { runtime: true })

@@ -19,16 +19,28 @@ use crate::tabs::Sender;
 pub const POPUP_PAGE: &str = "extension/popup.html";
 
 /// Whether `sender` is this extension's popup page (opened as the toolbar popup or as a tab).
-pub fn is_popup(sender: &Sender, our_id: &str) -> bool {
+/// `our_root` is the browser's URL of the extension's root (`runtime.getURL("")`):
+/// `chrome-extension://<id>/` in Chrome, `moz-extension://<uuid>/` in Firefox, whose UUID is
+/// not the extension's id.
+pub fn is_popup(sender: &Sender, our_id: &str, our_root: &str) -> bool {
     let page = sender
         .url
         .split(['?', '#'])
         .next()
         .unwrap_or_default()
-        .strip_prefix("chrome-extension://")
-        .and_then(|rest| rest.strip_prefix(our_id))
-        .and_then(|rest| rest.strip_prefix('/'));
-    !our_id.is_empty() && sender.extension_id.as_deref() == Some(our_id) && page == Some(POPUP_PAGE)
+        .strip_prefix(our_root);
+    !our_id.is_empty()
+        && is_extension_root(our_root)
+        && sender.extension_id.as_deref() == Some(our_id)
+        && page == Some(POPUP_PAGE)
+}
+
+/// Whether `root` is an extension's root URL, `<scheme>-extension://<host>/`, with a host: an
+/// empty one (the API not there) would let any extension page's path pass.
+fn is_extension_root(root: &str) -> bool {
+    root.split_once("-extension://")
+        .and_then(|(_, rest)| rest.strip_suffix('/'))
+        .is_some_and(|host| !host.is_empty() && !host.contains('/'))
 }
 
 /// A request of the popup: `{"type": "change_grant", "change": {origin, action, need}, "tab": N}`.
@@ -146,6 +158,8 @@ mod tests {
 
     #[test]
     fn only_our_popup_page_is_the_popup() {
+        let root = format!("chrome-extension://{OURS}/");
+        let is_popup = |sender: &Sender, id: &str| is_popup(sender, id, &root);
         let popup = format!("chrome-extension://{OURS}/extension/popup.html");
         assert!(is_popup(&sender(OURS, &popup, None), OURS));
         // Opened as a tab (as the tests do, and a person may): still the popup.
@@ -172,6 +186,25 @@ mod tests {
             &sender("", "chrome-extension:///extension/popup.html", None),
             ""
         ));
+    }
+
+    #[test]
+    fn firefoxs_popup_is_recognized_by_its_root_not_by_the_id() {
+        // Firefox: sender.id is the add-on id, the page's host a per-profile UUID.
+        let id = "tabwire@tabwire.dev";
+        let root = "moz-extension://0f4e3c2a-1b2c-4d5e-8f90-123456789abc/";
+        let popup = format!("{root}extension/popup.html");
+        assert!(is_popup(&sender(id, &popup, None), id, root));
+        let theirs = "moz-extension://99999999-1b2c-4d5e-8f90-123456789abc/extension/popup.html";
+        assert!(!is_popup(&sender(id, theirs, None), id, root));
+        assert!(!is_popup(&sender("other@x", &popup, None), id, root));
+        // No root known: nothing is the popup.
+        assert!(!is_popup(
+            &sender(id, "moz-extension:///extension/popup.html", None),
+            id,
+            "moz-extension:///"
+        ));
+        assert!(!is_popup(&sender(id, &popup, None), id, ""));
     }
 
     #[test]

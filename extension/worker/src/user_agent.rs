@@ -9,6 +9,7 @@ const BRANDS: &[(&str, &str)] = &[
     ("HeadlessChrome/", "HeadlessChrome"),
     ("Chromium/", "Chromium"),
     ("Chrome/", "Chrome"),
+    ("Firefox/", "Firefox"),
 ];
 
 pub fn browser_info(user_agent: &str) -> BrowserInfo {
@@ -48,6 +49,12 @@ mod tests {
         assert_eq!(browser_info(&edge).name, "Edge");
         let headless = chrome.replace("Chrome/", "HeadlessChrome/");
         assert_eq!(browser_info(&headless).name, "HeadlessChrome");
+        let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0";
+        let info = browser_info(firefox);
+        assert_eq!(
+            (info.name.as_str(), info.version.as_str()),
+            ("Firefox", "153.0")
+        );
         assert_eq!(browser_info("curl/8").name, "unknown");
     }
 }

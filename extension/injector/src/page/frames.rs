@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use bridge::page_ops::{FRAME_ANSWER_MS, MAX_MAX_CHARS};
+use bridge::page_ops::{FRAME_ANSWER_MS, FrameId, MAX_MAX_CHARS};
 use serde_json::{Value, json};
 
 use super::PageDom;
@@ -17,7 +17,7 @@ use super::snapshot::Line;
 
 /// What the frames of a snapshot added: the document each answering frame showed (nested frames'
 /// too), for the server to route their refs with.
-pub type FrameDocs = BTreeMap<u32, String>;
+pub type FrameDocs = BTreeMap<FrameId, String>;
 
 /// `lines` with each cross-origin frame's content spliced in under its line. `timeout_ms`: what
 /// is left of the call; each frame gets at most [`FRAME_ANSWER_MS`] of it, and at most half of it
@@ -81,14 +81,13 @@ pub async fn splice<D: PageDom>(
     (out, docs)
 }
 
-/// A frame's answer: its Chrome frame id, its origin, its snapshot's text, its document and its
+/// A frame's answer: its browser frame id (64 bits: Firefox's pass 32), its origin, its snapshot's text, its document and its
 /// own frames' documents.
-fn read_answer(answer: &Value) -> Option<(u32, String, String, String, FrameDocs)> {
+fn read_answer(answer: &Value) -> Option<(FrameId, String, String, String, FrameDocs)> {
     let field = |name: &str| answer.get(name).and_then(Value::as_str);
     let frame = answer
         .get("frame")
         .and_then(Value::as_u64)
-        .and_then(|f| u32::try_from(f).ok())
         .filter(|&f| f != 0)?;
     let url = field("url")?;
     let origin = bridge::origin::text_of(url).unwrap_or_else(|| url.to_owned());

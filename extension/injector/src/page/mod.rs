@@ -95,9 +95,9 @@ pub struct ChildFrame {
 pub struct Refs<N> {
     /// This document's id: a ref of another document (an older page of the tab) is refused.
     pub doc: String,
-    /// The Chrome frame id of the frame this document is in (0: the tab's top document), which
+    /// The browser's frame id of the frame this document is in (0: the tab's top document), which
     /// its refs carry (`f3e12`).
-    pub frame: u32,
+    pub frame: bridge::page_ops::FrameId,
     next: u32,
     nodes: HashMap<u32, N>,
     /// The last snapshot of the whole page and the change count it was taken at: an act's

@@ -750,6 +750,28 @@ fn a_cross_origin_frame_shows_its_content_in_place_with_refs_to_that_frame() {
 }
 
 #[test]
+fn a_frame_whose_id_passes_32_bits_is_shown_not_dropped() {
+    // Firefox numbers frames past 2^32 (`17179869185`); such a frame once showed "(not answering)".
+    let dom = page_with_frames();
+    dom.frame_answers.borrow_mut().insert(
+        (PAY.to_owned(), 0),
+        json!({"frame": 17_179_869_185_u64, "doc": "fdx", "url": "http://127.0.0.1:9000/pay",
+               "title": "Pay", "text": "button f17179869185e1 \"Pay now\"\n",
+               "refs": ["f17179869185e1"]}),
+    );
+    let refs = RefCell::new(Refs::new("top"));
+    let answer = call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    assert!(
+        answer["text"].as_str().unwrap().contains(
+            "iframe \"Payment\" [content from http://127.0.0.1:9000]\n button f17179869185e1"
+        ),
+        "{answer}"
+    );
+    assert_eq!(answer["refs"], json!(["f17179869185e1"]));
+    assert_eq!(answer["frames"], json!({"17179869185": "fdx"}));
+}
+
+#[test]
 fn a_frame_with_no_time_left_is_not_asked() {
     let dom = page_with_frames();
     let refs = RefCell::new(Refs::new("top"));

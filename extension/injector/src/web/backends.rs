@@ -223,7 +223,10 @@ fn code_handler(adapter: &str, tool: &str) -> Option<Function> {
             .ok()
             .filter(JsValue::is_object)
     };
-    let bundle = property(&js_sys::global(), "__tabwireCodeAdapters")?;
+    let bundle = property(
+        &super::basics::CONTENT_GLOBAL.with(JsValue::clone),
+        "__tabwireCodeAdapters",
+    )?;
     let tools = property(&property(&bundle, "handlers")?, adapter)?;
     Reflect::get(&tools, &tool.into()).ok()?.dyn_into().ok()
 }

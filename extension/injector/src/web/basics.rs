@@ -16,6 +16,16 @@ extern "C" {
     pub(super) fn runtime_send_message(message: &str) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime", "onMessage"], js_name = addListener)]
     pub(super) fn on_message_add_listener(listener: &Function);
+    /// This extension's id, from the content scripts' own `chrome`, not through
+    /// `js_sys::global()`: in a Firefox content script that may be `self`, the page's window,
+    /// which has no `chrome` (every `tabs.sendMessage` then went unanswered).
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "runtime"], js_name = id)]
+    pub(super) static RUNTIME_ID: JsValue;
+    /// The content scripts' own global object, where `content.js` and the code adapters' bundle
+    /// leave what the runtime reads. `js_sys::global()` may give `self` instead, which in Firefox
+    /// is the page's window (seen through an Xray), not the content scripts' global.
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    pub(super) static CONTENT_GLOBAL: JsValue;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout_js(callback: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]

@@ -65,7 +65,7 @@ pub fn set(recording: bool) {
     // Where a probe (the end-to-end tests, DevTools) can see that this page records: the
     // content scripts' isolated world, which the page's own scripts cannot read.
     let _ = js_sys::Reflect::set(
-        &js_sys::global(),
+        &super::basics::CONTENT_GLOBAL.with(JsValue::clone),
         &"__tabwireRecording".into(),
         &recording.into(),
     );

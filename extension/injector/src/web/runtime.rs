@@ -268,12 +268,9 @@ fn announce_tools(catalog: Catalog) {
 }
 
 fn on_message(message: JsValue, sender: JsValue, send_response: Function) -> JsValue {
-    let our_id = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
-        .and_then(|r| js_sys::Reflect::get(&r, &"id".into()))
-        .ok();
+    let our_id = super::basics::RUNTIME_ID.with(JsValue::clone);
     let from = js_sys::Reflect::get(&sender, &"id".into()).ok();
-    if our_id.is_none() || from != our_id {
+    if !our_id.is_string() || from.as_ref() != Some(&our_id) {
         return JsValue::FALSE;
     }
     let Some(msg) = message

@@ -64,6 +64,18 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
         (message["frame"].clone(), message["tab"].clone()),
         (json!(9), json!(3))
     );
+    // Firefox's frame ids pass 32 bits: picked, sent and read back by the page as they are.
+    let firefox = [
+        frame(0, -1, "http://a.test/"),
+        frame(17_179_869_185, 0, pay),
+    ];
+    let first = core.frame_request(&sender(3), Some(&ask(0, 500))).unwrap();
+    assert_eq!(first.pick(&firefox), Some(17_179_869_185));
+    let sent = first.message(17_179_869_185);
+    match serde_json::from_str::<bridge::page::ToPage>(&sent) {
+        Ok(bridge::page::ToPage::PageOp { frame, .. }) => assert_eq!(frame, 17_179_869_185),
+        other => panic!("{other:?}: {sent}"),
+    }
     // Not ours, not from a tab, or another message: not a frame request.
     let stranger = Sender {
         extension_id: Some("other".into()),
@@ -279,7 +291,11 @@ fn a_page_cannot_change_a_grant() {
     assert_eq!(reply, None);
     assert!(frames(&actions).is_empty(), "{actions:?}");
     // Nor does the worker take it for the popup's: the page's URL is a web page's.
-    assert!(!crate::popup::is_popup(&sender(5), ME));
+    assert!(!crate::popup::is_popup(
+        &sender(5),
+        ME,
+        &format!("chrome-extension://{ME}/")
+    ));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! [`Core`], which it extends; host-tested with it.
 
 use bridge::page::{CallAnswer, FromPage, ToPage};
+use bridge::page_ops::FrameId;
 use bridge::protocol::{LoadedPage, RequestId, TabId};
 use bridge::{ErrorCode, ToServer, WireError};
 
@@ -41,7 +42,7 @@ impl FrameRequest {
     /// The frame asked for among the tab's `frames`: the `nth` child of the asking frame that
     /// shows `src`, or, when none does (the frame went to another page by itself), the child at
     /// `index` (Chrome lists a frame's children in the document's order).
-    pub fn pick(&self, frames: &[FrameInfo]) -> Option<u32> {
+    pub fn pick(&self, frames: &[FrameInfo]) -> Option<FrameId> {
         let children = || {
             frames
                 .iter()
@@ -51,7 +52,7 @@ impl FrameRequest {
             .filter(|f| f.url == self.src)
             .nth(self.nth as usize)
             .or_else(|| children().nth(self.index as usize))?;
-        u32::try_from(found.frame).ok().filter(|&f| f != 0)
+        FrameId::try_from(found.frame).ok().filter(|&f| f != 0)
     }
 
     /// Where frame `frame` is among the tab's `frames`: its parent, and its place among that
@@ -66,7 +67,7 @@ impl FrameRequest {
     }
 
     /// The page op to send frame `frame`'s runtime: a whole snapshot, its refs named with `frame`.
-    pub fn message(&self, frame: u32) -> String {
+    pub fn message(&self, frame: FrameId) -> String {
         let message = ToPage::PageOp {
             id: format!("frame-{frame}"),
             tab: self.tab,
@@ -665,7 +666,7 @@ pub fn channel_closed(why: &str) -> bool {
 /// Turns Chrome's rejection of a page op sent to cross-origin frame `frame` (a call with one of its
 /// refs, `f3e12`) into an error the client can act on: a frame that is gone, or that loaded another
 /// page (no runtime runs in it any more), makes its refs stale.
-pub fn frame_send_failure(tab: TabId, frame: u32, why: &str) -> WireError {
+pub fn frame_send_failure(tab: TabId, frame: FrameId, why: &str) -> WireError {
     if why.contains("No tab with id") {
         WireError::new(
             ErrorCode::TabClosed,

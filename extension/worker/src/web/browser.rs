@@ -9,6 +9,7 @@ use bridge::browser_ops::{
     BrowserOp, BrowserTab, Capture, Captured, ElementBox, FrameBox, Region, Shot, TabActed,
     TabAction, TabList, crop, fit, still_shows,
 };
+use bridge::page_ops::FrameId;
 use bridge::protocol::TabId;
 use bridge::{ErrorCode, WireError};
 use serde_json::{Value, json};
@@ -105,7 +106,7 @@ pub fn captured_the_same_document(
 }
 
 /// The frame the element of `shot` is in (0: the top document), and how an error names it.
-pub fn shot_frame(shot: &Shot) -> (u32, String) {
+pub fn shot_frame(shot: &Shot) -> (FrameId, String) {
     match shot {
         Shot::Selector(selector) => (0, format!("{selector:?}")),
         Shot::Ref { name, .. } => {
@@ -444,7 +445,7 @@ mod performing {
     /// (the content scripts' world, where that frame's runtime keeps its refs).
     async fn in_frame(
         tab: TabId,
-        frame: u32,
+        frame: FrameId,
         helper: &str,
         args: Value,
     ) -> Result<Value, WireError> {
@@ -462,15 +463,17 @@ mod performing {
     }
 
     /// The frame `frame` of `tab` is in, and its place among that frame's children.
-    async fn frame_place(tab: TabId, frame: u32) -> Result<(u32, u32), WireError> {
+    async fn frame_place(tab: TabId, frame: FrameId) -> Result<(FrameId, u32), WireError> {
         let details = from_json(&json!({ "tabId": tab }).to_string());
         let listed = call(chrome::get_all_frames(&details), "listing the frames").await?;
         let frames: Vec<FrameInfo> = js_sys::Array::from(&listed)
             .iter()
             .filter_map(|f| crate::web::frames::frame_info(&f))
             .collect();
-        FrameRequest::place(&frames, i64::from(frame))
-            .and_then(|(parent, index)| Some((u32::try_from(parent).ok()?, index)))
+        i64::try_from(frame)
+            .ok()
+            .and_then(|frame| FrameRequest::place(&frames, frame))
+            .and_then(|(parent, index)| Some((FrameId::try_from(parent).ok()?, index)))
             .ok_or_else(|| {
                 WireError::new(
                     ErrorCode::ElementNotFound,

@@ -64,12 +64,7 @@ pub async fn perform(tab: TabId, commands: Vec<Command>) -> String {
 }
 
 async fn run(tab: TabId, commands: &[Command]) -> Result<(), WireError> {
-    if debugger().is_undefined() {
-        return Err(WireError::new(
-            ErrorCode::DebuggerUnavailable,
-            "this browser gives the extension no chrome.debugger API, which trusted input needs",
-        ));
-    }
+    super::engine::engine().trusted_input()?;
     if !ATTACHED.with(|a| a.borrow().contains_key(&tab)) {
         let version = JsValue::from_str(PROTOCOL_VERSION);
         call("attach", &[target(tab), version])

@@ -9,7 +9,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::chrome::{self, from_json, get};
-use super::state::{CONTENT_SCRIPT, sleep};
+use super::state::{CONTENT_SCRIPT, log, sleep};
 use crate::core::{FrameInfo, FrameRequest};
 
 /// How soon a frame whose runtime is still starting is asked again.
@@ -29,6 +29,10 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
         .filter_map(|f| frame_info(&f))
         .collect();
     let Some(frame) = request.pick(&frames) else {
+        log(&format!(
+            "no child frame of frame {} of tab {} shows {} (the page's frame snapshot)",
+            request.parent, request.tab, request.src
+        ));
         return JsValue::UNDEFINED;
     };
     // Nothing happens where the runtime runs already (content.js starts it once).
@@ -39,7 +43,16 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
         deadline,
     )
     .await;
-    if !matches!(injected, Some(Ok(_))) {
+    let failed = match injected {
+        Some(Ok(_)) => None,
+        Some(Err(e)) => Some(chrome::error_text(&e)),
+        None => Some("out of time".to_owned()),
+    };
+    if let Some(why) = failed {
+        log(&format!(
+            "the runtime could not be run in frame {frame} of tab {}: {why}",
+            request.tab
+        ));
         return JsValue::UNDEFINED;
     }
     let (message, options) = (request.message(frame), frame_options(frame));
@@ -47,9 +60,23 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
         let sent = chrome::tabs_send_message(request.tab as f64, &message, &options);
         match within(sent, deadline).await {
             Some(Ok(answer)) if answer.is_string() => return answer,
-            // Its runtime is still loading: nothing listens there yet.
-            Some(Err(_)) if js_sys::Date::now() + RETRY_MS < deadline => sleep(RETRY_MS).await,
-            _ => return JsValue::UNDEFINED,
+            // Its runtime is still loading: nothing listens there yet (Chrome rejects), or
+            // nothing answered (Firefox resolves with no answer where Chrome rejects).
+            Some(Err(_) | Ok(_)) if js_sys::Date::now() + RETRY_MS < deadline => {
+                sleep(RETRY_MS).await
+            }
+            outcome => {
+                log(&format!(
+                    "frame {frame} of tab {} gave no snapshot in time: {}",
+                    request.tab,
+                    match outcome {
+                        Some(Err(why)) => chrome::error_text(&why),
+                        Some(Ok(other)) => format!("answered {other:?}"),
+                        None => "no answer".to_owned(),
+                    }
+                ));
+                return JsValue::UNDEFINED;
+            }
         }
     }
 }
@@ -64,7 +91,7 @@ pub fn frame_info(listed: &JsValue) -> Option<FrameInfo> {
 }
 
 /// Where `tabs.sendMessage` sends to frame `frame` of a tab.
-pub(crate) fn frame_options(frame: u32) -> JsValue {
+pub(crate) fn frame_options(frame: bridge::page_ops::FrameId) -> JsValue {
     from_json(&json!({ "frameId": frame }).to_string())
 }
 

@@ -138,7 +138,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "message" => {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
-            if crate::popup::is_popup(&sender, &our_id) {
+            if crate::popup::is_popup(&sender, &our_id, &chrome::runtime_get_url("")) {
                 spawn_local(super::popup::request(
                     arg(0).as_string(),
                     arg(2).unchecked_into(),
@@ -507,7 +507,10 @@ fn keepalive_tick() {
         n.get()
     });
     match with_core(|core| core.ping(nonce)) {
-        Some(ping) => send_frame(&ping),
+        Some(ping) => {
+            send_frame(&ping);
+            super::engine::engine().keep_alive();
+        }
         None => {
             // Any extension API call resets the idle timer; this one is cheap.
             let _ = chrome::runtime_get_platform_info();

@@ -163,6 +163,15 @@ pub(super) async fn open_tab(
     tab: Option<TabId>,
     wait_loaded_ms: Option<u64>,
 ) {
+    // What the tab shows before, to tell its next page from it (`page_life::loaded`).
+    let before = match (tab, wait_loaded_ms) {
+        (Some(tab), Some(_)) => JsFuture::from(chrome::tabs_get(tab as f64))
+            .await
+            .ok()
+            .and_then(|info| get(&info, "url").as_string())
+            .unwrap_or_default(),
+        _ => "about:blank".to_owned(),
+    };
     let promise = match tab {
         Some(tab) => chrome::tabs_update(
             tab as f64,
@@ -180,7 +189,7 @@ pub(super) async fn open_tab(
                 .ok_or_else(|| "Chrome returned no tab".to_owned())
         });
     let loaded = match (&reply, wait_loaded_ms) {
-        (Ok(tab), Some(wait_ms)) => page_loaded(*tab, wait_ms as f64).await,
+        (Ok(tab), Some(wait_ms)) => page_loaded(*tab, &before, &url, wait_ms as f64).await,
         _ => None,
     };
     run(with_core(|core| core.on_open_tab_reply(&id, reply, loaded)));
@@ -189,12 +198,19 @@ pub(super) async fn open_tab(
 /// Waits until `tab`'s page has finished loading (looking every [`page_life::LOAD_EVERY_MS`], at
 /// most `wait_ms`), then asks the page whether Tabwire's runtime runs or is starting there,
 /// injecting it into a page an adapter matches where it is missing (`None`: still loading).
-async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
+async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Option<LoadedPage> {
     let deadline = js_sys::Date::now() + wait_ms;
     let loaded = loop {
         let info = JsFuture::from(chrome::tabs_get(tab as f64)).await.ok()?;
         let status = get(&info, "status").as_string();
-        if page_life::loaded(status.as_deref(), !get(&info, "pendingUrl").is_undefined()) {
+        let url = get(&info, "url").as_string().unwrap_or_default();
+        if page_life::loaded(page_life::Opening {
+            status: status.as_deref(),
+            pending_url: !get(&info, "pendingUrl").is_undefined(),
+            url: &url,
+            before,
+            target,
+        }) {
             break info;
         }
         if js_sys::Date::now() + page_life::LOAD_EVERY_MS > deadline {
@@ -233,7 +249,7 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
 
 /// Sends page op `message` (call `id`) to frame `frame` of `tab`, whose runtime gave the ref
 /// it names; no runtime there any more makes that ref stale.
-async fn frame_page_op(id: String, tab: TabId, frame: u32, message: String) {
+async fn frame_page_op(id: String, tab: TabId, frame: bridge::page_ops::FrameId, message: String) {
     let sent = chrome::tabs_send_message(
         tab as f64,
         &message,
