@@ -1,7 +1,9 @@
 // extension/content.js — the content-script loader (classic script, registered dynamically by
-// the worker for the adapters' match patterns). Loads the Rust runtime (crate `injector`): the
-// wasm build, or its wasm2js build when the page's CSP forbids compiling wasm; then starts it
-// with the name of the build that runs ("wasm" or "js", reported to the worker in page_ready).
+// the worker at document_start for the adapters' match patterns and the origins where page tools
+// are allowed, or injected on demand). Loads the Rust runtime (crate `injector`): the wasm build,
+// or its wasm2js build when the page's CSP forbids compiling wasm, while the page loads; then
+// starts it, once the document is parsed, with the name of the build that runs ("wasm" or "js",
+// reported to the worker in page_ready).
 (() => {
   if (globalThis.__tabwireRuntime) return; // injected twice (registered script + executeScript)
   globalThis.__tabwireRuntime = "loading";
@@ -17,6 +19,11 @@
     } catch (e) {
       runtime = "js"; // e.g. CompileError: the page's CSP lacks 'wasm-unsafe-eval'
       module = await import(url("injector-js/injector.js"));
+    }
+    // Registered at document_start, the runtime is loaded before the page is parsed; it starts
+    // (announces the page, watches its DOM) once there is a document to read.
+    if (document.readyState === "loading") {
+      await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed, { once: true }));
     }
     globalThis.__tabwireRuntime = runtime;
     // For screenshots of a snapshot's element (worker.js's elementBox, run in this world).

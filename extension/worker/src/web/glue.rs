@@ -31,6 +31,10 @@ use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
+/// When the dynamic content script runs: as the page starts loading, so the runtime's wasm is
+/// fetched, compiled and instantiated while the page loads; `content.js` starts the runtime once
+/// the document is parsed (the moment `document_end` used to give).
+const PRELOAD_RUN_AT: &str = "document_start";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
 /// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
@@ -87,7 +91,7 @@ pub async fn start() {
     IDENTITY.with(|id| *id.borrow_mut() = (extension_version, instance_id));
 
     let stored = JsFuture::from(chrome::session_get(&from_json(
-        r#"["tabs","adapters","recordings"]"#,
+        r#"["tabs","adapters","recordings","grants"]"#,
     )))
     .await
     .ok();
@@ -103,6 +107,9 @@ pub async fn start() {
     with_core(|core| core.restore(tabs.as_deref(), adapters.as_deref(), &live));
     if let Some(recordings) = field("recordings") {
         with_core(|core| core.restore_recordings(&recordings));
+    }
+    if let Some(grants) = field("grants") {
+        with_core(|core| core.restore_grants(&grants));
     }
     run(with_core(|core| {
         core.set_code_adapters(&code_adapter_declarations())
@@ -725,7 +732,7 @@ async fn apply_content_scripts(patterns: &[String]) -> Result<(), JsValue> {
     }
     let script = json!([{
         "id": SCRIPT_ID, "js": [CONTENT_SCRIPT], "matches": patterns,
-        "runAt": "document_end", "allFrames": false,
+        "runAt": PRELOAD_RUN_AT, "allFrames": false,
     }]);
     let script = from_json(&script.to_string());
     let promise = if exists {
