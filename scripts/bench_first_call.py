@@ -5,6 +5,8 @@ Pages: TodoMVC vanillajs (a script-rendered page) and the forms app's item page 
 step of a form-posting app loads one), both on 127.0.0.1, no adapter. One tab; for each round the tab loads
 the page anew (`browser_open` with the tab, which answers once the page has loaded), then:
 - Tabwire: the first `page_snapshot` of that document, then the next one (each timed at the MCP client);
+  then the same in a new tab (`browser_open` without a tab, closed after), where Chromium often starts a
+  new renderer process, which compiles the runtime's wasm anew;
 - Playwright MCP: `browser_navigate`, then the first `browser_snapshot`, then the next one;
 - page load with and without the runtime: the page's own Navigation Timing (DOMContentLoaded and load
   event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
@@ -77,7 +79,9 @@ async def tabwire_rounds(
     if allow_all:
         args.append("--allow-all-origins")
     env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
-    result: dict = {name: {"first": [], "next": [], "dcl": [], "load": []} for name in urls}
+    result: dict = {
+        name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": []} for name in urls
+    }
     browser = None
     async with open_tabwire_session(binary, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
         try:
@@ -104,6 +108,11 @@ async def tabwire_rounds(
                     if timing:
                         result[name]["dcl"].append(timing["dcl"])
                         result[name]["load"].append(timing["load"])
+                    if allow_all:  # the same page in a new tab (often a new renderer process), then closed
+                        fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                        result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                        result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                        await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
         finally:
             if browser:
                 browser.stop()
@@ -157,6 +166,8 @@ async def main() -> None:
         print(f"{name}:")
         print(f"  Tabwire    first page_snapshot   {spread(tw[name]['first'])}")
         print(f"  Tabwire    next page_snapshot    {spread(tw[name]['next'])}")
+        print(f"  Tabwire    first page_snapshot, new tab {spread(tw[name]['tab_first'])}")
+        print(f"  Tabwire    next page_snapshot, new tab  {spread(tw[name]['tab_next'])}")
         print(f"  Playwright first browser_snapshot {spread(pw[name]['first'])}")
         print(f"  Playwright next browser_snapshot  {spread(pw[name]['next'])}")
         print(f"  Playwright browser_navigate       {spread(pw[name]['navigate'])}")
@@ -187,6 +198,8 @@ async def compare_builds(roots: list[Path]) -> None:
     for root, result in results.items():
         for name in urls:
             print(f"{root} {name}: first {spread(result[name]['first'])}; next {spread(result[name]['next'])}")
+            print(f"{root} {name}: new tab first {spread(result[name]['tab_first'])}; "
+                  f"next {spread(result[name]['tab_next'])}")
             print(f"{root} {name}: load {spread(result[name]['load'])}")
     print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls} for r, v in results.items()}))
 

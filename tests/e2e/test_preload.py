@@ -76,6 +76,9 @@ async def test_an_allowed_origins_pages_get_the_runtime_as_they_load_until_revok
     other = fixture_server.url("plain", "screenshot/other.html")
     reopened = await tabwire.call_ok("browser_open", {"url": other, "tab_id": tab})
     assert reopened.structured["tab_id"] == tab
+    # A runtime loaded only because the origin is allowed brings no tools: browser_open does not wait
+    # for any (it would say the page did not register its tools within its wait).
+    assert "registered no tools while loading" in reopened.text, reopened
 
     async def runtime_runs() -> str | None:
         listed = await listed_tab(tabwire, tab)

@@ -210,14 +210,15 @@ async fn page_loaded(tab: TabId, wait_ms: f64) -> Option<LoadedPage> {
         &"func".into(),
         &chrome::global_path(&["__tabwireRuntimeProbe"]),
     );
-    let runtime = match JsFuture::from(chrome::execute_script(&injection)).await {
-        Ok(results) => get(&Array::from(&results).get(0), "result")
-            .as_bool()
-            .unwrap_or(false),
-        Err(_) => false,
+    let probed = match JsFuture::from(chrome::execute_script(&injection)).await {
+        Ok(results) => get(&Array::from(&results).get(0), "result"),
+        Err(_) => JsValue::UNDEFINED,
     };
+    let mark = |name: &str| get(&probed, name).as_bool().unwrap_or(false);
+    let (runtime, webmcp) = (mark("runtime"), mark("webmcp"));
     let url = get(&loaded, "url").as_string().unwrap_or_default();
-    match page_life::after_load(runtime, with_core(|core| core.any_adapter_matches(&url))) {
+    let adapter_matches = with_core(|core| core.any_adapter_matches(&url));
+    match page_life::after_load(runtime, webmcp, adapter_matches) {
         AfterLoad::Report(page) => Some(page),
         AfterLoad::Inject => {
             let injection =
