@@ -65,6 +65,10 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
 
 /// How long a page tool's call waits for a runtime it injected to connect its port.
 const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
+/// How often it looks for that port: only the worker's own table is read, so looking often costs
+/// little, and the call goes out within a few ms of the runtime connecting (issue 32: no extra
+/// wait before the first answer on a page whose runtime was still starting).
+const INJECTED_PORT_EVERY_MS: f64 = 4.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
@@ -143,7 +147,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
         if post_to_page(tab, &message, &on_reply) {
             return;
         }
-        sleep(page_life::LOAD_EVERY_MS.min(20.0)).await;
+        sleep(INJECTED_PORT_EVERY_MS).await;
     }
     to_tab(tab, message, on_reply).await;
 }
