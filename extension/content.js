@@ -1,12 +1,19 @@
 // extension/content.js — the content-script loader (classic script, registered dynamically by
-// the worker for the adapters' match patterns). Loads the Rust runtime (crate `injector`): the
-// wasm build, or its wasm2js build when the page's CSP forbids compiling wasm; then starts it
-// with the name of the build that runs ("wasm" or "js", reported to the worker in page_ready).
+// the worker at document_end for the adapters' match patterns and the origins where page tools
+// are allowed, or injected on demand). Loads the Rust runtime (crate `injector`): the wasm build,
+// or its wasm2js build when the page's CSP forbids compiling wasm; then starts it with the name of
+// the build that runs ("wasm" or "js", reported to the worker in page_ready).
 (() => {
   if (globalThis.__tabwireRuntime) return; // injected twice (registered script + executeScript)
   globalThis.__tabwireRuntime = "loading";
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
   (async () => {
+    // Not before the document is parsed: loading the runtime while the page loads delayed its
+    // DOMContentLoaded about twofold on a loaded 2-core machine (BENCHMARKS.md, issue 32); once
+    // it is parsed the runtime is ready before a call comes (the first call costs ~1.2x the next).
+    if (document.readyState === "loading") {
+      await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed, { once: true }));
+    }
     // The code adapters' handlers (adapters/code, bundled at build time) before the runtime starts.
     await import(url("code-adapters.js"));
     let runtime = "wasm";

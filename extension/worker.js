@@ -78,8 +78,11 @@ const webmcpRegistered = chrome.scripting
   .catch((e) => console.error("tabwire: registering the WebMCP scripts failed", e));
 
 // Run in a page by open_tab once it has loaded (chrome.scripting, the content scripts' world):
-// whether Tabwire's runtime runs there or was asked for by a WebMCP registration.
-globalThis.__tabwireRuntimeProbe = () => Boolean(globalThis.__tabwireRuntime || globalThis.__tabwireWebmcp);
+// whether Tabwire's runtime runs there, and whether a WebMCP registration asked for it.
+globalThis.__tabwireRuntimeProbe = () => ({
+  runtime: Boolean(globalThis.__tabwireRuntime),
+  webmcp: Boolean(globalThis.__tabwireWebmcp),
+});
 
 // browser.rs's helpers (it decides; these only do): for screenshots, decode a captureVisibleTab
 // data URL, draw a region of it at a size and encode it as base64; run in a frame by

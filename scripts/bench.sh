@@ -2,7 +2,9 @@
 # Benchmarks (numbers, not pass/fail): the server-only round trip (cargo bench) and the full path
 # through headless Chromium (scripts/bench.py); with --page-tools, the page tools side by side with
 # Playwright MCP (scripts/bench_page_tools.py); with --trusted, trusted input against synthetic
-# input (scripts/bench_trusted.py). Results go in BENCHMARKS.md by hand, with the date.
+# input (scripts/bench_trusted.py); with --first-call, the first page-tool call on a fresh page and page
+# load with and without the runtime (scripts/bench_first_call.py). Results go in BENCHMARKS.md by hand,
+# with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -18,6 +20,19 @@ if [ "${1:-}" = "--page-tools" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
   echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
   "$VENV/bin/python" scripts/bench_page_tools.py
+  exit 0
+fi
+if [ "${1:-}" = "--first-call" ]; then
+  # The first page-tool call on a fresh page against the next, beside Playwright MCP, and page load
+  # with and without the runtime loaded as the page loads (issue 32).
+  PLAYWRIGHT_MCP="$CACHE/playwright-mcp"
+  if [ ! -f "$PLAYWRIGHT_MCP/node_modules/@playwright/mcp/cli.js" ]; then
+    npm install --prefix "$PLAYWRIGHT_MCP" --no-audit --no-fund --loglevel=error @playwright/mcp@0.0.83
+  fi
+  "$VENV/bin/python" -c "import bpe_openai" 2>/dev/null ||
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
+  echo "== first page-tool call on a fresh page, and page load with and without the runtime"
+  "$VENV/bin/python" scripts/bench_first_call.py "${@:2}"
   exit 0
 fi
 if [ "${1:-}" = "--trusted" ]; then

@@ -64,12 +64,14 @@ def spread(samples: list[float]) -> str:
 
 
 class Run:
-    """One side's session, counting calls and the tokens of what they returned."""
+    """One side's session, counting calls and the tokens of what they returned: the text, and the
+    structuredContent a client may show the model besides it (counted as its JSON)."""
 
     def __init__(self, session) -> None:
         self.s = session
         self.calls = 0
         self.tokens = 0
+        self.structured_tokens = 0
 
     async def call(self, name: str, args: dict) -> str:
         out = await self.s.call(name, args)
@@ -77,6 +79,10 @@ class Run:
             raise AssertionError(f"{name}({args}) failed: {out.text[:500]}")
         self.calls += 1
         self.tokens += tokens(out.text)
+        if out.structured is not None:
+            structured = tokens(json.dumps(out.structured))
+            self.tokens += structured
+            self.structured_tokens += structured
         return out.text
 
     async def timed(self, name: str, args: dict) -> tuple[float, str]:
@@ -146,6 +152,7 @@ async def tabwire_side(work: Path, url: str, binary: Path = BINARY, source: Path
             await run.call("page_act", {"tab_id": tab, "ref": toggle, "action": "check"})
             await run.call("page_find", {"tab_id": tab, "role": "listitem"})
             result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+            result["task_structured"] = run.structured_tokens
             for title in ("walk the dog", "call mum"):
                 await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": title})
                 await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
@@ -236,6 +243,7 @@ async def playwright_side(work: Path, url: str) -> dict:
         await run.call("browser_click", {"element": "toggle", "target": toggle})
         await run.call("browser_snapshot", {})
         result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+        result["task_structured"] = run.structured_tokens
         for title in ("walk the dog", "call mum"):
             await run.call("browser_type", {"element": "new todo", "target": field, "text": title, "submit": True})
         snap = await run.call("browser_snapshot", {})
@@ -261,7 +269,10 @@ async def main() -> None:
         url = site.url("plain", "examples/vanillajs/index.html")
         (work / "tw").mkdir()
         (work / "pwr").mkdir()
-        tw = await tabwire_side(work / "tw", url)
+        # TABWIRE_BENCH_BUILD=ROOT: Tabwire's side from another checkout's build (before/after).
+        build = os.environ.get("TABWIRE_BENCH_BUILD")
+        other = (Path(build).resolve() / "target" / "release" / "tabwire", Path(build).resolve()) if build else ()
+        tw = await tabwire_side(work / "tw", url, *other)
         pw = await playwright_side(work / "pwr", url)
     finally:
         site.stop()
@@ -269,7 +280,8 @@ async def main() -> None:
     print(f"tools/list:      Tabwire {tw['list']} (page tools {tw['growth']}), Playwright {pw['list']}")
     for name, side in (("Tabwire", tw), ("Playwright", pw)):
         calls, toks, ms = side["task"]
-        print(f"task {name:<10} {calls} calls, {toks} tokens returned, {ms:.0f} ms")
+        print(f"task {name:<10} {calls} calls, {toks} tokens returned ({side['task_structured']} of them "
+              f"structuredContent), {ms:.0f} ms")
     print(f"snapshot tokens: Tabwire {tw['snapshot']}, Playwright {pw['snapshot']} (3 todos)")
     print(f"snapshot:        Tabwire {spread(tw['snap_ms'])}; Playwright {spread(pw['snap_ms'])}")
     print(f"act (click):     Tabwire {spread(tw['act_ms'])}; Playwright {spread(pw['act_ms'])}")

@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 
 use bridge::page_ops::{self, PageReply, Ref, ref_name};
 use bridge::{ErrorCode, TabId, WireError};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// What the model was shown of one tab's document.
 #[derive(Default)]
@@ -53,9 +53,9 @@ pub struct PageTools {
 pub struct Framed {
     /// The page's text, between a one-line frame naming the origin it comes from and the end
     /// line with the marker that frame names (fresh for each answer).
+    /// Everything the answer says: no structured copy of the tab, origin, URL or title (the
+    /// frame and the text say what the model needs; a client that shows both would pay twice).
     pub text: String,
-    /// `{tab, origin, url, title}`.
-    pub structured: Value,
 }
 
 /// A page tool's call, checked and routed: its arguments, the tab (absent: the focused one) and
@@ -190,27 +190,16 @@ impl PageTools {
             text.push('\n');
         }
         text.push_str(&format!("[end {marker}]\n"));
-        let (url, title) = match (&answer.leaving, &landed) {
-            (None, _) => (url, answer.title.as_str()),
-            (Some(_), None) => {
-                text.push_str(
-                    "the page it set loading did not come: take a snapshot to see this one\n",
-                );
-                (url, answer.title.as_str())
-            }
-            (Some(_), Some(landed)) => {
-                text.push_str(&format!(
-                    "navigated to {landed}: take a snapshot (page_snapshot) of the new page\n"
-                ));
-                (landed.as_str(), "")
-            }
-        };
-        let mut structured =
-            json!({"tab_id": tab, "origin": origin_of(url), "url": url, "title": title});
-        if let Some(dialogs) = dialogs {
-            structured["dialogs"] = dialogs;
+        match (&answer.leaving, &landed) {
+            (None, _) => {}
+            (Some(_), None) => text.push_str(
+                "the page it set loading did not come: take a snapshot to see this one\n",
+            ),
+            (Some(_), Some(landed)) => text.push_str(&format!(
+                "navigated to {landed}: take a snapshot (page_snapshot) of the new page\n"
+            )),
         }
-        Framed { text, structured }
+        Framed { text }
     }
 }
 
@@ -227,6 +216,7 @@ fn content_marker() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// The answer a page gave, as it travels.
     fn page(answer: Value) -> PageReply {
@@ -264,7 +254,6 @@ mod tests {
                            "text": "x\n", "refs": []});
         let again = tools.answer(page(again));
         assert!(!again.text.contains(marker), "a new marker each answer");
-        assert_eq!(answer.structured["origin"], "http://a.test:8");
     }
 
     #[test]
@@ -285,16 +274,12 @@ mod tests {
             "{}",
             answer.text
         );
-        assert_eq!(answer.structured["url"], "http://b.test/done");
-        assert_eq!(answer.structured["origin"], "http://b.test");
-        assert_eq!(answer.structured["title"], "");
         let stayed = tools.answer(page(act));
         assert!(
             stayed
                 .text
                 .ends_with("did not come: take a snapshot to see this one\n")
         );
-        assert_eq!(stayed.structured["url"], "http://a.test/form");
     }
 
     #[test]

@@ -88,4 +88,7 @@ async def test_a_page_tool_called_while_the_tab_loads_acts_on_the_page_it_is_goi
     # Not the form the tab left: the item's page, whose POST had not answered when the call came.
     assert 'h1 "sencha"' in out.text, out
     assert '"Create"' not in out.text, out
-    assert out.structured["url"] == forms_app.url("/item/1"), out
+    # Text only: the page's answer sends no structured copy of the tab, origin, URL or title.
+    assert out.structured is None, out
+    shown = {t["id"]: t["url"] for t in (await tabwire.call_ok("browser_tabs")).structured["tabs"]}
+    assert shown[tab] == forms_app.url("/item/1"), shown

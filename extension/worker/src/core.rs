@@ -202,6 +202,8 @@ pub struct Core {
     server_version: Option<String>,
     /// The popup's recordings, by tab (`core/recording.rs`).
     recordings: recording::Recordings,
+    /// The patterns of the origins whose pages get the runtime as they load (`preload.rs`).
+    preload: Vec<String>,
 }
 
 impl Core {
@@ -225,6 +227,7 @@ impl Core {
             proof: None,
             server_version: None,
             recordings: recording::Recordings::default(),
+            preload: Vec::new(),
         }
     }
 
@@ -246,6 +249,17 @@ impl Core {
     /// The recordings a previous incarnation of the worker left (`recordings_json`).
     pub fn restore_recordings(&mut self, json: &str) {
         self.recordings.restore(json);
+    }
+
+    /// The last `grants` frame a previous incarnation of the worker kept (`PersistGrants`): the
+    /// origins whose pages get the runtime as they load stay registered across a restart,
+    /// before the server says them again.
+    pub fn restore_grants(&mut self, frame_json: &str) {
+        let frame: serde_json::Value = serde_json::from_str(frame_json).unwrap_or_default();
+        let grants = serde_json::from_value(frame["grants"].clone()).unwrap_or_default();
+        let all_origins = frame["all_origins"].as_bool().unwrap_or(false);
+        self.preload = crate::preload::preload_patterns(&grants, all_origins);
+        self.recordings.set_grants(grants, all_origins);
     }
 
     /// This extension's id (`chrome.runtime.id`): whose messages the worker takes.
@@ -283,8 +297,10 @@ impl Core {
     }
 
     /// The union of the adapters' match patterns (what the content script is registered for).
+    /// What the dynamic content script covers: the adapters' patterns and the origins whose
+    /// pages get the runtime as they load.
     pub fn match_patterns(&self) -> Vec<String> {
-        self.adapters.match_patterns()
+        crate::preload::script_patterns(self.adapters.match_patterns(), &self.preload)
     }
 
     /// The `adapters` message for a page at `url`.
@@ -633,8 +649,13 @@ impl Core {
                 grants,
                 all_origins,
             } => {
+                let preload = crate::preload::preload_patterns(&grants, all_origins);
                 self.recordings.set_grants(grants, all_origins);
                 actions.push(Action::PersistGrants(text.to_owned()));
+                if preload != self.preload {
+                    self.preload = preload;
+                    actions.push(Action::SyncContentScripts(self.match_patterns()));
+                }
             }
             ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
                 id,

@@ -144,27 +144,44 @@ fn same_page(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
-/// What to do once a page has loaded, given whether Tabwire's runtime runs there (or was asked
-/// for by a WebMCP registration) and whether an adapter serves its URL.
+/// What to do once a page has loaded, given whether Tabwire's runtime runs there, whether the
+/// page asked for it by a WebMCP registration, and whether an adapter serves its URL.
 #[derive(Debug, PartialEq)]
 pub enum AfterLoad {
+    /// `runtime` in the report: tools are coming from the page (an adapter's, or the ones it
+    /// registered), so `browser_open` waits briefly for them. A runtime loaded only because the
+    /// origin allows page tools (`preload.rs`) announces none: nothing to wait for.
     Report(LoadedPage),
     /// A tab opened while the content script's registration was still under way can miss it:
     /// an adapter page must not stay without its runtime. Report whether injecting worked.
     Inject,
 }
 
-pub fn after_load(runtime: bool, adapter_matches: bool) -> AfterLoad {
-    if !runtime && adapter_matches {
+pub fn after_load(runtime: bool, webmcp_asked: bool, adapter_matches: bool) -> AfterLoad {
+    if !runtime && !webmcp_asked && adapter_matches {
         AfterLoad::Inject
     } else {
-        AfterLoad::Report(LoadedPage { runtime })
+        AfterLoad::Report(LoadedPage {
+            runtime: webmcp_asked || (runtime && adapter_matches),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_are_waited_for_only_where_an_adapter_or_the_page_brings_some() {
+        let report = |runtime| AfterLoad::Report(LoadedPage { runtime });
+        assert_eq!(after_load(false, false, true), AfterLoad::Inject);
+        assert_eq!(after_load(true, false, true), report(true));
+        assert_eq!(after_load(false, true, false), report(true));
+        assert_eq!(after_load(true, true, false), report(true));
+        // Preloaded on an allowed origin, no adapter, no WebMCP: no tools are coming.
+        assert_eq!(after_load(true, false, false), report(false));
+        assert_eq!(after_load(false, false, false), report(false));
+    }
 
     #[test]
     fn a_page_gone_without_an_answer_is_looked_for_a_few_times() {
@@ -317,13 +334,13 @@ mod tests {
             ..tab
         }));
         assert_eq!(
-            after_load(true, true),
+            after_load(true, false, true),
             AfterLoad::Report(LoadedPage { runtime: true })
         );
         assert_eq!(
-            after_load(false, false),
+            after_load(false, false, false),
             AfterLoad::Report(LoadedPage { runtime: false })
         );
-        assert_eq!(after_load(false, true), AfterLoad::Inject);
+        assert_eq!(after_load(false, false, true), AfterLoad::Inject);
     }
 }

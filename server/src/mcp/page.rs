@@ -56,8 +56,9 @@ impl<const I: usize> ServerTool for PageTool<I> {
             )
         })?;
         let answer = mcp.page_tools.answer(answer);
-        let mut result = CallToolResult::structured(answer.structured);
-        result.content = vec![ContentBlock::text(answer.text)];
-        Ok(result)
+        // Text only: page tools have no output schema, and the text says every fact once.
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            answer.text,
+        )]))
     }
 }

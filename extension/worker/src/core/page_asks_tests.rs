@@ -275,8 +275,10 @@ fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_b
     // The list the server pushes is kept where the popup reads it.
     let pushed = json!({"type": "grants", "all_origins": false,
         "grants": {"http://127.0.0.1:8000": {"page_tools": true, "trusted_input": false, "since": 9}}});
-    let [Action::PersistGrants(stored)] = &core.on_server_frame(&pushed.to_string())[..] else {
-        panic!("expected the grants persisted");
+    // (and the allowed origin's pages get the runtime as they load: `preload.rs`).
+    let actions = core.on_server_frame(&pushed.to_string());
+    let [Action::PersistGrants(stored), Action::SyncContentScripts(_)] = &actions[..] else {
+        panic!("expected the grants persisted and the content script synced: {actions:?}");
     };
     let stored: Value = serde_json::from_str(stored).unwrap();
     assert_eq!(stored, pushed);

@@ -832,3 +832,35 @@ fn backoff_restarts_after_a_good_connection() {
     assert_eq!(core.status().problem, None, "welcome clears the problem");
     assert_eq!(core.socket_closed(Problem::Closed { code: 1006 }, 0.5), 100);
 }
+
+#[test]
+fn allowed_origins_get_the_runtime_as_their_pages_load_until_revoked() {
+    let mut core = connected();
+    let adapters = core.match_patterns();
+    let grants = |page_tools: bool| {
+        json!({"type": "grants", "all_origins": false,
+               "grants": {"http://127.0.0.1:8123": {"page_tools": page_tools}}})
+        .to_string()
+    };
+    let with_origin =
+        crate::preload::script_patterns(adapters.clone(), &["http://127.0.0.1:8123/*".to_owned()]);
+    let allowed = core.on_server_frame(&grants(true));
+    assert!(allowed.contains(&Action::SyncContentScripts(with_origin.clone())));
+    // The same grants again change nothing to register.
+    let again = core.on_server_frame(&grants(true));
+    assert!(
+        !again
+            .iter()
+            .any(|a| matches!(a, Action::SyncContentScripts(_)))
+    );
+    // A restarted worker keeps them from the frame it stored, before the server says them again.
+    let mut restarted = Core::new(ME);
+    restarted.restore_grants(&grants(true));
+    assert!(
+        restarted
+            .match_patterns()
+            .contains(&"http://127.0.0.1:8123/*".to_owned())
+    );
+    let revoked = core.on_server_frame(&grants(false));
+    assert!(revoked.contains(&Action::SyncContentScripts(adapters)));
+}

@@ -65,6 +65,10 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
 
 /// How long a page tool's call waits for a runtime it injected to connect its port.
 const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
+/// How often it looks for that port: only the worker's own table is read, so looking often costs
+/// little, and the call goes out within a few ms of the runtime connecting (issue 32: no extra
+/// wait before the first answer on a page whose runtime was still starting).
+const INJECTED_PORT_EVERY_MS: f64 = 4.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
@@ -143,7 +147,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
         if post_to_page(tab, &message, &on_reply) {
             return;
         }
-        sleep(page_life::LOAD_EVERY_MS.min(20.0)).await;
+        sleep(INJECTED_PORT_EVERY_MS).await;
     }
     to_tab(tab, message, on_reply).await;
 }
@@ -226,14 +230,15 @@ async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Op
         &"func".into(),
         &chrome::global_path(&["__tabwireRuntimeProbe"]),
     );
-    let runtime = match JsFuture::from(chrome::execute_script(&injection)).await {
-        Ok(results) => get(&Array::from(&results).get(0), "result")
-            .as_bool()
-            .unwrap_or(false),
-        Err(_) => false,
+    let probed = match JsFuture::from(chrome::execute_script(&injection)).await {
+        Ok(results) => get(&Array::from(&results).get(0), "result"),
+        Err(_) => JsValue::UNDEFINED,
     };
+    let mark = |name: &str| get(&probed, name).as_bool().unwrap_or(false);
+    let (runtime, webmcp) = (mark("runtime"), mark("webmcp"));
     let url = get(&loaded, "url").as_string().unwrap_or_default();
-    match page_life::after_load(runtime, with_core(|core| core.any_adapter_matches(&url))) {
+    let adapter_matches = with_core(|core| core.any_adapter_matches(&url));
+    match page_life::after_load(runtime, webmcp, adapter_matches) {
         AfterLoad::Report(page) => Some(page),
         AfterLoad::Inject => {
             let injection =

@@ -1,0 +1,211 @@
+"""The first page-tool call on a freshly loaded page against the next one, and what loading the runtime as
+the page loads costs the page (issue 32; numbers only, never pass/fail: run scripts/bench.sh --first-call).
+
+Pages: TodoMVC vanillajs (a script-rendered page) and the forms app's item page (server-rendered, as every
+step of a form-posting app loads one), both on 127.0.0.1, no adapter. One tab; for each round the tab loads
+the page anew (`browser_open` with the tab, which answers once the page has loaded), then:
+- Tabwire: the first `page_snapshot` of that document, then the next one (each timed at the MCP client);
+  then the same in a new tab (`browser_open` without a tab, closed after), where Chromium often starts a
+  new renderer process, which compiles the runtime's wasm anew;
+- Playwright MCP: `browser_navigate`, then the first `browser_snapshot`, then the next one;
+- page load with and without the runtime: the page's own Navigation Timing (DOMContentLoaded and load
+  event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
+  (every origin allowed: the runtime is registered at document_start everywhere) and with no grant at all
+  (no runtime on the page), in the same run, alternating.
+`--builds ROOT [ROOT...]`: Tabwire's first/next call only, for each build (a checkout with
+`target/release/tabwire`, `manifest.json` and `extension/`), to compare with the build before preloading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, free_port, paired_extension  # noqa: E402
+from bench_page_tools import CHROMIUM, NODE, PLAYWRIGHT  # noqa: E402
+from harness.chromium import Chromium  # noqa: E402
+from harness.forms_app import FormsApp  # noqa: E402
+from harness.mcp_client import open_tabwire_session  # noqa: E402
+from harness.static_server import StaticServer  # noqa: E402
+
+ROUNDS = int(os.environ.get("TABWIRE_BENCH_ROUNDS", "30"))
+NAV_TIMING = (
+    "(() => { const n = performance.getEntriesByType('navigation')[0];"
+    " return n && n.loadEventEnd > 0 ? {dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd} : null; })()"
+)
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def spread(samples: list[float]) -> str:
+    if not samples:
+        return "n/a"
+    return f"p50 {statistics.median(samples):6.2f} ms, p99 {pct(samples, 0.99):7.2f} ms (n={len(samples)})"
+
+
+async def timed(session, name: str, args: dict) -> float:
+    t0 = time.perf_counter()
+    out = await session.call(name, args)
+    ms = (time.perf_counter() - t0) * 1000
+    if out.is_error:
+        raise AssertionError(f"{name}({args}) failed: {out.text[:500]}")
+    return ms
+
+
+async def tabwire_rounds(
+    work: Path, urls: dict[str, str], allow_all: bool, binary: Path = BINARY, source: Path = EXTENSION_ROOT
+) -> dict:
+    """Per page: first and next snapshot times (when `allow_all`), and the page's load timings."""
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "secret").write_text(secret)
+    (work / "secret").chmod(0o600)
+    ext = paired_extension(work / "extension-root", port, secret, source)
+    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret")]
+    if allow_all:
+        args.append("--allow-all-origins")
+    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
+    result: dict = {
+        name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": []} for name in urls
+    }
+    browser = None
+    async with open_tabwire_session(binary, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
+        try:
+            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
+            cdp = await browser.wait_ready()
+            for _ in range(100):  # the extension connects
+                if (await s.call("browser_tabs")).structured.get("connected"):
+                    break
+                await anyio.sleep(0.1)
+            tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
+            for _ in range(ROUNDS):
+                for name, url in urls.items():
+                    out = await s.call_ok("browser_open", {"url": url, "tab_id": tab})
+                    assert out.structured["tab_id"] == tab, out
+                    if allow_all:
+                        result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+                        result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+                    page = await cdp.wait_for_page(url)
+                    for _ in range(200):
+                        timing = await cdp.evaluate(page, NAV_TIMING)
+                        if timing:
+                            break
+                        await anyio.sleep(0.01)
+                    if timing:
+                        result[name]["dcl"].append(timing["dcl"])
+                        result[name]["load"].append(timing["load"])
+                    if allow_all:  # the same page in a new tab (often a new renderer process), then closed
+                        fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                        result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                        result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                        await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
+        finally:
+            if browser:
+                browser.stop()
+    return result
+
+
+async def playwright_rounds(work: Path, urls: dict[str, str]) -> dict:
+    args = [str(PLAYWRIGHT), "--headless", "--executable-path", CHROMIUM, "--isolated", "--no-sandbox"]
+    env = {"PATH": f"{NODE.parent}:{os.environ['PATH']}", "HOME": str(work)}
+    result: dict = {name: {"navigate": [], "first": [], "next": []} for name in urls}
+    (work / "pw").mkdir()
+    async with open_tabwire_session(NODE, args, env=env, cwd=work / "pw", stderr_path=work / "playwright.log") as s:
+        for _ in range(ROUNDS):
+            for name, url in urls.items():
+                result[name]["navigate"].append(await timed(s, "browser_navigate", {"url": url}))
+                result[name]["first"].append(await timed(s, "browser_snapshot", {}))
+                result[name]["next"].append(await timed(s, "browser_snapshot", {}))
+    return result
+
+
+def pages() -> tuple[dict[str, str], list]:
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-first-"))
+    site = StaticServer(TODOMVC, work / "site.log")
+    forms = FormsApp(slow_ms=(0, 0))
+    urls = {
+        "TodoMVC": site.url("plain", "examples/vanillajs/index.html"),
+        "server-rendered": forms.url("/new"),
+    }
+    return urls, [site, forms]
+
+
+async def main() -> None:
+    for needed in (BINARY, NODE, PLAYWRIGHT, TODOMVC):
+        if not needed.exists():
+            sys.exit(f"{needed} is missing: run scripts/bench.sh (it builds and installs what this needs)")
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-first-"))
+    urls, servers = pages()
+    try:
+        for d in ("tw", "bare", "pw"):
+            (work / d).mkdir()
+        tw = await tabwire_rounds(work / "tw", urls, allow_all=True)
+        bare = await tabwire_rounds(work / "bare", urls, allow_all=False)
+        pw = await playwright_rounds(work / "pw", urls)
+    finally:
+        for server in servers:
+            server.stop()
+    load = os.getloadavg()
+    print(f"first page-tool call on a fresh page ({time.strftime('%Y-%m-%d %H:%M')}, load {load[0]:.2f}, "
+          f"{ROUNDS} loads per page)")
+    for name in urls:
+        print(f"{name}:")
+        print(f"  Tabwire    first page_snapshot   {spread(tw[name]['first'])}")
+        print(f"  Tabwire    next page_snapshot    {spread(tw[name]['next'])}")
+        print(f"  Tabwire    first page_snapshot, new tab {spread(tw[name]['tab_first'])}")
+        print(f"  Tabwire    next page_snapshot, new tab  {spread(tw[name]['tab_next'])}")
+        print(f"  Playwright first browser_snapshot {spread(pw[name]['first'])}")
+        print(f"  Playwright next browser_snapshot  {spread(pw[name]['next'])}")
+        print(f"  Playwright browser_navigate       {spread(pw[name]['navigate'])}")
+        print(f"  page DOMContentLoaded, runtime preloaded {spread(tw[name]['dcl'])}")
+        print(f"  page DOMContentLoaded, no runtime        {spread(bare[name]['dcl'])}")
+        print(f"  page load event end, runtime preloaded   {spread(tw[name]['load'])}")
+        print(f"  page load event end, no runtime          {spread(bare[name]['load'])}")
+        first, nxt = statistics.median(tw[name]["first"]), statistics.median(tw[name]["next"])
+        peer = statistics.median(pw[name]["first"])
+        print(f"  goal {'met   ' if first <= 1.5 * nxt else 'MISSED'} first <= 1.5 x next ({first / nxt:.2f} x)")
+        print(f"  goal {'met   ' if first < peer else 'MISSED'} first below Playwright's first snapshot")
+
+
+async def compare_builds(roots: list[Path]) -> None:
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-first-builds-"))
+    urls, servers = pages()
+    results = {}
+    try:
+        for i, root in enumerate(roots):
+            (work / str(i)).mkdir()
+            results[root] = await tabwire_rounds(
+                work / str(i), urls, allow_all=True, binary=root / "target" / "release" / "tabwire", source=root
+            )
+    finally:
+        for server in servers:
+            server.stop()
+    print(f"first vs next page_snapshot per build (load {os.getloadavg()[0]:.2f}, {ROUNDS} loads per page)")
+    for root, result in results.items():
+        for name in urls:
+            print(f"{root} {name}: first {spread(result[name]['first'])}; next {spread(result[name]['next'])}")
+            print(f"{root} {name}: new tab first {spread(result[name]['tab_first'])}; "
+                  f"next {spread(result[name]['tab_next'])}")
+            print(f"{root} {name}: load {spread(result[name]['load'])}")
+    print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls} for r, v in results.items()}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--builds"]:
+        anyio.run(compare_builds, [Path(p).resolve() for p in sys.argv[2:]])
+    else:
+        anyio.run(main)
