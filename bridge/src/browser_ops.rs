@@ -72,15 +72,21 @@ pub enum TabAction {
     Reload,
     Activate,
     Close,
+    /// Hold the tab for the calling agent (issue 28): decided by the hub, never sent to a browser.
+    Claim,
+    /// Let go of a tab the calling agent holds: decided by the hub, never sent to a browser.
+    Release,
 }
 
 impl TabAction {
-    pub const ALL: [TabAction; 5] = [
+    pub const ALL: [TabAction; 7] = [
         TabAction::Back,
         TabAction::Forward,
         TabAction::Reload,
         TabAction::Activate,
         TabAction::Close,
+        TabAction::Claim,
+        TabAction::Release,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -90,6 +96,8 @@ impl TabAction {
             TabAction::Reload => "reload",
             TabAction::Activate => "activate",
             TabAction::Close => "close",
+            TabAction::Claim => "claim",
+            TabAction::Release => "release",
         }
     }
 
@@ -177,6 +185,21 @@ pub struct BrowserTab {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TabList {
     pub tabs: Vec<BrowserTab>,
+    /// Who holds which tab (issue 28), added by the hub that decides holds; a browser never
+    /// sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<TabHolders>,
+}
+
+/// The tabs agents hold, as the hub tells the agent that asked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct TabHolders {
+    /// The asking agent's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<String>,
+    /// Each held tab's holder.
+    #[serde(default)]
+    pub holders: std::collections::BTreeMap<TabId, String>,
 }
 
 impl TabList {
@@ -516,6 +539,7 @@ mod tests {
             focused_window,
         };
         let list = TabList {
+            agents: None,
             tabs: vec![
                 tab(1, "https://a.example/", true, false),
                 tab(2, "chrome://newtab/", true, true),
@@ -525,12 +549,20 @@ mod tests {
         // The focused window shows no web page: another window's selected web tab.
         assert_eq!(list.default_tab().map(|t| t.id), Some(1));
         let list = TabList {
+            agents: None,
             tabs: vec![
                 tab(1, "https://a.example/", true, false),
                 tab(3, "https://b.example/", true, true),
             ],
         };
         assert_eq!(list.default_tab().map(|t| t.id), Some(3));
-        assert_eq!(TabList { tabs: vec![] }.default_tab(), None);
+        assert_eq!(
+            TabList {
+                tabs: vec![],
+                agents: None
+            }
+            .default_tab(),
+            None
+        );
     }
 }

@@ -30,6 +30,10 @@ pub struct Entry {
     /// UTC, RFC 3339 with milliseconds.
     pub time: String,
     pub client: String,
+    /// The agent (issue 28) that made the call: its client's name, with a suffix when two
+    /// sessions share one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub tool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
@@ -46,6 +50,7 @@ impl Entry {
         Entry {
             time: cap(&self.time),
             client: cap(&self.client),
+            agent: self.agent.as_deref().map(cap),
             tool: cap(&self.tool),
             origin: self.origin.as_deref().map(cap),
             tab: self.tab,
@@ -90,7 +95,9 @@ pub fn printable(text: &str) -> String {
 
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (client, tool) = (printable(&self.client), printable(&self.tool));
+        // The agent names its client and tells two sessions of one client apart.
+        let who = self.agent.as_deref().unwrap_or(&self.client);
+        let (client, tool) = (printable(who), printable(&self.tool));
         write!(f, "{}  {client:<18} {tool:<24}", printable(&self.time))?;
         let origin = self.origin.as_deref().map(printable);
         match (origin, self.tab) {
@@ -188,6 +195,7 @@ mod tests {
         Entry {
             time: now(),
             client: "test-client".into(),
+            agent: None,
             tool: tool.into(),
             origin: Some("http://127.0.0.1:8000".into()),
             tab: Some(3),

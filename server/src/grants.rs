@@ -108,6 +108,7 @@ impl Grants {
         audit.record(&audit::Entry {
             time: audit::now(),
             client: who.to_owned(),
+            agent: None,
             tool: change.describe(),
             origin: Some(change.origin.clone()),
             tab,

@@ -4,7 +4,8 @@
 //! what the named tab shows, [`GrantChange::check`] decides, and
 //! [`crate::core::Core::change_grant`] sends it on. It starts, stops and discards a tab's
 //! recording (`record`, [`crate::core::Core::record`]) and saves it as a tool
-//! (`save_recording`). The answer the popup reads is [`answer_text`]'s.
+//! (`save_recording`), and stops, allows or shares for agents (`agent_control`, `share_tab`,
+//! issue 28). The answer the popup reads is [`answer_text`]'s.
 
 use bridge::grants::GrantChange;
 use bridge::protocol::TabId;
@@ -55,12 +56,28 @@ pub struct SaveRecording {
     pub tool: ToolDraft,
 }
 
+/// `{"type": "agent_control", "agent": "claude-code-2", "stop": true}`: stop an agent, or
+/// (`"stop": false`) let it go on (issue 28).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct AgentControl {
+    pub agent: String,
+    pub stop: bool,
+}
+
+/// `{"type": "share_tab", "tab": N}`: no agent holds the tab any more (issue 28).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ShareTab {
+    pub tab: TabId,
+}
+
 /// A request of the popup.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     ChangeGrant(ChangeGrant),
     Record(Record),
     SaveRecording(SaveRecording),
+    AgentControl(AgentControl),
+    ShareTab(ShareTab),
 }
 
 /// Reads a popup request; the error says what was wrong. The text is parsed once into a `Value`
@@ -86,6 +103,12 @@ pub fn decode(text: Option<&str>) -> Result<Request, String> {
         "save_recording" => serde_json::from_value(message)
             .map(Request::SaveRecording)
             .map_err(invalid),
+        "agent_control" => serde_json::from_value(message)
+            .map(Request::AgentControl)
+            .map_err(invalid),
+        "share_tab" => serde_json::from_value(message)
+            .map(Request::ShareTab)
+            .map_err(invalid),
         other => Err(format!(
             "the popup asked for {other:?}, which the worker does not do"
         )),
@@ -99,6 +122,8 @@ pub enum Answered {
     Grant { changed: bool },
     /// A recording started, stopped or discarded.
     Recording,
+    /// An agent request sent on (its outcome shows in the next `agents` list).
+    Sent,
     /// A recording saved as the tool `tool` (its public name) in `file`, taking `parameters`.
     Saved {
         tool: String,
@@ -113,7 +138,7 @@ pub fn answer_text(answer: &Result<Answered, String>) -> String {
     let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     match answer {
         Ok(Answered::Grant { changed }) => format!(r#"{{"ok":true,"changed":{changed}}}"#),
-        Ok(Answered::Recording) => r#"{"ok":true}"#.to_owned(),
+        Ok(Answered::Recording | Answered::Sent) => r#"{"ok":true}"#.to_owned(),
         Ok(Answered::Saved {
             tool,
             file,
@@ -213,6 +238,19 @@ mod tests {
         assert!(decode(Some("{")).unwrap_err().contains("not valid"));
         let untyped = decode(Some(r#"{"tab":5,"action":"stop"}"#)).unwrap_err();
         assert!(untyped.contains(r#"no "type""#), "{untyped}");
+        assert_eq!(
+            decode(Some(
+                r#"{"type":"agent_control","agent":"mcp-2","stop":true}"#
+            )),
+            Ok(Request::AgentControl(AgentControl {
+                agent: "mcp-2".into(),
+                stop: true
+            }))
+        );
+        assert_eq!(
+            decode(Some(r#"{"type":"share_tab","tab":9}"#)),
+            Ok(Request::ShareTab(ShareTab { tab: 9 }))
+        );
         let other = decode(Some(r#"{"type":"open_everything"}"#)).unwrap_err();
         assert!(other.contains("\"open_everything\""), "{other}");
         let bad_need = r#"{"type":"change_grant","change":{"origin":"https://a.example","action":"allow","need":"root"}}"#;

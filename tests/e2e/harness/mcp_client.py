@@ -56,6 +56,8 @@ ERROR_CODES = frozenset(
         "FILE_REFUSED",
         "NO_SUCH_DOWNLOAD",
         "DOWNLOAD_NOT_READY",
+        "TAB_HELD",
+        "AGENT_STOPPED",
         "PROTOCOL",
         "INTERNAL",
     }

@@ -61,7 +61,7 @@ pub fn tab_list(tabs: &[Value], focused_window: Option<f64>) -> TabList {
             })
         })
         .collect();
-    TabList { tabs }
+    TabList { tabs, agents: None }
 }
 
 /// Refuses a capture of a tab that no longer shows the origin the user allowed.
@@ -259,6 +259,13 @@ mod performing {
             TabAction::Close => {
                 call(chrome::tabs_remove(id), &what).await?;
                 return Ok(TabActed { tab, url: None });
+            }
+            // Holds are the hub's to decide: a server never sends these on.
+            TabAction::Claim | TabAction::Release => {
+                return Err(WireError::new(
+                    ErrorCode::Protocol,
+                    format!("{what}: holds are decided by the tabwire hub"),
+                ));
             }
         };
         let url = match action {

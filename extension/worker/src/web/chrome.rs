@@ -30,6 +30,12 @@ extern "C" {
     pub fn tabs_remove(tab: f64) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
     pub fn tabs_capture_visible_tab(window: f64, options: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = group)]
+    pub fn tabs_group(options: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = ungroup)]
+    pub fn tabs_ungroup(tabs: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = update)]
+    pub fn tab_groups_update(group: f64, properties: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update)]
     pub fn windows_update(window: f64, properties: &JsValue) -> Promise;
 

@@ -667,6 +667,10 @@ pub(crate) fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
             }
             Action::AnswerPopup { id, answer } => super::popup::answer(&id, &answer),
+            Action::ShowAgents { frame, agents } => {
+                let _ = chrome::session_set(&from_json(&format!(r#"{{"agents":{frame}}}"#)));
+                super::tab_groups::show(agents);
+            }
             Action::PersistRecordings => {
                 let recordings = with_core(|core| core.recordings_json());
                 let items = format!(r#"{{"recordings":{recordings}}}"#);

@@ -13,3 +13,4 @@ pub mod frames;
 pub mod glue;
 pub mod popup;
 mod state;
+pub mod tab_groups;
