@@ -30,9 +30,24 @@ pub enum BrowserOp {
     Capture(Capture),
     /// What `tab` downloaded: answered with [`crate::download::DownloadList`].
     Downloads { tab: TabId },
+    /// Hand a step to the person (issue 28): answered with [`crate::handoff::HandoffShown`].
+    Handoff(crate::handoff::ShowHandoff),
+    /// What the person answered the hand-off, waiting up to `wait_ms` for it: answered with
+    /// [`crate::handoff::HandoffAnswer`].
+    HandoffAnswer { handoff: String, wait_ms: u64 },
+    /// The hand-off is over: its window closes. Answered with `{}`.
+    EndHandoff { handoff: String },
 }
 
-const OP_KINDS: &[&str] = &["list_tabs", "tab", "capture", "downloads"];
+const OP_KINDS: &[&str] = &[
+    "list_tabs",
+    "tab",
+    "capture",
+    "downloads",
+    "handoff",
+    "handoff_answer",
+    "end_handoff",
+];
 
 impl BrowserOp {
     /// Decodes an op from its JSON value (what `Deserialize` does).
@@ -46,6 +61,14 @@ impl BrowserOp {
             },
             "capture" => BrowserOp::Capture(f.rest()?),
             "downloads" => BrowserOp::Downloads { tab: f.req("tab")? },
+            "handoff" => BrowserOp::Handoff(f.rest()?),
+            "handoff_answer" => BrowserOp::HandoffAnswer {
+                handoff: f.req("handoff")?,
+                wait_ms: f.req("wait_ms")?,
+            },
+            "end_handoff" => BrowserOp::EndHandoff {
+                handoff: f.req("handoff")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, OP_KINDS)),
         })
     }
@@ -57,6 +80,8 @@ impl BrowserOp {
             BrowserOp::Tab { tab, .. } => Some(*tab),
             BrowserOp::Capture(capture) => Some(capture.tab),
             BrowserOp::Downloads { tab } => Some(*tab),
+            BrowserOp::Handoff(show) => Some(show.tab),
+            BrowserOp::HandoffAnswer { .. } | BrowserOp::EndHandoff { .. } => None,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod dialog;
 pub mod download;
 pub mod fetch;
 pub mod grants;
+pub mod handoff;
 pub mod handshake;
 pub mod keys;
 pub mod lint;

@@ -72,6 +72,12 @@ pub enum ErrorCode {
     TabHeld,
     /// The user stopped this agent in the popup: its calls are refused until allowed again.
     AgentStopped,
+    /// The tab waits for the person (a hand-off): calls to it are refused until it is over.
+    WaitingForPerson,
+    /// The person cancelled the hand-off (or closed its window, or said no when asked).
+    HandoffCancelled,
+    /// The hand-off's time ran out before the person was done.
+    HandoffTimeout,
     Protocol,
     Internal,
 }
@@ -105,6 +111,9 @@ impl ErrorCode {
             ErrorCode::DownloadNotReady => "DOWNLOAD_NOT_READY",
             ErrorCode::TabHeld => "TAB_HELD",
             ErrorCode::AgentStopped => "AGENT_STOPPED",
+            ErrorCode::WaitingForPerson => "WAITING_FOR_PERSON",
+            ErrorCode::HandoffCancelled => "HANDOFF_CANCELLED",
+            ErrorCode::HandoffTimeout => "HANDOFF_TIMEOUT",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }

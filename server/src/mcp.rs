@@ -381,7 +381,7 @@ impl TabwireMcp {
         self.safeguards.audit.record(&audit::Entry {
             time: audit::now(),
             client,
-            agent: Some(self.hub.agent_known_as(&agent.into())),
+            agent: Some(agent.to_owned()),
             tool: tool.to_owned(),
             origin: target
                 .as_ref()
@@ -601,8 +601,10 @@ impl ServerHandler for TabwireMcp {
         let mut target = None;
         let agent = self.agent(&context.peer);
         let agent_call = self.hub.agent_call(&agent);
-        let call = agents::as_agent(
+        let known_as: AgentName = self.hub.agent_known_as(&agent).into();
+        let call = agents::as_agent_known_as(
             agent.clone(),
+            known_as.clone(),
             self.dispatch(
                 request.name.as_ref(),
                 args,
@@ -629,7 +631,7 @@ impl ServerHandler for TabwireMcp {
         };
         self.audit(
             &context.peer,
-            &agent,
+            &known_as,
             &request.name,
             target,
             &outcome,

@@ -19,8 +19,22 @@ use crate::tabs::Sender;
 /// The popup page, relative to the extension's root (manifest `action.default_popup`).
 pub const POPUP_PAGE: &str = "extension/popup.html";
 
+/// The window a hand-off shows the person (issue 28's `browser_handoff`).
+pub const HANDOFF_PAGE: &str = "extension/handoff.html";
+
+/// Whether `sender` is one of the extension's own pages the person uses: the popup, or a
+/// hand-off's window. Only they may send the popup's requests.
+pub fn is_persons_page(sender: &Sender, our_id: &str) -> bool {
+    is_page(sender, our_id, POPUP_PAGE) || is_page(sender, our_id, HANDOFF_PAGE)
+}
+
 /// Whether `sender` is this extension's popup page (opened as the toolbar popup or as a tab).
 pub fn is_popup(sender: &Sender, our_id: &str) -> bool {
+    is_page(sender, our_id, POPUP_PAGE)
+}
+
+/// Whether `sender` is this extension's page `expected` (relative to the extension's root).
+fn is_page(sender: &Sender, our_id: &str, expected: &str) -> bool {
     let page = sender
         .url
         .split(['?', '#'])
@@ -29,7 +43,7 @@ pub fn is_popup(sender: &Sender, our_id: &str) -> bool {
         .strip_prefix("chrome-extension://")
         .and_then(|rest| rest.strip_prefix(our_id))
         .and_then(|rest| rest.strip_prefix('/'));
-    !our_id.is_empty() && sender.extension_id.as_deref() == Some(our_id) && page == Some(POPUP_PAGE)
+    !our_id.is_empty() && sender.extension_id.as_deref() == Some(our_id) && page == Some(expected)
 }
 
 /// A request of the popup: `{"type": "change_grant", "change": {origin, action, need}, "tab": N}`.
@@ -70,9 +84,18 @@ pub struct ShareTab {
     pub tab: TabId,
 }
 
+/// `{"type": "handoff_answer", "handoff": ID, "done": true}`: the person's Done (or, `false`,
+/// Cancel) in a hand-off's window.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HandoffAnswer {
+    pub handoff: String,
+    pub done: bool,
+}
+
 /// A request of the popup.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
+    HandoffAnswer(HandoffAnswer),
     ChangeGrant(ChangeGrant),
     Record(Record),
     SaveRecording(SaveRecording),
@@ -102,6 +125,9 @@ pub fn decode(text: Option<&str>) -> Result<Request, String> {
             .map_err(invalid),
         "save_recording" => serde_json::from_value(message)
             .map(Request::SaveRecording)
+            .map_err(invalid),
+        "handoff_answer" => serde_json::from_value(message)
+            .map(Request::HandoffAnswer)
             .map_err(invalid),
         "agent_control" => serde_json::from_value(message)
             .map(Request::AgentControl)

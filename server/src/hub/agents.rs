@@ -31,19 +31,42 @@ const MAX_NAME_CHARS: usize = 32;
 /// The name of an agent whose client gave none (or only characters we do not keep).
 const UNNAMED: &str = "agent";
 
+/// Who a task calls for: the agent's name in this process, and the name it goes by among all
+/// agents (the hub's; the same, except in a peer whose session's name was taken at the hub).
+#[derive(Clone)]
+struct Caller {
+    name: AgentName,
+    known_as: AgentName,
+}
+
 tokio::task_local! {
-    static CALLER: AgentName;
+    static CALLER: Caller;
 }
 
 /// Runs `work` as agent `name`: the requests it starts carry that name.
 pub async fn as_agent<F: Future>(name: AgentName, work: F) -> F::Output {
-    CALLER.scope(name, work).await
+    as_agent_known_as(name.clone(), name, work).await
+}
+
+/// [`as_agent`] for an agent of this process named `name`, whom the hub calls `known_as`.
+pub async fn as_agent_known_as<F: Future>(
+    name: AgentName,
+    known_as: AgentName,
+    work: F,
+) -> F::Output {
+    CALLER.scope(Caller { name, known_as }, work).await
 }
 
 /// The agent the current task calls for, if it runs in one's scope (the popup's and the
 /// server's own requests do not).
 pub fn caller() -> Option<AgentName> {
-    CALLER.try_with(Clone::clone).ok()
+    CALLER.try_with(|c| c.name.clone()).ok()
+}
+
+/// The name the calling agent goes by among all agents (what a person names it by: in the
+/// popup, `tabwire status`, `tabwire allow --agent`).
+pub fn caller_known_as() -> Option<AgentName> {
+    CALLER.try_with(|c| c.known_as.clone()).ok()
 }
 
 /// The frame field a peer's requests carry their agent's name in. Every frame is a JSON
@@ -138,6 +161,8 @@ pub struct CallOf {
 pub struct Agents {
     live: BTreeMap<AgentName, Agent>,
     holds: HashMap<TabId, AgentName>,
+    /// The tabs waiting for the person (a hand-off), with the hand-off's id and its agent.
+    waiting: HashMap<TabId, (String, AgentName)>,
 }
 
 impl Agents {
@@ -176,6 +201,7 @@ impl Agents {
         }
         let released = self.tabs_of(name);
         self.holds.retain(|_, holder| holder.as_ref() != name);
+        self.waiting.retain(|_, (_, agent)| agent.as_ref() != name);
         released
     }
 
@@ -188,6 +214,9 @@ impl Agents {
         };
         if self.is_stopped(caller) {
             return Err(stopped_error(caller));
+        }
+        if let Some((tab, (_, agent))) = tab.and_then(|t| Some((t, self.waiting.get(&t)?))) {
+            return Err(waiting_error(tab, agent));
         }
         match tab.and_then(|tab| Some((tab, self.holds.get(&tab)?))) {
             Some((tab, holder)) if holder != caller => Err(held_error(tab, holder)),
@@ -226,9 +255,23 @@ impl Agents {
         self.holds.remove(&tab).is_some()
     }
 
-    /// `tab` closed: nobody holds it.
+    /// `tab` closed: nobody holds it, and it waits for nobody.
     pub fn tab_closed(&mut self, tab: TabId) {
         self.holds.remove(&tab);
+        self.waiting.remove(&tab);
+    }
+
+    /// Agent `caller`'s hand-off `handoff` shows on `tab`: the tab waits for the person, and
+    /// every agent's call to it is refused meanwhile (the hand-off's own checks are made in no
+    /// agent's scope).
+    pub fn handoff_started(&mut self, caller: Option<&AgentName>, tab: TabId, handoff: &str) {
+        let agent = caller.cloned().unwrap_or_else(|| UNNAMED.into());
+        self.waiting.insert(tab, (handoff.to_owned(), agent));
+    }
+
+    /// Hand-off `handoff` is over.
+    pub fn handoff_ended(&mut self, handoff: &str) {
+        self.waiting.retain(|_, (id, _)| id != handoff);
     }
 
     /// The agent holding `tab`, if one does.
@@ -350,6 +393,16 @@ pub fn held_error(tab: TabId, holder: &str) -> WireError {
         format!(
             "tab {tab} is held by agent {holder}: it opened or claimed it. Use another tab \
              (browser_open opens one), or wait until {holder} releases it or the user shares it"
+        ),
+    )
+}
+
+/// The WAITING_FOR_PERSON a call to a tab in a hand-off answers.
+pub fn waiting_error(tab: TabId, agent: &str) -> WireError {
+    WireError::new(
+        ErrorCode::WaitingForPerson,
+        format!(
+            "tab {tab} waits for the person: agent {agent} handed a step to them              (browser_handoff). Call again once the hand-off is over"
         ),
     )
 }

@@ -4,7 +4,7 @@
 //! is only which process decides (the one whose registry talks to the browser, never a peer)
 //! and what watchers hear.
 
-use bridge::browser_ops::{TabAction, TabHolders, TabList};
+use bridge::browser_ops::{BrowserOp, TabAction, TabHolders, TabList};
 use bridge::{ErrorCode, TabId, ToExtension, WireError};
 use serde_json::{Value, json};
 
@@ -141,6 +141,37 @@ impl Hub {
         }))
     }
 
+    /// What a browser op means for the tabs waiting for the person, once it succeeded.
+    pub(super) fn handoff_mark(&self, op: &BrowserOp) -> Option<HandoffMark> {
+        match op {
+            BrowserOp::Handoff(show) => Some(HandoffMark::Started {
+                caller: agents::caller(),
+                tab: show.tab,
+                handoff: show.handoff.clone(),
+            }),
+            BrowserOp::EndHandoff { handoff } => Some(HandoffMark::Ended(handoff.clone())),
+            BrowserOp::ListTabs
+            | BrowserOp::Tab { .. }
+            | BrowserOp::Capture(_)
+            | BrowserOp::Downloads { .. }
+            | BrowserOp::HandoffAnswer { .. } => None,
+        }
+    }
+
+    pub(super) fn mark_handoff(&self, mark: HandoffMark) {
+        self.change(|r| {
+            match mark {
+                HandoffMark::Started {
+                    caller,
+                    tab,
+                    handoff,
+                } => r.agents.handoff_started(caller.as_ref(), tab, &handoff),
+                HandoffMark::Ended(handoff) => r.agents.handoff_ended(&handoff),
+            }
+            ((), Changes::tabs(false))
+        });
+    }
+
     /// Adds who holds which tab, and who asked, to a `list_tabs` answer this process's browser
     /// gave (a peer's hub added them already).
     pub(super) fn with_holders(&self, list: Value, relayed: bool) -> Value {
@@ -161,6 +192,16 @@ impl Hub {
         });
         serde_json::to_value(decoded).unwrap_or(list)
     }
+}
+
+/// A change of the tabs waiting for the person.
+pub(super) enum HandoffMark {
+    Started {
+        caller: Option<AgentName>,
+        tab: TabId,
+        handoff: String,
+    },
+    Ended(String),
 }
 
 impl Registry {
@@ -202,7 +243,6 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use bridge::browser_ops::BrowserOp;
     use bridge::protocol::RequestId;
     use bridge::{PROTOCOL_VERSION, ToServer};
     use serde_json::json;

@@ -879,6 +879,9 @@ impl Hub {
             BrowserOp::Tab { tab, action } => format!("{} of tab {tab}", action.as_str()),
             BrowserOp::Capture(capture) => format!("a screenshot of tab {}", capture.tab),
             BrowserOp::Downloads { tab } => format!("the downloads of tab {tab}"),
+            BrowserOp::Handoff(show) => format!("handing tab {} to the person", show.tab),
+            BrowserOp::HandoffAnswer { .. } => "the person's answer to a hand-off".to_owned(),
+            BrowserOp::EndHandoff { .. } => "ending a hand-off".to_owned(),
         };
         // A request about the tab it closes must not fail as TAB_CLOSED when it succeeds.
         let fails_with_tab = match &op {
@@ -887,8 +890,14 @@ impl Hub {
                 ..
             }
             | BrowserOp::ListTabs => None,
-            BrowserOp::Tab { .. } | BrowserOp::Capture(_) | BrowserOp::Downloads { .. } => tab,
+            BrowserOp::Tab { .. }
+            | BrowserOp::Capture(_)
+            | BrowserOp::Downloads { .. }
+            | BrowserOp::Handoff(_) => tab,
+            BrowserOp::HandoffAnswer { .. } | BrowserOp::EndHandoff { .. } => None,
         };
+        // Issue 28: the hub marks a tab as waiting for the person while a hand-off shows.
+        let handoff_mark = self.handoff_mark(&op);
         let lists_tabs = matches!(op, BrowserOp::ListTabs);
         let (started, relayed) = {
             let mut registry = self.registry();
@@ -900,6 +909,9 @@ impl Hub {
             (started, registry.relays_hub(conn))
         };
         let answer = self.finish(started, None, || what).await?;
+        if !relayed && let Some(mark) = handoff_mark {
+            self.mark_handoff(mark);
+        }
         Ok(match lists_tabs {
             true => self.with_holders(answer, relayed),
             false => answer,

@@ -182,6 +182,16 @@ mod performing {
             BrowserOp::Downloads { tab } => {
                 serde_json::to_value(crate::web::downloads::list(tab).await?)
             }
+            BrowserOp::Handoff(show) => {
+                serde_json::to_value(crate::web::handoff::show(show).await?)
+            }
+            BrowserOp::HandoffAnswer { handoff, wait_ms } => {
+                serde_json::to_value(crate::web::handoff::answer(&handoff, wait_ms).await)
+            }
+            BrowserOp::EndHandoff { handoff } => {
+                crate::web::handoff::end(&handoff).await;
+                Ok(serde_json::json!({}))
+            }
         };
         answer.map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
     }

@@ -36,6 +36,14 @@ extern "C" {
     pub fn tabs_ungroup(tabs: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = update)]
     pub fn tab_groups_update(group: f64, properties: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create)]
+    pub fn windows_create(properties: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get)]
+    pub fn windows_get(window: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove)]
+    pub fn windows_remove(window: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = remove)]
+    pub fn session_remove(keys: &str) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update)]
     pub fn windows_update(window: f64, properties: &JsValue) -> Promise;
 

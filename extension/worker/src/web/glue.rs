@@ -138,7 +138,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "message" => {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
-            if crate::popup::is_popup(&sender, &our_id) {
+            if crate::popup::is_persons_page(&sender, &our_id) {
                 spawn_local(super::popup::request(
                     arg(0).as_string(),
                     arg(2).unchecked_into(),

@@ -11,6 +11,7 @@ pub mod debugger;
 pub mod downloads;
 pub mod frames;
 pub mod glue;
+pub mod handoff;
 pub mod popup;
 mod state;
 pub mod tab_groups;

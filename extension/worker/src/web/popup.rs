@@ -15,7 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::chrome::{self, error_text, get};
 use super::state::with_core;
 use crate::core::Action;
-use crate::popup::{AgentControl, Answered, Request, ShareTab};
+use crate::popup::{AgentControl, Answered, HandoffAnswer, Request, ShareTab};
 use bridge::ToServer;
 
 thread_local! {
@@ -63,6 +63,10 @@ pub async fn request(text: Option<String>, respond: js_sys::Function, run: fn(Ve
         }
         Request::SaveRecording(request) => {
             with_core(|core| core.save_recording(id.clone(), request.tab, request.tool))
+        }
+        Request::HandoffAnswer(HandoffAnswer { handoff, done }) => {
+            super::handoff::person_said(&handoff, done);
+            return respond_with(&respond, &Ok(Answered::Sent));
         }
         Request::AgentControl(AgentControl { agent, stop }) => {
             let request = ToServer::AgentControl { agent, stop };
