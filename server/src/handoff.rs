@@ -64,9 +64,8 @@ impl ServerTool for BrowserHandoff {
     fn spec() -> Tool {
         listed(
             (Self::NAME, "Hand a step to the person"),
-            "Let the user do a step themselves (sign in, a one-time code, a CAPTCHA, a payment): \
-             shows them your message beside the tab and answers when they are done or done_when \
-             holds, with the URL and title. Never type their secrets yourself.",
+            "Let the user do a step (sign-in, code, CAPTCHA, payment) instead of typing their \
+             secrets: shows them message; answers when they are done or done_when holds.",
             json!({
                 "type": "object",
                 "properties": {
@@ -77,7 +76,7 @@ impl ServerTool for BrowserHandoff {
                         "properties": {
                             "text": {"type": "string"},
                             "selector": {"type": "string"},
-                            "url_matches": {"type": "string", "description": "* is a wildcard"},
+                            "url_matches": {"type": "string"},
                         },
                     },
                     "timeout_s": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT.as_secs()},
@@ -144,9 +143,9 @@ impl ServerTool for BrowserHandoff {
         };
         // In the agent's scope: the hub refuses another agent's tab, and marks this one waiting.
         mcp.hub.browser(BrowserOp::Handoff(show)).await?;
-        let _end = EndOnDrop {
+        let mut end = EndOnDrop {
             hub: mcp.hub.clone(),
-            handoff: handoff.clone(),
+            handoff: Some(handoff.clone()),
         };
         let outcome = tokio::select! {
             said = unscoped(person_answer(mcp.hub.clone(), handoff.clone())) => said,
@@ -161,8 +160,11 @@ impl ServerTool for BrowserHandoff {
                     args.timeout.as_secs()
                 ),
             )),
-        }?;
-        let (url, title) = unscoped(tab_now(mcp.hub.clone(), tab)).await?;
+        };
+        // Over before the answer: the tab is free when the agent reads it.
+        end.now().await;
+        let outcome = outcome?;
+        let (url, title) = tab_now(mcp.hub.clone(), tab).await?;
         Ok(success(json!({
             "tab_id": tab,
             "done": match outcome {
@@ -377,21 +379,34 @@ fn glob_matches(pattern: &str, url: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// Closes the hand-off's window and frees the tab, however the call ended (also when the client
-/// cancelled it).
+/// Closes the hand-off's window and frees the tab, however the call ended: at once on an
+/// answer ([`EndOnDrop::now`]), else (the client cancelled the call) when dropped.
 struct EndOnDrop {
     hub: std::sync::Arc<Hub>,
-    handoff: String,
+    handoff: Option<String>,
+}
+
+impl EndOnDrop {
+    async fn now(&mut self) {
+        if let Some(handoff) = self.handoff.take() {
+            end(self.hub.clone(), handoff).await;
+        }
+    }
 }
 
 impl Drop for EndOnDrop {
     fn drop(&mut self) {
-        let (hub, handoff) = (self.hub.clone(), self.handoff.clone());
-        tokio::spawn(async move {
-            if let Err(e) = hub.browser(BrowserOp::EndHandoff { handoff }).await {
-                tracing::warn!(error = %e.message, "closing a hand-off's window");
-            }
-        });
+        if let Some(handoff) = self.handoff.take() {
+            tokio::spawn(end(self.hub.clone(), handoff));
+        }
+    }
+}
+
+/// Ends hand-off `handoff` (in no agent's scope: the tab still waits until it is over).
+async fn end(hub: std::sync::Arc<Hub>, handoff: String) {
+    let ended = unscoped(async move { hub.browser(BrowserOp::EndHandoff { handoff }).await });
+    if let Err(e) = ended.await {
+        tracing::warn!(error = %e.message, "closing a hand-off's window");
     }
 }
 

@@ -205,10 +205,23 @@ impl PageTools {
                 (landed.as_str(), "")
             }
         };
+        // Issue 28: what the person should give themselves, said in Tabwire's words (after the
+        // page's content ends), with the tool that hands it to them.
+        if !answer.asks.is_empty() {
+            text.push_str(&format!(
+                "this page asks for a {}: do not type it yourself; hand this step to the user \
+                 with browser_handoff\n",
+                answer.asks.join(", a ")
+            ));
+        }
         let mut structured =
             json!({"tab_id": tab, "origin": origin_of(url), "url": url, "title": title});
         if let Some(dialogs) = dialogs {
             structured["dialogs"] = dialogs;
+        }
+        if !answer.asks.is_empty() {
+            structured["asks"] = json!(answer.asks);
+            structured["suggest"] = json!("browser_handoff");
         }
         Framed { text, structured }
     }
@@ -265,6 +278,23 @@ mod tests {
         let again = tools.answer(page(again));
         assert!(!again.text.contains(marker), "a new marker each answer");
         assert_eq!(answer.structured["origin"], "http://a.test:8");
+    }
+
+    #[test]
+    fn a_page_asking_for_secrets_suggests_a_handoff_in_tabwires_words() {
+        let tools = PageTools::default();
+        let snapshot = json!({"tab": 3, "doc": "d", "url": "http://a.test/login", "title": "In",
+                              "text": "textbox e1 \"Password\"\n", "refs": ["e1"],
+                              "asks": ["password", "one-time code"]});
+        let answer = tools.answer(page(snapshot));
+        let end = answer.text.find("[end ").unwrap();
+        let hint = answer
+            .text
+            .find("asks for a password, a one-time code: do not type it yourself")
+            .unwrap();
+        assert!(hint > end, "after the page's content: {}", answer.text);
+        assert!(answer.text.contains("browser_handoff"));
+        assert_eq!(answer.structured["suggest"], "browser_handoff");
     }
 
     #[test]

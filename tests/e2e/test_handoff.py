@@ -4,7 +4,8 @@ A Python SDK client's agent hands a sign-in page to the person; the extension br
 opens its own window with the message (read through DevTools: the page itself never holds it); while the
 hand-off waits, calls to the tab answer WAITING_FOR_PERSON; the test signs in as a person would, with trusted
 DevTools input (mouse clicks, `Input.insertText`, the Enter key), and the hand-off answers once its condition
-holds, with the page's URL and title. Then: the person presses Done; the person presses Cancel
+holds, with the page's URL and title; the page's snapshot suggested the hand-off (it asks for a password).
+Then: the person presses Done; the person presses Cancel
 (HANDOFF_CANCELLED); nobody answers (HANDOFF_TIMEOUT). Each time the window closes and the tab is free again.
 """
 
@@ -65,6 +66,10 @@ async def test_a_person_signs_in_and_the_handoff_answers_with_the_page(
     url = fixture_server.url("plain", "agents/signin.html")
     tab = (await tabwire.browser_open(url)).structured["tab_id"]
     page = await browser.cdp.wait_for_page(url)
+    # The page asks for a password: the snapshot suggests handing the step to the person.
+    snapshot = await tabwire.call_ok("page_snapshot", {"tab_id": tab})
+    assert "asks for a password: do not type it yourself" in snapshot.text, snapshot
+    assert snapshot.structured["suggest"] == "browser_handoff", snapshot
     outcome = {}
     args = {"tab_id": tab, "message": MESSAGE, "done_when": {"text": "Welcome, alice"}, "timeout_s": 60}
     async with anyio.create_task_group() as group:

@@ -402,7 +402,8 @@ pub fn waiting_error(tab: TabId, agent: &str) -> WireError {
     WireError::new(
         ErrorCode::WaitingForPerson,
         format!(
-            "tab {tab} waits for the person: agent {agent} handed a step to them              (browser_handoff). Call again once the hand-off is over"
+            "tab {tab} waits for the person: agent {agent} handed a step to them \
+             (browser_handoff). Call again once the hand-off is over"
         ),
     )
 }

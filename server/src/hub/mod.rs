@@ -908,10 +908,16 @@ impl Hub {
             })?;
             (started, registry.relays_hub(conn))
         };
-        let answer = self.finish(started, None, || what).await?;
-        if !relayed && let Some(mark) = handoff_mark {
+        let answer = self.finish(started, None, || what).await;
+        // A hand-off shows once the browser showed it; it is over once asked to end, whatever
+        // the browser answered (a browser gone has no window left either).
+        if !relayed
+            && let Some(mark) = handoff_mark
+            && (answer.is_ok() || matches!(mark, holding::HandoffMark::Ended(_)))
+        {
             self.mark_handoff(mark);
         }
+        let answer = answer?;
         Ok(match lists_tabs {
             true => self.with_holders(answer, relayed),
             false => answer,
