@@ -95,9 +95,15 @@ pub fn printable(text: &str) -> String {
 
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The agent names its client and tells two sessions of one client apart.
-        let who = self.agent.as_deref().unwrap_or(&self.client);
-        let (client, tool) = (printable(who), printable(&self.tool));
+        // The client as it called itself, and the agent when its name differs (the second
+        // session of a client, or a name made readable): `claude-code [claude-code-2]`.
+        let client = match &self.agent {
+            Some(agent) if *agent != self.client => {
+                format!("{} [{}]", printable(&self.client), printable(agent))
+            }
+            Some(_) | None => printable(&self.client),
+        };
+        let tool = printable(&self.tool);
         write!(f, "{}  {client:<18} {tool:<24}", printable(&self.time))?;
         let origin = self.origin.as_deref().map(printable);
         match (origin, self.tab) {
@@ -252,6 +258,16 @@ mod tests {
             keys,
             ["client", "ms", "origin", "outcome", "tab", "time", "tool"]
         );
+    }
+
+    #[test]
+    fn a_line_names_the_agent_beside_its_client_when_they_differ() {
+        let mut second = entry("page_read");
+        second.client = "mcp".into();
+        second.agent = Some("mcp-2".into());
+        assert!(second.to_string().contains("  mcp [mcp-2] "), "{second}");
+        second.agent = Some("mcp".into());
+        assert!(!second.to_string().contains('['), "{second}");
     }
 
     #[test]

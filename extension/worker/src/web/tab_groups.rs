@@ -1,7 +1,8 @@
 //! Each agent's tabs in a Chrome tab group titled with its name (issue 28), so the person sees
 //! at a glance who works where. The hub's `agents` list is the truth: a tab an agent holds is in
 //! its group, a tab we grouped that no agent holds any more leaves its group (and stays open). A
-//! stopped agent's group says so in its title. Tabs the person grouped are left alone.
+//! stopped agent's group says so in its title. Tabs the person grouped are left alone. A browser
+//! without tab groups groups nothing (each attempt logged): the popup still lists who holds what.
 //!
 //! Chrome's calls are asynchronous: lists are applied one at a time, and a list that arrives
 //! meanwhile replaces any other still waiting (only the latest matters).
@@ -55,12 +56,9 @@ async fn apply(agents: &[AgentView]) {
     });
     if !released.is_empty() {
         // A closed tab fails the call: ungroup the others one by one then.
-        if JsFuture::from(chrome::tabs_ungroup(&ids(&released)))
-            .await
-            .is_err()
-        {
+        if settle(chrome::tabs_ungroup(&ids(&released))).await.is_err() {
             for tab in released {
-                let _ = JsFuture::from(chrome::tabs_ungroup(&ids(&[tab]))).await;
+                let _ = settle(chrome::tabs_ungroup(&ids(&[tab]))).await;
             }
         }
     }
@@ -75,9 +73,7 @@ async fn apply(agents: &[AgentView]) {
             false => agent.name.clone(),
         };
         let properties = serde_json::json!({"title": title}).to_string();
-        if let Err(e) =
-            JsFuture::from(chrome::tab_groups_update(group, &from_json(&properties))).await
-        {
+        if let Err(e) = settle(chrome::tab_groups_update(group, &from_json(&properties))).await {
             log(&format!(
                 "naming {}'s tab group: {}",
                 agent.name,
@@ -99,18 +95,25 @@ async fn group_tabs(name: &str, tabs: &[TabId]) -> Option<f64> {
     let existing = GROUPS.with(|groups| groups.borrow().get(name).copied());
     if let Some(group) = existing {
         let options = serde_json::json!({"tabIds": tabs, "groupId": group}).to_string();
-        if let Ok(id) = JsFuture::from(chrome::tabs_group(&from_json(&options))).await {
+        if let Ok(id) = settle(chrome::tabs_group(&from_json(&options))).await {
             return id.as_f64();
         }
     }
     let options = serde_json::json!({"tabIds": tabs}).to_string();
-    match JsFuture::from(chrome::tabs_group(&from_json(&options))).await {
+    match settle(chrome::tabs_group(&from_json(&options))).await {
         Ok(id) => id.as_f64(),
         Err(e) => {
             log(&format!("grouping {name}'s tabs: {}", error_text(&e)));
             None
         }
     }
+}
+
+/// The outcome of a call that may throw at once (no such API) or reject later.
+async fn settle(
+    call: Result<js_sys::Promise, wasm_bindgen::JsValue>,
+) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
+    JsFuture::from(call?).await
 }
 
 fn ids(tabs: &[TabId]) -> wasm_bindgen::JsValue {
