@@ -22,7 +22,8 @@ import anyio
 import pytest
 
 from conftest import run_cli
-from harness.mcp_client import open_tabwire_session
+from harness.mcp_client import open_tabwire_http_session, open_tabwire_session
+from harness.tabwire_http import bearer, tabwire_http
 from harness.waiting import wait_for
 from test_clients_typescript import NODE, client_dir
 from test_several_clients import hub_pid
@@ -196,3 +197,25 @@ async def test_agents_hold_their_tabs_and_answers_never_cross(
 async def _readable(session, tab: int, text: str) -> bool:
     out = await read_tab(session, tab)
     return not out.is_error and text in out.text
+
+
+async def test_an_http_sessions_tabs_are_released_when_it_ends(
+    tabwire_command, pairing, launch_chromium, extension_dir, fixture_server, tmp_path
+):
+    """A Streamable HTTP session is an agent too (its process is the hub here): its tab is held from a stdio
+    peer's agent until the HTTP session ends, then shared (still open)."""
+    c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
+    with tabwire_http(c) as port:
+        await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the HTTP tabwire to own the port")
+        async with AsyncExitStack() as stack:
+            peer = await stack.enter_async_context(
+                open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+            )
+            await launch_chromium(extension_dir=extension_dir)
+            async with open_tabwire_http_session(f"http://127.0.0.1:{port}/mcp", headers=bearer(c)) as http:
+                held = (await http.browser_open(page_url(fixture_server, "http"))).structured["tab_id"]
+                refused = await read_tab(peer, held)
+                assert refused.is_error and "held by agent mcp:" in refused.text, refused
+            await wait_for(
+                lambda: _readable(peer, held, "page of http"), timeout=10, what="the HTTP session's tab to be released"
+            )
