@@ -1,6 +1,7 @@
 // extension/popup.js — renders what the worker keeps in chrome.storage.session (`status`, see
 // worker/src/core.rs `Status` and link_problem.rs `Problem`; `grants`, the list tabwire pushes;
-// `tabs`, the tab registry; `recordings`, worker/src/core/recording.rs): the connection, and
+// `tabs`, the tab registry; `recordings`, worker/src/core/recording.rs; `agents`, the agents
+// tabwire pushes, bridge/src/agents.rs): the connection, and
 // when it is down the reason with the exact command that fixes it; the current tab's site with
 // its permission and the buttons that change it; the recorder of that tab (Record, Stop, the
 // steps, the tool to save them as); every site allowed; the tabs that offer tools. A change goes
@@ -201,6 +202,67 @@ function siteChange(action, need) {
   changeGrant({ origin: site.origin, action, need }, Number(site.tab));
 }
 
+// ---- the agents (issue 28) -----------------------------------------------------------------
+
+// Sends an agent request (stop or allow an agent, share a tab); the new list shows the outcome.
+async function agentRequest(request) {
+  for (const b of document.querySelectorAll("#agents button")) b.disabled = true;
+  const answer = await ask(request);
+  const problem = document.getElementById("agents-problem");
+  if (problem) {
+    problem.hidden = !answer.error;
+    problem.textContent = answer.error ? `Not changed: ${answer.error}` : "";
+  }
+  refresh();
+}
+
+// Every agent (an assistant's session) with the tabs it holds: Stop ends its running calls and
+// refuses later ones until Allow; Share lets every agent use a tab again.
+function renderAgents(agents, titles, connected) {
+  const box = document.getElementById("agents");
+  if (!connected) {
+    box.replaceChildren(el("span", "Connect Tabwire to see the agents.", "muted"));
+    return;
+  }
+  if (!agents.length) {
+    box.replaceChildren(el("span", "No assistant is connected to Tabwire.", "muted"));
+    return;
+  }
+  const list = el("ul");
+  for (const agent of agents) {
+    const item = el("li");
+    item.dataset.agent = agent.name;
+    item.dataset.stopped = String(Boolean(agent.stopped));
+    const head = el("div", undefined, "agent-head");
+    const name = el("span", agent.name, "agent-name");
+    if (agent.client && agent.client !== agent.name) name.append(el("span", ` · ${agent.client}`, "muted"));
+    if (agent.stopped) name.append(el("span", " · stopped", "muted"));
+    const toggle = el("button", agent.stopped ? "Allow" : "Stop");
+    toggle.type = "button";
+    toggle.className = agent.stopped ? "allow-agent" : "stop-agent";
+    toggle.addEventListener("click", () => agentRequest({ type: "agent_control", agent: agent.name, stop: !agent.stopped }));
+    head.append(name, toggle);
+    const tabs = el("ul", undefined, "agent-tabs");
+    for (const tab of agent.tabs || []) {
+      const entry = el("li");
+      entry.dataset.tab = String(tab);
+      entry.append(el("span", titles.get(tab) || `tab ${tab}`));
+      const share = el("button", "Share");
+      share.type = "button";
+      share.addEventListener("click", () => agentRequest({ type: "share_tab", tab }));
+      entry.append(share);
+      tabs.append(entry);
+    }
+    if (!(agent.tabs || []).length) tabs.append(el("li", "No tab held.", "muted"));
+    item.append(head, tabs);
+    list.append(item);
+  }
+  const problem = el("div", "", "muted");
+  problem.id = "agents-problem";
+  problem.hidden = true;
+  box.replaceChildren(list, problem);
+}
+
 // ---- the recorder -------------------------------------------------------------------------
 
 // What the popup itself remembers between renders: the last save (the worker forgets a saved
@@ -276,8 +338,9 @@ document.getElementById("record-save").addEventListener("submit", (event) => {
   });
 });
 
-function render({ status = {}, tabs = [], grants = {}, recordings = {} }, tab) {
+function render({ status = {}, tabs = [], grants = {}, recordings = {}, agents = {} }, tab, titles) {
   const connected = status.state === "connected";
+  renderAgents(agents.agents || [], titles, connected);
   renderConnection(status);
   renderSite(tab, grants, connected);
   renderRecorder(tab, recordings, document.getElementById("site").dataset.site, connected);
@@ -293,8 +356,9 @@ document.getElementById("revoke").addEventListener("click", () => siteChange("re
 document.getElementById("trusted").addEventListener("change", (e) =>
   siteChange(e.target.checked ? "allow" : "revoke", "trusted_input"));
 async function refresh() {
-  const [stored, tab] = await Promise.all([chrome.storage.session.get(["status", "tabs", "grants", "recordings"]), currentTab()]);
-  render(stored, tab);
+  const [stored, tab, open] = await Promise.all([
+    chrome.storage.session.get(["status", "tabs", "grants", "recordings", "agents"]), currentTab(), chrome.tabs.query({})]);
+  render(stored, tab, new Map(open.map((t) => [t.id, t.title || t.url])));
 }
 refresh();
 chrome.storage.session.onChanged.addListener(refresh);

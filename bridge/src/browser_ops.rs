@@ -30,9 +30,24 @@ pub enum BrowserOp {
     Capture(Capture),
     /// What `tab` downloaded: answered with [`crate::download::DownloadList`].
     Downloads { tab: TabId },
+    /// Hand a step to the person (issue 28): answered with [`crate::handoff::HandoffShown`].
+    Handoff(crate::handoff::ShowHandoff),
+    /// What the person answered the hand-off, waiting up to `wait_ms` for it: answered with
+    /// [`crate::handoff::HandoffAnswer`].
+    HandoffAnswer { handoff: String, wait_ms: u64 },
+    /// The hand-off is over: its window closes. Answered with `{}`.
+    EndHandoff { handoff: String },
 }
 
-const OP_KINDS: &[&str] = &["list_tabs", "tab", "capture", "downloads"];
+const OP_KINDS: &[&str] = &[
+    "list_tabs",
+    "tab",
+    "capture",
+    "downloads",
+    "handoff",
+    "handoff_answer",
+    "end_handoff",
+];
 
 impl BrowserOp {
     /// Decodes an op from its JSON value (what `Deserialize` does).
@@ -46,6 +61,14 @@ impl BrowserOp {
             },
             "capture" => BrowserOp::Capture(f.rest()?),
             "downloads" => BrowserOp::Downloads { tab: f.req("tab")? },
+            "handoff" => BrowserOp::Handoff(f.rest()?),
+            "handoff_answer" => BrowserOp::HandoffAnswer {
+                handoff: f.req("handoff")?,
+                wait_ms: f.req("wait_ms")?,
+            },
+            "end_handoff" => BrowserOp::EndHandoff {
+                handoff: f.req("handoff")?,
+            },
             _ => return Err(tagged::unknown_type(&kind, OP_KINDS)),
         })
     }
@@ -57,6 +80,8 @@ impl BrowserOp {
             BrowserOp::Tab { tab, .. } => Some(*tab),
             BrowserOp::Capture(capture) => Some(capture.tab),
             BrowserOp::Downloads { tab } => Some(*tab),
+            BrowserOp::Handoff(show) => Some(show.tab),
+            BrowserOp::HandoffAnswer { .. } | BrowserOp::EndHandoff { .. } => None,
         }
     }
 }
@@ -72,15 +97,21 @@ pub enum TabAction {
     Reload,
     Activate,
     Close,
+    /// Hold the tab for the calling agent (issue 28): decided by the hub, never sent to a browser.
+    Claim,
+    /// Let go of a tab the calling agent holds: decided by the hub, never sent to a browser.
+    Release,
 }
 
 impl TabAction {
-    pub const ALL: [TabAction; 5] = [
+    pub const ALL: [TabAction; 7] = [
         TabAction::Back,
         TabAction::Forward,
         TabAction::Reload,
         TabAction::Activate,
         TabAction::Close,
+        TabAction::Claim,
+        TabAction::Release,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -90,6 +121,8 @@ impl TabAction {
             TabAction::Reload => "reload",
             TabAction::Activate => "activate",
             TabAction::Close => "close",
+            TabAction::Claim => "claim",
+            TabAction::Release => "release",
         }
     }
 
@@ -177,6 +210,21 @@ pub struct BrowserTab {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TabList {
     pub tabs: Vec<BrowserTab>,
+    /// Who holds which tab (issue 28), added by the hub that decides holds; a browser never
+    /// sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<TabHolders>,
+}
+
+/// The tabs agents hold, as the hub tells the agent that asked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct TabHolders {
+    /// The asking agent's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<String>,
+    /// Each held tab's holder.
+    #[serde(default)]
+    pub holders: std::collections::BTreeMap<TabId, String>,
 }
 
 impl TabList {
@@ -516,6 +564,7 @@ mod tests {
             focused_window,
         };
         let list = TabList {
+            agents: None,
             tabs: vec![
                 tab(1, "https://a.example/", true, false),
                 tab(2, "chrome://newtab/", true, true),
@@ -525,12 +574,20 @@ mod tests {
         // The focused window shows no web page: another window's selected web tab.
         assert_eq!(list.default_tab().map(|t| t.id), Some(1));
         let list = TabList {
+            agents: None,
             tabs: vec![
                 tab(1, "https://a.example/", true, false),
                 tab(3, "https://b.example/", true, true),
             ],
         };
         assert_eq!(list.default_tab().map(|t| t.id), Some(3));
-        assert_eq!(TabList { tabs: vec![] }.default_tab(), None);
+        assert_eq!(
+            TabList {
+                tabs: vec![],
+                agents: None
+            }
+            .default_tab(),
+            None
+        );
     }
 }

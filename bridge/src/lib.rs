@@ -6,6 +6,7 @@
 //! `hmac`/`sha2` for the handshake) only, never on tokio, rmcp or web-sys, so every part of Tabwire can share it.
 
 pub mod adapter;
+pub mod agents;
 pub mod args;
 pub mod browser_ops;
 pub mod code_adapter;
@@ -13,6 +14,7 @@ pub mod dialog;
 pub mod download;
 pub mod fetch;
 pub mod grants;
+pub mod handoff;
 pub mod handshake;
 pub mod keys;
 pub mod lint;

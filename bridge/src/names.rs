@@ -17,6 +17,7 @@ pub const META_TOOL_NAMES: &[&str] = &[
     "browser_tab",
     "page_screenshot",
     "browser_downloads",
+    "browser_handoff",
     crate::page_ops::SNAPSHOT,
     crate::page_ops::ACT,
     crate::page_ops::READ,

@@ -259,6 +259,10 @@ pub struct PageAnswer {
     /// The URL an act set loading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaving: Option<String>,
+    /// What the page asks a person for that a model should not type (issue 28: `password`,
+    /// `one-time code`, `CAPTCHA`), said by a whole page's first snapshot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub asks: Vec<String>,
 }
 
 /// A page tool's answer as the server receives it: the page's [`PageAnswer`], and what was added
@@ -313,6 +317,9 @@ impl PageAnswer {
         }
         if let Some(to) = self.leaving {
             answer["leaving"] = to.into();
+        }
+        if !self.asks.is_empty() {
+            answer["asks"] = json!(self.asks);
         }
         answer
     }
@@ -659,6 +666,7 @@ mod tests {
             frame: 7,
             frames: [(9, "fd9".to_owned())].into_iter().collect(),
             leaving: Some("http://a.test/next".into()),
+            asks: vec!["password".into()],
         };
         for answer in [full.clone(), super::PageAnswer::default()] {
             let value = answer.clone().into_value();

@@ -68,6 +68,16 @@ pub enum ErrorCode {
     /// The download cannot be saved yet or any more: still in progress, interrupted, or its
     /// file was deleted or changed since Chrome wrote it; the message says which.
     DownloadNotReady,
+    /// The tab is held by another agent (it opened or claimed it); the message names it.
+    TabHeld,
+    /// The user stopped this agent in the popup: its calls are refused until allowed again.
+    AgentStopped,
+    /// The tab waits for the person (a hand-off): calls to it are refused until it is over.
+    WaitingForPerson,
+    /// The person cancelled the hand-off (or closed its window, or said no when asked).
+    HandoffCancelled,
+    /// The hand-off's time ran out before the person was done.
+    HandoffTimeout,
     Protocol,
     Internal,
 }
@@ -99,6 +109,11 @@ impl ErrorCode {
             ErrorCode::FileRefused => "FILE_REFUSED",
             ErrorCode::NoSuchDownload => "NO_SUCH_DOWNLOAD",
             ErrorCode::DownloadNotReady => "DOWNLOAD_NOT_READY",
+            ErrorCode::TabHeld => "TAB_HELD",
+            ErrorCode::AgentStopped => "AGENT_STOPPED",
+            ErrorCode::WaitingForPerson => "WAITING_FOR_PERSON",
+            ErrorCode::HandoffCancelled => "HANDOFF_CANCELLED",
+            ErrorCode::HandoffTimeout => "HANDOFF_TIMEOUT",
             ErrorCode::Protocol => "PROTOCOL",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -380,6 +395,15 @@ pub enum ToServer {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tab: Option<TabId>,
     },
+    /// The person stopped agent `agent` in the popup (`stop`), or let it go on (issue 28).
+    AgentControl {
+        agent: String,
+        stop: bool,
+    },
+    /// The person shared tab `tab` from the popup: no agent holds it any more (issue 28).
+    ShareTab {
+        tab: TabId,
+    },
     /// The user stopped a recording in the popup and named its tool: `steps` as the pages of
     /// `tab` recorded them on `origin` (checked by the worker against what the tab shows). The
     /// server drafts the tool ([`crate::recording`]), saves it to the user's adapter for the
@@ -489,6 +513,11 @@ pub enum ToExtension {
         #[serde(default)]
         all_origins: bool,
     },
+    /// Every live agent with the tabs it holds (issue 28), after `welcome` and whenever it
+    /// changes: the popup lists them, the worker groups each one's tabs under its name.
+    Agents {
+        agents: Vec<crate::agents::AgentView>,
+    },
     /// `change_grant` `id` was made (`changed`: it changed something).
     GrantResult {
         id: RequestId,
@@ -543,6 +572,8 @@ const TO_SERVER_TYPES: &[&str] = &[
     "tab_closed",
     "tab_navigated",
     "change_grant",
+    "agent_control",
+    "share_tab",
     "save_recording",
     "ping",
     "pong",
@@ -560,6 +591,7 @@ const TO_EXTENSION_TYPES: &[&str] = &[
     "open_tab",
     "browser",
     "grants",
+    "agents",
     "grant_result",
     "grant_error",
     "recording_saved",
@@ -590,6 +622,8 @@ impl ToServer {
             ToServer::TabClosed { .. } => "tab_closed",
             ToServer::TabNavigated { .. } => "tab_navigated",
             ToServer::ChangeGrant { .. } => "change_grant",
+            ToServer::AgentControl { .. } => "agent_control",
+            ToServer::ShareTab { .. } => "share_tab",
             ToServer::SaveRecording { .. } => "save_recording",
             ToServer::Ping { .. } => "ping",
             ToServer::Pong { .. } => "pong",
@@ -668,6 +702,11 @@ impl ToServer {
                 change: f.req("change")?,
                 tab: f.opt("tab")?,
             },
+            "agent_control" => ToServer::AgentControl {
+                agent: f.req("agent")?,
+                stop: f.req("stop")?,
+            },
+            "share_tab" => ToServer::ShareTab { tab: f.req("tab")? },
             "save_recording" => ToServer::SaveRecording {
                 id: f.req("id")?,
                 tab: f.req("tab")?,
@@ -706,6 +745,7 @@ impl ToExtension {
             ToExtension::OpenTab { .. } => "open_tab",
             ToExtension::Browser { .. } => "browser",
             ToExtension::Grants { .. } => "grants",
+            ToExtension::Agents { .. } => "agents",
             ToExtension::GrantResult { .. } => "grant_result",
             ToExtension::GrantError { .. } => "grant_error",
             ToExtension::RecordingSaved { .. } => "recording_saved",
@@ -768,6 +808,9 @@ impl ToExtension {
             "grants" => ToExtension::Grants {
                 grants: f.req("grants")?,
                 all_origins: f.opt("all_origins")?,
+            },
+            "agents" => ToExtension::Agents {
+                agents: f.req("agents")?,
             },
             "grant_result" => ToExtension::GrantResult {
                 id: f.req("id")?,

@@ -30,6 +30,10 @@ pub struct Entry {
     /// UTC, RFC 3339 with milliseconds.
     pub time: String,
     pub client: String,
+    /// The agent (issue 28) that made the call: its client's name, with a suffix when two
+    /// sessions share one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub tool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
@@ -46,6 +50,7 @@ impl Entry {
         Entry {
             time: cap(&self.time),
             client: cap(&self.client),
+            agent: self.agent.as_deref().map(cap),
             tool: cap(&self.tool),
             origin: self.origin.as_deref().map(cap),
             tab: self.tab,
@@ -90,7 +95,15 @@ pub fn printable(text: &str) -> String {
 
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (client, tool) = (printable(&self.client), printable(&self.tool));
+        // The client as it called itself, and the agent when its name differs (the second
+        // session of a client, or a name made readable): `claude-code [claude-code-2]`.
+        let client = match &self.agent {
+            Some(agent) if *agent != self.client => {
+                format!("{} [{}]", printable(&self.client), printable(agent))
+            }
+            Some(_) | None => printable(&self.client),
+        };
+        let tool = printable(&self.tool);
         write!(f, "{}  {client:<18} {tool:<24}", printable(&self.time))?;
         let origin = self.origin.as_deref().map(printable);
         match (origin, self.tab) {
@@ -188,6 +201,7 @@ mod tests {
         Entry {
             time: now(),
             client: "test-client".into(),
+            agent: None,
             tool: tool.into(),
             origin: Some("http://127.0.0.1:8000".into()),
             tab: Some(3),
@@ -244,6 +258,16 @@ mod tests {
             keys,
             ["client", "ms", "origin", "outcome", "tab", "time", "tool"]
         );
+    }
+
+    #[test]
+    fn a_line_names_the_agent_beside_its_client_when_they_differ() {
+        let mut second = entry("page_read");
+        second.client = "mcp".into();
+        second.agent = Some("mcp-2".into());
+        assert!(second.to_string().contains("  mcp [mcp-2] "), "{second}");
+        second.agent = Some("mcp".into());
+        assert!(!second.to_string().contains('['), "{second}");
     }
 
     #[test]

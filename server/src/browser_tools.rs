@@ -101,6 +101,13 @@ fn decode<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, WireError>
 pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireError> {
     let list = list_tabs(hub).await?;
     let known = hub.tabs();
+    // Issue 28: each tab another agent (or this one) holds says so; shared tabs say nothing.
+    let agents = list.agents.clone().unwrap_or_default();
+    let hold = |entry: &mut Value, tab: TabId| {
+        if let Some(holder) = agents.holders.get(&tab) {
+            entry["holder"] = json!(holder);
+        }
+    };
     let allowed = |origin: &Option<String>| {
         origin
             .as_deref()
@@ -114,6 +121,7 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
             entry["origin"] = json!(origin);
             entry["active"] = json!(list.tabs.iter().any(|t| t.id == site.id && t.active));
             entry["page_tools_allowed"] = json!(allowed(&origin));
+            hold(&mut entry, site.id);
             entry
         })
         .collect();
@@ -123,7 +131,7 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
             .filter(|tab| !known.iter().any(|k| k.id == tab.id))
             .filter_map(|tab| {
                 let origin = Some(bridge::origin::text_of(&tab.url)?);
-                Some(json!({
+                let mut entry = json!({
                     "id": tab.id,
                     "url": tab.url,
                     "title": tab.title,
@@ -132,10 +140,16 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
                     "focused": false,
                     "tools": [],
                     "page_tools_allowed": allowed(&origin),
-                }))
+                });
+                hold(&mut entry, tab.id);
+                Some(entry)
             }),
     );
-    Ok(json!({"tabs": tabs, "page_content": PAGE_WORDS}))
+    let mut answer = json!({"tabs": tabs, "page_content": PAGE_WORDS});
+    if let Some(you) = agents.you {
+        answer["you"] = json!(you);
+    }
+    Ok(answer)
 }
 
 /// `browser_tab`: back, forward, reload, activate or close the tab the call names.
@@ -150,7 +164,8 @@ impl ServerTool for BrowserTab {
         let actions: Vec<&str> = TabAction::ALL.iter().map(|a| a.as_str()).collect();
         listed(
             (Self::NAME, "Tab action"),
-            "Go back, forward, reload, activate or close a tab.",
+            "Go back, forward, reload, activate or close a tab; claim holds it for you alone, \
+             release shares it again.",
             json!({
                 "type": "object",
                 "properties": {
@@ -181,7 +196,14 @@ impl ServerTool for BrowserTab {
 
     async fn run(mcp: &TabwireMcp, call: Call<TabAction>) -> Result<CallToolResult, Failure> {
         let (tab, action) = (call.tab(), call.args);
-        let acted: TabActed = decode(mcp.hub.browser(BrowserOp::Tab { tab, action }).await?)?;
+        let answer = mcp.hub.browser(BrowserOp::Tab { tab, action }).await?;
+        if let TabAction::Claim | TabAction::Release = action {
+            let holder = answer.get("holder").cloned().unwrap_or(Value::Null);
+            return Ok(success(
+                json!({"tab_id": tab, "action": action.as_str(), "holder": holder}),
+            ));
+        }
+        let acted: TabActed = decode(answer)?;
         let mut answer = json!({"tab_id": acted.tab, "action": action.as_str()});
         if let Some(url) = acted.url {
             answer["url"] = json!(url);
@@ -609,7 +631,9 @@ mod tests {
         let tab = BrowserTab::spec();
         assert_eq!(
             tab.input_schema["properties"]["action"]["enum"],
-            json!(["back", "forward", "reload", "activate", "close"])
+            json!([
+                "back", "forward", "reload", "activate", "close", "claim", "release"
+            ])
         );
     }
 }

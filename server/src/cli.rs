@@ -238,6 +238,10 @@ pub struct GrantArgs {
     /// person's input (Chrome shows a "started debugging this browser" bar meanwhile).
     #[arg(long)]
     pub trusted_input: bool,
+    /// For this agent only (its name in the popup or `tabwire status`, e.g. `claude-code-2`);
+    /// without it, for every agent.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -4,6 +4,7 @@
 //! take effect at once, and written whole through a temporary file, so a crash never leaves half
 //! a file. No MCP here: the question to the user is `permission.rs`'s.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +17,12 @@ use crate::audit::{self, AuditLog};
 #[derive(Debug, Serialize, Deserialize, Default)]
 struct GrantsFile {
     version: u32,
+    /// The grants of every agent (the default).
     #[serde(default)]
     origins: GrantList,
+    /// The grants of one agent only (issue 28: `tabwire allow ORIGIN --agent NAME`), by agent name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    agents: BTreeMap<String, GrantList>,
 }
 
 const FILE_VERSION: u32 = 1;
@@ -54,20 +59,83 @@ impl Grants {
         Ok(self.read()?.origins)
     }
 
-    /// Whether `origin` has what `need` asks for (an unreadable file allows nothing).
+    /// Whether `origin` has what `need` asks for, for the calling agent (an unreadable file
+    /// allows nothing).
     pub fn allows(&self, origin: &str, need: Need) -> bool {
         self.of(origin).is_some_and(|g| g.allows(need))
     }
 
-    /// `origin`'s grant, from one read of the file (an unreadable file grants nothing).
+    /// `origin`'s grant for the calling agent (issue 28: every agent's, joined with the one the
+    /// agent has alone; outside any agent's scope, every agent's only), from one read of the file
+    /// (an unreadable file grants nothing).
     pub fn of(&self, origin: &str) -> Option<Grant> {
+        let agent = crate::hub::agents::caller_known_as();
         match self.read() {
-            Ok(mut file) => file.origins.remove(origin),
+            Ok(mut file) => {
+                let everyone = file.origins.remove(origin);
+                let own = agent
+                    .and_then(|agent| file.agents.get_mut(&*agent))
+                    .and_then(|own| own.remove(origin));
+                match (everyone, own) {
+                    (Some(a), Some(b)) => Some(Grant {
+                        page_tools: a.page_tools || b.page_tools,
+                        trusted_input: a.trusted_input || b.trusted_input,
+                        since: a.since.min(b.since),
+                    }),
+                    (grant, None) | (None, grant) => grant,
+                }
+            }
             Err(e) => {
                 tracing::warn!("{e}");
                 None
             }
         }
+    }
+
+    /// The grants of one agent only, by agent name.
+    pub fn of_agents(&self) -> Result<BTreeMap<String, GrantList>, GrantsError> {
+        Ok(self.read()?.agents)
+    }
+
+    /// Allows (`allow`) `need` on `origin` for agent `agent` alone, or takes it back; whether
+    /// anything changed. Taking page tools back from every agent (`change_for`) takes these
+    /// back too.
+    pub fn change_for_agent(
+        &self,
+        agent: &str,
+        origin: &str,
+        need: Need,
+        allow: bool,
+    ) -> Result<bool, GrantsError> {
+        bridge::Origin::parse(origin)?;
+        let mut file = self.read()?;
+        let list = file.agents.entry(agent.to_owned()).or_default();
+        let before = list.get(origin).copied().unwrap_or_default();
+        let mut grant = before;
+        match (allow, need) {
+            (true, need) => {
+                if !grant.page_tools {
+                    grant.since = now();
+                }
+                grant.page_tools = true;
+                grant.trusted_input |= need == Need::TrustedInput;
+            }
+            (false, Need::PageTools) => grant = Grant::default(),
+            (false, Need::TrustedInput) => grant.trusted_input = false,
+        }
+        if grant == before {
+            file.agents.retain(|_, list| !list.is_empty());
+            return Ok(false);
+        }
+        if grant.page_tools {
+            list.insert(origin.to_owned(), grant);
+        } else {
+            list.remove(origin);
+        }
+        file.agents.retain(|_, list| !list.is_empty());
+        file.version = FILE_VERSION;
+        self.write(&file)?;
+        Ok(true)
     }
 
     /// Allows `need` on `origin` (trusted input implies page tools); whether anything changed.
@@ -108,6 +176,7 @@ impl Grants {
         audit.record(&audit::Entry {
             time: audit::now(),
             client: who.to_owned(),
+            agent: None,
             tool: change.describe(),
             origin: Some(change.origin.clone()),
             tab,
@@ -134,6 +203,11 @@ impl Grants {
             file.origins.insert(origin.to_owned(), grant);
         } else {
             file.origins.remove(origin);
+            // Taking page tools back from every agent takes them back from each one too.
+            for list in file.agents.values_mut() {
+                list.remove(origin);
+            }
+            file.agents.retain(|_, list| !list.is_empty());
         }
         file.version = FILE_VERSION;
         self.write(&file)?;

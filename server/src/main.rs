@@ -18,6 +18,7 @@ mod extension;
 mod firefox_pin;
 mod grant_sync;
 mod grants;
+mod handoff;
 mod health;
 mod http;
 mod hub;
@@ -265,14 +266,36 @@ fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
         (grants::Need::TrustedInput, grants::GrantAction::Revoke) => "trusted input is off",
     };
     let store = grants::Grants::new(dirs.grants());
-    let changed = store.change_for(
-        &audit::AuditLog::new(dirs.audit_log()),
-        "cli",
-        &change,
-        None,
-    )?;
+    let (changed, whom) = match &args.agent {
+        // Issue 28: a grant for one agent.
+        Some(agent) => {
+            let started = std::time::Instant::now();
+            let made = store.change_for_agent(agent, &change.origin, change.need, allowing);
+            audit::AuditLog::new(dirs.audit_log()).record(&audit::Entry {
+                time: audit::now(),
+                client: "cli".to_owned(),
+                agent: Some(agent.clone()),
+                tool: change.describe(),
+                origin: Some(change.origin.clone()),
+                tab: None,
+                outcome: match &made {
+                    Ok(_) => "ok".to_owned(),
+                    Err(_) => bridge::ErrorCode::Internal.to_string(),
+                },
+                ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            (made?, format!(" for agent {agent}"))
+        }
+        None => {
+            let audit = audit::AuditLog::new(dirs.audit_log());
+            (
+                store.change_for(&audit, "cli", &change, None)?,
+                String::new(),
+            )
+        }
+    };
     let already = if changed { "" } else { " (already so)" };
-    println!("{}: {what}{already}.", change.origin);
+    println!("{}: {what}{whom}{already}.", change.origin);
     Ok(())
 }
 
@@ -293,6 +316,16 @@ fn run_grants() -> anyhow::Result<()> {
             ""
         };
         println!("{origin}  page tools allowed{trusted}");
+    }
+    for (agent, list) in store.of_agents()? {
+        for (origin, grant) in &list {
+            let trusted = if grant.trusted_input {
+                ", trusted input on"
+            } else {
+                ""
+            };
+            println!("{origin}  page tools allowed for agent {agent} only{trusted}");
+        }
     }
     println!("({})", store.path().display());
     Ok(())

@@ -32,6 +32,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::audit::{self, AuditLog};
 use crate::browser_tools::{PageTab, Screenshots};
+use crate::hub::agents::{self, AgentName};
 use crate::hub::{Hub, PageProgress};
 use crate::page_tools::PageTools;
 use crate::permission::Permission;
@@ -148,6 +149,17 @@ pub struct TabwireMcp {
     listed: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
     /// Resource URIs this session subscribed to with the legacy `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
+    /// This session as an agent (issue 28), named once its client said who it is.
+    agent: std::sync::OnceLock<AgentName>,
+}
+
+impl Drop for TabwireMcp {
+    /// The session ended: its agent leaves, and the tabs it held are shared again.
+    fn drop(&mut self) {
+        if let Some(agent) = self.agent.get() {
+            self.hub.leave_agent(agent);
+        }
+    }
 }
 
 impl TabwireMcp {
@@ -167,7 +179,24 @@ impl TabwireMcp {
             page_tools: PageTools::default(),
             listed: Mutex::new(None),
             subscribed: Arc::default(),
+            agent: std::sync::OnceLock::new(),
         }
+    }
+
+    /// This session's agent, named from its client's `clientInfo` name the first time it is
+    /// needed (a client that skipped initialization is named `agent`).
+    fn agent(&self, peer: &rmcp::Peer<RoleServer>) -> AgentName {
+        self.agent
+            .get_or_init(|| {
+                let client = peer
+                    .peer_info()
+                    .map(|info| info.client_info.name.clone())
+                    .unwrap_or_default();
+                let name = self.hub.join_agent(&client);
+                tracing::info!(agent = %name, client = %client, "an MCP session joined as an agent");
+                name
+            })
+            .clone()
     }
 
     fn all_tools(&self) -> Arc<Vec<Tool>> {
@@ -262,9 +291,13 @@ impl TabwireMcp {
                 match dispatch::take_tab_id(&mut args) {
                     Ok(tab) => {
                         *target = self.site_tool_target(name, tab);
-                        self.call_site_tool(&spec, args, tab, report, peer)
-                            .await
-                            .map_err(Failure::from)
+                        match self.hub.admit(target.as_ref().map(|t| t.tab)) {
+                            Ok(()) => self
+                                .call_site_tool(&spec, args, tab, report, peer)
+                                .await
+                                .map_err(Failure::from),
+                            Err(held) => Err(held.into()),
+                        }
                     }
                     Err(e) => Err(e.into()),
                 }
@@ -326,9 +359,11 @@ impl TabwireMcp {
     }
 
     /// Appends the call to the audit log.
+    #[allow(clippy::too_many_arguments)]
     fn audit(
         &self,
         peer: &rmcp::Peer<RoleServer>,
+        agent: &str,
         tool: &str,
         target: Option<PageTab>,
         outcome: &Result<Result<CallToolResult, Failure>, ErrorData>,
@@ -346,6 +381,7 @@ impl TabwireMcp {
         self.safeguards.audit.record(&audit::Entry {
             time: audit::now(),
             client,
+            agent: Some(agent.to_owned()),
             tool: tool.to_owned(),
             origin: target
                 .as_ref()
@@ -563,17 +599,28 @@ impl ServerHandler for TabwireMcp {
             .map(|token| spawn_progress_forwarder(context.peer.clone(), token));
         let started = Instant::now();
         let mut target = None;
-        let call = self.dispatch(
-            request.name.as_ref(),
-            args,
-            report,
-            &context.peer,
-            &mut target,
+        let agent = self.agent(&context.peer);
+        let agent_call = self.hub.agent_call(&agent);
+        let known_as: AgentName = self.hub.agent_known_as(&agent).into();
+        let call = agents::as_agent_known_as(
+            agent.clone(),
+            known_as.clone(),
+            self.dispatch(
+                request.name.as_ref(),
+                args,
+                report,
+                &context.peer,
+                &mut target,
+            ),
         );
-        // Dropping the call (the client cancelled it, or nobody can read the answer once stdin
-        // is closed) frees its pending entry and cancels it on the page.
+        // Dropping the call (the client cancelled it, the person stopped its agent, or nobody
+        // can read the answer once stdin is closed) frees its pending entry and cancels it on
+        // the page.
         let outcome = tokio::select! {
             result = call => result,
+            () = agents::until_stopped_opt(agent_call.as_ref()) => {
+                Ok(Err(Failure::from(agents::stopped_error(&agent))))
+            }
             () = context.ct.cancelled() => {
                 tracing::debug!(id = %context.id, "the client cancelled the call");
                 Err(ErrorData::internal_error("the client cancelled the call", None))
@@ -582,12 +629,20 @@ impl ServerHandler for TabwireMcp {
                 Err(ErrorData::internal_error("tabwire is shutting down", None))
             }
         };
-        self.audit(&context.peer, &request.name, target, &outcome, started);
+        self.audit(
+            &context.peer,
+            &known_as,
+            &request.name,
+            target,
+            &outcome,
+            started,
+        );
         outcome.map(|answer| answer.unwrap_or_else(Failure::into_result).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         tracing::info!("MCP client initialized");
+        self.agent(&context.peer);
         self.spawn_legacy_notifier(context.peer.clone());
         self.spawn_resource_notifier(context.peer.clone());
     }

@@ -199,6 +199,15 @@ impl PageTools {
                 "navigated to {landed}: take a snapshot (page_snapshot) of the new page\n"
             )),
         }
+        // Issue 28: what the person should give themselves, said in Tabwire's words (after the
+        // page's content ends), with the tool that hands it to them.
+        if !answer.asks.is_empty() {
+            text.push_str(&format!(
+                "this page asks for a {}: do not type it yourself; hand this step to the user \
+                 with browser_handoff\n",
+                answer.asks.join(", a ")
+            ));
+        }
         Framed { text }
     }
 }
@@ -254,6 +263,22 @@ mod tests {
                            "text": "x\n", "refs": []});
         let again = tools.answer(page(again));
         assert!(!again.text.contains(marker), "a new marker each answer");
+    }
+
+    #[test]
+    fn a_page_asking_for_secrets_suggests_a_handoff_in_tabwires_words() {
+        let tools = PageTools::default();
+        let snapshot = json!({"tab": 3, "doc": "d", "url": "http://a.test/login", "title": "In",
+                              "text": "textbox e1 \"Password\"\n", "refs": ["e1"],
+                              "asks": ["password", "one-time code"]});
+        let answer = tools.answer(page(snapshot));
+        let end = answer.text.find("[end ").unwrap();
+        let hint = answer
+            .text
+            .find("asks for a password, a one-time code: do not type it yourself")
+            .unwrap();
+        assert!(hint > end, "after the page's content: {}", answer.text);
+        assert!(answer.text.contains("browser_handoff"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use bridge::handshake::{self, Exchange, Role};
 use bridge::page::PageCall;
 use bridge::protocol::{BrowserInfo, RequestId};
 use bridge::upload::Assemblies;
-use bridge::{PROTOCOL_VERSION, ToExtension, ToServer};
+use bridge::{ErrorCode, PROTOCOL_VERSION, ToExtension, ToServer, WireError};
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -36,6 +36,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::auth;
+use crate::hub::agents::{self, AgentFrame, AgentName};
 use crate::hub::{CallFiles, Hub, Outbox, PageProgress, TabInfo};
 use crate::pairing::Secret;
 use crate::ws::{FrameRate, fresh_nonce, socket_config, spawn_writer};
@@ -102,6 +103,9 @@ pub struct Status {
     /// What went wrong on the hub's browser side (a wrong pairing secret, ...).
     #[serde(default)]
     pub diagnostics: crate::diagnostics::Report,
+    /// The agents (MCP sessions) of the hub and its peers, with the tabs each holds.
+    #[serde(default)]
+    pub agents: Vec<bridge::agents::AgentView>,
 }
 
 fn this_process() -> PeerHello {
@@ -150,6 +154,7 @@ where
             .map(|t| t.name.clone())
             .collect(),
         diagnostics: crate::diagnostics::report(),
+        agents: hub.agents(),
     };
     let frame = serde_json::to_string(&status).unwrap_or_default();
     let _ = socket.send(Message::Text(Utf8Bytes::from(frame))).await;
@@ -188,6 +193,8 @@ where
     let mut uploads: Assemblies<ToExtension> = Assemblies::default();
     let mut rate = FrameRate::default();
     let who = format!("tabwire peer {pid}");
+    // Dropped with the socket: the peer's agents leave, their tabs are shared again.
+    let mut agents = PeerAgents::new(hub.clone());
 
     while let Some(frame) = frames.next().await {
         rate.admit(&who).await;
@@ -196,6 +203,10 @@ where
             Ok(Message::Close(_)) | Err(_) => break,
             Ok(_) => continue,
         };
+        if let Some(frame) = AgentFrame::decode(text.as_str()) {
+            agents.heard(frame, &outbox);
+            continue;
+        }
         let message = match ToExtension::decode(text.as_str()) {
             Ok(message) => message,
             Err(bad) => {
@@ -215,6 +226,23 @@ where
             }
         };
         let files = CallFiles::Read(files);
+        // The agent (issue 28) the peer's session calls for: the hub names it, and holds and
+        // stops apply to it here.
+        let agent = match agents.of(text.as_str()) {
+            Ok(agent) => agent,
+            Err(error) => {
+                if let Some(id) = request_id(&message) {
+                    let _ = outbox.send(ToServer::CallToolError { id, error });
+                }
+                continue;
+            }
+        };
+        let stopped = |hub: &Hub, outbox: &PeerOutbox, id: &RequestId, answer: StoppedAnswer| {
+            let (outbox, id) = (outbox.clone(), id.clone());
+            AgentRun::new(hub, agent.clone(), move |error| {
+                let _ = outbox.send(answer(id, error));
+            })
+        };
         match message {
             ToExtension::CallTool {
                 id,
@@ -223,7 +251,8 @@ where
                 args,
                 ..
             } => {
-                let task = tokio::spawn(run_call(
+                let run = stopped(&hub, &outbox, &id, call_error);
+                let task = run.spawn(run_call(
                     hub.clone(),
                     outbox.clone(),
                     id.clone(),
@@ -238,9 +267,13 @@ where
                 tab,
                 wait_loaded_ms,
             } => {
+                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::OpenTabError {
+                    id,
+                    error,
+                });
                 let (hub, outbox, open_id) = (hub.clone(), outbox.clone(), id.clone());
                 let wait_loaded = wait_loaded_ms.map(Duration::from_millis);
-                let task = tokio::spawn(async move {
+                let task = run.spawn(async move {
                     let answer = match hub.open_tab(&url, tab, wait_loaded).await {
                         Ok(opened) => ToServer::OpenTabResult {
                             id,
@@ -267,9 +300,10 @@ where
                         ..
                     },
             } => {
+                let run = stopped(&hub, &outbox, &id, call_error);
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
                 // The peer's permission gate decided both, from the same grants file.
-                let task = tokio::spawn(async move {
+                let task = run.spawn(async move {
                     let answer = match hub
                         .page_op(&op, args, tab, doc, origin, trusted_input, files)
                         .await
@@ -286,8 +320,12 @@ where
                 running.insert(op_id, task.abort_handle());
             }
             ToExtension::RequestState { id, tab } => {
+                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::StateError {
+                    id,
+                    error,
+                });
                 let (hub, outbox, state_id) = (hub.clone(), outbox.clone(), id.clone());
-                let task = tokio::spawn(async move {
+                let task = run.spawn(async move {
                     let answer = match hub.request_state(tab).await {
                         Ok(state) => ToServer::StateResponse { id, state },
                         Err(error) => ToServer::StateError { id, error },
@@ -297,8 +335,12 @@ where
                 running.insert(state_id, task.abort_handle());
             }
             ToExtension::Browser { id, op } => {
+                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::BrowserError {
+                    id,
+                    error,
+                });
                 let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
-                let task = tokio::spawn(async move {
+                let task = run.spawn(async move {
                     let answer = match hub.browser(op).await {
                         Ok(result) => ToServer::BrowserResult { id, result },
                         Err(error) => ToServer::BrowserError { id, error },
@@ -322,6 +364,7 @@ where
             | ToExtension::UploadChunk { .. }
             | ToExtension::AdaptersUpdated { .. }
             | ToExtension::Grants { .. }
+            | ToExtension::Agents { .. }
             | ToExtension::GrantResult { .. }
             | ToExtension::GrantError { .. }
             | ToExtension::RecordingSaved { .. }
@@ -338,6 +381,156 @@ where
     writer.abort();
     peers.remove(peer_id);
     tracing::info!(pid, "a tabwire peer left");
+}
+
+/// The agents of one peer's sessions, by the name the peer gave each (unique in the peer),
+/// as this hub named them (unique among all agents).
+struct PeerAgents {
+    hub: Arc<Hub>,
+    named: HashMap<String, AgentName>,
+}
+
+impl PeerAgents {
+    fn new(hub: Arc<Hub>) -> PeerAgents {
+        PeerAgents {
+            hub,
+            named: HashMap::new(),
+        }
+    }
+
+    /// The agent `frame` is sent for, joining it on its first frame; `None` for a frame of
+    /// no agent (`tabwire adapters test`'s own calls). A peer has at most
+    /// [`MAX_AGENTS_PER_PEER`] agents.
+    fn of(&mut self, frame: &str) -> Result<Option<AgentName>, WireError> {
+        match agents::stamped(frame) {
+            Some(local) => self.join(&local).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// What the peer said of its agents: one joined (answered with the name the hub gave it),
+    /// or left.
+    fn heard(&mut self, frame: AgentFrame, outbox: &PeerOutbox) {
+        match frame {
+            AgentFrame::Join { local } => match self.join(&local) {
+                Ok(name) => {
+                    let name = name.to_string();
+                    let _ = outbox.0.send(AgentFrame::Named { local, name }.encode());
+                }
+                Err(e) => tracing::warn!(error = %e.message, "a peer's agent was refused"),
+            },
+            AgentFrame::Leave { local } => {
+                if let Some(agent) = self.named.remove(&local) {
+                    self.hub.leave_agent(&agent);
+                }
+            }
+            AgentFrame::Named { local, .. } => {
+                tracing::warn!(
+                    local,
+                    "a peer sent agent_named, which only hubs send; ignored"
+                );
+            }
+        }
+    }
+
+    /// The agent the peer calls `local`, joining it the first time.
+    fn join(&mut self, local: &str) -> Result<AgentName, WireError> {
+        if let Some(agent) = self.named.get(local) {
+            return Ok(agent.clone());
+        }
+        if self.named.len() >= MAX_AGENTS_PER_PEER {
+            return Err(WireError::new(
+                ErrorCode::TooMany,
+                format!("a tabwire peer may have {MAX_AGENTS_PER_PEER} agents at most"),
+            ));
+        }
+        let agent = self.hub.join_agent(local);
+        tracing::info!(agent = %agent, "a peer's session joined as an agent");
+        self.named.insert(local.to_owned(), agent.clone());
+        Ok(agent)
+    }
+}
+
+impl Drop for PeerAgents {
+    fn drop(&mut self) {
+        for agent in self.named.values() {
+            self.hub.leave_agent(agent);
+        }
+    }
+}
+
+/// The id of a peer's request (one the hub answers), for answering it with an error.
+fn request_id(message: &ToExtension) -> Option<RequestId> {
+    match message {
+        ToExtension::CallTool { id, .. }
+        | ToExtension::OpenTab { id, .. }
+        | ToExtension::PageOp { id, .. }
+        | ToExtension::RequestState { id, .. }
+        | ToExtension::Browser { id, .. } => Some(id.clone()),
+        ToExtension::Welcome { .. }
+        | ToExtension::UploadChunk { .. }
+        | ToExtension::Cancel { .. }
+        | ToExtension::AdaptersUpdated { .. }
+        | ToExtension::Grants { .. }
+        | ToExtension::Agents { .. }
+        | ToExtension::GrantResult { .. }
+        | ToExtension::GrantError { .. }
+        | ToExtension::RecordingSaved { .. }
+        | ToExtension::RecordingError { .. }
+        | ToExtension::Ping { .. }
+        | ToExtension::Pong { .. }
+        | ToExtension::Error { .. } => None,
+    }
+}
+
+/// The most agents (MCP sessions) one peer process may have.
+const MAX_AGENTS_PER_PEER: usize = 64;
+
+/// The error frame a request of a stopped agent is answered with.
+type StoppedAnswer = fn(RequestId, WireError) -> ToServer;
+
+fn call_error(id: RequestId, error: WireError) -> ToServer {
+    ToServer::CallToolError { id, error }
+}
+
+/// A peer's request run as its agent: holds apply to it, and it ends, answered by `on_stop`,
+/// when the person stops the agent.
+struct AgentRun<S> {
+    agent: Option<AgentName>,
+    call: Option<agents::CallOf>,
+    on_stop: S,
+}
+
+impl<S: FnOnce(WireError) + Send + 'static> AgentRun<S> {
+    fn new(hub: &Hub, agent: Option<AgentName>, on_stop: S) -> AgentRun<S> {
+        let call = agent.as_deref().and_then(|a| hub.agent_call(a));
+        AgentRun {
+            agent,
+            call,
+            on_stop,
+        }
+    }
+
+    fn spawn(
+        self,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let AgentRun {
+            agent,
+            call,
+            on_stop,
+        } = self;
+        tokio::spawn(async move {
+            let Some(agent) = agent else {
+                return work.await;
+            };
+            let error = agents::stopped_error(&agent);
+            tokio::select! {
+                () = agents::as_agent(agent, work) => {}
+                () = agents::until_stopped_opt(call.as_ref()) => on_stop(error),
+            }
+        })
+    }
 }
 
 async fn run_call(
@@ -551,8 +744,11 @@ pub async fn relay(socket: Socket<TcpStream>, hub: &Hub) {
                 }
             }
             Ok(Message::Text(text)) => {
-                let conn = *conn.get_or_insert_with(|| hub.connect(outbox.clone()));
-                hub.handle_frame(conn, text.as_str());
+                let conn = *conn.get_or_insert_with(|| hub.connect_relay(outbox.clone()));
+                match AgentFrame::decode(text.as_str()) {
+                    Some(named) => hub.hub_named(named),
+                    None => hub.handle_frame(conn, text.as_str()),
+                }
             }
             Ok(Message::Close(_)) | Err(_) => break,
             Ok(_) => {}
@@ -625,6 +821,22 @@ pub fn render_status(status: &Status) -> String {
         );
     }
     let _ = writeln!(out, "tools: {}", status.tools.join(", "));
+    let _ = writeln!(out, "agents: {}", status.agents.len());
+    for agent in &status.agents {
+        let tabs: Vec<String> = agent.tabs.iter().map(ToString::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  agent {} ({:?}){}, {} running: tabs {}",
+            agent.name,
+            agent.client,
+            if agent.stopped { " stopped" } else { "" },
+            agent.running,
+            match tabs.is_empty() {
+                true => "none".to_owned(),
+                false => tabs.join(", "),
+            }
+        );
+    }
     out
 }
 
@@ -681,6 +893,13 @@ mod tests {
             }],
             tools: vec!["todomvc_add_todo".into()],
             diagnostics: Default::default(),
+            agents: vec![bridge::agents::AgentView {
+                name: "claude-code-2".into(),
+                client: "claude-code".into(),
+                stopped: true,
+                tabs: vec![7],
+                running: 2,
+            }],
         };
         assert_eq!(
             render_status(&status),
@@ -688,7 +907,8 @@ mod tests {
              peers: 1\n  peer: pid 11, tabwire 0.1.0\n\
              browsers: 2\n  browser: Chrome 140\n  browser: (not introduced yet)\n\
              tabs: 1\n  tab 7 (focused): http://127.0.0.1/ \"TodoMVC\" tools: todomvc_add_todo\n\
-             tools: todomvc_add_todo\n"
+             tools: todomvc_add_todo\n\
+             agents: 1\n  agent claude-code-2 (\"claude-code\") stopped, 2 running: tabs 7\n"
         );
     }
 }

@@ -75,6 +75,7 @@ impl Recorder {
         self.audit.record(&audit::Entry {
             time: audit::now(),
             client: audit::POPUP.to_owned(),
+            agent: None,
             tool: format!("save {}", audited_tool_name(request, saved)),
             origin: Some(request.origin.clone()),
             tab: Some(request.tab),

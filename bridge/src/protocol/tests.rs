@@ -318,6 +318,11 @@ fn every_known_type_round_trips() {
             },
             tab: Some(4),
         },
+        ToServer::AgentControl {
+            agent: "claude-code-2".into(),
+            stop: true,
+        },
+        ToServer::ShareTab { tab: 4 },
         ToServer::SaveRecording {
             id: "r".into(),
             tab: 4,
@@ -419,6 +424,15 @@ fn every_known_type_round_trips() {
             )]
             .into(),
             all_origins: false,
+        },
+        ToExtension::Agents {
+            agents: vec![crate::agents::AgentView {
+                name: "claude-code".into(),
+                client: "Claude Code".into(),
+                stopped: false,
+                tabs: vec![4, 7],
+                running: 1,
+            }],
         },
         ToExtension::GrantResult {
             id: "g".into(),

@@ -108,6 +108,13 @@ pub enum Action {
     /// Write the grants the server pushed (its `grants` frame, JSON) to `chrome.storage.session`,
     /// where the popup reads them.
     PersistGrants(String),
+    /// Write the agents the server pushed (its `agents` frame, JSON) to `chrome.storage.session`,
+    /// where the popup reads them, and put each agent's tabs in a tab group named after it
+    /// (issue 28; `tab_groups.rs`).
+    ShowAgents {
+        frame: String,
+        agents: Vec<bridge::agents::AgentView>,
+    },
     /// Write the recordings ([`Core::recordings_json`]) to `chrome.storage.session`, where the
     /// popup reads them.
     PersistRecordings,
@@ -657,6 +664,10 @@ impl Core {
                     actions.push(Action::SyncContentScripts(self.match_patterns()));
                 }
             }
+            ToExtension::Agents { agents } => actions.push(Action::ShowAgents {
+                frame: text.to_owned(),
+                agents,
+            }),
             ToExtension::GrantResult { id, changed } => actions.push(Action::AnswerPopup {
                 id,
                 answer: Ok(crate::popup::Answered::Grant { changed }),
@@ -726,6 +737,15 @@ impl Core {
         }
         let frame = ToServer::ChangeGrant { id, change, tab }.encode();
         Ok(vec![Action::Frame(frame)])
+    }
+
+    /// The person's word about agents from the popup (issue 28): stop or allow one, or share a
+    /// tab; the server decides, and its next `agents` frame shows the outcome.
+    pub fn agent_request(&mut self, request: ToServer) -> Result<Vec<Action>, String> {
+        if self.link != LinkState::Connected {
+            return Err("tabwire is not connected, so nothing was changed".to_owned());
+        }
+        Ok(vec![Action::Frame(request.encode())])
     }
 
     /// A call with the files it puts on the page: a call declaring files waits for their

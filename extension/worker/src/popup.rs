@@ -4,7 +4,8 @@
 //! what the named tab shows, [`GrantChange::check`] decides, and
 //! [`crate::core::Core::change_grant`] sends it on. It starts, stops and discards a tab's
 //! recording (`record`, [`crate::core::Core::record`]) and saves it as a tool
-//! (`save_recording`). The answer the popup reads is [`answer_text`]'s.
+//! (`save_recording`), and stops, allows or shares for agents (`agent_control`, `share_tab`,
+//! issue 28). The answer the popup reads is [`answer_text`]'s.
 
 use bridge::grants::GrantChange;
 use bridge::protocol::TabId;
@@ -18,11 +19,25 @@ use crate::tabs::Sender;
 /// The popup page, relative to the extension's root (manifest `action.default_popup`).
 pub const POPUP_PAGE: &str = "extension/popup.html";
 
+/// The window a hand-off shows the person (issue 28's `browser_handoff`).
+pub const HANDOFF_PAGE: &str = "extension/handoff.html";
+
+/// Whether `sender` is one of the extension's own pages the person uses: the popup, or a
+/// hand-off's window. Only they may send the popup's requests. `our_root` as for [`is_popup`].
+pub fn is_persons_page(sender: &Sender, our_id: &str, our_root: &str) -> bool {
+    is_page(sender, our_id, our_root, POPUP_PAGE) || is_page(sender, our_id, our_root, HANDOFF_PAGE)
+}
+
 /// Whether `sender` is this extension's popup page (opened as the toolbar popup or as a tab).
 /// `our_root` is the browser's URL of the extension's root (`runtime.getURL("")`):
 /// `chrome-extension://<id>/` in Chrome, `moz-extension://<uuid>/` in Firefox, whose UUID is
 /// not the extension's id.
 pub fn is_popup(sender: &Sender, our_id: &str, our_root: &str) -> bool {
+    is_page(sender, our_id, our_root, POPUP_PAGE)
+}
+
+/// Whether `sender` is this extension's page `expected` (relative to the extension's root).
+fn is_page(sender: &Sender, our_id: &str, our_root: &str, expected: &str) -> bool {
     let page = sender
         .url
         .split(['?', '#'])
@@ -32,7 +47,7 @@ pub fn is_popup(sender: &Sender, our_id: &str, our_root: &str) -> bool {
     !our_id.is_empty()
         && is_extension_root(our_root)
         && sender.extension_id.as_deref() == Some(our_id)
-        && page == Some(POPUP_PAGE)
+        && page == Some(expected)
 }
 
 /// Whether `root` is an extension's root URL, `<scheme>-extension://<host>/`, with a host: an
@@ -67,12 +82,37 @@ pub struct SaveRecording {
     pub tool: ToolDraft,
 }
 
+/// `{"type": "agent_control", "agent": "claude-code-2", "stop": true}`: stop an agent, or
+/// (`"stop": false`) let it go on (issue 28).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct AgentControl {
+    pub agent: String,
+    pub stop: bool,
+}
+
+/// `{"type": "share_tab", "tab": N}`: no agent holds the tab any more (issue 28).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ShareTab {
+    pub tab: TabId,
+}
+
+/// `{"type": "handoff_answer", "handoff": ID, "done": true}`: the person's Done (or, `false`,
+/// Cancel) in a hand-off's window.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HandoffAnswer {
+    pub handoff: String,
+    pub done: bool,
+}
+
 /// A request of the popup.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
+    HandoffAnswer(HandoffAnswer),
     ChangeGrant(ChangeGrant),
     Record(Record),
     SaveRecording(SaveRecording),
+    AgentControl(AgentControl),
+    ShareTab(ShareTab),
 }
 
 /// Reads a popup request; the error says what was wrong. The text is parsed once into a `Value`
@@ -98,6 +138,15 @@ pub fn decode(text: Option<&str>) -> Result<Request, String> {
         "save_recording" => serde_json::from_value(message)
             .map(Request::SaveRecording)
             .map_err(invalid),
+        "handoff_answer" => serde_json::from_value(message)
+            .map(Request::HandoffAnswer)
+            .map_err(invalid),
+        "agent_control" => serde_json::from_value(message)
+            .map(Request::AgentControl)
+            .map_err(invalid),
+        "share_tab" => serde_json::from_value(message)
+            .map(Request::ShareTab)
+            .map_err(invalid),
         other => Err(format!(
             "the popup asked for {other:?}, which the worker does not do"
         )),
@@ -111,6 +160,8 @@ pub enum Answered {
     Grant { changed: bool },
     /// A recording started, stopped or discarded.
     Recording,
+    /// An agent request sent on (its outcome shows in the next `agents` list).
+    Sent,
     /// A recording saved as the tool `tool` (its public name) in `file`, taking `parameters`.
     Saved {
         tool: String,
@@ -125,7 +176,7 @@ pub fn answer_text(answer: &Result<Answered, String>) -> String {
     let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
     match answer {
         Ok(Answered::Grant { changed }) => format!(r#"{{"ok":true,"changed":{changed}}}"#),
-        Ok(Answered::Recording) => r#"{"ok":true}"#.to_owned(),
+        Ok(Answered::Recording | Answered::Sent) => r#"{"ok":true}"#.to_owned(),
         Ok(Answered::Saved {
             tool,
             file,
@@ -246,6 +297,19 @@ mod tests {
         assert!(decode(Some("{")).unwrap_err().contains("not valid"));
         let untyped = decode(Some(r#"{"tab":5,"action":"stop"}"#)).unwrap_err();
         assert!(untyped.contains(r#"no "type""#), "{untyped}");
+        assert_eq!(
+            decode(Some(
+                r#"{"type":"agent_control","agent":"mcp-2","stop":true}"#
+            )),
+            Ok(Request::AgentControl(AgentControl {
+                agent: "mcp-2".into(),
+                stop: true
+            }))
+        );
+        assert_eq!(
+            decode(Some(r#"{"type":"share_tab","tab":9}"#)),
+            Ok(Request::ShareTab(ShareTab { tab: 9 }))
+        );
         let other = decode(Some(r#"{"type":"open_everything"}"#)).unwrap_err();
         assert!(other.contains("\"open_everything\""), "{other}");
         let bad_need = r#"{"type":"change_grant","change":{"origin":"https://a.example","action":"allow","need":"root"}}"#;

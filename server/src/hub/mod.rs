@@ -29,6 +29,8 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
+pub mod agents;
+mod holding;
 mod inbox;
 mod pending;
 mod registry;
@@ -330,7 +332,15 @@ impl Hub {
 
     /// Registers a new extension socket whose writer task drains `outbox`.
     pub fn connect(&self, outbox: Outbox) -> ConnId {
-        self.change(|r| r.connect(outbox))
+        self.change(|r| r.connect(outbox, false))
+    }
+
+    /// A connection to the hub this process is a peer of (which looks like a browser to us,
+    /// and decides holds itself).
+    pub fn connect_relay(&self, outbox: Outbox) -> ConnId {
+        let conn = self.change(|r| r.connect(outbox, true));
+        self.introduce_agents(conn);
+        conn
     }
 
     /// The socket closed: its tabs go away and its pending requests fail at once.
@@ -410,6 +420,20 @@ impl Hub {
                     );
                     self.send_to(conn, &ToExtension::GrantError { id, error });
                 }
+            }
+            ToServer::AgentControl { agent, stop } => {
+                let live = self.set_agent_stopped(&agent, stop);
+                tracing::info!(
+                    conn,
+                    agent,
+                    stop,
+                    live,
+                    "the person stops or allows an agent"
+                );
+            }
+            ToServer::ShareTab { tab } => {
+                let held = self.share_tab(tab);
+                tracing::info!(conn, tab, held, "the person shares a tab");
             }
             ToServer::SaveRecording {
                 id,
@@ -808,35 +832,56 @@ impl Hub {
         wait_loaded: Option<Duration>,
     ) -> Result<OpenedTab, WireError> {
         let budget = self.page_budget_ms();
-        let started = {
+        let (started, relayed) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
-            registry.start(conn, tab, Waiter::OpenTab, |id| ToExtension::OpenTab {
-                id,
-                url: url.to_owned(),
-                tab,
-                // Within the call's own deadline, so the answer always comes first.
-                wait_loaded_ms: wait_loaded.map(|wait| {
-                    u64::try_from(wait.as_millis())
-                        .unwrap_or(u64::MAX)
-                        .min(budget)
-                }),
-            })?
+            let relayed = registry.relays_hub(conn);
+            let started =
+                registry.start(conn, tab, Waiter::OpenTab, |id| ToExtension::OpenTab {
+                    id,
+                    url: url.to_owned(),
+                    tab,
+                    // Within the call's own deadline, so the answer always comes first.
+                    wait_loaded_ms: wait_loaded.map(|wait| {
+                        u64::try_from(wait.as_millis())
+                            .unwrap_or(u64::MAX)
+                            .min(budget)
+                    }),
+                })?;
+            (started, relayed)
         };
-        self.finish(started, None, || format!("opening {url}"))
-            .await
+        let opened: OpenedTab = self
+            .finish(started, None, || format!("opening {url}"))
+            .await?;
+        // The agent that opened a tab holds it (the hub of a peer decided that already).
+        if !relayed {
+            let caller = agents::caller();
+            self.apply(|r| {
+                r.agents.opened(caller.as_ref(), opened.tab);
+                r.agents_changed()
+            });
+        }
+        Ok(opened)
     }
 
     /// Has the browser perform `op` (on its tab's connection, else the most recent one) and
     /// returns its answer, undecoded (see [`bridge::browser_ops`] for each op's).
     pub async fn browser(&self, op: BrowserOp) -> Result<Value, WireError> {
+        if let BrowserOp::Tab { tab, action } = &op
+            && let Some(decided) = self.hold_change(*tab, *action)
+        {
+            return decided;
+        }
         let tab = op.tab();
         let what = match &op {
             BrowserOp::ListTabs => "listing the tabs".to_owned(),
             BrowserOp::Tab { tab, action } => format!("{} of tab {tab}", action.as_str()),
             BrowserOp::Capture(capture) => format!("a screenshot of tab {}", capture.tab),
             BrowserOp::Downloads { tab } => format!("the downloads of tab {tab}"),
+            BrowserOp::Handoff(show) => format!("handing tab {} to the person", show.tab),
+            BrowserOp::HandoffAnswer { .. } => "the person's answer to a hand-off".to_owned(),
+            BrowserOp::EndHandoff { .. } => "ending a hand-off".to_owned(),
         };
         // A request about the tab it closes must not fail as TAB_CLOSED when it succeeds.
         let fails_with_tab = match &op {
@@ -845,17 +890,38 @@ impl Hub {
                 ..
             }
             | BrowserOp::ListTabs => None,
-            BrowserOp::Tab { .. } | BrowserOp::Capture(_) | BrowserOp::Downloads { .. } => tab,
+            BrowserOp::Tab { .. }
+            | BrowserOp::Capture(_)
+            | BrowserOp::Downloads { .. }
+            | BrowserOp::Handoff(_) => tab,
+            BrowserOp::HandoffAnswer { .. } | BrowserOp::EndHandoff { .. } => None,
         };
-        let started = {
+        // Issue 28: the hub marks a tab as waiting for the person while a hand-off shows.
+        let handoff_mark = self.handoff_mark(&op);
+        let lists_tabs = matches!(op, BrowserOp::ListTabs);
+        let (started, relayed) = {
             let mut registry = self.registry();
             registry.check_connected()?;
             let conn = registry.open_tab_connection(tab)?;
-            registry.start(conn, fails_with_tab, Waiter::Browser, |id| {
+            let started = registry.start(conn, fails_with_tab, Waiter::Browser, |id| {
                 ToExtension::Browser { id, op }
-            })?
+            })?;
+            (started, registry.relays_hub(conn))
         };
-        self.finish(started, None, || what).await
+        let answer = self.finish(started, None, || what).await;
+        // A hand-off shows once the browser showed it; it is over once asked to end, whatever
+        // the browser answered (a browser gone has no window left either).
+        if !relayed
+            && let Some(mark) = handoff_mark
+            && (answer.is_ok() || matches!(mark, holding::HandoffMark::Ended(_)))
+        {
+            self.mark_handoff(mark);
+        }
+        let answer = answer?;
+        Ok(match lists_tabs {
+            true => self.with_holders(answer, relayed),
+            false => answer,
+        })
     }
 
     fn timeout_ms(&self) -> u64 {

@@ -17,6 +17,7 @@ use bridge::{ErrorCode, PROTOCOL_VERSION, TabId, ToExtension, WireError};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::agents::{self, Agents};
 use super::pending::{Answer, Kind, PageProgress, PendingTable, Resolution, Started};
 use super::tabs::{self, Tab};
 use super::text::{self, Link};
@@ -50,7 +51,7 @@ pub struct Changes {
 }
 
 impl Changes {
-    fn tabs(tools: bool) -> Changes {
+    pub(super) fn tabs(tools: bool) -> Changes {
         Changes {
             tools,
             tabs: true,
@@ -75,6 +76,9 @@ struct Connection {
     snapshot_seen: bool,
     /// It was told that tabs over the bound were refused (logged once).
     refused_tabs: bool,
+    /// It is the hub this process is a peer of: the hub decides holds, so requests to it are
+    /// not checked here but carry their agent's name.
+    relays_hub: bool,
 }
 
 impl Connection {
@@ -115,6 +119,10 @@ pub struct Registry {
     orphans: VecDeque<(TabId, Instant)>,
     /// The `grants` frame the extensions were told last (`None` until the grants were read).
     grants: Option<String>,
+    /// The agents and the tabs they hold (issue 28).
+    pub agents: Agents,
+    /// The `agents` frame the extensions were told last.
+    pub agents_told: Option<String>,
 }
 
 impl Registry {
@@ -135,6 +143,8 @@ impl Registry {
             closed_tabs: VecDeque::new(),
             orphans: VecDeque::new(),
             grants: None,
+            agents: Agents::default(),
+            agents_told: None,
         };
         registry.set_adapters(adapters);
         registry
@@ -181,7 +191,7 @@ impl Registry {
 
     // ----- connections ----------------------------------------------------------------------
 
-    pub fn connect(&mut self, outbox: Outbox) -> (ConnId, Changes) {
+    pub fn connect(&mut self, outbox: Outbox, relays_hub: bool) -> (ConnId, Changes) {
         self.next_conn += 1;
         let conn = self.next_conn;
         self.connections.insert(
@@ -191,6 +201,7 @@ impl Registry {
                 hello: None,
                 snapshot_seen: false,
                 refused_tabs: false,
+                relays_hub,
             },
         );
         (conn, Changes::tabs(false))
@@ -237,6 +248,7 @@ impl Registry {
         browser: BrowserInfo,
         declared: Vec<PackedAdapter>,
     ) -> Changes {
+        let agents_told = self.agents_told.clone();
         let Some(c) = self.connections.get_mut(&conn) else {
             return Changes::default();
         };
@@ -277,6 +289,12 @@ impl Registry {
         {
             let _ = c.outbox.send(grants.clone());
         }
+        if protocol == PROTOCOL_VERSION
+            && !c.relays_hub
+            && let Some(agents) = &agents_told
+        {
+            let _ = c.outbox.send(agents.clone());
+        }
         c.hello = Some(Hello {
             protocol,
             browser,
@@ -287,9 +305,30 @@ impl Registry {
     }
 
     pub fn send(&self, conn: ConnId, message: &ToExtension) {
+        self.send_text(conn, message.encode());
+    }
+
+    /// Sends the encoded frame `frame` to connection `conn`.
+    pub fn send_text(&self, conn: ConnId, frame: String) {
         if let Some(c) = self.connections.get(&conn) {
-            let _ = c.outbox.send(message.encode());
+            let _ = c.outbox.send(frame);
         }
+    }
+
+    /// The browser connections that said hello in our protocol (not a hub we are a peer of).
+    pub fn browser_connections(&self) -> impl Iterator<Item = ConnId> + '_ {
+        self.connections
+            .iter()
+            .filter(|(_, c)| !c.relays_hub && c.hello.is_some() && c.compatible())
+            .map(|(conn, _)| *conn)
+    }
+
+    /// The connections to the hub this process is a peer of.
+    pub fn relay_connections(&self) -> impl Iterator<Item = ConnId> + '_ {
+        self.connections
+            .iter()
+            .filter(|(_, c)| c.relays_hub)
+            .map(|(conn, _)| *conn)
     }
 
     /// The NOT_CONNECTED a browser request answers when no browser is connected.
@@ -438,6 +477,10 @@ impl Registry {
             {
                 self.states.remove(&forgotten);
             }
+        }
+        if self.agents.holder(tab).is_some() {
+            self.agents.tab_closed(tab);
+            let _ = self.agents_changed();
         }
         let mut states = Vec::new();
         if let Some((c, cached)) = self.states.get_mut(&tab)
@@ -618,8 +661,18 @@ impl Registry {
                 ),
             ));
         }
+        // The hold check is made here, under the lock the request starts under, by the hub;
+        // a peer passes its caller's name on for the hub to decide.
+        let caller = agents::caller();
+        let relays_hub = self.relays_hub(conn);
+        if !relays_hub {
+            self.agents.admit(caller.as_ref(), tab)?;
+        }
         let id = uuid::Uuid::new_v4().to_string();
-        let encoded = frame(id.clone()).encode();
+        let mut encoded = frame(id.clone()).encode();
+        if let (true, Some(caller)) = (relays_hub, &caller) {
+            agents::stamp(&mut encoded, caller);
+        }
         let call = &id;
         let chunks = files.iter().enumerate().flat_map(|(file, upload)| {
             upload.chunks().enumerate().map(move |(index, data)| {
@@ -641,6 +694,11 @@ impl Registry {
             return Err(text::connection_closed());
         }
         Ok(self.pending.insert(id, conn, tab, kind))
+    }
+
+    /// Whether connection `conn` is the hub this process is a peer of.
+    pub fn relays_hub(&self, conn: ConnId) -> bool {
+        self.connections.get(&conn).is_some_and(|c| c.relays_hub)
     }
 
     /// Delivers `conn`'s answer to whoever waits for request `id`; answers for requests that

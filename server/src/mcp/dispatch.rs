@@ -2,7 +2,8 @@
 //! alike mean "not given", for every tool, site tools included), the tool's arguments read, what
 //! it needs provided — the tab it names, or the page it acts on resolved and passed through the
 //! permission gate (the one place the gate is called, with the offer of trusted input after an
-//! action that had no effect) — the audit target learnt, then its handler.
+//! action that had no effect) — the audit target learnt, a tab another agent holds refused
+//! (issue 28: the hub decides, `hub::agents`), then its handler.
 
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, JsonObject};
@@ -41,11 +42,14 @@ pub(super) async fn run<T: ServerTool>(
                 .into());
             }
             *target = T::audited(mcp, &args, tab);
+            mcp.hub.admit(tab)?;
             (None, false)
         }
         Needs::AllowedPage | Needs::AllowedPageTrustedInput => {
             let page = browser_tools::resolve_tab(&mcp.hub, tab).await?;
             *target = Some(page.clone());
+            // Another agent's tab is refused before the gate asks the user anything.
+            mcp.hub.admit(Some(page.tab))?;
             let allowed = mcp
                 .safeguards
                 .permission

@@ -150,6 +150,7 @@ pub(crate) static TOOLS: &[&dyn Entry] = &[
     of!(browser_tools::BrowserTab),
     of!(browser_tools::PageScreenshot),
     of!(browser_tools::BrowserDownloads),
+    of!(crate::handoff::BrowserHandoff),
     of!(page::PageTool<0>),
     of!(page::PageTool<1>),
     of!(page::PageTool<2>),

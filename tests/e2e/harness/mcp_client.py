@@ -27,7 +27,7 @@ LIST_CHANGED = "notifications/tools/list_changed"
 # The meta-tools tabwire always lists (design.md: "a small, fixed set").
 META_TOOLS = frozenset({
     "browser_tabs", "browser_open", "site_call", "site_state", "site_save", "browser_tab", "page_screenshot",
-    "browser_downloads", "page_snapshot", "page_act", "page_read", "page_find", "page_wait",
+    "browser_downloads", "browser_handoff", "page_snapshot", "page_act", "page_read", "page_find", "page_wait",
 })
 # The closed set of error codes of the wire protocol (bridge/src/protocol.rs, ErrorCode); a failing tool's text is "<CODE>: <message>".
 ERROR_CODES = frozenset(
@@ -56,6 +56,11 @@ ERROR_CODES = frozenset(
         "FILE_REFUSED",
         "NO_SUCH_DOWNLOAD",
         "DOWNLOAD_NOT_READY",
+        "TAB_HELD",
+        "AGENT_STOPPED",
+        "WAITING_FOR_PERSON",
+        "HANDOFF_CANCELLED",
+        "HANDOFF_TIMEOUT",
         "PROTOCOL",
         "INTERNAL",
     }

@@ -5,6 +5,7 @@
 //! Acting goes through the step interpreter and so through [`crate::input`], like every step.
 
 pub mod aria;
+pub mod asks;
 pub mod diff;
 pub mod frames;
 pub mod locate;

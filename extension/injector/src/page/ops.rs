@@ -40,12 +40,17 @@ pub async fn run<D: PageDom>(
     let mut shown = Vec::new();
     let mut leaving = None;
     let mut frame_docs = FrameDocs::new();
+    let mut asks = Vec::new();
     let text = match op {
         PageOp::Snapshot {
             within,
             max_chars,
             cursor,
         } => {
+            // Issue 28: a whole page's first snapshot says what it asks a person for.
+            if within.is_none() && cursor == 0 {
+                asks = super::asks::asked(dom);
+            }
             let root = root_of(dom, refs, &within)?;
             let lines = match within {
                 Some(_) => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
@@ -117,6 +122,7 @@ pub async fn run<D: PageDom>(
         frame,
         frames: frame_docs,
         leaving,
+        asks,
     }
     .into_value())
 }

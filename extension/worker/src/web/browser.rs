@@ -62,7 +62,7 @@ pub fn tab_list(tabs: &[Value], focused_window: Option<f64>) -> TabList {
             })
         })
         .collect();
-    TabList { tabs }
+    TabList { tabs, agents: None }
 }
 
 /// Refuses a capture of a tab that no longer shows the origin the user allowed.
@@ -183,6 +183,16 @@ mod performing {
             BrowserOp::Downloads { tab } => {
                 serde_json::to_value(crate::web::downloads::list(tab).await?)
             }
+            BrowserOp::Handoff(show) => {
+                serde_json::to_value(crate::web::handoff::show(show).await?)
+            }
+            BrowserOp::HandoffAnswer { handoff, wait_ms } => {
+                serde_json::to_value(crate::web::handoff::answer(&handoff, wait_ms).await)
+            }
+            BrowserOp::EndHandoff { handoff } => {
+                crate::web::handoff::end(&handoff).await;
+                Ok(serde_json::json!({}))
+            }
         };
         answer.map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
     }
@@ -260,6 +270,13 @@ mod performing {
             TabAction::Close => {
                 call(chrome::tabs_remove(id), &what).await?;
                 return Ok(TabActed { tab, url: None });
+            }
+            // Holds are the hub's to decide: a server never sends these on.
+            TabAction::Claim | TabAction::Release => {
+                return Err(WireError::new(
+                    ErrorCode::Protocol,
+                    format!("{what}: holds are decided by the tabwire hub"),
+                ));
             }
         };
         let url = match action {

@@ -30,6 +30,21 @@ extern "C" {
     pub fn tabs_remove(tab: f64) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
     pub fn tabs_capture_visible_tab(window: f64, options: &JsValue) -> Promise;
+    // `catch`: a browser without tab groups (Firefox before its tab-group API) throws here.
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = group)]
+    pub fn tabs_group(options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = ungroup)]
+    pub fn tabs_ungroup(tabs: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabGroups"], js_name = update)]
+    pub fn tab_groups_update(group: f64, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create)]
+    pub fn windows_create(properties: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get)]
+    pub fn windows_get(window: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove)]
+    pub fn windows_remove(window: f64) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = remove)]
+    pub fn session_remove(keys: &str) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update)]
     pub fn windows_update(window: f64, properties: &JsValue) -> Promise;
 

@@ -146,7 +146,7 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "message" => {
             let sender = read_sender(&arg(1));
             let our_id = with_core(|core| core.extension_id().to_owned());
-            if crate::popup::is_popup(&sender, &our_id, &chrome::runtime_get_url("")) {
+            if crate::popup::is_persons_page(&sender, &our_id, &chrome::runtime_get_url("")) {
                 spawn_local(super::popup::request(
                     arg(0).as_string(),
                     arg(2).unchecked_into(),
@@ -678,6 +678,10 @@ pub(crate) fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&format!(r#"{{"grants":{grants}}}"#)));
             }
             Action::AnswerPopup { id, answer } => super::popup::answer(&id, &answer),
+            Action::ShowAgents { frame, agents } => {
+                let _ = chrome::session_set(&from_json(&format!(r#"{{"agents":{frame}}}"#)));
+                super::tab_groups::show(agents);
+            }
             Action::PersistRecordings => {
                 let recordings = with_core(|core| core.recordings_json());
                 let items = format!(r#"{{"recordings":{recordings}}}"#);

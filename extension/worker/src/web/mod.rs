@@ -12,5 +12,7 @@ pub mod downloads;
 mod engine;
 pub mod frames;
 pub mod glue;
+pub mod handoff;
 pub mod popup;
 mod state;
+pub mod tab_groups;

@@ -15,7 +15,8 @@ use wasm_bindgen_futures::JsFuture;
 use super::chrome::{self, error_text, get};
 use super::state::with_core;
 use crate::core::Action;
-use crate::popup::{Answered, Request};
+use crate::popup::{AgentControl, Answered, HandoffAnswer, Request, ShareTab};
+use bridge::ToServer;
 
 thread_local! {
     /// The popup's requests waiting for the server's answer: each one's `sendResponse`.
@@ -63,11 +64,32 @@ pub async fn request(text: Option<String>, respond: js_sys::Function, run: fn(Ve
         Request::SaveRecording(request) => {
             with_core(|core| core.save_recording(id.clone(), request.tab, request.tool))
         }
+        Request::HandoffAnswer(HandoffAnswer { handoff, done }) => {
+            super::handoff::person_said(&handoff, done);
+            return respond_with(&respond, &Ok(Answered::Sent));
+        }
+        Request::AgentControl(AgentControl { agent, stop }) => {
+            let request = ToServer::AgentControl { agent, stop };
+            return sent(&respond, with_core(|core| core.agent_request(request)), run);
+        }
+        Request::ShareTab(ShareTab { tab }) => {
+            let request = ToServer::ShareTab { tab };
+            return sent(&respond, with_core(|core| core.agent_request(request)), run);
+        }
     };
     match decided {
         Ok(actions) => wait_for_server(id, respond, actions, run),
         Err(why) => respond_with(&respond, &Err(why)),
     }
+}
+
+/// Carries out an agent request's `actions` (its frame to the server) and answers the popup.
+fn sent(respond: &js_sys::Function, actions: Result<Vec<Action>, String>, run: fn(Vec<Action>)) {
+    let answer = actions.map(|actions| {
+        run(actions);
+        Answered::Sent
+    });
+    respond_with(respond, &answer);
 }
 
 /// What `tab` shows now, or the sentence saying it is gone.

@@ -15,7 +15,7 @@ fn registry() -> Registry {
 /// A connection and what it was sent.
 fn connect(r: &mut Registry) -> (ConnId, mpsc::UnboundedReceiver<String>) {
     let (outbox, frames) = mpsc::unbounded_channel();
-    let (conn, changes) = r.connect(outbox);
+    let (conn, changes) = r.connect(outbox, false);
     assert!(changes.tabs);
     (conn, frames)
 }
