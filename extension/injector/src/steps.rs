@@ -731,10 +731,18 @@ impl<'d, D: PageDom> Run<'d, D> {
     fn press(&mut self, node: &D::Node, chord: &bridge::keys::Chord) {
         let enter_in_text_input = chord.key.key == "Enter" && self.dom.is_text_input(node);
         let dom = self.dom;
+        let shift = chord
+            .resolved_modifiers(dom.platform())
+            .contains(&bridge::keys::Modifier::Shift);
+        // A printable key types into the focused field: the browser's default action, which
+        // synthetic keys do not get.
+        let typed = input::typed_by(chord, shift);
         input::press(dom, node, chord, || {
             if enter_in_text_input {
                 self.commit_if_changed(node);
                 dom.submit_implicitly(node);
+            } else if let Some(typed) = &typed {
+                input::key_types(dom, node, typed);
             }
         });
     }
@@ -772,19 +780,30 @@ impl<'d, D: PageDom> Run<'d, D> {
     }
 }
 
-/// An action the element could not take (or did not take), named.
-fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
-    let code = match &refusal {
+/// An action the element `who` names could not take (or did not take), as a page tool says it.
+pub fn refused_error(who: &str, refusal: Refusal) -> WireError {
+    let code = refusal_code(&refusal);
+    WireError::new(code, format!("{who} {refusal}"))
+}
+
+fn refusal_code(refusal: &Refusal) -> ErrorCode {
+    match refusal {
         Refusal::NotEditable => ErrorCode::AdapterError,
         Refusal::NoEffect(_) => ErrorCode::NoEffect,
+        Refusal::NoSuchText(_) => ErrorCode::ElementNotFound,
+        Refusal::Unsupported(_) => ErrorCode::InvalidArgs,
         Refusal::Trusted(error) => error.code,
         Refusal::Detached
         | Refusal::Disabled
         | Refusal::ReadOnly
         | Refusal::Covered { .. }
         | Refusal::OutOfView { .. } => ErrorCode::NotActionable,
-    };
-    fail(code, label, format!("{who} {refusal}"))
+    }
+}
+
+/// An action the element could not take (or did not take), named.
+fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
+    fail(refusal_code(&refusal), label, format!("{who} {refusal}"))
 }
 
 fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {

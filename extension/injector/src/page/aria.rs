@@ -401,6 +401,10 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
             if let Some(value) = value.filter(|v| !v.is_empty()) {
                 let shown = if dom.attr(node, "type").as_deref() == Some("password") {
                     "••••".to_owned()
+                } else if dom.tag_name(node) == "textarea" {
+                    // Its lines and indentation kept (quoted, `\n` escaped); when cut, the
+                    // snapshot says how much more there is.
+                    multiline(&value)
                 } else {
                     truncate(&squash(&value), 80)
                 };
@@ -448,6 +452,24 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
         out.push("focused".into());
     }
     out
+}
+
+/// Characters of a textarea's value a snapshot shows at most.
+const MAX_MULTILINE: usize = 300;
+
+/// A multi-line value as a snapshot shows it: whole up to [`MAX_MULTILINE`] characters, else
+/// cut with how many more there are (`page_read` of its ref gives all of it).
+fn multiline(value: &str) -> String {
+    let value = value.replace("\r\n", "\n");
+    let total = value.chars().count();
+    match value.char_indices().nth(MAX_MULTILINE) {
+        Some((cut, _)) => format!(
+            "{}… (+{} characters; page_read its ref for all)",
+            &value[..cut],
+            total - MAX_MULTILINE
+        ),
+        None => value,
+    }
 }
 
 /// A heading's level (`h3` → 3, `aria-level`).

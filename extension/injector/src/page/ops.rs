@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
 use bridge::page_ops::{
-    Action, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, WaitFor, ref_name,
+    Action, Caret, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, TextAt, WaitFor, ref_name,
 };
 use bridge::{ErrorCode, WireError};
 use serde_json::Value;
@@ -16,6 +16,7 @@ use super::frames::{self, FrameDocs};
 use super::profile::Phases;
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
+use crate::input::{self, Refusal};
 use crate::steps;
 
 /// How often a wait looks again when the page does not change.
@@ -274,65 +275,77 @@ async fn act<D: PageDom>(
     let here = || Some(":scope".to_owned());
     let step = match action {
         // Whether it leaves the page is seen, not declared: a page tool knows nothing in advance.
-        Action::Click => Step::Click {
+        Action::Click => Ok(Step::Click {
             selector: here(),
             navigates: false,
-        },
-        Action::Dblclick => Step::Dblclick { selector: here() },
-        Action::Hover => Step::Hover { selector: here() },
+        }),
+        Action::Dblclick => Ok(Step::Dblclick { selector: here() }),
+        Action::Hover => Ok(Step::Hover { selector: here() }),
         Action::Check | Action::Uncheck => {
             if !dom.prop(&node, "checked").is_boolean() {
                 return invalid("is not a checkbox or radio button");
             }
-            match action {
+            Ok(match action {
                 Action::Check => Step::Check { selector: here() },
                 _ => Step::Uncheck { selector: here() },
-            }
+            })
         }
-        Action::Fill(_) | Action::Clear if dom.text_entry(&node).is_none() => {
+        Action::Fill(_)
+        | Action::Clear
+        | Action::Type { .. }
+        | Action::Caret(_)
+        | Action::SelectText(_)
+            if dom.text_entry(&node).is_none() =>
+        {
             return invalid("is neither a text field nor an editor, and holds none");
         }
         // The value travels as a variable: text that looks like a template stays as it is.
-        Action::Fill(_) => Step::Fill {
+        Action::Fill(_) => Ok(Step::Fill {
             selector: ":scope".into(),
             value: "{{value}}".into(),
-        },
-        Action::Clear => Step::Clear {
+        }),
+        Action::Clear => Ok(Step::Clear {
             selector: ":scope".into(),
-        },
+        }),
         Action::Select(wanted) => {
             let Some(options) = dom.options(&node) else {
                 return invalid("is not a <select>");
             };
             let by_value = options.iter().any(|(value, _)| value == wanted);
             let wanted = "{{value}}".to_owned();
-            Step::Select {
+            Ok(Step::Select {
                 selector: ":scope".into(),
                 option: if by_value {
                     OptionChoice::Value(wanted)
                 } else {
                     OptionChoice::Label(wanted)
                 },
-            }
+            })
         }
-        Action::Press(key) => Step::Press {
+        Action::Press(key) => Ok(Step::Press {
             selector: here(),
             key: key.clone(),
             navigates: false,
-        },
-        Action::Scroll => Step::ScrollIntoView { selector: here() },
+        }),
+        Action::Scroll => Ok(Step::ScrollIntoView { selector: here() }),
         // The names travel as a variable, as a fill's text does.
-        Action::Upload(_) => Step::Upload {
+        Action::Upload(_) => Ok(Step::Upload {
             selector: ":scope".into(),
             files: "{{value}}".into(),
-        },
+        }),
+        // The caret and selection act through the input module directly (see `at_caret`).
+        Action::Type { text, at } => Err(AtCaret::Type(text, at.as_ref())),
+        Action::Caret(caret) => Err(AtCaret::Caret(caret)),
+        Action::SelectText(which) => Err(AtCaret::Select(which.as_ref())),
     };
     let root = dom.root();
     phases.mark("lookup");
+    // The diff is against what the model last saw of this page (its last snapshot or act answer),
+    // so what the page changed by itself since shows up too.
     let last = refs.borrow_mut().last.take();
-    let before = match last {
-        Some((at, lines)) if at == dom.changes() => lines,
-        _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
+    let (before, changed_by_itself) = match last {
+        Some((at, lines)) => (lines, at != dom.changes()),
+        None => (snapshot::lines(dom, &root, &mut refs.borrow_mut()), false),
     };
     phases.mark("before");
     let (url_before, _) = dom.location();
@@ -346,17 +359,33 @@ async fn act<D: PageDom>(
             _ => Value::String(String::new()),
         };
         let edited = commit_elsewhere(dom, refs, &node);
-        if matches!(action, Action::Fill(_) | Action::Clear) && edited.is_none() {
+        let edits = matches!(
+            action,
+            Action::Fill(_) | Action::Clear | Action::Type { .. }
+        );
+        if edits && edited.is_none() {
             refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
         }
-        leaving = steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
-            .await
-            .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?;
+        leaving = match step {
+            Ok(step) => steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
+                .await
+                .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
+            Err(edit) => {
+                at_caret(dom, &node, edit)
+                    .await
+                    .map_err(|r| steps::refused_error(&who, r))?;
+                None
+            }
+        };
         if matches!(action, Action::Press(key) if key == "Enter") {
             refs.borrow_mut().edited = None;
         }
     }
     phases.mark("act");
+    if leaving.is_none() {
+        wait_for_late_changes(dom).await;
+    }
+    phases.mark("late");
     let mut out = format!("{} {who}\n", past(action));
     // The answer waits for the new page to commit (the worker holds it), so it is true when it
     // arrives; the server says where the page landed.
@@ -377,11 +406,43 @@ async fn act<D: PageDom>(
     if changes.is_empty() {
         out.push_str("no visible change\n");
     } else {
+        if changed_by_itself {
+            out.push_str("(since you last saw it the page also changed by itself: in this diff)\n");
+        }
         out.push_str(&changes);
     }
     phases.mark("diff");
     phases.write(&mut out);
     Ok((out, None))
+}
+
+/// A page still changing once the act's handlers ran (its own timers, a re-render in steps) is
+/// given until it was quiet for this long...
+const QUIET_MS: f64 = 100.0;
+/// ... but no longer than this after the act.
+const MAX_LATE_MS: f64 = 1_000.0;
+
+/// Waits, bounded, for the changes a page makes shortly after an act, so the answer shows them.
+/// A page that made no change in the turn after the act's own is taken as done (a quiet page
+/// pays one zero-delay timer); one that did is followed until it was quiet for [`QUIET_MS`].
+async fn wait_for_late_changes<D: PageDom>(dom: &D) {
+    let after_act = dom.changes();
+    dom.checkpoint().await;
+    if dom.changes() == after_act {
+        return;
+    }
+    let deadline = dom.now_ms() + MAX_LATE_MS;
+    loop {
+        let seen = dom.changes();
+        let left = deadline - dom.now_ms();
+        if left <= 0.0 {
+            return;
+        }
+        dom.settle(QUIET_MS.min(left)).await;
+        if dom.changes() == seen {
+            return;
+        }
+    }
 }
 
 /// The snapshot lines of the whole page, kept as the next act's "before".
@@ -433,6 +494,30 @@ fn past(action: &Action) -> &'static str {
         Action::Press(_) => "pressed on",
         Action::Scroll => "scrolled to",
         Action::Upload(_) => "put the files on",
+        Action::Type { .. } => "typed into",
+        Action::Caret(_) => "placed the caret in",
+        Action::SelectText(_) => "selected text in",
+    }
+}
+
+/// What `page_act` does with the caret and the selection (the other actions are steps).
+enum AtCaret<'a> {
+    Type(&'a str, Option<&'a Caret>),
+    Caret(&'a Caret),
+    Select(Option<&'a TextAt>),
+}
+
+/// Places the caret, selects text, or types at the caret, through the input module; an edit is
+/// read back once the page settled (as a fill's is).
+async fn at_caret<D: PageDom>(dom: &D, node: &D::Node, edit: AtCaret<'_>) -> Result<(), Refusal> {
+    match edit {
+        AtCaret::Caret(caret) => input::place_caret(dom, node, caret).await,
+        AtCaret::Select(which) => input::select_text(dom, node, which).await,
+        AtCaret::Type(text, at) => {
+            let check = input::type_text(dom, node, text, at).await?;
+            dom.checkpoint().await;
+            check.verify(dom).await
+        }
     }
 }
 

@@ -464,6 +464,14 @@ impl Dom for WebDom {
         input::exec_edit(node, edit)
     }
 
+    fn select_range(&self, field: &Element, entry: TextEntry, start: usize, end: usize) {
+        input::select_range(field, entry, start, end);
+    }
+
+    fn selection_range(&self, field: &Element, entry: TextEntry) -> Option<(usize, usize)> {
+        input::selection_range(field, entry)
+    }
+
     fn paste(&self, node: &Element, text: &str) -> bool {
         input::paste(node, text)
     }
