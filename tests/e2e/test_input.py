@@ -243,7 +243,7 @@ async def test_what_a_person_could_not_do_is_a_typed_error(tabwire, launch_chrom
 
     out = await tabwire.call("input_fill_locked", {"tab_id": tab})
     assert out.is_error and out.text.startswith(
-        'NO_EFFECT: steps[0] (fill): `#locked` kept its value "locked": the page did not take "changed". '
+        'NO_EFFECT: steps[0] (fill): `#locked` holds "locked" after the edit, not "changed": the edit did not stick. '
         "If this page ignores synthetic input"
     ), out
     assert await browser.cdp.evaluate(page, "document.querySelector('#locked').value") == "locked"

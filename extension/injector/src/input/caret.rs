@@ -58,7 +58,7 @@ fn find(text: &str, at: &TextAt) -> Option<(usize, usize)> {
 fn not_there(at: &TextAt, holds: &str) -> Refusal {
     let which = match at.nth {
         1 => String::new(),
-        n => format!("a {n}th "),
+        n => format!("occurrence {n} of "),
     };
     Refusal::NoSuchText(format!(
         "holds no {which}{:?} (it holds {})",
@@ -238,5 +238,50 @@ pub fn key_types<D: Dom>(dom: &D, node: &D::Node, text: &str) {
     let edit = Edit::InsertText(text.to_owned());
     if dom.before_input(&field, &edit) {
         dom.exec_edit(&field, &edit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str, nth: usize) -> TextAt {
+        TextAt {
+            text: text.into(),
+            nth,
+        }
+    }
+
+    #[test]
+    fn an_occurrence_is_found_in_utf16_units_as_the_selection_apis_count() {
+        let text = "😀 old text\nsecond old line";
+        // The emoji is two UTF-16 units: offsets are the DOM's, not bytes or chars.
+        assert_eq!(find(text, &at("old", 1)), Some((3, 6)));
+        assert_eq!(find(text, &at("old", 2)), Some((19, 22)));
+        assert_eq!(find(text, &at("old", 3)), None);
+        assert_eq!(find(text, &at("", 1)), None);
+        assert_eq!(find(text, &at("old", 0)), None);
+    }
+
+    #[test]
+    fn a_missing_text_says_which_occurrence_and_what_the_field_holds() {
+        let refusal = not_there(&at("x", 3), "abc");
+        assert_eq!(
+            refusal.to_string(),
+            "holds no occurrence 3 of \"x\" (it holds \"abc\")"
+        );
+        assert_eq!(
+            not_there(&at("x", 1), "abc").to_string(),
+            "holds no \"x\" (it holds \"abc\")"
+        );
+    }
+
+    #[test]
+    fn a_printable_key_types_its_character_and_others_type_nothing() {
+        let chord = |text: &str| bridge::keys::parse_chord(text).unwrap();
+        assert_eq!(typed_by(&chord("a"), false).as_deref(), Some("a"));
+        assert_eq!(typed_by(&chord("Shift+7"), true).as_deref(), Some("&"));
+        assert_eq!(typed_by(&chord("Enter"), false), None);
+        assert_eq!(typed_by(&chord("Tab"), false), None);
     }
 }

@@ -349,6 +349,7 @@ async fn act<D: PageDom>(
     };
     phases.mark("before");
     let (url_before, _) = dom.location();
+    let busy_before = busy(dom);
     let mut leaving = None;
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
         dom.scroll_page();
@@ -383,7 +384,7 @@ async fn act<D: PageDom>(
     }
     phases.mark("act");
     if leaving.is_none() {
-        wait_for_late_changes(dom).await;
+        wait_for_late_changes(dom, busy_before).await;
     }
     phases.mark("late");
     let mut out = format!("{} {who}\n", past(action));
@@ -421,14 +422,24 @@ async fn act<D: PageDom>(
 const QUIET_MS: f64 = 100.0;
 /// ... but no longer than this after the act.
 const MAX_LATE_MS: f64 = 1_000.0;
+/// What a page shows while it works (a request, a running cell): one more of these after an act
+/// than before it means the act's effect is still coming.
+const BUSY: &str = "[aria-busy=true], [role=progressbar], progress";
 
-/// Waits, bounded, for the changes a page makes shortly after an act, so the answer shows them.
-/// A page that made no change in the turn after the act's own is taken as done (a quiet page
-/// pays one zero-delay timer); one that did is followed until it was quiet for [`QUIET_MS`].
-async fn wait_for_late_changes<D: PageDom>(dom: &D) {
+/// How many busy indicators ([`BUSY`]) the page shows.
+fn busy<D: PageDom>(dom: &D) -> usize {
+    dom.query_all(None, BUSY).map_or(0, |found| found.len())
+}
+
+/// Waits, bounded by [`MAX_LATE_MS`], for the changes a page makes shortly after an act, so the
+/// answer shows them. A quiet page pays one zero-delay timer and a query: it is taken as done
+/// when it made no change in the turn after the act's own and shows no more busy indicators
+/// than before the act. Else it is followed until it was quiet for [`QUIET_MS`] with no new
+/// busy indicator left.
+async fn wait_for_late_changes<D: PageDom>(dom: &D, busy_before: usize) {
     let after_act = dom.changes();
     dom.checkpoint().await;
-    if dom.changes() == after_act {
+    if dom.changes() == after_act && busy(dom) <= busy_before {
         return;
     }
     let deadline = dom.now_ms() + MAX_LATE_MS;
@@ -439,7 +450,7 @@ async fn wait_for_late_changes<D: PageDom>(dom: &D) {
             return;
         }
         dom.settle(QUIET_MS.min(left)).await;
-        if dom.changes() == seen {
+        if dom.changes() == seen && busy(dom) <= busy_before {
             return;
         }
     }

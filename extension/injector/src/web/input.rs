@@ -389,26 +389,29 @@ impl Drop for Watch {
 }
 
 /// The text node holding UTF-16 offset `at` of `field`'s text content and the offset in it (the
-/// last text node's end past the text; `field` itself, at 0, when it holds no text).
-fn text_point(field: &Element, at: usize) -> (web_sys::Node, u32) {
+/// last text node's end past the text; `field` itself, at 0, when it holds no text). At the
+/// boundary of two text nodes (two paragraphs of an editor) a selection's start goes to the next
+/// one (`forward`), so that replacing the selection keeps the line break; an end stays behind.
+fn text_point(field: &Element, at: usize, forward: bool) -> (web_sys::Node, u32) {
     fn walk(
         node: &web_sys::Node,
         left: &mut usize,
         last: &mut Option<web_sys::Node>,
+        forward: bool,
     ) -> Option<(web_sys::Node, u32)> {
         let kids = node.child_nodes();
         for i in 0..kids.length() {
             let Some(kid) = kids.item(i) else { continue };
             if kid.node_type() == web_sys::Node::TEXT_NODE {
                 let len = kid.node_value().map_or(0, |t| t.encode_utf16().count());
-                if *left <= len && len > 0 {
+                if len > 0 && (*left < len || (*left == len && !forward)) {
                     return Some((kid, *left as u32));
                 }
                 *left -= len.min(*left);
                 if len > 0 {
                     *last = Some(kid);
                 }
-            } else if let Some(found) = walk(&kid, left, last) {
+            } else if let Some(found) = walk(&kid, left, last, forward) {
                 return Some(found);
             }
         }
@@ -416,7 +419,7 @@ fn text_point(field: &Element, at: usize) -> (web_sys::Node, u32) {
     }
     let mut left = at;
     let mut last = None;
-    walk(field, &mut left, &mut last).unwrap_or_else(|| match last {
+    walk(field, &mut left, &mut last, forward).unwrap_or_else(|| match last {
         Some(text) => {
             let len = text.node_value().map_or(0, |t| t.encode_utf16().count());
             (text, len as u32)
@@ -439,8 +442,9 @@ pub fn select_range(field: &Element, entry: TextEntry, start: usize, end: usize)
             else {
                 return;
             };
-            let (from, from_at) = text_point(field, start);
-            let (to, to_at) = text_point(field, end);
+            // A caret after a text stays right after it; a selection's start goes forward.
+            let (from, from_at) = text_point(field, start, start != end);
+            let (to, to_at) = text_point(field, end, false);
             let _ = selection.set_base_and_extent(&from, from_at, &to, to_at);
         }
     }
