@@ -87,6 +87,22 @@ async def test_fill_lands_exactly_in_a_rich_editors_model(tabwire, launch_chromi
     assert await browser.cdp.evaluate(page, "fixture.text()") == "", out
 
 
+@pytest.mark.parametrize("editor", ("codemirror", "prosemirror", "lexical", "quill", "monaco"))
+async def test_adapter_steps_type_at_the_caret_and_over_a_selection(tabwire, launch_chromium, extension_dir, input_site, editor):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, input_site, f"lib.html?lib={editor}")
+    out = await tabwire.call_ok("input_append_to_editor", {"text": " & more", "tab_id": tab})
+    assert out.structured["saved"] == "old text\nsecond old line & more", out
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond old line & more"
+    out = await tabwire.call("input_replace_word", {"word": "old", "with": "new", "tab_id": tab})
+    if editor == "monaco":
+        # Its selection lives in its own model: the step says so and what to use instead.
+        assert out.is_error and error_codes_in(out.text)[:1] == ["INVALID_ARGS"] and "Mod+End" in out.text, out
+    else:
+        assert not out.is_error, out
+        assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond new line & more"
+
+
 async def test_a_fill_then_a_click_in_one_call_reaches_an_editor_synced_by_a_mutation_observer(
     tabwire, launch_chromium, extension_dir, input_site
 ):

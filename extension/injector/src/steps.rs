@@ -434,6 +434,56 @@ impl<'d, D: PageDom> Run<'d, D> {
                 self.fill(&node, &format!("`{selector}`"), "", label)
                     .await?;
             }
+            Step::Type {
+                selector,
+                value,
+                at,
+                nth,
+            } => {
+                let selector = self.selector(selector, label)?;
+                let value = template::render_text(value, &self.vars)
+                    .map_err(|e| template_error(label, e))?;
+                let caret = match at {
+                    Some(at) => Some(self.caret(at, *nth, label)?),
+                    None => None,
+                };
+                let node = self.find(scope, &selector, label)?;
+                let who = format!("`{selector}`");
+                if let Some(before) = self.dom.value(&node) {
+                    self.focus_value = Some((node.clone(), before));
+                }
+                let check = input::type_text(self.dom, &node, &value, caret.as_ref())
+                    .await
+                    .map_err(|r| refused(label, &who, r))?;
+                self.after_settle = Some((label.to_owned(), who, check));
+            }
+            Step::Caret { selector, at, nth } => {
+                let selector = self.selector(selector, label)?;
+                let caret = self.caret(at, *nth, label)?;
+                let node = self.find(scope, &selector, label)?;
+                input::place_caret(self.dom, &node, &caret)
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
+            Step::SelectText {
+                selector,
+                value,
+                nth,
+            } => {
+                let selector = self.selector(selector, label)?;
+                let which = match value {
+                    Some(value) => Some(bridge::page_ops::TextAt {
+                        text: template::render_text(value, &self.vars)
+                            .map_err(|e| template_error(label, e))?,
+                        nth: occurrence(*nth),
+                    }),
+                    None => None,
+                };
+                let node = self.find(scope, &selector, label)?;
+                input::select_text(self.dom, &node, which.as_ref())
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
             Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
                     .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;
@@ -766,6 +816,17 @@ impl<'d, D: PageDom> Run<'d, D> {
         Ok(())
     }
 
+    /// A `type` or `caret` step's `at` (a template) as a caret place.
+    fn caret(
+        &self,
+        at: &str,
+        nth: Option<u64>,
+        label: &str,
+    ) -> Result<bridge::page_ops::Caret, WireError> {
+        let at = template::render_text(at, &self.vars).map_err(|e| template_error(label, e))?;
+        Ok(bridge::page_ops::Caret::parse(&at, occurrence(nth)))
+    }
+
     /// Fires `change` on `node` when `fill` focused it and its value changed since (what the
     /// browser does on Enter in a text input and when a field loses the focus).
     fn commit_if_changed(&mut self, node: &D::Node) {
@@ -778,6 +839,11 @@ impl<'d, D: PageDom> Run<'d, D> {
             self.dom.dispatch_change(node);
         }
     }
+}
+
+/// A step's `nth` (from 1; the first when absent).
+fn occurrence(nth: Option<u64>) -> usize {
+    nth.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// An action the element `who` names could not take (or did not take), as a page tool says it.
