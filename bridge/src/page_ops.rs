@@ -98,6 +98,9 @@ pub enum Action {
     Caret(Caret),
     /// Selects text in a field or editor: all of it (`None`), or an occurrence of a text.
     SelectText(Option<TextAt>),
+    /// Drags the element onto another (a pointer drag, and HTML5 drag and drop where the source
+    /// is draggable).
+    Drag(Target),
 }
 
 /// Where a caret goes in a field or editor.
@@ -147,6 +150,7 @@ impl Action {
             Action::Type { .. } => "type",
             Action::Caret(_) => "caret",
             Action::SelectText(_) => "select_text",
+            Action::Drag(_) => "drag",
         }
     }
 }
@@ -166,6 +170,7 @@ const ACTIONS: &[&str] = &[
     "type",
     "caret",
     "select_text",
+    "drag",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -467,6 +472,10 @@ fn spec(name: &str) -> Option<PageToolSpec> {
                 json!({"type": "string", "description": "fill, type: text; select: option value or text; select_text: text (default all)"}),
             );
             p.insert(
+                "to".into(),
+                json!({"type": "string", "description": "drag: target ref or selector"}),
+            );
+            p.insert(
                 "at".into(),
                 json!({"type": "string", "description": "caret, type: start, end, or text to go after"}),
             );
@@ -647,8 +656,18 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
                     Action::Caret(Caret::parse(&text("at").ok_or_else(|| needs("at"))?, nth))
                 }
                 "select_text" => Action::SelectText(value.clone().map(|text| TextAt { text, nth })),
+                "drag" => {
+                    let to = text("to").ok_or_else(|| needs("to"))?;
+                    Action::Drag(match parse_ref(&to) {
+                        Some(r) => Target::Ref(r),
+                        None => Target::Selector(to),
+                    })
+                }
                 other => return Err(format!("unknown action {other:?}")),
             };
+            if args.contains_key("to") && !matches!(action, Action::Drag(_)) {
+                return Err(format!("`{}` takes no `to`", action.name()));
+            }
             if args.contains_key("at") && !matches!(action, Action::Type { .. } | Action::Caret(_))
             {
                 return Err(format!("`{}` takes no `at`", action.name()));

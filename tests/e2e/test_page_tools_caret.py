@@ -123,3 +123,32 @@ async def test_an_acts_answer_has_the_changes_shortly_after_it_and_those_the_pag
     assert "also changed by itself" in answer and any("Kernel idle" in line for line in added), answer
     assert any("[1]:" in line for line in added) and "[*]:" not in answer, answer
     assert any(re.search(r'button e\d+ "Next"', line) and "disabled" not in line for line in added), answer
+
+
+async def test_drag_moves_a_card_html5_a_sorted_item_and_an_svg_node_by_pointer(
+    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    agent, page = await open_page(tabwire, browser, input_site, "drag.html")
+    lines = await agent.snapshot()
+    # What is dragged and where it drops get refs, with their ARIA states.
+    card = agent.ref(lines, r"^draggable e\d+")
+    done = agent.ref(lines, r'"Done".*drop target')
+    third = agent.ref(lines, r'^listitem e\d+ grabbable: "Third"|^listitem e\d+.*Third')
+    first = agent.ref(lines, r'^listitem e\d+.*First')
+    node = agent.ref(lines, r'^group e\d+ "Node A"')
+    slot = agent.ref(lines, r'^group e\d+ "Slot"')
+
+    # HTML5 drag and drop: the card's DataTransfer reaches the column's drop.
+    answer = await agent.ok("page_act", ref=card, action="drag", to=done)
+    assert await browser.cdp.evaluate(page, "fixture.column('done')") == ["Card A"], answer
+    assert "Card A" in answer, answer
+    # Pointer events only: the third item goes before the first.
+    await agent.ok("page_act", ref=third, action="drag", to=first)
+    assert await browser.cdp.evaluate(page, "fixture.order()") == ["Third", "First", "Second"]
+    # An SVG node follows the pointer onto the slot.
+    await agent.ok("page_act", ref=node, action="drag", to=slot)
+    assert await browser.cdp.evaluate(page, "fixture.nodeAt()") == "translate(280,90)"
+    # A drag the page does not take (a heading onto a heading) is an error, not success.
+    out = await agent.call("page_act", selector="h2", action="drag", to="h3")
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out

@@ -135,6 +135,9 @@ pub trait Dom {
     /// The selection's offsets in `field` (as [`Dom::select_range`] takes them); `None` when
     /// the document's selection is not inside it.
     fn selection_range(&self, field: &Self::Node, entry: TextEntry) -> Option<(usize, usize)>;
+    /// Dispatches one HTML5 drag and drop event at `at` with the drag's `DataTransfer` (made
+    /// at `dragstart`, kept until `dragend`); `false` when a listener cancelled it.
+    fn dispatch_drag(&self, node: &Self::Node, kind: crate::input::DragKind, at: Point) -> bool;
     /// Dispatches a `paste` whose clipboard holds `text`; `false` when a listener handled it.
     fn paste(&self, node: &Self::Node, text: &str) -> bool;
     /// Starts watching `node`'s document for any change.

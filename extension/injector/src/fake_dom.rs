@@ -484,6 +484,11 @@ impl Dom for FakeDom {
         self.selection.get()
     }
 
+    fn dispatch_drag(&self, node: &usize, kind: crate::input::DragKind, _at: Point) -> bool {
+        self.log(format!("{} {node}", kind.name()));
+        !self.cancels(kind.name())
+    }
+
     fn paste(&self, node: &usize, text: &str) -> bool {
         self.log(format!("paste {node} {text}"));
         if self.cancels("paste") {

@@ -948,7 +948,9 @@ fn edit_editor<D: Dom>(dom: &D, field: &D::Node, edits: &[Edit]) {
 }
 
 mod caret;
+mod drag;
 pub use caret::{key_types, place_caret, select_text, type_text, typed_by};
+pub use drag::{DragKind, drag};
 
 #[cfg(test)]
 mod tests;

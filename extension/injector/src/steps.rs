@@ -28,7 +28,7 @@ const POLL_MS: f64 = 50.0;
 
 /// How long a click or hover waits for a covered element to come free (an animation ending)
 /// before it answers NOT_ACTIONABLE.
-const COVERED_PATIENCE_MS: f64 = 1000.0;
+pub const COVERED_PATIENCE_MS: f64 = 1000.0;
 
 /// How long a submitted form (its `submit` event not cancelled) has to start its navigation
 /// before the step counts as staying on the page.

@@ -226,13 +226,18 @@ pub fn typed_by(chord: &bridge::keys::Chord, shift: bool) -> Option<String> {
     (chord.key.types && typed.chars().count() == 1).then(|| typed.to_owned())
 }
 
-/// Inserts a key's `text` at the caret of the focused field or editor, as the browser's default
-/// action for a printable key (synthetic keys have none).
+/// Inserts a key's `text` at the caret of the field or editor the key was pressed in, as the
+/// browser's default action for a printable key (synthetic keys have none). A key pressed on
+/// anything else (a shortcut on the page) types nothing, even where a field is inside it.
 pub fn key_types<D: Dom>(dom: &D, node: &D::Node, text: &str) {
     let Some((entry, field)) = dom.text_entry(node) else {
         return;
     };
-    if entry == TextEntry::EditContext || dom.is_read_only(&field) || dom.is_disabled(&field) {
+    if !dom.contains(&field, node)
+        || entry == TextEntry::EditContext
+        || dom.is_read_only(&field)
+        || dom.is_disabled(&field)
+    {
         return;
     }
     let edit = Edit::InsertText(text.to_owned());

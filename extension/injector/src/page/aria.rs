@@ -106,6 +106,23 @@ pub fn is_actionable(role: &str) -> bool {
     ACTIONABLE.contains(&role)
 }
 
+/// Something a person drags (HTML5 `draggable="true"`, an ARIA grab state, a named SVG group of
+/// a canvas-like editor) or drops on (an ARIA drop effect): it gets a ref, for `page_act`'s `drag`.
+pub fn is_draggable<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    dom.attr(node, "draggable").as_deref() == Some("true")
+        || dom.attr(node, "aria-grabbed").is_some()
+        || is_drop_target(dom, node)
+        || (dom.tag_name(node) == "g"
+            && (dom.attr(node, "aria-label").is_some()
+                || dom.attr(node, "aria-labelledby").is_some()))
+}
+
+/// An element whose ARIA drop effect says it takes drops.
+fn is_drop_target<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    dom.attr(node, "aria-dropeffect")
+        .is_some_and(|effect| effect != "none")
+}
+
 pub fn named_by_content(role: &str) -> bool {
     NAMED_BY_CONTENT.contains(&role)
 }
@@ -220,12 +237,18 @@ pub fn role<D: PageDom>(dom: &D, node: &D::Node) -> String {
         "hr" => "separator",
         "summary" => "summary",
         "iframe" => "iframe",
+        // A named group of an SVG drawing (a node of a flow editor's canvas).
+        "g" if has("aria-label") || has("aria-labelledby") => "group",
         _ if dom
             .attr(node, "contenteditable")
             .is_some_and(|v| v != "false") =>
         {
             "textbox"
         }
+        // Where a person drops (a column of a board), and what they drag that nothing else names
+        // (a card of a board, a palette item).
+        _ if is_drop_target(dom, node) => "group",
+        _ if is_draggable(dom, node) => "draggable",
         _ => "",
     };
     role.to_owned()
@@ -438,6 +461,14 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
             }
             Some(_) => out.push(yes.into()),
         }
+    }
+    match aria("aria-grabbed").as_deref() {
+        Some("true") => out.push("grabbed".into()),
+        Some("false") => out.push("grabbable".into()),
+        _ => {}
+    }
+    if aria("aria-dropeffect").is_some_and(|e| e != "none") {
+        out.push("drop target".into());
     }
     if role == "option" && dom.prop(node, "selected").as_bool() == Some(true) {
         out.push("selected".into());

@@ -333,10 +333,11 @@ async fn act<D: PageDom>(
             selector: ":scope".into(),
             files: "{{value}}".into(),
         }),
-        // The caret and selection act through the input module directly (see `at_caret`).
-        Action::Type { text, at } => Err(AtCaret::Type(text, at.as_ref())),
-        Action::Caret(caret) => Err(AtCaret::Caret(caret)),
-        Action::SelectText(which) => Err(AtCaret::Select(which.as_ref())),
+        // The caret and selection act through the input module directly (see `act_directly`).
+        Action::Type { text, at } => Err(Direct::Type(text, at.as_ref())),
+        Action::Caret(caret) => Err(Direct::Caret(caret)),
+        Action::SelectText(which) => Err(Direct::Select(which.as_ref())),
+        Action::Drag(to) => Err(Direct::Drag(element(dom, &refs.borrow(), to)?)),
     };
     let root = dom.root();
     phases.mark("lookup");
@@ -372,7 +373,9 @@ async fn act<D: PageDom>(
                 .await
                 .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
             Err(edit) => {
-                at_caret(dom, &node, edit)
+                // As long as a step waits for a covered element, within the call's time.
+                let patience = (timeout_ms as f64).min(steps::COVERED_PATIENCE_MS);
+                act_directly(dom, &node, edit, patience)
                     .await
                     .map_err(|r| steps::refused_error(&who, r))?;
                 None
@@ -508,26 +511,50 @@ fn past(action: &Action) -> &'static str {
         Action::Type { .. } => "typed into",
         Action::Caret(_) => "placed the caret in",
         Action::SelectText(_) => "selected text in",
+        Action::Drag(_) => "dragged",
     }
 }
 
-/// What `page_act` does with the caret and the selection (the other actions are steps).
-enum AtCaret<'a> {
+/// What `page_act` does through the input module directly: the caret, the selection, a drag
+/// (the other actions are steps).
+enum Direct<'a, N> {
     Type(&'a str, Option<&'a Caret>),
     Caret(&'a Caret),
     Select(Option<&'a TextAt>),
+    /// Onto this element.
+    Drag(N),
 }
 
 /// Places the caret, selects text, or types at the caret, through the input module; an edit is
 /// read back once the page settled (as a fill's is).
-async fn at_caret<D: PageDom>(dom: &D, node: &D::Node, edit: AtCaret<'_>) -> Result<(), Refusal> {
+async fn act_directly<D: PageDom>(
+    dom: &D,
+    node: &D::Node,
+    edit: Direct<'_, D::Node>,
+    patience_ms: f64,
+) -> Result<(), Refusal> {
     match edit {
-        AtCaret::Caret(caret) => input::place_caret(dom, node, caret).await,
-        AtCaret::Select(which) => input::select_text(dom, node, which).await,
-        AtCaret::Type(text, at) => {
+        Direct::Caret(caret) => input::place_caret(dom, node, caret).await,
+        Direct::Select(which) => input::select_text(dom, node, which).await,
+        Direct::Type(text, at) => {
             let check = input::type_text(dom, node, text, at).await?;
             dom.checkpoint().await;
             check.verify(dom).await
+        }
+        Direct::Drag(to) => {
+            let before = dom.changes();
+            input::drag(dom, node, &to, patience_ms).await?;
+            dom.checkpoint().await;
+            // A drop the page took changes it (nodes, text, or attributes: an SVG node's
+            // transform); one that changed nothing did not happen for it.
+            if dom.changes() != before {
+                Ok(())
+            } else {
+                Err(Refusal::NoEffect(
+                    "was dragged, and nothing on the page changed: the page did not take the drag"
+                        .into(),
+                ))
+            }
         }
     }
 }

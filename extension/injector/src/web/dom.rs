@@ -472,6 +472,10 @@ impl Dom for WebDom {
         input::selection_range(field, entry)
     }
 
+    fn dispatch_drag(&self, node: &Element, kind: crate::input::DragKind, at: Point) -> bool {
+        input::dispatch_drag(node, kind, at)
+    }
+
     fn paste(&self, node: &Element, text: &str) -> bool {
         input::paste(node, text)
     }

@@ -483,3 +483,38 @@ pub fn selection_range(field: &Element, entry: TextEntry) -> Option<(usize, usiz
         }
     }
 }
+
+thread_local! {
+    /// The `DataTransfer` of the drag under way: made at `dragstart`, dropped at `dragend`.
+    static DRAG_DATA: RefCell<Option<DataTransfer>> = const { RefCell::new(None) };
+}
+
+pub fn dispatch_drag(node: &Element, kind: crate::input::DragKind, at: Point) -> bool {
+    use crate::input::DragKind;
+    let data = DRAG_DATA.with(|d| {
+        let mut d = d.borrow_mut();
+        if kind == DragKind::Start || d.is_none() {
+            *d = DataTransfer::new().ok();
+        }
+        d.clone()
+    });
+    let init = web_sys::DragEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(!matches!(kind, DragKind::Leave | DragKind::End));
+    init.set_composed(true);
+    init.set_client_x(at.x.round() as i32);
+    init.set_client_y(at.y.round() as i32);
+    init.set_buttons(if kind == DragKind::End { 0 } else { 1 });
+    if let Some(view) = window_of(node) {
+        init.set_view(Some(&view));
+    }
+    init.set_data_transfer(data.as_ref());
+    let taken = match web_sys::DragEvent::new_with_event_init_dict(kind.name(), &init) {
+        Ok(e) => node.dispatch_event(&e).unwrap_or(true),
+        Err(_) => true,
+    };
+    if kind == DragKind::End {
+        DRAG_DATA.with(|d| *d.borrow_mut() = None);
+    }
+    taken
+}
