@@ -76,6 +76,10 @@ pub async fn drag<D: Dom>(
     to: &D::Node,
     patience_ms: f64,
 ) -> Result<(), Refusal> {
+    // Aiming at one may scroll the other: each is aimed again once both were, so the points are
+    // those of the page as it is now (both in view when they fit).
+    aim_patiently(dom, from, true, patience_ms).await?;
+    aim_patiently(dom, to, false, patience_ms).await?;
     let source = aim_patiently(dom, from, true, patience_ms).await?;
     let target = aim_patiently(dom, to, false, patience_ms).await?;
     if dom.trusted_input() {
