@@ -85,17 +85,29 @@ async fn put_selection<D: Dom>(
     start: usize,
     end: usize,
 ) -> Result<(), Refusal> {
-    dom.select_range(field, entry, start, end);
-    // Editors take the selection from `selectionchange`, a task of its own.
-    dom.checkpoint().await;
-    match dom.selection_range(field, entry) {
-        Some(now) if now == (start, end) => Ok(()),
-        now => Err(Refusal::NoEffect(format!(
-            "did not keep the selection at {start}..{end} (it is {}): the editor moved it",
-            now.map_or("outside it".to_owned(), |(s, e)| format!("at {s}..{e}"))
-        ))),
+    let mut now = None;
+    // An editor busy with its own update (a render after the last edit) may put its own
+    // selection back over ours once: it is given a few tries.
+    for _ in 0..SELECT_TRIES {
+        dom.select_range(field, entry, start, end);
+        // Editors take the selection from `selectionchange`, a task of its own.
+        dom.checkpoint().await;
+        now = dom.selection_range(field, entry);
+        if now == Some((start, end)) {
+            return Ok(());
+        }
+        dom.settle(SELECT_RETRY_MS).await;
     }
+    Err(Refusal::NoEffect(format!(
+        "did not keep the selection at {start}..{end} (it is {}): the editor moved it",
+        now.map_or("outside it".to_owned(), |(s, e)| format!("at {s}..{e}"))
+    )))
 }
+
+/// Times a selection is put before the editor is said to refuse it.
+const SELECT_TRIES: usize = 3;
+/// How long the editor is given to finish its own update between two tries.
+const SELECT_RETRY_MS: f64 = 30.0;
 
 /// Presses `key` with Mod (`Mod+Home`) in an EditContext editor, as a person moves its caret.
 async fn model_key<D: Dom>(dom: &D, field: &D::Node, key: &str) -> Result<(), Refusal> {
