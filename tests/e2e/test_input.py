@@ -103,6 +103,18 @@ async def test_adapter_steps_type_at_the_caret_and_over_a_selection(tabwire, lau
         assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond new line & more"
 
 
+async def test_an_adapter_drag_step_moves_a_card_and_one_the_page_ignores_is_an_error(
+    tabwire, launch_chromium, extension_dir, input_site
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, input_site, "drag.html")
+    await tabwire.call_ok("input_move_card", {"id": "card-b", "tab_id": tab})
+    assert await browser.cdp.evaluate(page, "fixture.column('done')") == ["Card B"]
+    # A heading is no card: dragging it changes nothing.
+    out = await tabwire.call("input_move_card", {"id": "board-title", "tab_id": tab})
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
+
+
 async def test_a_fill_then_a_click_in_one_call_reaches_an_editor_synced_by_a_mutation_observer(
     tabwire, launch_chromium, extension_dir, input_site
 ):

@@ -262,6 +262,10 @@ fn from_json(value: Value) -> Result<Step, StepError> {
             at: f.need_text("at")?,
             nth: f.occurrence("nth")?,
         },
+        StepKind::Drag => Step::Drag {
+            selector: f.need_text("selector")?,
+            to: f.need_text("to")?,
+        },
         StepKind::SelectText => Step::SelectText {
             selector: f.need_text("selector")?,
             value: f.text("value")?,

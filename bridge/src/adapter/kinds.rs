@@ -87,6 +87,8 @@ step_kinds! {
     Caret = "caret", needs ["selector", "at"], takes ["nth"], acts: true;
     /// Select the `nth` occurrence of `value` (all without it).
     SelectText = "select_text", needs ["selector"], takes ["value", "nth"], acts: true;
+    /// Drag the element onto the one `to` names.
+    Drag = "drag", needs ["selector", "to"], takes [], acts: true;
     Blur = "blur", needs [], takes ["selector"], acts: true;
     Press = "press", needs ["key"], takes ["selector", "navigates"], acts: true;
     /// With exactly one of `value` and `label`.

@@ -70,6 +70,9 @@ pub enum Step {
         value: Option<String>,
         nth: Option<u64>,
     },
+    /// Drag the element onto the one `to` names (a pressed pointer's moves, or HTML5 drag and
+    /// drop from a draggable element), which must change the page.
+    Drag { selector: String, to: String },
     /// Leave the field (`selector`, or the focused element): `change` if its value changed since
     /// `fill` focused it, then `blur`/`focusout`.
     Blur { selector: Option<String> },
@@ -359,6 +362,7 @@ impl Step {
             | Step::Type { .. }
             | Step::Caret { .. }
             | Step::SelectText { .. }
+            | Step::Drag { .. }
             | Step::Blur { .. }
             | Step::Press { .. }
             | Step::Select { .. }
@@ -455,6 +459,10 @@ impl Serialize for Step {
                 if let Some(nth) = nth {
                     map.serialize_entry("nth", nth)?;
                 }
+            }
+            Step::Drag { selector, to } => {
+                map.serialize_entry("selector", selector)?;
+                map.serialize_entry("to", to)?;
             }
             Step::SelectText {
                 selector,

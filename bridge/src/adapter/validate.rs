@@ -220,6 +220,10 @@ impl Validator {
                 self.selector(selector, &path.key("selector"), known);
                 self.template(at, &path.key("at"), known);
             }
+            Step::Drag { selector, to } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.selector(to, &path.key("to"), known);
+            }
             Step::SelectText {
                 selector,
                 value,

@@ -950,7 +950,7 @@ fn edit_editor<D: Dom>(dom: &D, field: &D::Node, edits: &[Edit]) {
 mod caret;
 mod drag;
 pub use caret::{key_types, place_caret, select_text, type_text, typed_by};
-pub use drag::{DragKind, drag};
+pub use drag::{DragKind, drag, drag_checked};
 
 #[cfg(test)]
 mod tests;

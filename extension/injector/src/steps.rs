@@ -484,6 +484,15 @@ impl<'d, D: PageDom> Run<'d, D> {
                     .await
                     .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
             }
+            Step::Drag { selector, to } => {
+                let selector = self.selector(selector, label)?;
+                let to = self.selector(to, label)?;
+                let node = self.find(scope, &selector, label)?;
+                let onto = self.find(scope, &to, label)?;
+                input::drag_checked(self.dom, &node, &onto, self.patience())
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
             Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
                     .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;

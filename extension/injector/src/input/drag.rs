@@ -68,6 +68,42 @@ fn between(from: Point, to: Point, i: u32) -> Point {
     }
 }
 
+/// Drags `from` onto `to` as [`drag`] does, then checks that the page took it: a drop the page
+/// took changes it (its nodes or text, or where the dragged element is drawn: an SVG node's
+/// transform, a card's style); one that changed nothing did not happen for it. Scrolling, which
+/// aiming may do, is no change of the page.
+pub async fn drag_checked<D: Dom>(
+    dom: &D,
+    from: &D::Node,
+    to: &D::Node,
+    patience_ms: f64,
+) -> Result<(), Refusal> {
+    let placed = |n: &D::Node| {
+        [
+            "transform",
+            "style",
+            "class",
+            "x",
+            "y",
+            "cx",
+            "cy",
+            "aria-grabbed",
+        ]
+        .map(|name| dom.attr(n, name))
+    };
+    let was = placed(from);
+    let watch = dom.watch(from);
+    drag(dom, from, to, patience_ms).await?;
+    dom.checkpoint().await;
+    if dom.saw_change(&watch) || placed(from) != was {
+        Ok(())
+    } else {
+        Err(Refusal::NoEffect(
+            "was dragged, and nothing on the page changed: the page did not take the drag".into(),
+        ))
+    }
+}
+
 /// Drags `from` onto `to` (both checked as a click's element is: attached, not covered, waited
 /// for). What the drag did is for the caller to see in the page.
 pub async fn drag<D: Dom>(

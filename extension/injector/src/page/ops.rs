@@ -541,37 +541,7 @@ async fn act_directly<D: PageDom>(
             dom.checkpoint().await;
             check.verify(dom).await
         }
-        Direct::Drag(to) => {
-            // Where the dragged element is drawn, as attributes say it (an SVG node's transform,
-            // a card's style); scrolling, which aiming may do, is no change of the page.
-            let placed = |n: &D::Node| {
-                [
-                    "transform",
-                    "style",
-                    "class",
-                    "x",
-                    "y",
-                    "cx",
-                    "cy",
-                    "aria-grabbed",
-                ]
-                .map(|name| dom.attr(n, name))
-            };
-            let was = placed(node);
-            let watch = dom.watch(node);
-            input::drag(dom, node, &to, patience_ms).await?;
-            dom.checkpoint().await;
-            // A drop the page took changes it (its nodes or text, or where the dragged element
-            // is); one that changed nothing did not happen for it.
-            if dom.saw_change(&watch) || placed(node) != was {
-                Ok(())
-            } else {
-                Err(Refusal::NoEffect(
-                    "was dragged, and nothing on the page changed: the page did not take the drag"
-                        .into(),
-                ))
-            }
-        }
+        Direct::Drag(to) => input::drag_checked(dom, node, &to, patience_ms).await,
     }
 }
 
