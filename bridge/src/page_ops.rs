@@ -93,6 +93,48 @@ pub enum Action {
     /// Puts these files (names in the user's uploads directory, which the server reads and sends
     /// with the call: [`crate::upload`]) on a file input, or drops them on the element.
     Upload(Vec<String>),
+    /// Inserts text at the caret (placed first when `at` is given), keeping the rest.
+    Type {
+        text: String,
+        at: Option<Caret>,
+    },
+    /// Places the caret in a field or editor.
+    Caret(Caret),
+    /// Selects text in a field or editor: all of it (`None`), or an occurrence of a text.
+    SelectText(Option<TextAt>),
+    /// Drags the element onto another (a pointer drag, and HTML5 drag and drop where the source
+    /// is draggable).
+    Drag(Target),
+}
+
+/// Where a caret goes in a field or editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caret {
+    Start,
+    End,
+    /// Right after an occurrence of a text.
+    After(TextAt),
+}
+
+/// The `nth` (from 1) occurrence of `text` in a field or editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextAt {
+    pub text: String,
+    pub nth: usize,
+}
+
+impl Caret {
+    /// `at` as `page_act` takes it: `start`, `end`, or the text to put the caret after.
+    pub fn parse(at: &str, nth: usize) -> Caret {
+        match at {
+            "start" => Caret::Start,
+            "end" => Caret::End,
+            text => Caret::After(TextAt {
+                text: text.to_owned(),
+                nth,
+            }),
+        }
+    }
 }
 
 impl Action {
@@ -109,13 +151,30 @@ impl Action {
             Action::Press(_) => "press",
             Action::Scroll => "scroll",
             Action::Upload(_) => "upload",
+            Action::Type { .. } => "type",
+            Action::Caret(_) => "caret",
+            Action::SelectText(_) => "select_text",
+            Action::Drag(_) => "drag",
         }
     }
 }
 
 const ACTIONS: &[&str] = &[
-    "click", "dblclick", "hover", "fill", "clear", "select", "check", "uncheck", "press", "scroll",
+    "click",
+    "dblclick",
+    "hover",
+    "fill",
+    "clear",
+    "select",
+    "check",
+    "uncheck",
+    "press",
+    "scroll",
     "upload",
+    "type",
+    "caret",
+    "select_text",
+    "drag",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,7 +480,19 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             p.insert("action".into(), json!({"type": "string", "enum": ACTIONS}));
             p.insert(
                 "value".into(),
-                json!({"type": "string", "description": "fill: text; select: option value or text"}),
+                json!({"type": "string", "description": "fill, type: text; select: option value or text; select_text: text (default all)"}),
+            );
+            p.insert(
+                "to".into(),
+                json!({"type": "string", "description": "drag: target ref or selector"}),
+            );
+            p.insert(
+                "at".into(),
+                json!({"type": "string", "description": "caret, type: start, end, or text to go after"}),
+            );
+            p.insert(
+                "nth".into(),
+                json!({"type": "integer", "minimum": 1, "description": "which occurrence (default 1)"}),
             );
             p.insert(
                 "key".into(),
@@ -565,6 +636,7 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
         ACT => {
             let action = text("action").unwrap_or_default();
             let value = text("value");
+            let nth = number("nth").map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
             let needs = |what: &str| format!("`{action}` needs `{what}`");
             let action = match action.as_str() {
                 "click" => Action::Click,
@@ -587,12 +659,42 @@ pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
                         crate::upload::names_in(files).map_err(|e| format!("`files`: {e}"))?,
                     )
                 }
+                "type" => Action::Type {
+                    text: value.clone().ok_or_else(|| needs("value"))?,
+                    at: text("at").map(|at| Caret::parse(&at, nth)),
+                },
+                "caret" => {
+                    Action::Caret(Caret::parse(&text("at").ok_or_else(|| needs("at"))?, nth))
+                }
+                "select_text" => Action::SelectText(value.clone().map(|text| TextAt { text, nth })),
+                "drag" => {
+                    let to = text("to").ok_or_else(|| needs("to"))?;
+                    Action::Drag(match parse_ref(&to) {
+                        Some(r) => Target::Ref(r),
+                        None => Target::Selector(to),
+                    })
+                }
                 other => return Err(format!("unknown action {other:?}")),
             };
+            if args.contains_key("to") && !matches!(action, Action::Drag(_)) {
+                return Err(format!("`{}` takes no `to`", action.name()));
+            }
+            if args.contains_key("at") && !matches!(action, Action::Type { .. } | Action::Caret(_))
+            {
+                return Err(format!("`{}` takes no `at`", action.name()));
+            }
             if args.contains_key("files") && !matches!(action, Action::Upload(_)) {
                 return Err(format!("`{}` takes no `files`", action.name()));
             }
-            if value.is_some() && !matches!(action, Action::Fill(_) | Action::Select(_)) {
+            if value.is_some()
+                && !matches!(
+                    action,
+                    Action::Fill(_)
+                        | Action::Select(_)
+                        | Action::Type { .. }
+                        | Action::SelectText(_)
+                )
+            {
                 return Err(format!("`{}` takes no `value`", action.name()));
             }
             let target = match target()? {

@@ -85,6 +85,20 @@ pub fn click(x: f64, y: f64, clicks: u32) -> Vec<Command> {
     commands
 }
 
+/// A drag with the left button held: press at `from`, moves through `steps` points on the way,
+/// release at `to` (the browser runs HTML5 drag and drop itself where the source is draggable).
+pub fn drag(from: (f64, f64), to: (f64, f64), steps: u32) -> Vec<Command> {
+    let mut commands = hover(from.0, from.1);
+    commands.push(mouse("mousePressed", from.0, from.1, 1, 1));
+    for i in 1..=steps {
+        let t = f64::from(i) / f64::from(steps);
+        let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
+        commands.push(mouse("mouseMoved", x, y, 1, 0));
+    }
+    commands.push(mouse("mouseReleased", to.0, to.1, 0, 1));
+    commands
+}
+
 /// Text typed at the focus as an input method commits it (`beforeinput`/`input` with
 /// `insertText`, in the editor's own way).
 pub fn insert_text(text: &str) -> Command {

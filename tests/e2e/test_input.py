@@ -87,6 +87,34 @@ async def test_fill_lands_exactly_in_a_rich_editors_model(tabwire, launch_chromi
     assert await browser.cdp.evaluate(page, "fixture.text()") == "", out
 
 
+@pytest.mark.parametrize("editor", ("codemirror", "prosemirror", "lexical", "quill", "monaco"))
+async def test_adapter_steps_type_at_the_caret_and_over_a_selection(tabwire, launch_chromium, extension_dir, input_site, editor):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, input_site, f"lib.html?lib={editor}")
+    out = await tabwire.call_ok("input_append_to_editor", {"text": " & more", "tab_id": tab})
+    assert out.structured["saved"] == "old text\nsecond old line & more", out
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond old line & more"
+    out = await tabwire.call("input_replace_word", {"word": "old", "with": "new", "tab_id": tab})
+    if editor == "monaco":
+        # Its selection lives in its own model: the step says so and what to use instead.
+        assert out.is_error and error_codes_in(out.text)[:1] == ["INVALID_ARGS"] and "Mod+End" in out.text, out
+    else:
+        assert not out.is_error, out
+        assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond new line & more"
+
+
+async def test_an_adapter_drag_step_moves_a_card_and_one_the_page_ignores_is_an_error(
+    tabwire, launch_chromium, extension_dir, input_site
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, input_site, "drag.html")
+    await tabwire.call_ok("input_move_card", {"id": "card-b", "tab_id": tab})
+    assert await browser.cdp.evaluate(page, "fixture.column('done')") == ["Card B"]
+    # A heading is no card: dragging it changes nothing.
+    out = await tabwire.call("input_move_card", {"id": "board-title", "tab_id": tab})
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
+
+
 async def test_a_fill_then_a_click_in_one_call_reaches_an_editor_synced_by_a_mutation_observer(
     tabwire, launch_chromium, extension_dir, input_site
 ):
@@ -243,7 +271,7 @@ async def test_what_a_person_could_not_do_is_a_typed_error(tabwire, launch_chrom
 
     out = await tabwire.call("input_fill_locked", {"tab_id": tab})
     assert out.is_error and out.text.startswith(
-        'NO_EFFECT: steps[0] (fill): `#locked` kept its value "locked": the page did not take "changed". '
+        'NO_EFFECT: steps[0] (fill): `#locked` holds "locked" after the edit, not "changed": the edit did not stick. '
         "If this page ignores synthetic input"
     ), out
     assert await browser.cdp.evaluate(page, "document.querySelector('#locked').value") == "locked"

@@ -96,6 +96,17 @@ impl Fields {
         }
     }
 
+    /// Which occurrence of a text (from 1).
+    fn occurrence(&mut self, field: &str) -> Result<Option<u64>, StepError> {
+        match self.take(field) {
+            None => Ok(None),
+            Some(value) => match value.as_u64().filter(|n| *n >= 1) {
+                Some(n) => Ok(Some(n)),
+                None => Err(self.wrong(field, "a whole number from 1", &value)),
+            },
+        }
+    }
+
     fn flag(&mut self, field: &str) -> Result<bool, StepError> {
         match self.take(field) {
             None => Ok(false),
@@ -239,6 +250,26 @@ fn from_json(value: Value) -> Result<Step, StepError> {
         },
         StepKind::Clear => Step::Clear {
             selector: f.need_text("selector")?,
+        },
+        StepKind::Type => Step::Type {
+            selector: f.need_text("selector")?,
+            value: f.need_text("value")?,
+            at: f.text("at")?,
+            nth: f.occurrence("nth")?,
+        },
+        StepKind::Caret => Step::Caret {
+            selector: f.need_text("selector")?,
+            at: f.need_text("at")?,
+            nth: f.occurrence("nth")?,
+        },
+        StepKind::Drag => Step::Drag {
+            selector: f.need_text("selector")?,
+            to: f.need_text("to")?,
+        },
+        StepKind::SelectText => Step::SelectText {
+            selector: f.need_text("selector")?,
+            value: f.text("value")?,
+            nth: f.occurrence("nth")?,
         },
         StepKind::Press => Step::Press {
             selector: f.text("selector")?,

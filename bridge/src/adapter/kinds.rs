@@ -81,6 +81,14 @@ step_kinds! {
     ScrollIntoView = "scroll_into_view", needs [], takes ["selector"], acts: true;
     Fill = "fill", needs ["selector", "value"], takes [], acts: true;
     Clear = "clear", needs ["selector"], takes [], acts: true;
+    /// Insert `value` at the caret (placed first at `at`: start, end, or after a text).
+    Type = "type", needs ["selector", "value"], takes ["at", "nth"], acts: true;
+    /// Place the caret at `at` (start, end, or after the `nth` occurrence of a text).
+    Caret = "caret", needs ["selector", "at"], takes ["nth"], acts: true;
+    /// Select the `nth` occurrence of `value` (all without it).
+    SelectText = "select_text", needs ["selector"], takes ["value", "nth"], acts: true;
+    /// Drag the element onto the one `to` names.
+    Drag = "drag", needs ["selector", "to"], takes [], acts: true;
     Blur = "blur", needs [], takes ["selector"], acts: true;
     Press = "press", needs ["key"], takes ["selector", "navigates"], acts: true;
     /// With exactly one of `value` and `label`.

@@ -49,6 +49,30 @@ pub enum Step {
     /// Empty an input, textarea or contenteditable as a person does (select all, delete), firing
     /// `beforeinput`/`input` with `deleteContentBackward`.
     Clear { selector: String },
+    /// Type `value` at the caret, keeping the rest (placed first at `at`: `start`, `end`, or
+    /// after the `nth` occurrence of a text), as a person types; read back like `fill`.
+    Type {
+        selector: String,
+        value: String,
+        at: Option<String>,
+        nth: Option<u64>,
+    },
+    /// Place the caret at `at` (`start`, `end`, or after the `nth` occurrence of a text).
+    Caret {
+        selector: String,
+        at: String,
+        nth: Option<u64>,
+    },
+    /// Select the `nth` occurrence of `value` in a field or editor (all of it without `value`),
+    /// for a key, a toolbar button or `type` to act on.
+    SelectText {
+        selector: String,
+        value: Option<String>,
+        nth: Option<u64>,
+    },
+    /// Drag the element onto the one `to` names (a pressed pointer's moves, or HTML5 drag and
+    /// drop from a draggable element), which must change the page.
+    Drag { selector: String, to: String },
     /// Leave the field (`selector`, or the focused element): `change` if its value changed since
     /// `fill` focused it, then `blur`/`focusout`.
     Blur { selector: Option<String> },
@@ -335,6 +359,10 @@ impl Step {
             | Step::ScrollIntoView { .. }
             | Step::Fill { .. }
             | Step::Clear { .. }
+            | Step::Type { .. }
+            | Step::Caret { .. }
+            | Step::SelectText { .. }
+            | Step::Drag { .. }
             | Step::Blur { .. }
             | Step::Press { .. }
             | Step::Select { .. }
@@ -410,6 +438,45 @@ impl Serialize for Step {
                 map.serialize_entry("value", value)?;
             }
             Step::Clear { selector } => map.serialize_entry("selector", selector)?,
+            Step::Type {
+                selector,
+                value,
+                at,
+                nth,
+            } => {
+                map.serialize_entry("selector", selector)?;
+                map.serialize_entry("value", value)?;
+                if let Some(at) = at {
+                    map.serialize_entry("at", at)?;
+                }
+                if let Some(nth) = nth {
+                    map.serialize_entry("nth", nth)?;
+                }
+            }
+            Step::Caret { selector, at, nth } => {
+                map.serialize_entry("selector", selector)?;
+                map.serialize_entry("at", at)?;
+                if let Some(nth) = nth {
+                    map.serialize_entry("nth", nth)?;
+                }
+            }
+            Step::Drag { selector, to } => {
+                map.serialize_entry("selector", selector)?;
+                map.serialize_entry("to", to)?;
+            }
+            Step::SelectText {
+                selector,
+                value,
+                nth,
+            } => {
+                map.serialize_entry("selector", selector)?;
+                if let Some(value) = value {
+                    map.serialize_entry("value", value)?;
+                }
+                if let Some(nth) = nth {
+                    map.serialize_entry("nth", nth)?;
+                }
+            }
             Step::Press {
                 selector: s,
                 key,

@@ -487,6 +487,12 @@ fn steps_of_every_kind_parse_and_round_trip_and_bad_shapes_say_why() {
             }
             "fill" => json!({"step": "fill", "selector": "a", "value": "v"}),
             "clear" => json!({"step": "clear", "selector": "a"}),
+            "type" => json!({"step": "type", "selector": "a", "value": "v", "at": "end", "nth": 2}),
+            "caret" => json!({"step": "caret", "selector": "a", "at": "{{after}}"}),
+            "select_text" => {
+                json!({"step": "select_text", "selector": "a", "value": "w", "nth": 1})
+            }
+            "drag" => json!({"step": "drag", "selector": "a", "to": "b"}),
             "press" => json!({"step": "press", "key": "Enter"}),
             "select" => json!({"step": "select", "selector": "a", "label": "L"}),
             "read" => {

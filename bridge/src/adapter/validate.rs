@@ -200,6 +200,40 @@ impl Validator {
                 self.template(value, &path.key("value"), known);
             }
             Step::Clear { selector } => self.selector(selector, &path.key("selector"), known),
+            Step::Type {
+                selector,
+                value,
+                at,
+                nth: _,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.template(value, &path.key("value"), known);
+                if let Some(at) = at {
+                    self.template(at, &path.key("at"), known);
+                }
+            }
+            Step::Caret {
+                selector,
+                at,
+                nth: _,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.template(at, &path.key("at"), known);
+            }
+            Step::Drag { selector, to } => {
+                self.selector(selector, &path.key("selector"), known);
+                self.selector(to, &path.key("to"), known);
+            }
+            Step::SelectText {
+                selector,
+                value,
+                nth: _,
+            } => {
+                self.selector(selector, &path.key("selector"), known);
+                if let Some(value) = value {
+                    self.template(value, &path.key("value"), known);
+                }
+            }
             Step::Upload { selector, files } => {
                 self.selector(selector, &path.key("selector"), known);
                 self.upload_files(files, &path.key("files"));

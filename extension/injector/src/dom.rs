@@ -129,6 +129,15 @@ pub trait Dom {
     /// Performs an edit with the browser's editing command (`execCommand`), which changes the
     /// document and fires `input`; `false` when the browser could not.
     fn exec_edit(&self, node: &Self::Node, edit: &Edit) -> bool;
+    /// Selects `start..end` (UTF-16 offsets of a text control's value, or of an editor's text
+    /// content) in `field`; a caret when they are equal.
+    fn select_range(&self, field: &Self::Node, entry: TextEntry, start: usize, end: usize);
+    /// The selection's offsets in `field` (as [`Dom::select_range`] takes them); `None` when
+    /// the document's selection is not inside it.
+    fn selection_range(&self, field: &Self::Node, entry: TextEntry) -> Option<(usize, usize)>;
+    /// Dispatches one HTML5 drag and drop event at `at` with the drag's `DataTransfer` (made
+    /// at `dragstart`, kept until `dragend`); `false` when a listener cancelled it.
+    fn dispatch_drag(&self, node: &Self::Node, kind: crate::input::DragKind, at: Point) -> bool;
     /// Dispatches a `paste` whose clipboard holds `text`; `false` when a listener handled it.
     fn paste(&self, node: &Self::Node, text: &str) -> bool;
     /// Starts watching `node`'s document for any change.

@@ -87,6 +87,8 @@ pub struct FakeDom {
     pub mutations: Cell<usize>,
     /// Whether the next inserted text replaces the field's text (all of it is selected).
     pub all_selected: Cell<bool>,
+    /// The selection `select_range` made (UTF-16 offsets), which `selection_range` reads back.
+    pub selection: Cell<Option<(usize, usize)>>,
     /// A page that puts a text control's old value back after `input` (a controlled field).
     pub rejects_values: Cell<bool>,
     /// The value a text control had before `set_value`.
@@ -471,6 +473,20 @@ impl Dom for FakeDom {
         self.log(format!("exec {command} {value}"));
         self.edit_text(*node, edit);
         true
+    }
+
+    fn select_range(&self, field: &usize, _entry: TextEntry, start: usize, end: usize) {
+        self.log(format!("select {field} {start}..{end}"));
+        self.selection.set(Some((start, end)));
+    }
+
+    fn selection_range(&self, _field: &usize, _entry: TextEntry) -> Option<(usize, usize)> {
+        self.selection.get()
+    }
+
+    fn dispatch_drag(&self, node: &usize, kind: crate::input::DragKind, _at: Point) -> bool {
+        self.log(format!("{} {node}", kind.name()));
+        !self.cancels(kind.name())
     }
 
     fn paste(&self, node: &usize, text: &str) -> bool {

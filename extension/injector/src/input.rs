@@ -308,6 +308,10 @@ pub enum Refusal {
     NoEffect(String),
     /// Trusted input could not be performed (the worker's typed error: the debugger, the tab).
     Trusted(WireError),
+    /// The field holds no such text (to place the caret after or to select): what it holds.
+    NoSuchText(String),
+    /// The element cannot take this kind of input (why, and what it can take instead).
+    Unsupported(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -333,7 +337,9 @@ impl std::fmt::Display for Refusal {
             Refusal::NotEditable => f.write_str(
                 "is not an input, textarea or contenteditable element and has none inside",
             ),
-            Refusal::NoEffect(why) => f.write_str(why),
+            Refusal::NoEffect(why) | Refusal::NoSuchText(why) | Refusal::Unsupported(why) => {
+                f.write_str(why)
+            }
             Refusal::Trusted(error) => {
                 write!(f, "could not be given trusted input: {}", error.message)
             }
@@ -744,59 +750,102 @@ pub fn press<D: Dom>(dom: &D, node: &D::Node, chord: &Chord, default_action: imp
     }
 }
 
-/// What to check once the page has settled after a fill: that the page took it.
+/// What to check once the page has settled after an edit (a fill, a clear, text typed at the
+/// caret): that the field or editor holds what the edit should have left in it.
 pub struct FillCheck<D: Dom> {
     field: D::Node,
+    /// The whole text the field should hold now.
     wanted: String,
     took: Took<D>,
 }
 
 enum Took<D: Dom> {
-    /// A text control whose value was `before`.
-    Value { before: String },
-    /// A contenteditable editor whose text was `before`.
-    Text { before: String },
+    /// A text control: its value must be `wanted`.
+    Value,
+    /// A contenteditable editor: its text must be `wanted`'s (line breaks are elements there).
+    Text,
     /// An editor whose text lives elsewhere (EditContext): something in the document changed.
     Changed(D::Watch),
 }
 
-/// Text compared without its whitespace (editors render line breaks as elements).
+/// Text compared without its whitespace (editors render line breaks as elements, and spaces as
+/// no-break spaces) nor the zero-width characters some put around their widgets.
 fn squeeze(text: &str) -> String {
-    text.split_whitespace().collect()
+    text.chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '\u{200b}' | '\u{feff}'))
+        .collect()
 }
 
-/// How long a fill's check waits for an editor that renders on its next animation frame (Monaco)
-/// before it says the page did not take the text.
+/// How long an edit's check waits for an editor that renders on its next animation frame
+/// (Monaco) or syncs its model late, before it says the page did not take the text.
 const RENDER_GRACE_MS: f64 = 250.0;
 
-impl<D: Dom> FillCheck<D> {
-    /// `Err(NoEffect)` when the page did not take the text: a text control that kept (or put
-    /// back) its old value, an editor whose document did not change at all (given a moment to
-    /// render, as editors that draw on the next animation frame need).
-    pub async fn verify(self, dom: &D) -> Result<(), Refusal> {
-        match self.took {
-            Took::Value { before } => {
-                let now = dom.value(&self.field).unwrap_or_default();
-                if now == before && now != self.wanted {
-                    return Err(Refusal::NoEffect(format!(
-                        "kept its value {before:?}: the page did not take {:?}",
-                        self.wanted
-                    )));
-                }
-                Ok(())
-            }
-            Took::Text { before } => {
-                let wanted = squeeze(&self.wanted);
-                let took = || {
-                    let now = squeeze(&dom.text(&self.field));
-                    now != before || now == wanted
-                };
-                rendered(dom, took).await
-            }
-            Took::Changed(watch) => rendered(dom, || dom.saw_change(&watch)).await,
-        }
-        .map_err(|()| no_change(&self.wanted))
+/// Shown of a field's content in an error at most.
+const SHOWN_CHARS: usize = 200;
+
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{:?}… ({} characters)", &text[..cut], text.chars().count()),
+        None => format!("{text:?}"),
     }
+}
+
+impl<D: Dom> FillCheck<D> {
+    pub(crate) fn new(field: D::Node, wanted: String, entry: TextEntry, dom: &D) -> FillCheck<D> {
+        let took = match entry {
+            TextEntry::Control => Took::Value,
+            TextEntry::ContentEditable => Took::Text,
+            TextEntry::EditContext => Took::Changed(dom.watch(&field)),
+        };
+        FillCheck {
+            field,
+            wanted,
+            took,
+        }
+    }
+
+    /// `Err(NoEffect)` when the field does not hold what the edit should have left: a text
+    /// control whose value differs (kept, put back, reformatted, cut), an editor whose text differs
+    /// (the edit did not stick, or the editor reset itself), given a moment to render; an
+    /// EditContext editor whose document did not change at all. The error says what it holds.
+    pub async fn verify(self, dom: &D) -> Result<(), Refusal> {
+        let wanted = squeeze(&self.wanted);
+        let holds = || match self.took {
+            Took::Value => dom.value(&self.field).unwrap_or_default(),
+            Took::Text | Took::Changed(_) => dom.text(&self.field),
+        };
+        let took = || match &self.took {
+            Took::Value => dom.value(&self.field).unwrap_or_default() == self.wanted,
+            Took::Text => {
+                let now = squeeze(&dom.text(&self.field));
+                now == wanted || (wanted.is_empty() && only_placeholder(dom, &self.field))
+            }
+            Took::Changed(watch) => dom.saw_change(watch),
+        };
+        if rendered(dom, took).await.is_ok() {
+            return Ok(());
+        }
+        Err(Refusal::NoEffect(match self.took {
+            Took::Changed(_) => format!(
+                "did not change: the editor took none of {}",
+                shown(&self.wanted)
+            ),
+            Took::Value | Took::Text => format!(
+                "holds {} after the edit, not {}: the edit did not stick",
+                shown(&holds()),
+                shown(&self.wanted)
+            ),
+        }))
+    }
+}
+
+/// Whether an emptied editor's only text is its placeholder (an element of its own inside
+/// it, as CodeMirror's `cm-placeholder`), which is not content.
+fn only_placeholder<D: Dom>(dom: &D, field: &D::Node) -> bool {
+    let Ok(Some(placeholder)) = dom.query(Some(field), "[class*=placeholder]") else {
+        return false;
+    };
+    squeeze(&dom.text(&placeholder)) == squeeze(&dom.text(field))
 }
 
 /// Whether `took` holds now or after the page's next changes, within [`RENDER_GRACE_MS`].
@@ -810,12 +859,6 @@ async fn rendered<D: Dom>(dom: &D, took: impl Fn() -> bool) -> Result<(), ()> {
         dom.settle(left).await;
     }
     Ok(())
-}
-
-fn no_change(wanted: &str) -> Refusal {
-    Refusal::NoEffect(format!(
-        "did not change: the editor took none of {wanted:?}"
-    ))
 }
 
 /// Types `text` into `node` (or the text entry inside it), replacing what it holds, as a person
@@ -837,25 +880,13 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
         dom.focus(&field);
     }
     if dom.trusted_input() {
-        let took = match entry {
-            TextEntry::Control => Took::Value {
-                before: dom.value(&field).unwrap_or_default(),
-            },
-            TextEntry::ContentEditable => Took::Text {
-                before: squeeze(&dom.text(&field)),
-            },
-            TextEntry::EditContext => Took::Changed(dom.watch(&field)),
-        };
+        let check = FillCheck::new(field.clone(), text.clone(), entry, dom);
         perform_trusted(dom, trusted_fill(entry, &text, dom.platform())).await?;
-        return Ok(FillCheck {
-            field,
-            wanted: text,
-            took,
-        });
+        return Ok(check);
     }
-    let took = match entry {
+    let check = FillCheck::new(field.clone(), text.clone(), entry, dom);
+    match entry {
         TextEntry::Control => {
-            let before = dom.value(&field).unwrap_or_default();
             let edit = if text.is_empty() {
                 Edit::Delete
             } else {
@@ -865,62 +896,61 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
                 dom.set_value(&field, &text);
                 dom.input_event(&field, &edit);
             }
-            Took::Value { before }
         }
         TextEntry::ContentEditable => {
-            let before = squeeze(&dom.text(&field));
             dom.select_all_contents(&field);
             // The editor learns of the selection from `selectionchange`, a task of its own, as it
             // would between a person's selecting and typing (CodeMirror deletes nothing before).
             dom.checkpoint().await;
-            let mut edits = Vec::new();
             if text.is_empty() {
-                edits.push(Edit::Delete);
+                edit_editor(dom, &field, &[Edit::Delete]);
             }
-            for (i, line) in text.split('\n').enumerate() {
-                if i > 0 {
-                    edits.push(Edit::InsertParagraph);
-                }
-                if !line.is_empty() {
-                    edits.push(Edit::InsertText(line.to_owned()));
-                }
-            }
-            for edit in &edits {
-                if dom.before_input(&field, edit) {
-                    dom.exec_edit(&field, edit);
-                }
-            }
-            Took::Text { before }
+            edit_editor(dom, &field, &line_edits(&text));
         }
         TextEntry::EditContext => {
-            let watch = dom.watch(&field);
             // Such editors keep their selection in their own model: select all as a person does.
-            let select_all = Chord {
-                modifiers: vec![ChordModifier::Mod],
-                key: parse_key("a").expect("a is a key"),
-            };
-            press(dom, &field, &select_all, || {});
+            press(dom, &field, &chord_of(vec![ChordModifier::Mod], "a"), || {});
             // The editor updates its selection after the keys (a person's next key is a task of
             // its own).
             dom.checkpoint().await;
             if text.is_empty() {
-                let backspace = Chord {
-                    modifiers: Vec::new(),
-                    key: parse_key("Backspace").expect("Backspace is a key"),
-                };
-                press(dom, &field, &backspace, || {});
+                press(dom, &field, &chord_of(Vec::new(), "Backspace"), || {});
             } else {
                 dom.paste(&field, &text);
             }
-            Took::Changed(watch)
         }
-    };
-    Ok(FillCheck {
-        field,
-        wanted: text,
-        took,
-    })
+    }
+    Ok(check)
 }
+
+/// The edits that type `text` into a contenteditable editor: its lines, each line break as the
+/// editor's own (`insertParagraph`).
+fn line_edits(text: &str) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            edits.push(Edit::InsertParagraph);
+        }
+        if !line.is_empty() {
+            edits.push(Edit::InsertText(line.to_owned()));
+        }
+    }
+    edits
+}
+
+/// Each edit after a `beforeinput` the editor may take over (cancel and perform itself).
+fn edit_editor<D: Dom>(dom: &D, field: &D::Node, edits: &[Edit]) {
+    for edit in edits {
+        if dom.before_input(field, edit) {
+            dom.exec_edit(field, edit);
+        }
+    }
+}
+
+mod caret;
+mod drag;
+pub use caret::{key_types, place_caret, select_text, type_text, typed_by};
+pub use drag::{DragKind, drag, drag_checked};
 
 #[cfg(test)]
 mod tests;

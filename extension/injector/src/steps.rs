@@ -28,7 +28,7 @@ const POLL_MS: f64 = 50.0;
 
 /// How long a click or hover waits for a covered element to come free (an animation ending)
 /// before it answers NOT_ACTIONABLE.
-const COVERED_PATIENCE_MS: f64 = 1000.0;
+pub const COVERED_PATIENCE_MS: f64 = 1000.0;
 
 /// How long a submitted form (its `submit` event not cancelled) has to start its navigation
 /// before the step counts as staying on the page.
@@ -434,6 +434,65 @@ impl<'d, D: PageDom> Run<'d, D> {
                 self.fill(&node, &format!("`{selector}`"), "", label)
                     .await?;
             }
+            Step::Type {
+                selector,
+                value,
+                at,
+                nth,
+            } => {
+                let selector = self.selector(selector, label)?;
+                let value = template::render_text(value, &self.vars)
+                    .map_err(|e| template_error(label, e))?;
+                let caret = match at {
+                    Some(at) => Some(self.caret(at, *nth, label)?),
+                    None => None,
+                };
+                let node = self.find(scope, &selector, label)?;
+                let who = format!("`{selector}`");
+                if let Some(before) = self.dom.value(&node) {
+                    self.focus_value = Some((node.clone(), before));
+                }
+                let check = input::type_text(self.dom, &node, &value, caret.as_ref())
+                    .await
+                    .map_err(|r| refused(label, &who, r))?;
+                self.after_settle = Some((label.to_owned(), who, check));
+            }
+            Step::Caret { selector, at, nth } => {
+                let selector = self.selector(selector, label)?;
+                let caret = self.caret(at, *nth, label)?;
+                let node = self.find(scope, &selector, label)?;
+                input::place_caret(self.dom, &node, &caret)
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
+            Step::SelectText {
+                selector,
+                value,
+                nth,
+            } => {
+                let selector = self.selector(selector, label)?;
+                let which = match value {
+                    Some(value) => Some(bridge::page_ops::TextAt {
+                        text: template::render_text(value, &self.vars)
+                            .map_err(|e| template_error(label, e))?,
+                        nth: occurrence(*nth),
+                    }),
+                    None => None,
+                };
+                let node = self.find(scope, &selector, label)?;
+                input::select_text(self.dom, &node, which.as_ref())
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
+            Step::Drag { selector, to } => {
+                let selector = self.selector(selector, label)?;
+                let to = self.selector(to, label)?;
+                let node = self.find(scope, &selector, label)?;
+                let onto = self.find(scope, &to, label)?;
+                input::drag_checked(self.dom, &node, &onto, self.patience())
+                    .await
+                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+            }
             Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
                     .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;
@@ -731,10 +790,18 @@ impl<'d, D: PageDom> Run<'d, D> {
     fn press(&mut self, node: &D::Node, chord: &bridge::keys::Chord) {
         let enter_in_text_input = chord.key.key == "Enter" && self.dom.is_text_input(node);
         let dom = self.dom;
+        let shift = chord
+            .resolved_modifiers(dom.platform())
+            .contains(&bridge::keys::Modifier::Shift);
+        // A printable key types into the focused field: the browser's default action, which
+        // synthetic keys do not get.
+        let typed = input::typed_by(chord, shift);
         input::press(dom, node, chord, || {
             if enter_in_text_input {
                 self.commit_if_changed(node);
                 dom.submit_implicitly(node);
+            } else if let Some(typed) = &typed {
+                input::key_types(dom, node, typed);
             }
         });
     }
@@ -758,6 +825,17 @@ impl<'d, D: PageDom> Run<'d, D> {
         Ok(())
     }
 
+    /// A `type` or `caret` step's `at` (a template) as a caret place.
+    fn caret(
+        &self,
+        at: &str,
+        nth: Option<u64>,
+        label: &str,
+    ) -> Result<bridge::page_ops::Caret, WireError> {
+        let at = template::render_text(at, &self.vars).map_err(|e| template_error(label, e))?;
+        Ok(bridge::page_ops::Caret::parse(&at, occurrence(nth)))
+    }
+
     /// Fires `change` on `node` when `fill` focused it and its value changed since (what the
     /// browser does on Enter in a text input and when a field loses the focus).
     fn commit_if_changed(&mut self, node: &D::Node) {
@@ -772,19 +850,35 @@ impl<'d, D: PageDom> Run<'d, D> {
     }
 }
 
-/// An action the element could not take (or did not take), named.
-fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
-    let code = match &refusal {
+/// A step's `nth` (from 1; the first when absent).
+fn occurrence(nth: Option<u64>) -> usize {
+    nth.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// An action the element `who` names could not take (or did not take), as a page tool says it.
+pub fn refused_error(who: &str, refusal: Refusal) -> WireError {
+    let code = refusal_code(&refusal);
+    WireError::new(code, format!("{who} {refusal}"))
+}
+
+fn refusal_code(refusal: &Refusal) -> ErrorCode {
+    match refusal {
         Refusal::NotEditable => ErrorCode::AdapterError,
         Refusal::NoEffect(_) => ErrorCode::NoEffect,
+        Refusal::NoSuchText(_) => ErrorCode::ElementNotFound,
+        Refusal::Unsupported(_) => ErrorCode::InvalidArgs,
         Refusal::Trusted(error) => error.code,
         Refusal::Detached
         | Refusal::Disabled
         | Refusal::ReadOnly
         | Refusal::Covered { .. }
         | Refusal::OutOfView { .. } => ErrorCode::NotActionable,
-    };
-    fail(code, label, format!("{who} {refusal}"))
+    }
+}
+
+/// An action the element could not take (or did not take), named.
+fn refused(label: &str, who: &str, refusal: Refusal) -> WireError {
+    fail(refusal_code(&refusal), label, format!("{who} {refusal}"))
 }
 
 fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {

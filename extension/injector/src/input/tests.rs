@@ -386,14 +386,14 @@ fn a_text_control_gets_its_value_through_the_setter_and_input_events() {
     let err = block_on(block_on(fill(&dom, &4, "x")).unwrap().verify(&dom)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "kept its value \"\": the page did not take \"x\""
+        "holds \"\" after the edit, not \"x\": the edit did not stick"
     );
     dom.cancel.borrow_mut().clear();
     dom.rejects_values.set(true);
     let err = block_on(block_on(fill(&dom, &4, "y")).unwrap().verify(&dom)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "kept its value \"\": the page did not take \"y\""
+        "holds \"\" after the edit, not \"y\": the edit did not stick"
     );
 
     dom.nodes.borrow_mut()[4].read_only = true;
@@ -449,7 +449,7 @@ fn an_editor_gets_lines_through_editing_commands() {
     // ... and when it did nothing with them, the fill had no effect.
     assert_eq!(
         block_on(check.verify(&dom)).unwrap_err().to_string(),
-        "did not change: the editor took none of \"x\""
+        "holds \"a \\\"b\\\"\\n\\n\\tc\" after the edit, not \"x\": the edit did not stick"
     );
 }
 

@@ -106,6 +106,23 @@ pub fn is_actionable(role: &str) -> bool {
     ACTIONABLE.contains(&role)
 }
 
+/// Something a person drags (HTML5 `draggable="true"`, an ARIA grab state, a named SVG group of
+/// a canvas-like editor) or drops on (an ARIA drop effect): it gets a ref, for `page_act`'s `drag`.
+pub fn is_draggable<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    dom.attr(node, "draggable").as_deref() == Some("true")
+        || dom.attr(node, "aria-grabbed").is_some()
+        || is_drop_target(dom, node)
+        || (dom.tag_name(node) == "g"
+            && (dom.attr(node, "aria-label").is_some()
+                || dom.attr(node, "aria-labelledby").is_some()))
+}
+
+/// An element whose ARIA drop effect says it takes drops.
+fn is_drop_target<D: PageDom>(dom: &D, node: &D::Node) -> bool {
+    dom.attr(node, "aria-dropeffect")
+        .is_some_and(|effect| effect != "none")
+}
+
 pub fn named_by_content(role: &str) -> bool {
     NAMED_BY_CONTENT.contains(&role)
 }
@@ -220,12 +237,18 @@ pub fn role<D: PageDom>(dom: &D, node: &D::Node) -> String {
         "hr" => "separator",
         "summary" => "summary",
         "iframe" => "iframe",
+        // A named group of an SVG drawing (a node of a flow editor's canvas).
+        "g" if has("aria-label") || has("aria-labelledby") => "group",
         _ if dom
             .attr(node, "contenteditable")
             .is_some_and(|v| v != "false") =>
         {
             "textbox"
         }
+        // Where a person drops (a column of a board), and what they drag that nothing else names
+        // (a card of a board, a palette item).
+        _ if is_drop_target(dom, node) => "group",
+        _ if is_draggable(dom, node) => "draggable",
         _ => "",
     };
     role.to_owned()
@@ -401,6 +424,10 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
             if let Some(value) = value.filter(|v| !v.is_empty()) {
                 let shown = if dom.attr(node, "type").as_deref() == Some("password") {
                     "••••".to_owned()
+                } else if dom.tag_name(node) == "textarea" {
+                    // Its lines and indentation kept (quoted, `\n` escaped); when cut, the
+                    // snapshot says how much more there is.
+                    multiline(&value)
                 } else {
                     truncate(&squash(&value), 80)
                 };
@@ -435,6 +462,14 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
             Some(_) => out.push(yes.into()),
         }
     }
+    match aria("aria-grabbed").as_deref() {
+        Some("true") => out.push("grabbed".into()),
+        Some("false") => out.push("grabbable".into()),
+        _ => {}
+    }
+    if aria("aria-dropeffect").is_some_and(|e| e != "none") {
+        out.push("drop target".into());
+    }
     if role == "option" && dom.prop(node, "selected").as_bool() == Some(true) {
         out.push("selected".into());
     }
@@ -448,6 +483,24 @@ pub fn states<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> Vec<String> {
         out.push("focused".into());
     }
     out
+}
+
+/// Characters of a textarea's value a snapshot shows at most.
+const MAX_MULTILINE: usize = 300;
+
+/// A multi-line value as a snapshot shows it: whole up to [`MAX_MULTILINE`] characters, else
+/// cut with how many more there are (`page_read` of its ref gives all of it).
+fn multiline(value: &str) -> String {
+    let value = value.replace("\r\n", "\n");
+    let total = value.chars().count();
+    match value.char_indices().nth(MAX_MULTILINE) {
+        Some((cut, _)) => format!(
+            "{}… (+{} characters; page_read its ref for all)",
+            &value[..cut],
+            total - MAX_MULTILINE
+        ),
+        None => value,
+    }
 }
 
 /// A heading's level (`h3` → 3, `aria-level`).

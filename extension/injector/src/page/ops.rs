@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
 use bridge::page_ops::{
-    Action, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, WaitFor, ref_name,
+    Action, Caret, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, TextAt, WaitFor, ref_name,
 };
 use bridge::{ErrorCode, WireError};
 use serde_json::Value;
@@ -16,6 +16,7 @@ use super::frames::{self, FrameDocs};
 use super::profile::Phases;
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
+use crate::input::{self, Refusal};
 use crate::steps;
 
 /// How often a wait looks again when the page does not change.
@@ -280,68 +281,82 @@ async fn act<D: PageDom>(
     let here = || Some(":scope".to_owned());
     let step = match action {
         // Whether it leaves the page is seen, not declared: a page tool knows nothing in advance.
-        Action::Click => Step::Click {
+        Action::Click => Ok(Step::Click {
             selector: here(),
             navigates: false,
-        },
-        Action::Dblclick => Step::Dblclick { selector: here() },
-        Action::Hover => Step::Hover { selector: here() },
+        }),
+        Action::Dblclick => Ok(Step::Dblclick { selector: here() }),
+        Action::Hover => Ok(Step::Hover { selector: here() }),
         Action::Check | Action::Uncheck => {
             if !dom.prop(&node, "checked").is_boolean() {
                 return invalid("is not a checkbox or radio button");
             }
-            match action {
+            Ok(match action {
                 Action::Check => Step::Check { selector: here() },
                 _ => Step::Uncheck { selector: here() },
-            }
+            })
         }
-        Action::Fill(_) | Action::Clear if dom.text_entry(&node).is_none() => {
+        Action::Fill(_)
+        | Action::Clear
+        | Action::Type { .. }
+        | Action::Caret(_)
+        | Action::SelectText(_)
+            if dom.text_entry(&node).is_none() =>
+        {
             return invalid("is neither a text field nor an editor, and holds none");
         }
         // The value travels as a variable: text that looks like a template stays as it is.
-        Action::Fill(_) => Step::Fill {
+        Action::Fill(_) => Ok(Step::Fill {
             selector: ":scope".into(),
             value: "{{value}}".into(),
-        },
-        Action::Clear => Step::Clear {
+        }),
+        Action::Clear => Ok(Step::Clear {
             selector: ":scope".into(),
-        },
+        }),
         Action::Select(wanted) => {
             let Some(options) = dom.options(&node) else {
                 return invalid("is not a <select>");
             };
             let by_value = options.iter().any(|(value, _)| value == wanted);
             let wanted = "{{value}}".to_owned();
-            Step::Select {
+            Ok(Step::Select {
                 selector: ":scope".into(),
                 option: if by_value {
                     OptionChoice::Value(wanted)
                 } else {
                     OptionChoice::Label(wanted)
                 },
-            }
+            })
         }
-        Action::Press(key) => Step::Press {
+        Action::Press(key) => Ok(Step::Press {
             selector: here(),
             key: key.clone(),
             navigates: false,
-        },
-        Action::Scroll => Step::ScrollIntoView { selector: here() },
+        }),
+        Action::Scroll => Ok(Step::ScrollIntoView { selector: here() }),
         // The names travel as a variable, as a fill's text does.
-        Action::Upload(_) => Step::Upload {
+        Action::Upload(_) => Ok(Step::Upload {
             selector: ":scope".into(),
             files: "{{value}}".into(),
-        },
+        }),
+        // The caret and selection act through the input module directly (see `act_directly`).
+        Action::Type { text, at } => Err(Direct::Type(text, at.as_ref())),
+        Action::Caret(caret) => Err(Direct::Caret(caret)),
+        Action::SelectText(which) => Err(Direct::Select(which.as_ref())),
+        Action::Drag(to) => Err(Direct::Drag(element(dom, &refs.borrow(), to)?)),
     };
     let root = dom.root();
     phases.mark("lookup");
+    // The diff is against what the model last saw of this page (its last snapshot or act answer),
+    // so what the page changed by itself since shows up too.
     let last = refs.borrow_mut().last.take();
-    let before = match last {
-        Some((at, lines)) if at == dom.changes() => lines,
-        _ => snapshot::lines(dom, &root, &mut refs.borrow_mut()),
+    let (before, changed_by_itself) = match last {
+        Some((at, lines)) => (lines, at != dom.changes()),
+        None => (snapshot::lines(dom, &root, &mut refs.borrow_mut()), false),
     };
     phases.mark("before");
     let (url_before, _) = dom.location();
+    let busy_before = busy(dom);
     let mut leaving = None;
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
         dom.scroll_page();
@@ -352,17 +367,35 @@ async fn act<D: PageDom>(
             _ => Value::String(String::new()),
         };
         let edited = commit_elsewhere(dom, refs, &node);
-        if matches!(action, Action::Fill(_) | Action::Clear) && edited.is_none() {
+        let edits = matches!(
+            action,
+            Action::Fill(_) | Action::Clear | Action::Type { .. }
+        );
+        if edits && edited.is_none() {
             refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
         }
-        leaving = steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
-            .await
-            .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?;
+        leaving = match step {
+            Ok(step) => steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
+                .await
+                .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
+            Err(edit) => {
+                // As long as a step waits for a covered element, within the call's time.
+                let patience = (timeout_ms as f64).min(steps::COVERED_PATIENCE_MS);
+                act_directly(dom, &node, edit, patience)
+                    .await
+                    .map_err(|r| steps::refused_error(&who, r))?;
+                None
+            }
+        };
         if matches!(action, Action::Press(key) if key == "Enter") {
             refs.borrow_mut().edited = None;
         }
     }
     phases.mark("act");
+    if leaving.is_none() {
+        wait_for_late_changes(dom, busy_before).await;
+    }
+    phases.mark("late");
     let mut out = format!("{} {who}\n", past(action));
     // The answer waits for the new page to commit (the worker holds it), so it is true when it
     // arrives; the server says where the page landed.
@@ -383,11 +416,53 @@ async fn act<D: PageDom>(
     if changes.is_empty() {
         out.push_str("no visible change\n");
     } else {
+        if changed_by_itself {
+            out.push_str("(since you last saw it the page also changed by itself: in this diff)\n");
+        }
         out.push_str(&changes);
     }
     phases.mark("diff");
     phases.write(&mut out);
     Ok((out, None))
+}
+
+/// A page still changing once the act's handlers ran (its own timers, a re-render in steps) is
+/// given until it was quiet for this long...
+const QUIET_MS: f64 = 100.0;
+/// ... but no longer than this after the act.
+const MAX_LATE_MS: f64 = 1_000.0;
+/// What a page shows while it works (a request, a running cell): one more of these after an act
+/// than before it means the act's effect is still coming.
+const BUSY: &str = "[aria-busy=true], [role=progressbar], progress";
+
+/// How many busy indicators ([`BUSY`]) the page shows.
+fn busy<D: PageDom>(dom: &D) -> usize {
+    dom.query_all(None, BUSY).map_or(0, |found| found.len())
+}
+
+/// Waits, bounded by [`MAX_LATE_MS`], for the changes a page makes shortly after an act, so the
+/// answer shows them. A quiet page pays one zero-delay timer and a query: it is taken as done
+/// when it made no change in the turn after the act's own and shows no more busy indicators
+/// than before the act. Else it is followed until it was quiet for [`QUIET_MS`] with no new
+/// busy indicator left.
+async fn wait_for_late_changes<D: PageDom>(dom: &D, busy_before: usize) {
+    let after_act = dom.changes();
+    dom.checkpoint().await;
+    if dom.changes() == after_act && busy(dom) <= busy_before {
+        return;
+    }
+    let deadline = dom.now_ms() + MAX_LATE_MS;
+    loop {
+        let seen = dom.changes();
+        let left = deadline - dom.now_ms();
+        if left <= 0.0 {
+            return;
+        }
+        dom.settle(QUIET_MS.min(left)).await;
+        if dom.changes() == seen && busy(dom) <= busy_before {
+            return;
+        }
+    }
 }
 
 /// The snapshot lines of the whole page, kept as the next act's "before".
@@ -439,6 +514,40 @@ fn past(action: &Action) -> &'static str {
         Action::Press(_) => "pressed on",
         Action::Scroll => "scrolled to",
         Action::Upload(_) => "put the files on",
+        Action::Type { .. } => "typed into",
+        Action::Caret(_) => "placed the caret in",
+        Action::SelectText(_) => "selected text in",
+        Action::Drag(_) => "dragged",
+    }
+}
+
+/// What `page_act` does through the input module directly: the caret, the selection, a drag
+/// (the other actions are steps).
+enum Direct<'a, N> {
+    Type(&'a str, Option<&'a Caret>),
+    Caret(&'a Caret),
+    Select(Option<&'a TextAt>),
+    /// Onto this element.
+    Drag(N),
+}
+
+/// Places the caret, selects text, or types at the caret, through the input module; an edit is
+/// read back once the page settled (as a fill's is).
+async fn act_directly<D: PageDom>(
+    dom: &D,
+    node: &D::Node,
+    edit: Direct<'_, D::Node>,
+    patience_ms: f64,
+) -> Result<(), Refusal> {
+    match edit {
+        Direct::Caret(caret) => input::place_caret(dom, node, caret).await,
+        Direct::Select(which) => input::select_text(dom, node, which).await,
+        Direct::Type(text, at) => {
+            let check = input::type_text(dom, node, text, at).await?;
+            dom.checkpoint().await;
+            check.verify(dom).await
+        }
+        Direct::Drag(to) => input::drag_checked(dom, node, &to, patience_ms).await,
     }
 }
 

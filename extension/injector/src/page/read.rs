@@ -110,7 +110,14 @@ impl Text {
             && !value.is_empty()
             && dom.attr(node, "type").as_deref() != Some("password")
         {
-            self.line.push_str(&format!(" {value} "));
+            if tag == "textarea" {
+                // A textarea's lines and indentation are its content: a block of its own, kept
+                // as it is, so a model can copy it back.
+                self.end_block();
+                self.blocks.push(value.replace("\r\n", "\n"));
+            } else {
+                self.line.push_str(&format!(" {value} "));
+            }
         }
         for kid in dom.kids(node) {
             match kid {

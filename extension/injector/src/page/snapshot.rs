@@ -58,8 +58,9 @@ impl<D: PageDom> Walk<'_, D> {
     fn flush(&mut self) {
         let text = squash(&self.pending);
         self.pending.clear();
-        // Punctuation alone (a full stop after a link) tells nothing.
-        if text.chars().any(char::is_alphanumeric) {
+        // Punctuation alone (a full stop after a link) tells nothing; other short text without
+        // letters or digits is often the page's state (`[ ]:`, `[*]:`, `✓`, `•••`): kept.
+        if !text.chars().all(is_punctuation) {
             self.lines.push(Line {
                 depth: self.pending_depth,
                 text: as_text(&truncate(&text, MAX_TEXT)),
@@ -186,7 +187,7 @@ impl<D: PageDom> Walk<'_, D> {
         } else {
             role.to_owned()
         };
-        if aria::is_actionable(role) {
+        if aria::is_actionable(role) || aria::is_draggable(dom, node) {
             let r = self.refs.ref_for(dom, node);
             line.push(' ');
             line.push_str(&ref_name(r));
@@ -270,4 +271,28 @@ pub fn render(lines: &[Line], max_chars: usize, cursor: usize) -> (String, Optio
         out.push('\n');
     }
     (out, None)
+}
+
+/// Sentence punctuation and separators, which tell nothing alone.
+fn is_punctuation(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '.' | ','
+                | ';'
+                | ':'
+                | '!'
+                | '?'
+                | '-'
+                | '–'
+                | '—'
+                | '|'
+                | '/'
+                | '('
+                | ')'
+                | '\''
+                | '"'
+                | '·'
+                | '…'
+        )
 }

@@ -537,12 +537,12 @@ fn text_is_quoted_only_where_it_could_be_read_as_an_elements_line() {
 }
 
 #[test]
-fn an_act_compares_with_the_page_as_it_was_just_before_it() {
+fn an_act_compares_with_what_the_model_last_saw_of_the_page() {
     let page = todo_page();
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    // The page changed by itself after the snapshot: the act's "before" is taken again, so its
-    // answer shows only what the act did.
+    // The page changed by itself after the snapshot: the act's diff is against that snapshot,
+    // so the model learns of the page's own change too, and is told it was not the act's.
     let footer = 16;
     text(&page.dom, footer, "Saved by the page");
     let answer = call(
@@ -552,13 +552,9 @@ fn an_act_compares_with_the_page_as_it_was_just_before_it() {
         json!({"ref": "e3", "action": "check"}),
     )
     .unwrap();
-    assert!(
-        !answer["text"]
-            .as_str()
-            .unwrap()
-            .contains("Saved by the page"),
-        "{answer}"
-    );
+    let said = answer["text"].as_str().unwrap();
+    assert!(said.contains("+ Saved by the page"), "{answer}");
+    assert!(said.contains("also changed by itself"), "{answer}");
     // Nothing changed since that act: the next one starts from its answer's page.
     assert!(refs.borrow().last.is_some());
     let again = call(

@@ -635,7 +635,9 @@ fn actions_a_page_could_not_take_fail_with_typed_errors_naming_the_element() {
     assert_eq!(err.code, ErrorCode::NoEffect);
     assert_eq!(
         err.message,
-        format!("steps[0] (fill): `{INPUT}` kept its value \"\": the page did not take \"x\"")
+        format!(
+            "steps[0] (fill): `{INPUT}` holds \"\" after the edit, not \"x\": the edit did not stick"
+        )
     );
     assert_eq!(dom.checkpoints.get(), 1, "checked after the page settled");
     assert!(!dom.events.borrow().iter().any(|e| e.starts_with("keydown")));

@@ -464,6 +464,18 @@ impl Dom for WebDom {
         input::exec_edit(node, edit)
     }
 
+    fn select_range(&self, field: &Element, entry: TextEntry, start: usize, end: usize) {
+        input::select_range(field, entry, start, end);
+    }
+
+    fn selection_range(&self, field: &Element, entry: TextEntry) -> Option<(usize, usize)> {
+        input::selection_range(field, entry)
+    }
+
+    fn dispatch_drag(&self, node: &Element, kind: crate::input::DragKind, at: Point) -> bool {
+        input::dispatch_drag(node, kind, at)
+    }
+
     fn paste(&self, node: &Element, text: &str) -> bool {
         input::paste(node, text)
     }

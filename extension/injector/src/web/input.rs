@@ -387,3 +387,134 @@ impl Drop for Watch {
         }
     }
 }
+
+/// The text node holding UTF-16 offset `at` of `field`'s text content and the offset in it (the
+/// last text node's end past the text; `field` itself, at 0, when it holds no text). At the
+/// boundary of two text nodes (two paragraphs of an editor) a selection's start goes to the next
+/// one (`forward`), so that replacing the selection keeps the line break; an end stays behind.
+fn text_point(field: &Element, at: usize, forward: bool) -> (web_sys::Node, u32) {
+    fn walk(
+        node: &web_sys::Node,
+        left: &mut usize,
+        last: &mut Option<web_sys::Node>,
+        forward: bool,
+    ) -> Option<(web_sys::Node, u32)> {
+        let kids = node.child_nodes();
+        for i in 0..kids.length() {
+            let Some(kid) = kids.item(i) else { continue };
+            if kid.node_type() == web_sys::Node::TEXT_NODE {
+                let len = kid.node_value().map_or(0, |t| t.encode_utf16().count());
+                if len > 0 && (*left < len || (*left == len && !forward)) {
+                    return Some((kid, *left as u32));
+                }
+                *left -= len.min(*left);
+                if len > 0 {
+                    *last = Some(kid);
+                }
+            } else if let Some(found) = walk(&kid, left, last, forward) {
+                return Some(found);
+            }
+        }
+        None
+    }
+    let mut left = at;
+    let mut last = None;
+    walk(field, &mut left, &mut last, forward).unwrap_or_else(|| match last {
+        Some(text) => {
+            let len = text.node_value().map_or(0, |t| t.encode_utf16().count());
+            (text, len as u32)
+        }
+        None => (field.clone().into(), 0),
+    })
+}
+
+pub fn select_range(field: &Element, entry: TextEntry, start: usize, end: usize) {
+    match entry {
+        TextEntry::Control => {
+            if let Ok(set) = Reflect::get(field, &"setSelectionRange".into())
+                .and_then(|f| f.dyn_into::<Function>())
+            {
+                let _ = set.call2(field, &(start as f64).into(), &(end as f64).into());
+            }
+        }
+        TextEntry::ContentEditable | TextEntry::EditContext => {
+            let Some(selection) = document_of(field).and_then(|d| d.get_selection().ok().flatten())
+            else {
+                return;
+            };
+            // A caret after a text stays right after it; a selection's start goes forward.
+            let (from, from_at) = text_point(field, start, start != end);
+            let (to, to_at) = text_point(field, end, false);
+            let _ = selection.set_base_and_extent(&from, from_at, &to, to_at);
+        }
+    }
+}
+
+pub fn selection_range(field: &Element, entry: TextEntry) -> Option<(usize, usize)> {
+    match entry {
+        TextEntry::Control => {
+            if !has_focus(field) {
+                return None;
+            }
+            let start = get(field, "selectionStart").as_f64()?;
+            let end = get(field, "selectionEnd").as_f64()?;
+            Some((start as usize, end as usize))
+        }
+        TextEntry::ContentEditable | TextEntry::EditContext => {
+            let document = document_of(field)?;
+            let selection = document.get_selection().ok().flatten()?;
+            if selection.range_count() == 0 {
+                return None;
+            }
+            let range = selection.get_range_at(0).ok()?;
+            let inside = |n: Option<web_sys::Node>| n.is_some_and(|n| field.contains(Some(&n)));
+            if !inside(range.start_container().ok()) || !inside(range.end_container().ok()) {
+                return None;
+            }
+            let offset = |container: web_sys::Node, at: u32| -> Option<usize> {
+                let before = document.create_range().ok()?;
+                before.select_node_contents(field).ok()?;
+                before.set_end(&container, at).ok()?;
+                Some(String::from(before.to_string()).encode_utf16().count())
+            };
+            let start = offset(range.start_container().ok()?, range.start_offset().ok()?)?;
+            let end = offset(range.end_container().ok()?, range.end_offset().ok()?)?;
+            Some((start, end))
+        }
+    }
+}
+
+thread_local! {
+    /// The `DataTransfer` of the drag under way: made at `dragstart`, dropped at `dragend`.
+    static DRAG_DATA: RefCell<Option<DataTransfer>> = const { RefCell::new(None) };
+}
+
+pub fn dispatch_drag(node: &Element, kind: crate::input::DragKind, at: Point) -> bool {
+    use crate::input::DragKind;
+    let data = DRAG_DATA.with(|d| {
+        let mut d = d.borrow_mut();
+        if kind == DragKind::Start || d.is_none() {
+            *d = DataTransfer::new().ok();
+        }
+        d.clone()
+    });
+    let init = web_sys::DragEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(!matches!(kind, DragKind::Leave | DragKind::End));
+    init.set_composed(true);
+    init.set_client_x(at.x.round() as i32);
+    init.set_client_y(at.y.round() as i32);
+    init.set_buttons(if kind == DragKind::End { 0 } else { 1 });
+    if let Some(view) = window_of(node) {
+        init.set_view(Some(&view));
+    }
+    init.set_data_transfer(data.as_ref());
+    let taken = match web_sys::DragEvent::new_with_event_init_dict(kind.name(), &init) {
+        Ok(e) => node.dispatch_event(&e).unwrap_or(true),
+        Err(_) => true,
+    };
+    if kind == DragKind::End {
+        DRAG_DATA.with(|d| *d.borrow_mut() = None);
+    }
+    taken
+}
