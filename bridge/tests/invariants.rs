@@ -121,8 +121,8 @@ fn dependencies_in_table_form_are_seen() {
     assert_eq!(of(&found, "probe"), ["serde", "thiserror"]);
 }
 
-/// Inside the server, only the MCP face (`mcp`, its HTTP transport `http`, the permission gate and
-/// the browser tools) uses rmcp: the hub, the peers, the grants, the audit log and the state cache
+/// Inside the server, only the MCP face (`mcp`, its HTTP transport `http`, the permission gate, the
+/// hand-off and the browser tools) uses rmcp: the hub, the peers, the grants, the audit log and the state cache
 /// are MCP-free.
 #[test]
 fn only_the_mcp_modules_of_the_server_use_rmcp() {
@@ -153,9 +153,9 @@ fn only_the_mcp_modules_of_the_server_use_rmcp() {
     users.sort();
     assert!(files.len() > 10, "found only {files:?}");
     assert!(users.iter().any(|u| u.starts_with("mcp")), "{users:?}");
-    // The MCP face: the handler and its transport, the permission gate (it asks through MCP
-    // elicitation) and the browser tools (MCP image results).
-    let face = ["mcp", "http", "permission", "browser_tools"];
+    // The MCP face: the handler and its transport, the permission gate and the hand-off (both
+    // ask the person through MCP elicitation) and the browser tools (MCP image results).
+    let face = ["mcp", "http", "permission", "handoff", "browser_tools"];
     let others: Vec<&String> = users
         .iter()
         .filter(|u| !face.iter().any(|m| u.starts_with(m)))
