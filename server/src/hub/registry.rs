@@ -738,7 +738,15 @@ impl Registry {
 
     /// The tab a call of `tool` goes to, and its connection.
     pub fn select(&self, tool: &str, tab: Option<TabId>) -> Result<(TabId, ConnId), WireError> {
-        tabs::select(&self.tabs, |t| self.closed_tabs.contains(&t), tool, tab)
+        let caller = agents::caller();
+        let usable = |t: TabId| self.agents.admit(caller.as_ref(), Some(t)).is_ok();
+        tabs::select(
+            &self.tabs,
+            |t| self.closed_tabs.contains(&t),
+            usable,
+            tool,
+            tab,
+        )
     }
 
     /// Until when a call that finds no tab for `tool` waits for the tabs of a dropped connection

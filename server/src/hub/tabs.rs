@@ -42,10 +42,13 @@ impl Tab {
 }
 
 /// The tab a call of `tool` goes to: `explicit` if given (it must offer the tool), else the
-/// highest-ranked tab offering it. `closed` says whether a tab closed lately.
+/// highest-ranked tab offering it among those the caller may use now (`usable`: not another
+/// agent's, not waiting for the person), or the highest-ranked one when it may use none (its
+/// call is then refused naming why). `closed` says whether a tab closed lately.
 pub fn select(
     tabs: &HashMap<TabId, Tab>,
     closed: impl Fn(TabId) -> bool,
+    usable: impl Fn(TabId) -> bool,
     tool: &str,
     explicit: Option<TabId>,
 ) -> Result<(TabId, ConnId), WireError> {
@@ -81,7 +84,7 @@ pub fn select(
     }
     offering
         .into_iter()
-        .max_by_key(|(id, t)| (t.rank(), **id))
+        .max_by_key(|(id, t)| (usable(**id), t.rank(), **id))
         .map(|(id, t)| (*id, t.conn))
         .ok_or_else(|| text::no_tab_offers(tool))
 }
@@ -151,29 +154,51 @@ mod tests {
         tabs.insert(1, tab(std::slice::from_ref(&a), 0, 1));
         tabs.insert(2, tab(&[a.clone(), b.clone()], 0, 2));
         let never_closed = |_| false;
-        assert_eq!(select(&tabs, never_closed, "todomvc_a", None), Ok((2, 1)));
-        tabs.get_mut(&1).unwrap().focused_at = 3;
-        assert_eq!(select(&tabs, never_closed, "todomvc_a", None), Ok((1, 1)));
-        assert_eq!(select(&tabs, never_closed, "todomvc_b", None), Ok((2, 1)));
+        let all_usable = |_| true;
         assert_eq!(
-            select(&tabs, never_closed, "todomvc_a", Some(2)),
+            select(&tabs, never_closed, all_usable, "todomvc_a", None),
             Ok((2, 1))
         );
-        let err = select(&tabs, never_closed, "todomvc_b", Some(1)).unwrap_err();
+        tabs.get_mut(&1).unwrap().focused_at = 3;
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, "todomvc_a", None),
+            Ok((1, 1))
+        );
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, "todomvc_b", None),
+            Ok((2, 1))
+        );
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, "todomvc_a", Some(2)),
+            Ok((2, 1))
+        );
+        let err = select(&tabs, never_closed, all_usable, "todomvc_b", Some(1)).unwrap_err();
         assert_eq!(err, text::tab_does_not_offer(1, "todomvc_b"));
-        let err = select(&tabs, never_closed, "todomvc_c", None).unwrap_err();
+        let err = select(&tabs, never_closed, all_usable, "todomvc_c", None).unwrap_err();
         assert_eq!(err, text::no_tab_offers("todomvc_c"));
         assert_eq!(
-            select(&tabs, |t| t == 9, "todomvc_a", Some(9))
+            select(&tabs, |t| t == 9, all_usable, "todomvc_a", Some(9))
                 .unwrap_err()
                 .code,
             ErrorCode::TabClosed
         );
         assert_eq!(
-            select(&tabs, never_closed, "todomvc_a", Some(8))
+            select(&tabs, never_closed, all_usable, "todomvc_a", Some(8))
                 .unwrap_err()
                 .code,
             ErrorCode::NoSuchTab
+        );
+
+        // Issue 28: without `tab_id`, a tab the caller may use goes before a higher-ranked one it
+        // may not (another agent's); with none usable, the best one (its call is refused).
+        let not_tab_1 = |t| t != 1;
+        assert_eq!(
+            select(&tabs, never_closed, not_tab_1, "todomvc_a", None),
+            Ok((2, 1))
+        );
+        assert_eq!(
+            select(&tabs, never_closed, |_| false, "todomvc_a", None),
+            Ok((1, 1))
         );
 
         let (list, focused) = ranked(&tabs);
@@ -193,20 +218,30 @@ mod tests {
         attacker.url = "https://mail-google.test/".into();
         tabs.insert(1, victim.clone());
         let never_closed = |_| false;
-        assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
+        let all_usable = |_| true;
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, &t.name, None),
+            Ok((1, 1))
+        );
         // Another tab of the victim's origin (ranked lower) is no ambiguity.
         let mut same_origin = tab(std::slice::from_ref(&t), 0, 0);
         same_origin.url = "https://mail.google.test/other".into();
         tabs.insert(3, same_origin);
-        assert_eq!(select(&tabs, never_closed, &t.name, None), Ok((1, 1)));
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, &t.name, None),
+            Ok((1, 1))
+        );
         tabs.insert(2, attacker);
-        let refused = select(&tabs, never_closed, &t.name, None).unwrap_err();
+        let refused = select(&tabs, never_closed, all_usable, &t.name, None).unwrap_err();
         assert_eq!(refused.code, ErrorCode::InvalidArgs);
         assert!(
             refused.message.contains("https://mail-google.test"),
             "{refused:?}"
         );
-        assert_eq!(select(&tabs, never_closed, &t.name, Some(1)), Ok((1, 1)));
+        assert_eq!(
+            select(&tabs, never_closed, all_usable, &t.name, Some(1)),
+            Ok((1, 1))
+        );
     }
 
     #[test]
