@@ -16,6 +16,7 @@ from conftest import CACHE
 from harness.tabwire_http import bearer, tabwire_http
 from harness.todomvc import stored_todos, wait_until_app_ready
 from harness.waiting import wait_for
+from test_faults import browser_target
 
 pytestmark = pytest.mark.anyio
 
@@ -70,9 +71,18 @@ async def test_inspector_calls_tools_over_http(tabwire_command, launch_chromium,
         tab_id = out["structuredContent"]["tab_id"]
         page = await browser.cdp.wait_for_page(url)
         await wait_until_app_ready(browser.cdp, page)
-        out = inspector(
-            *server, "--method", "tools/call", "--tool-name", "todomvc_add_todo",
-            "--tool-arg", "title=From the Inspector", "--tool-arg", f"tab_id={tab_id}",
-        )
+        add = ["--method", "tools/call", "--tool-name", "todomvc_add_todo", "--tool-arg", "title=From the Inspector"]
+        # The CLI starts a session (an agent) per run and never ends it: the tab the last run opened is held
+        # by that run's agent until its session idles out, and this run is told so, with the holder's name.
+        out = inspector(*server, *add, "--tool-arg", f"tab_id={tab_id}")
+        held = out["structuredContent"]["error"]
+        assert out.get("isError") and held["code"] == "TAB_HELD", out
+        assert "held by agent inspector-cli-" in held["message"], out
+        # A tab the person opened is shared: the next run's call goes there.
+        persons = f"{url}?opened_by=the_person"
+        await browser.cdp.send(await browser_target(browser.cdp), "Target.createTarget", {"url": persons})
+        page = await browser.cdp.wait_for_page(persons)
+        await wait_until_app_ready(browser.cdp, page)
+        out = inspector(*server, *add)
         assert not out.get("isError"), out
         assert await stored_todos(browser.cdp, page) == [{"title": "From the Inspector", "completed": False}]
