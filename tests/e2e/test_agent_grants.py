@@ -11,10 +11,7 @@ from contextlib import AsyncExitStack
 import pytest
 
 from conftest import run_cli
-from harness.mcp_client import open_tabwire_session
-from harness.waiting import wait_for
-from test_agents import page_url, read_tab
-from test_several_clients import hub_pid
+from test_agents import hub_and_peer, page_url, read_tab
 
 pytestmark = pytest.mark.anyio
 
@@ -25,15 +22,7 @@ async def test_a_grant_for_one_agent_serves_that_agent_only(
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
     origin = fixture_server.origin
     async with AsyncExitStack() as stack:
-        alpha = await stack.enter_async_context(
-            open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
-        )
-        await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
-        bravo = await stack.enter_async_context(
-            open_tabwire_session(
-                c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log"
-            )
-        )
+        alpha, bravo = await hub_and_peer(stack, c, pairing, tmp_path)
         await launch_chromium(extension_dir=extension_dir, url=page_url(fixture_server, "the person"))
         shared = (await alpha.browser_open(page_url(fixture_server, "the person"))).structured["tab_id"]
         await alpha.call_ok("browser_tab", {"tab_id": shared, "action": "release"})

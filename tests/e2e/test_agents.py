@@ -45,6 +45,19 @@ def tabs_of(listing) -> dict[int, dict]:
     return {t["id"]: t for t in listing.structured["tabs"]}
 
 
+async def hub_and_peer(stack: AsyncExitStack, c, pairing, tmp_path: Path):
+    """Two MCP sessions, each in its own `tabwire mcp`: the first owns the port (the hub), the second joins
+    it as a peer; both close with `stack`."""
+    alpha = await stack.enter_async_context(
+        open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+    )
+    await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
+    bravo = await stack.enter_async_context(
+        open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log")
+    )
+    return alpha, bravo
+
+
 async def read_tab(session, tab: int):
     return await session.call("page_read", {"tab_id": tab})
 
@@ -231,15 +244,7 @@ async def test_a_site_call_without_a_tab_goes_to_a_tab_the_agent_may_use(
     c = tabwire_command
     url = todomvc_url("plain")
     async with AsyncExitStack() as stack:
-        alpha = await stack.enter_async_context(
-            open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
-        )
-        await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
-        bravo = await stack.enter_async_context(
-            open_tabwire_session(
-                c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log"
-            )
-        )
+        alpha, bravo = await hub_and_peer(stack, c, pairing, tmp_path)
         await launch_chromium(extension_dir=extension_dir, url=url)
         await bravo.wait_for_tools("todomvc_list_todos")
         bravo_tab = (await bravo.browser_open(url)).structured["tab_id"]

@@ -15,10 +15,9 @@ import anyio
 import pytest
 
 from harness.extension_pages import open_extension_page
-from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
-from test_agents import page_url, read_tab
-from test_several_clients import hub_pid, tabwire_status
+from test_agents import hub_and_peer, page_url, read_tab
+from test_several_clients import tabwire_status
 
 pytestmark = pytest.mark.anyio
 
@@ -46,15 +45,7 @@ async def test_tab_groups_popup_agents_stop_allow_and_share(
 ):
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=30000).allowing_all_origins()
     async with AsyncExitStack() as stack:
-        alpha = await stack.enter_async_context(
-            open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
-        )
-        await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
-        bravo = await stack.enter_async_context(
-            open_tabwire_session(
-                c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log"
-            )
-        )
+        alpha, bravo = await hub_and_peer(stack, c, pairing, tmp_path)
         browser = await launch_chromium(extension_dir=extension_dir)
         alpha_tab = (await alpha.browser_open(page_url(fixture_server, "alpha"))).structured["tab_id"]
         bravo_tab = (await bravo.browser_open(page_url(fixture_server, "bravo"))).structured["tab_id"]

@@ -861,10 +861,8 @@ async fn rendered<D: Dom>(dom: &D, took: impl Fn() -> bool) -> Result<(), ()> {
     Ok(())
 }
 
-/// Types `text` into `node` (or the text entry inside it), replacing what it holds, as a person
-/// who selects all and types (see [`TextEntry`]); `""` clears it. Multi-line text (`\r\n` or `\n`)
-/// goes into editors line by line, each line break as the editor's own (`insertParagraph`).
-pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>, Refusal> {
+/// The field or editor `node` names, ready to take input (attached, enabled, writable, focused).
+fn editable<D: Dom>(dom: &D, node: &D::Node) -> Result<(TextEntry, D::Node), Refusal> {
     if !dom.is_connected(node) {
         return Err(Refusal::Detached);
     }
@@ -875,10 +873,18 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
     if dom.is_read_only(&field) {
         return Err(Refusal::ReadOnly);
     }
-    let text = text.replace("\r\n", "\n");
     if !dom.has_focus(&field) {
         dom.focus(&field);
     }
+    Ok((entry, field))
+}
+
+/// Types `text` into `node` (or the text entry inside it), replacing what it holds, as a person
+/// who selects all and types (see [`TextEntry`]); `""` clears it. Multi-line text (`\r\n` or `\n`)
+/// goes into editors line by line, each line break as the editor's own (`insertParagraph`).
+pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillCheck<D>, Refusal> {
+    let (entry, field) = editable(dom, node)?;
+    let text = text.replace("\r\n", "\n");
     if dom.trusted_input() {
         let check = FillCheck::new(field.clone(), text.clone(), entry, dom);
         perform_trusted(dom, trusted_fill(entry, &text, dom.platform())).await?;

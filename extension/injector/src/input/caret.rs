@@ -10,28 +10,10 @@ use bridge::page_ops::{Caret, TextAt};
 use bridge::trusted_input;
 
 use super::{
-    Edit, FillCheck, Refusal, TextEntry, chord_of, edit_editor, line_edits, perform_trusted, press,
-    press_trusted,
+    Edit, FillCheck, Refusal, TextEntry, chord_of, edit_editor, editable, line_edits,
+    perform_trusted, press, press_trusted,
 };
 use crate::dom::Dom;
-
-/// The field or editor `node` names, ready to take input (attached, enabled, writable, focused).
-fn editable<D: Dom>(dom: &D, node: &D::Node) -> Result<(TextEntry, D::Node), Refusal> {
-    if !dom.is_connected(node) {
-        return Err(Refusal::Detached);
-    }
-    let (entry, field) = dom.text_entry(node).ok_or(Refusal::NotEditable)?;
-    if dom.is_disabled(&field) {
-        return Err(Refusal::Disabled);
-    }
-    if dom.is_read_only(&field) {
-        return Err(Refusal::ReadOnly);
-    }
-    if !dom.has_focus(&field) {
-        dom.focus(&field);
-    }
-    Ok((entry, field))
-}
 
 /// What the field holds: a control's value, an editor's text.
 fn content<D: Dom>(dom: &D, entry: TextEntry, field: &D::Node) -> String {
