@@ -92,19 +92,7 @@ pub fn extension_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
             "the build did not produce {built}"
         );
     }
-    let sources: Vec<PathBuf> = files.iter().map(|f| paths.root.join(f)).collect();
-    let inputs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
-    if newer_than(&zip_path, &inputs) {
-        return Ok(zip_path);
-    }
-    let entries = files
-        .iter()
-        .zip(&sources)
-        .map(|(name, path)| Ok((name.clone(), std::fs::read(path)?, 0o644)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    write_zip(&zip_path, &entries)?;
-    log(&format!("{} ({} files)", zip_path.display(), files.len()));
-    Ok(zip_path)
+    zip_files(paths, zip_path, &files, |_, bytes| Ok(bytes))
 }
 
 /// `target/dist/tabwire-extension-firefox-<version>.zip`: the same files as the Chrome `.zip`,
@@ -113,6 +101,24 @@ pub fn extension_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
 pub fn firefox_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
     let zip_path = dist(paths).join(format!("tabwire-extension-firefox-{}.zip", version(paths)?));
     let files = extension_files::extension_files(&paths.root)?;
+    zip_files(paths, zip_path, &files, |name, bytes| {
+        if name != "manifest.json" {
+            return Ok(bytes);
+        }
+        let chrome: serde_json::Value = serde_json::from_slice(&bytes)?;
+        let firefox = extension_files::firefox_manifest(&chrome);
+        Ok(serde_json::to_vec_pretty(&firefox)?)
+    })
+}
+
+/// Writes `files` (relative to the root, each passed through `rewrite`) to `zip_path`, unless the
+/// zip is newer than every one of them.
+fn zip_files(
+    paths: &Paths,
+    zip_path: PathBuf,
+    files: &[String],
+    rewrite: impl Fn(&str, Vec<u8>) -> anyhow::Result<Vec<u8>>,
+) -> anyhow::Result<PathBuf> {
     let sources: Vec<PathBuf> = files.iter().map(|f| paths.root.join(f)).collect();
     let inputs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     if newer_than(&zip_path, &inputs) {
@@ -121,15 +127,7 @@ pub fn firefox_zip(paths: &Paths) -> anyhow::Result<PathBuf> {
     let entries = files
         .iter()
         .zip(&sources)
-        .map(|(name, path)| {
-            let bytes = std::fs::read(path)?;
-            if name != "manifest.json" {
-                return Ok((name.clone(), bytes, 0o644));
-            }
-            let chrome: serde_json::Value = serde_json::from_slice(&bytes)?;
-            let firefox = extension_files::firefox_manifest(&chrome);
-            Ok((name.clone(), serde_json::to_vec_pretty(&firefox)?, 0o644))
-        })
+        .map(|(name, path)| Ok((name.clone(), rewrite(name, std::fs::read(path)?)?, 0o644)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     write_zip(&zip_path, &entries)?;
     log(&format!("{} ({} files)", zip_path.display(), files.len()));
