@@ -90,6 +90,7 @@ tagged::deserialize_via_value!(BrowserOp, BrowserOp::from_value);
 
 /// What `browser_tab` does to a tab.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TabAction {
     Back,
@@ -161,6 +162,7 @@ pub enum Shot {
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ImageFormat {
     Png,

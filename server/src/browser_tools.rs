@@ -15,10 +15,13 @@ use bridge::download::{Download, DownloadList, DownloadState};
 use bridge::page_ops::{self, Ref};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::hub::Hub;
 use crate::mcp::listing::{hints, listed};
+use crate::mcp::typed::{self, TabIdArgument};
 use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, success};
 use crate::permission::{Need, Permission};
 
@@ -155,25 +158,24 @@ pub async fn all_tabs(hub: &Hub, permission: &Permission) -> Result<Value, WireE
 /// `browser_tab`: back, forward, reload, activate or close the tab the call names.
 pub(crate) struct BrowserTab;
 
+/// `browser_tab`'s own argument (the tab is the dispatcher's).
+#[derive(Deserialize, JsonSchema)]
+struct TabArgs {
+    #[schemars(transform = typed::without_description)]
+    action: TabAction,
+}
+
 impl ServerTool for BrowserTab {
     const NAME: &'static str = "browser_tab";
     const NEEDS: Needs = Needs::NamedTab;
     type Args = TabAction;
 
     fn spec() -> Tool {
-        let actions: Vec<&str> = TabAction::ALL.iter().map(|a| a.as_str()).collect();
         listed(
             (Self::NAME, "Tab action"),
             "Go back, forward, reload, activate or close a tab; claim holds it for you alone, \
              release shares it again.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": {"type": "integer", "minimum": 0},
-                    "action": {"type": "string", "enum": actions},
-                },
-                "required": ["tab_id", "action"],
-            }),
+            typed::input_schema::<TabArgs>(TabIdArgument::Required),
             hints(false, true, true),
         )
     }
@@ -183,15 +185,8 @@ impl ServerTool for BrowserTab {
         args: JsonObject,
         _: &mut Option<TabId>,
     ) -> Result<TabAction, WireError> {
-        args.get("action")
-            .and_then(Value::as_str)
-            .and_then(TabAction::parse)
-            .ok_or_else(|| {
-                invalid(&format!(
-                    "browser_tab's `action` must be one of {}",
-                    TabAction::ALL.map(TabAction::as_str).join(", ")
-                ))
-            })
+        let TabArgs { action } = typed::read(Self::NAME, args)?;
+        Ok(action)
     }
 
     async fn run(mcp: &TabwireMcp, call: Call<TabAction>) -> Result<CallToolResult, Failure> {
@@ -231,20 +226,7 @@ impl ServerTool for PageScreenshot {
             (Self::NAME, "Page screenshot"),
             "Screenshot of a tab (default: the focused one) or one element (ref or CSS selector), \
              scaled to fit max_width x max_height (default 1024). to_file: save it, return the path.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": {"type": "integer", "minimum": 0},
-                    "ref": {"type": "string"},
-                    "selector": {"type": "string"},
-                    "max_width": {"type": "integer", "minimum": browser_ops::MIN_SIDE,
-                                  "maximum": browser_ops::MAX_SIDE},
-                    "max_height": {"type": "integer", "minimum": browser_ops::MIN_SIDE,
-                                   "maximum": browser_ops::MAX_SIDE},
-                    "format": {"type": "string", "enum": ["png", "jpeg"]},
-                    "to_file": {"type": "boolean"},
-                },
-            }),
+            typed::input_schema::<GivenShot>(TabIdArgument::Optional(None)),
             hints(true, false, true),
         )
     }
@@ -254,7 +236,7 @@ impl ServerTool for PageScreenshot {
         args: JsonObject,
         tab: &mut Option<TabId>,
     ) -> Result<ScreenshotArgs, WireError> {
-        let mut read = ScreenshotArgs::read(&args)?;
+        let mut read = ScreenshotArgs::read(args)?;
         if let Some(Element::Ref(r)) = read.element {
             let (routed, doc) = mcp.page_tools.route(r, *tab)?;
             *tab = routed;
@@ -332,51 +314,39 @@ pub(crate) struct ScreenshotArgs {
     to_file: bool,
 }
 
+/// `page_screenshot`'s arguments as the call gives them (and as `tools/list` shows them).
+#[derive(Deserialize, JsonSchema)]
+struct GivenShot {
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    selector: Option<String>,
+    #[schemars(range(min = browser_ops::MIN_SIDE, max = browser_ops::MAX_SIDE))]
+    max_width: Option<u32>,
+    #[schemars(range(min = browser_ops::MIN_SIDE, max = browser_ops::MAX_SIDE))]
+    max_height: Option<u32>,
+    format: Option<ImageFormat>,
+    #[serde(default)]
+    to_file: bool,
+}
+
 impl ScreenshotArgs {
-    fn read(args: &JsonObject) -> Result<ScreenshotArgs, WireError> {
-        let side = |name: &str| -> Result<u32, WireError> {
-            match args.get(name) {
-                None | Some(Value::Null) => Ok(browser_ops::DEFAULT_MAX_SIDE),
-                Some(value) => value
-                    .as_u64()
-                    .filter(|n| {
-                        (u64::from(browser_ops::MIN_SIDE)..=u64::from(browser_ops::MAX_SIDE))
-                            .contains(n)
-                    })
-                    .map(|n| n as u32)
-                    .ok_or_else(|| {
-                        invalid(&format!(
-                            "page_screenshot's `{name}` must be an integer from {} to {}, got {value}",
-                            browser_ops::MIN_SIDE,
-                            browser_ops::MAX_SIDE
-                        ))
-                    }),
-            }
-        };
-        let format = match args.get("format") {
-            None | Some(Value::Null) => ImageFormat::Png,
-            Some(value) => value.as_str().and_then(ImageFormat::parse).ok_or_else(|| {
-                invalid(&format!(
-                    "page_screenshot's `format` must be \"png\" or \"jpeg\", got {value}"
-                ))
-            })?,
-        };
-        let given = |name: &str| args.get(name).filter(|v| !v.is_null());
-        let element = match (given("selector"), given("ref")) {
+    fn read(args: JsonObject) -> Result<ScreenshotArgs, WireError> {
+        let given: GivenShot = typed::read(PageScreenshot::NAME, args)?;
+        let element = match (given.selector, given.reference) {
             (None, None) => None,
-            (Some(Value::String(s)), None) if !s.trim().is_empty() => {
-                Some(Element::Selector(s.clone()))
+            (Some(selector), None) if !selector.trim().is_empty() => {
+                Some(Element::Selector(selector))
             }
-            (Some(other), None) => {
-                return Err(invalid(&format!(
-                    "page_screenshot's `selector` must be a CSS selector, got {other}"
-                )));
+            (Some(_), None) => {
+                return Err(invalid(
+                    "page_screenshot's `selector` must be a CSS selector, got an empty one",
+                ));
             }
-            (None, Some(r)) => match r.as_str().and_then(page_ops::parse_ref) {
+            (None, Some(r)) => match page_ops::parse_ref(&r) {
                 Some(r) => Some(Element::Ref(r)),
                 None => {
                     return Err(invalid(&format!(
-                        "page_screenshot's `ref` must be a snapshot's ref like e12, got {r}"
+                        "page_screenshot's `ref` must be a snapshot's ref like e12, got {r:?}"
                     )));
                 }
             },
@@ -386,22 +356,13 @@ impl ScreenshotArgs {
                 ));
             }
         };
-        let to_file = match args.get("to_file") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(invalid(&format!(
-                    "page_screenshot's `to_file` must be a boolean, got {other}"
-                )));
-            }
-        };
         Ok(ScreenshotArgs {
             element,
             shot: None,
-            max_width: side("max_width")?,
-            max_height: side("max_height")?,
-            format,
-            to_file,
+            max_width: given.max_width.unwrap_or(browser_ops::DEFAULT_MAX_SIDE),
+            max_height: given.max_height.unwrap_or(browser_ops::DEFAULT_MAX_SIDE),
+            format: given.format.unwrap_or(ImageFormat::Png),
+            to_file: given.to_file,
         })
     }
 }
@@ -433,6 +394,13 @@ fn write_file(
 /// `browser_downloads`: a tab's downloads, and one of them saved.
 pub(crate) struct BrowserDownloads;
 
+/// `browser_downloads`' own argument.
+#[derive(Deserialize, JsonSchema)]
+struct DownloadsArgs {
+    /// download id
+    save: Option<u64>,
+}
+
 impl ServerTool for BrowserDownloads {
     const NAME: &'static str = "browser_downloads";
     const NEEDS: Needs = Needs::AllowedPage;
@@ -444,13 +412,7 @@ impl ServerTool for BrowserDownloads {
             (Self::NAME, "Downloads"),
             "List a tab's downloads; save: copy that finished download to the downloads folder and \
              return its path.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": {"type": "integer", "minimum": 0},
-                    "save": {"type": "integer", "minimum": 0, "description": "download id"},
-                },
-            }),
+            typed::input_schema::<DownloadsArgs>(TabIdArgument::Optional(None)),
             hints(false, false, false),
         )
     }
@@ -460,14 +422,8 @@ impl ServerTool for BrowserDownloads {
         args: JsonObject,
         _: &mut Option<TabId>,
     ) -> Result<Option<u64>, WireError> {
-        match args.get("save") {
-            None | Some(Value::Null) => Ok(None),
-            Some(value) => value.as_u64().map(Some).ok_or_else(|| {
-                invalid(&format!(
-                    "`save` must be a download id from browser_downloads' list, got {value}"
-                ))
-            }),
-        }
+        let DownloadsArgs { save } = typed::read(Self::NAME, args)?;
+        Ok(save)
     }
 
     async fn run(mcp: &TabwireMcp, call: Call<Option<u64>>) -> Result<CallToolResult, Failure> {
@@ -579,20 +535,19 @@ mod tests {
 
     #[test]
     fn screenshot_arguments_are_checked_with_clear_errors() {
-        let read = ScreenshotArgs::read(&args(json!({}))).unwrap();
+        let read = ScreenshotArgs::read(args(json!({}))).unwrap();
         assert_eq!(
             (read.max_width, read.max_height),
             (browser_ops::DEFAULT_MAX_SIDE, browser_ops::DEFAULT_MAX_SIDE)
         );
         assert_eq!(read.format, ImageFormat::Png);
         assert!(!read.to_file && read.element.is_none());
-        let read = ScreenshotArgs::read(&args(json!({"ref": "f3e12"}))).unwrap();
+        let read = ScreenshotArgs::read(args(json!({"ref": "f3e12"}))).unwrap();
         assert!(matches!(
             read.element,
             Some(Element::Ref(Ref { frame: 3, n: 12 }))
         ));
-        let read =
-            ScreenshotArgs::read(&args(json!({"max_width": 200, "format": "jpeg"}))).unwrap();
+        let read = ScreenshotArgs::read(args(json!({"max_width": 200, "format": "jpeg"}))).unwrap();
         assert_eq!((read.max_width, read.format), (200, ImageFormat::Jpeg));
         for (bad, names) in [
             (json!({"max_width": 5}), "max_width"),
@@ -603,7 +558,7 @@ mod tests {
             (json!({"ref": "e1", "selector": "#a"}), "not both"),
             (json!({"to_file": "yes"}), "to_file"),
         ] {
-            let Err(error) = ScreenshotArgs::read(&args(bad.clone())) else {
+            let Err(error) = ScreenshotArgs::read(args(bad.clone())) else {
                 panic!("{bad} was accepted");
             };
             assert_eq!(error.code, ErrorCode::InvalidArgs);

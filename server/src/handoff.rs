@@ -22,11 +22,13 @@ use rmcp::model::{
     CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
 };
 use rmcp::service::ElicitationMode;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::grants::Need;
 use crate::hub::{CallFiles, Hub};
 use crate::mcp::listing::{hints, listed};
+use crate::mcp::typed::{TabIdArgument, input_schema, read};
 use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, success};
 
 /// The time the person has when the call names none, and the most it may name.
@@ -53,6 +55,25 @@ pub(crate) struct HandoffArgs {
     timeout: Duration,
 }
 
+/// `browser_handoff`'s arguments as the call gives them (and as `tools/list` shows them).
+#[derive(Deserialize, JsonSchema)]
+struct GivenArgs {
+    #[schemars(length(max = MAX_MESSAGE_CHARS))]
+    message: String,
+    /// Exactly one of text, selector, url_matches
+    done_when: Option<GivenDoneWhen>,
+    #[schemars(range(min = 1, max = MAX_TIMEOUT.as_secs()))]
+    timeout_s: Option<u64>,
+}
+
+/// `done_when` as given: exactly one of its fields, checked by [`done_when`].
+#[derive(Deserialize, JsonSchema)]
+struct GivenDoneWhen {
+    text: Option<String>,
+    selector: Option<String>,
+    url_matches: Option<String>,
+}
+
 /// `browser_handoff`.
 pub(crate) struct BrowserHandoff;
 
@@ -66,23 +87,7 @@ impl ServerTool for BrowserHandoff {
             (Self::NAME, "Hand a step to the person"),
             "Let the user do a step (sign-in, code, CAPTCHA, payment) instead of typing their \
              secrets: shows them message; answers when they are done or done_when holds.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": {"type": "integer", "minimum": 0},
-                    "message": {"type": "string", "maxLength": MAX_MESSAGE_CHARS},
-                    "done_when": {
-                        "type": "object",
-                        "properties": {
-                            "text": {"type": "string"},
-                            "selector": {"type": "string"},
-                            "url_matches": {"type": "string"},
-                        },
-                    },
-                    "timeout_s": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT.as_secs()},
-                },
-                "required": ["tab_id", "message"],
-            }),
+            input_schema::<GivenArgs>(TabIdArgument::Required),
             hints(false, false, true),
         )
     }
@@ -92,49 +97,33 @@ impl ServerTool for BrowserHandoff {
         args: JsonObject,
         _: &mut Option<TabId>,
     ) -> Result<HandoffArgs, WireError> {
-        let message = match args.get("message").and_then(Value::as_str).map(str::trim) {
-            Some(m) if !m.is_empty() && m.chars().count() <= MAX_MESSAGE_CHARS => m.to_owned(),
-            _ => {
-                return Err(invalid(&format!(
-                    "`message` must be the words the user reads, 1 to {MAX_MESSAGE_CHARS} characters"
-                )));
-            }
-        };
-        let done_when = match args.get("done_when") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(when)) => Some(done_when(when)?),
-            Some(_) => return Err(invalid("`done_when` must be an object")),
-        };
-        let timeout = match args.get("timeout_s") {
-            None | Some(Value::Null) => DEFAULT_TIMEOUT,
-            Some(value) => match value.as_u64().map(Duration::from_secs) {
-                Some(t) if !t.is_zero() && t <= MAX_TIMEOUT => t,
-                _ => {
-                    return Err(invalid(&format!(
-                        "`timeout_s` must be 1 to {} seconds",
-                        MAX_TIMEOUT.as_secs()
-                    )));
-                }
-            },
-        };
+        let given: GivenArgs = read(Self::NAME, args)?;
+        let message = given.message.trim();
+        if message.is_empty() {
+            return Err(invalid("`message` must be the words the user reads"));
+        }
         Ok(HandoffArgs {
-            message,
-            done_when,
-            timeout,
+            message: message.to_owned(),
+            done_when: given.done_when.map(done_when).transpose()?,
+            timeout: given.timeout_s.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
         })
+    }
+
+    /// Looking for text or an element reads the page: the page tools' gate, as for a read.
+    fn needs(args: &HandoffArgs) -> Needs {
+        match args.done_when {
+            Some(DoneWhen::Text(_) | DoneWhen::Selector(_)) => Needs::AllowedPage,
+            Some(DoneWhen::UrlMatches(_)) | None => Needs::NamedTab,
+        }
     }
 
     async fn run(mcp: &TabwireMcp, call: Call<HandoffArgs>) -> Result<CallToolResult, Failure> {
         let tab = call.tab();
         let args = &call.args;
-        // Looking for text or an element reads the page: the page tools' gate, as for a read.
-        let origin = tab_origin(&mcp.hub, tab).await?;
-        if let Some(DoneWhen::Text(_) | DoneWhen::Selector(_)) = &args.done_when {
-            mcp.safeguards
-                .permission
-                .authorize(&call.peer, &origin, Need::PageTools)
-                .await?;
-        }
+        let origin = match &call.page {
+            Some(page) => page.origin.clone(),
+            None => tab_origin(&mcp.hub, tab).await?,
+        };
         let handoff = uuid::Uuid::new_v4().to_string();
         let show = ShowHandoff {
             handoff: handoff.clone(),
@@ -184,16 +173,16 @@ enum How {
     Condition,
 }
 
-fn done_when(when: &JsonObject) -> Result<DoneWhen, WireError> {
-    let text = |key: &str| {
-        when.get(key)
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-    };
-    match (text("text"), text("selector"), text("url_matches")) {
-        (Some(t), None, None) => Ok(DoneWhen::Text(t.to_owned())),
-        (None, Some(s), None) => Ok(DoneWhen::Selector(s.to_owned())),
-        (None, None, Some(u)) => Ok(DoneWhen::UrlMatches(u.to_owned())),
+fn done_when(when: GivenDoneWhen) -> Result<DoneWhen, WireError> {
+    let given = |text: Option<String>| text.filter(|v| !v.is_empty());
+    match (
+        given(when.text),
+        given(when.selector),
+        given(when.url_matches),
+    ) {
+        (Some(t), None, None) => Ok(DoneWhen::Text(t)),
+        (None, Some(s), None) => Ok(DoneWhen::Selector(s)),
+        (None, None, Some(u)) => Ok(DoneWhen::UrlMatches(u)),
         _ => Err(invalid(
             "`done_when` takes exactly one of `text`, `selector` or `url_matches`",
         )),
@@ -455,7 +444,7 @@ mod tests {
 
     #[test]
     fn a_condition_is_exactly_one_of_its_kinds() {
-        let when = |v: Value| done_when(v.as_object().unwrap());
+        let when = |v: Value| done_when(serde_json::from_value(v).unwrap());
         assert_eq!(
             when(json!({"text": "Welcome"})),
             Ok(DoneWhen::Text("Welcome".into()))

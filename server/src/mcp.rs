@@ -857,6 +857,7 @@ mod meta;
 mod page;
 mod save;
 mod table;
+pub(crate) mod typed;
 
 pub use listing::meta_tool_summaries;
 use listing::{meta_tools, site_tool};

@@ -238,7 +238,7 @@ async fn site_state_serves_the_cache_asks_the_page_and_falls_back_with_a_note() 
         .unwrap();
     assert_eq!(
         text(&out),
-        "INVALID_ARGS: site_state: `force_refresh` must be a boolean"
+        "INVALID_ARGS: site_state: argument \"force_refresh\" must be of type boolean, got \"yes\""
     );
 }
 

@@ -195,7 +195,7 @@ async def test_browser_tab_goes_back_forward_reloads_and_closes(
     assert out.structured["url"] == other, out
 
     out = await tabwire.call("browser_tab", {"tab_id": tab["id"], "action": "explode"})
-    assert out.is_error and out.text.startswith("INVALID_ARGS") and "back, forward" in out.text, out
+    assert out.is_error and out.text.startswith("INVALID_ARGS") and '"action" must be one of "back", "forward"' in out.text, out
     out = await tabwire.call_ok("browser_tab", {"tab_id": tab["id"], "action": "close"})
 
     async def gone():

@@ -28,19 +28,21 @@ pub(super) async fn run<T: ServerTool>(
     } = request;
     let mut tab = take_tab_id(&mut args)?;
     let args = T::read(mcp, args, &mut tab)?;
-    let (page, trusted_input) = match T::NEEDS {
+    // A tool that names its tab names it whatever else the call needs.
+    if T::NEEDS == Needs::NamedTab && tab.is_none() {
+        return Err(WireError::new(
+            ErrorCode::InvalidArgs,
+            format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
+        )
+        .into());
+    }
+    let needs = T::needs(&args);
+    let (page, trusted_input) = match needs {
         Needs::Nothing => {
             *target = T::audited(mcp, &args, tab);
             (None, false)
         }
         Needs::NamedTab => {
-            if tab.is_none() {
-                return Err(WireError::new(
-                    ErrorCode::InvalidArgs,
-                    format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
-                )
-                .into());
-            }
             *target = T::audited(mcp, &args, tab);
             mcp.hub.admit(tab)?;
             (None, false)
@@ -70,7 +72,7 @@ pub(super) async fn run<T: ServerTool>(
     match (T::run(mcp, call).await, origin) {
         (Err(failure), Some(origin))
             if failure.error.code == ErrorCode::NoEffect
-                && T::NEEDS == Needs::AllowedPageTrustedInput =>
+                && needs == Needs::AllowedPageTrustedInput =>
         {
             let permission = &mcp.safeguards.permission;
             Err(permission

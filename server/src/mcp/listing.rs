@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 const PAGE_TAB_ID_DESCRIPTION: &str = "default: the ref's tab, else the focused one";
 
-const TAB_ID_DESCRIPTION: &str =
+pub(super) const TAB_ID_DESCRIPTION: &str =
     "The tab to use (default: the most recently focused tab offering this tool)";
 
 pub(super) fn tab_id_property() -> Value {

@@ -8,8 +8,12 @@ use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::listing::{hints, listed, tab_id_property};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::listing::{TAB_ID_DESCRIPTION, hints, listed};
 use super::table::{Call, Needs, ServerTool};
+use super::typed::{self, TabIdArgument};
 use super::{Failure, TabwireMcp, bad_argument, object, success};
 use crate::browser_tools::{self, PageTab};
 use crate::hub::{PageProgress, ToolsWait};
@@ -32,6 +36,10 @@ const PAGE_TOOLS_WAIT: Duration = Duration::from_secs(3);
 /// what the user should do.
 pub(crate) struct BrowserTabs;
 
+/// A tool that takes no arguments of its own.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct NoArgs {}
+
 impl ServerTool for BrowserTabs {
     const NAME: &'static str = "browser_tabs";
     const NEEDS: Needs = Needs::Nothing;
@@ -43,13 +51,14 @@ impl ServerTool for BrowserTabs {
             "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
              whether page tools are allowed on its origin. When nothing can be used, a note says \
              why and what the user should do.",
-            object(json!({"type": "object", "properties": {}})),
+            object(typed::input_schema::<NoArgs>(TabIdArgument::None)),
         )
         .with_title("Browser tabs")
         .with_annotations(read_only().idempotent(true))
     }
 
-    fn read(_: &TabwireMcp, _: JsonObject, _: &mut Option<TabId>) -> Result<(), WireError> {
+    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<(), WireError> {
+        let NoArgs {} = typed::read(Self::NAME, args)?;
         Ok(())
     }
 
@@ -85,6 +94,12 @@ async fn browser_tabs(mcp: &TabwireMcp) -> Value {
 /// `browser_open`: opens a URL (or navigates `tab_id`) and waits for the page's site tools.
 pub(crate) struct BrowserOpen;
 
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct OpenArgs {
+    /// An http(s) URL
+    url: String,
+}
+
 impl ServerTool for BrowserOpen {
     const NAME: &'static str = "browser_open";
     const NEEDS: Needs = Needs::Nothing;
@@ -96,24 +111,15 @@ impl ServerTool for BrowserOpen {
             (Self::NAME, "Open a page"),
             "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
              are ready. Returns the tab id and its tools.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "An http(s) URL"},
-                    "tab_id": {"type": "integer", "minimum": 0,
-                               "description": "Navigate this tab instead of opening a new one"},
-                },
-                "required": ["url"],
-            }),
+            typed::input_schema::<OpenArgs>(TabIdArgument::Optional(Some(
+                "Navigate this tab instead of opening a new one",
+            ))),
             hints(false, false, true),
         )
     }
 
     fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<String, WireError> {
-        let url = match args.get("url") {
-            Some(Value::String(url)) => url.clone(),
-            _ => return Err(bad_argument("browser_open", "needs a string `url`")),
-        };
+        let OpenArgs { url } = typed::read(Self::NAME, args)?;
         if !bridge::pattern::is_web_url(&url) {
             return Err(bad_argument(
                 "browser_open",
@@ -229,8 +235,12 @@ async fn open(
 pub(crate) struct SiteCall;
 
 /// `site_call`'s arguments: the site tool and its own arguments.
+#[derive(Deserialize, JsonSchema)]
 pub(crate) struct SiteCallArgs {
+    /// e.g. todomvc_add_todo
     tool: String,
+    /// The tool's arguments
+    #[serde(default)]
     args: JsonObject,
 }
 
@@ -244,15 +254,9 @@ impl ServerTool for SiteCall {
             Self::NAME,
             "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
              tool list does not show yet.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "tool": {"type": "string", "description": "e.g. todomvc_add_todo"},
-                    "args": {"type": "object", "description": "The tool's arguments"},
-                    "tab_id": tab_id_property(),
-                },
-                "required": ["tool"],
-            })),
+            object(typed::input_schema::<SiteCallArgs>(
+                TabIdArgument::Optional(Some(TAB_ID_DESCRIPTION)),
+            )),
         )
         .with_title("Call a site tool")
         .with_annotations(ToolAnnotations::new().open_world(true))
@@ -260,19 +264,10 @@ impl ServerTool for SiteCall {
 
     fn read(
         _: &TabwireMcp,
-        mut args: JsonObject,
+        args: JsonObject,
         _: &mut Option<TabId>,
     ) -> Result<SiteCallArgs, WireError> {
-        let tool = match args.remove("tool") {
-            Some(Value::String(tool)) => tool,
-            _ => return Err(bad_argument("site_call", "needs a string `tool`")),
-        };
-        let args = match args.remove("args") {
-            None | Some(Value::Null) => JsonObject::new(),
-            Some(Value::Object(tool_args)) => tool_args,
-            Some(_) => return Err(bad_argument("site_call", "`args` must be an object")),
-        };
-        Ok(SiteCallArgs { tool, args })
+        typed::read(Self::NAME, args)
     }
 
     /// The site tool's tab, as a direct call of it records.
@@ -291,6 +286,13 @@ impl ServerTool for SiteCall {
 /// `site_state`: a tab's site state, cached or fresh.
 pub(crate) struct SiteState;
 
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct StateArgs {
+    /// Ask the page now
+    #[serde(default)]
+    force_refresh: bool,
+}
+
 impl ServerTool for SiteState {
     const NAME: &'static str = "site_state";
     const NEEDS: Needs = Needs::Nothing;
@@ -302,27 +304,17 @@ impl ServerTool for SiteState {
             Self::NAME,
             "Read a tab's site state: cached (with its age) by default, fresh from the page \
              with force_refresh.",
-            object(json!({
-                "type": "object",
-                "properties": {
-                    "tab_id": tab_id_property(),
-                    "force_refresh": {"type": "boolean", "description": "Ask the page now"},
-                },
-            })),
+            object(typed::input_schema::<StateArgs>(TabIdArgument::Optional(
+                Some(TAB_ID_DESCRIPTION),
+            ))),
         )
         .with_title("Site state")
         .with_annotations(read_only().idempotent(true))
     }
 
     fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<bool, WireError> {
-        match args.get("force_refresh") {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(force)) => Ok(*force),
-            Some(_) => Err(bad_argument(
-                "site_state",
-                "`force_refresh` must be a boolean",
-            )),
-        }
+        let StateArgs { force_refresh } = typed::read(Self::NAME, args)?;
+        Ok(force_refresh)
     }
 
     async fn run(mcp: &TabwireMcp, call: Call<bool>) -> Result<CallToolResult, Failure> {

@@ -15,6 +15,8 @@ use rmcp::model::{
 };
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
@@ -24,6 +26,7 @@ use crate::browser_tools::PageTab;
 use crate::health;
 use crate::hub::Hub;
 use crate::mcp::listing::{hints, listed};
+use crate::mcp::typed::{TabIdArgument, input_schema, read};
 use crate::mcp::{Failure, success};
 
 pub const NAME: &str = "site_save";
@@ -41,6 +44,30 @@ pub(crate) struct SaveArgs {
     dry_run: bool,
 }
 
+/// `site_save`'s arguments as the call gives them (and as `tools/list` shows them).
+#[derive(Deserialize, JsonSchema)]
+struct GivenSave {
+    #[schemars(schema_with = "object_or_text")]
+    adapter: AdapterDocument,
+    /// Replace a hand-written file
+    #[serde(default)]
+    overwrite: bool,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// The adapter document: an object, or JSON text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AdapterDocument {
+    Text(String),
+    Object(JsonObject),
+}
+
+fn object_or_text(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["object", "string"]})
+}
+
 impl ServerTool for SiteSave {
     const NAME: &'static str = NAME;
     const NEEDS: Needs = Needs::AllowedPage;
@@ -51,54 +78,32 @@ impl ServerTool for SiteSave {
             (Self::NAME, "Save a site adapter"),
             "Save an adapter for the tab's site: checked (errors located), its read-only tools \
              tried in the tab, then saved and loaded.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "adapter": {"type": ["object", "string"]},
-                    "tab_id": {"type": "integer", "minimum": 0, "description": "default: the focused tab"},
-                    "overwrite": {"type": "boolean", "description": "Replace a hand-written file"},
-                    "dry_run": {"type": "boolean"},
-                },
-                "required": ["adapter"],
-            }),
+            input_schema::<GivenSave>(TabIdArgument::Optional(Some("default: the focused tab"))),
             hints(false, false, true),
         )
     }
 
     fn read(
         _: &TabwireMcp,
-        mut args: JsonObject,
+        args: JsonObject,
         _: &mut Option<TabId>,
     ) -> Result<SaveArgs, WireError> {
+        let given: GivenSave = read(NAME, args)?;
         // An object's key order is gone by now (and so the lines the model would count): its
         // problems are located by path alone.
-        let (text, as_object) = match args.remove("adapter") {
-            Some(Value::String(text)) => (text, false),
-            Some(document @ Value::Object(_)) => (
+        let (text, as_object) = match given.adapter {
+            AdapterDocument::Text(text) => (text, false),
+            AdapterDocument::Object(document) => (
                 serde_json::to_string_pretty(&document)
                     .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?,
                 true,
             ),
-            _ => {
-                return Err(super::bad_argument(
-                    NAME,
-                    "needs `adapter`: the adapter document, as an object or as JSON text",
-                ));
-            }
-        };
-        let flag = |args: &JsonObject, name: &str| match args.get(name) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(on)) => Ok(*on),
-            Some(_) => Err(super::bad_argument(
-                NAME,
-                &format!("`{name}` must be a boolean"),
-            )),
         };
         Ok(SaveArgs {
             text,
             as_object,
-            overwrite: flag(&args, "overwrite")?,
-            dry_run: flag(&args, "dry_run")?,
+            overwrite: given.overwrite,
+            dry_run: given.dry_run,
         })
     }
 

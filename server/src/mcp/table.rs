@@ -83,6 +83,12 @@ pub(crate) trait ServerTool: Send + Sync + 'static {
         args: JsonObject,
         tab: &mut Option<TabId>,
     ) -> Result<Self::Args, WireError>;
+    /// What this call needs: [`ServerTool::NEEDS`], unless what it asks for reads more (a
+    /// hand-off that waits for text on the page needs the page tools' gate, one that waits for a
+    /// URL does not).
+    fn needs(_args: &Self::Args) -> Needs {
+        Self::NEEDS
+    }
     /// What the audit log records as the call's tab and origin when the tool needs no page (one
     /// that needs a page records that page).
     fn audited(_mcp: &TabwireMcp, _args: &Self::Args, _tab: Option<TabId>) -> Option<PageTab> {
