@@ -237,11 +237,10 @@ where
                 continue;
             }
         };
-        let stopped = |hub: &Hub, outbox: &PeerOutbox, id: &RequestId, answer: StoppedAnswer| {
-            let (outbox, id) = (outbox.clone(), id.clone());
-            AgentRun::new(hub, agent.clone(), move |error| {
-                let _ = outbox.send(answer(id, error));
-            })
+        let serve = Serve {
+            hub: &hub,
+            agent: &agent,
+            outbox: &outbox,
         };
         match message {
             ToExtension::CallTool {
@@ -251,15 +250,14 @@ where
                 args,
                 ..
             } => {
-                let run = stopped(&hub, &outbox, &id, call_error);
-                let task = run.spawn(run_call(
+                let work = run_call(
                     hub.clone(),
                     outbox.clone(),
                     id.clone(),
                     tab,
                     (tool, args, files),
-                ));
-                running.insert(id, task.abort_handle());
+                );
+                serve.run(&mut running, id, call_error, work);
             }
             ToExtension::OpenTab {
                 id,
@@ -267,24 +265,18 @@ where
                 tab,
                 wait_loaded_ms,
             } => {
-                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::OpenTabError {
-                    id,
-                    error,
-                });
-                let (hub, outbox, open_id) = (hub.clone(), outbox.clone(), id.clone());
+                let (h, answer_id) = (hub.clone(), id.clone());
                 let wait_loaded = wait_loaded_ms.map(Duration::from_millis);
-                let task = run.spawn(async move {
-                    let answer = match hub.open_tab(&url, tab, wait_loaded).await {
-                        Ok(opened) => ToServer::OpenTabResult {
-                            id,
-                            tab: opened.tab,
-                            loaded: opened.loaded,
-                        },
-                        Err(error) => ToServer::OpenTabError { id, error },
-                    };
-                    let _ = outbox.send(answer);
-                });
-                running.insert(open_id, task.abort_handle());
+                let work = async move {
+                    let opened = h.open_tab(&url, tab, wait_loaded).await?;
+                    Ok(ToServer::OpenTabResult {
+                        id: answer_id,
+                        tab: opened.tab,
+                        loaded: opened.loaded,
+                    })
+                };
+                let failed = |id, error| ToServer::OpenTabError { id, error };
+                serve.run(&mut running, id, failed, work);
             }
             // A peer's page tool call: the hub runs it in its browser and answers like a call.
             ToExtension::PageOp {
@@ -300,54 +292,43 @@ where
                         ..
                     },
             } => {
-                let run = stopped(&hub, &outbox, &id, call_error);
-                let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
+                let (h, answer_id) = (hub.clone(), id.clone());
                 // The peer's permission gate decided both, from the same grants file.
-                let task = run.spawn(async move {
-                    let answer = match hub
+                let work = async move {
+                    let result = h
                         .page_op(&op, args, tab, doc, origin, trusted_input, files)
-                        .await
-                    {
-                        Ok(result) => ToServer::CallToolResult {
-                            id,
-                            result,
-                            navigated: None,
-                        },
-                        Err(error) => ToServer::CallToolError { id, error },
-                    };
-                    let _ = outbox.send(answer);
-                });
-                running.insert(op_id, task.abort_handle());
+                        .await?;
+                    Ok(ToServer::CallToolResult {
+                        id: answer_id,
+                        result,
+                        navigated: None,
+                    })
+                };
+                serve.run(&mut running, id, call_error, work);
             }
             ToExtension::RequestState { id, tab } => {
-                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::StateError {
-                    id,
-                    error,
-                });
-                let (hub, outbox, state_id) = (hub.clone(), outbox.clone(), id.clone());
-                let task = run.spawn(async move {
-                    let answer = match hub.request_state(tab).await {
-                        Ok(state) => ToServer::StateResponse { id, state },
-                        Err(error) => ToServer::StateError { id, error },
-                    };
-                    let _ = outbox.send(answer);
-                });
-                running.insert(state_id, task.abort_handle());
+                let (h, answer_id) = (hub.clone(), id.clone());
+                let work = async move {
+                    let state = h.request_state(tab).await?;
+                    Ok(ToServer::StateResponse {
+                        id: answer_id,
+                        state,
+                    })
+                };
+                let failed = |id, error| ToServer::StateError { id, error };
+                serve.run(&mut running, id, failed, work);
             }
             ToExtension::Browser { id, op } => {
-                let run = stopped(&hub, &outbox, &id, |id, error| ToServer::BrowserError {
-                    id,
-                    error,
-                });
-                let (hub, outbox, op_id) = (hub.clone(), outbox.clone(), id.clone());
-                let task = run.spawn(async move {
-                    let answer = match hub.browser(op).await {
-                        Ok(result) => ToServer::BrowserResult { id, result },
-                        Err(error) => ToServer::BrowserError { id, error },
-                    };
-                    let _ = outbox.send(answer);
-                });
-                running.insert(op_id, task.abort_handle());
+                let (h, answer_id) = (hub.clone(), id.clone());
+                let work = async move {
+                    let result = h.browser(op).await?;
+                    Ok(ToServer::BrowserResult {
+                        id: answer_id,
+                        result,
+                    })
+                };
+                let failed = |id, error| ToServer::BrowserError { id, error };
+                serve.run(&mut running, id, failed, work);
             }
             // Dropping the hub's call future cancels it on the page.
             ToExtension::Cancel { id } => {
@@ -493,6 +474,38 @@ fn call_error(id: RequestId, error: WireError) -> ToServer {
     ToServer::CallToolError { id, error }
 }
 
+/// How a peer's request runs: as its agent, in a task of its own, answered with what its work
+/// gives or, when it fails (its agent stopped included), with its `failed` frame.
+struct Serve<'a> {
+    hub: &'a Hub,
+    agent: &'a Option<AgentName>,
+    outbox: &'a PeerOutbox,
+}
+
+impl Serve<'_> {
+    /// Runs `work` for request `id`, keeping its task in `running` for a `cancel` to abort.
+    fn run(
+        &self,
+        running: &mut HashMap<RequestId, AbortHandle>,
+        id: RequestId,
+        failed: StoppedAnswer,
+        work: impl std::future::Future<Output = Result<ToServer, WireError>> + Send + 'static,
+    ) {
+        let on_stop = {
+            let (outbox, id) = (self.outbox.clone(), id.clone());
+            move |error| {
+                let _ = outbox.send(failed(id, error));
+            }
+        };
+        let (outbox, answer_id) = (self.outbox.clone(), id.clone());
+        let task = AgentRun::new(self.hub, self.agent.clone(), on_stop).spawn(async move {
+            let answer = work.await.unwrap_or_else(|error| failed(answer_id, error));
+            let _ = outbox.send(answer);
+        });
+        running.insert(id, task.abort_handle());
+    }
+}
+
 /// A peer's request run as its agent: holds apply to it, and it ends, answered by `on_stop`,
 /// when the person stops the agent.
 struct AgentRun<S> {
@@ -539,7 +552,7 @@ async fn run_call(
     id: RequestId,
     tab: bridge::TabId,
     (tool, args, files): (String, serde_json::Value, CallFiles),
-) {
+) -> Result<ToServer, WireError> {
     let (progress, mut reports) = mpsc::unbounded_channel::<PageProgress>();
     let forward = {
         let (outbox, id) = (outbox.clone(), id.clone());
@@ -556,14 +569,12 @@ async fn run_call(
     };
     let call = hub.call_tool_carrying(&tool, args, Some(tab), Some(progress), files);
     let (answer, ()) = tokio::join!(call, forward);
-    let _ = outbox.send(match answer {
-        Ok(done) => ToServer::CallToolResult {
-            id,
-            result: done.result,
-            navigated: done.navigated,
-        },
-        Err(error) => ToServer::CallToolError { id, error },
-    });
+    let done = answer?;
+    Ok(ToServer::CallToolResult {
+        id,
+        result: done.result,
+        navigated: done.navigated,
+    })
 }
 
 /// Once a browser has told the hub its tabs, pushes `hello`, then the hub's tabs whenever they
