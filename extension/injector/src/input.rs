@@ -290,6 +290,9 @@ impl Edit {
 /// "`button.save` is disabled".
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
+    /// The element is no longer in the page. Decided only before any input was dispatched to it
+    /// (the checks before an action), never after a partial dispatch: a step that finds its
+    /// element again after this refusal acts once, not twice.
     Detached,
     Disabled,
     ReadOnly,
