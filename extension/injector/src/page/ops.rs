@@ -585,13 +585,12 @@ fn replaceable<N: Clone>(refs: &Refs<N>, target: &Target) -> bool {
 /// The line of ref `r` in the whole-page snapshot the model last saw, without the ref.
 fn seen_line<N>(refs: &Refs<N>, r: Ref) -> Option<String> {
     let (_, lines) = refs.last.as_ref()?;
-    lines
+    // Every act with a ref looks: only the line with the ref is taken apart.
+    let wanted = ref_name(r);
+    let line = lines
         .iter()
-        .filter(|line| !line.is_text)
-        .find_map(|line| match without_ref(&line.text) {
-            Some((seen, rest)) if seen == r => Some(rest),
-            Some(_) | None => None,
-        })
+        .find(|line| !line.is_text && line.text.split(' ').nth(1) == Some(wanted.as_str()))?;
+    without_ref(&line.text).map(|(_, rest)| rest)
 }
 
 /// A snapshot line's ref and the line without it (`button e4 "Save"` → `e4`, `button "Save"`).
