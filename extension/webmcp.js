@@ -10,6 +10,10 @@
   const emit = (type, detail) =>
     document.dispatchEvent(new CustomEvent(type, { detail: JSON.stringify(detail) }));
   const NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+  // The browser's own query, taken before page scripts run: a Shadow DOM polyfill (Polymer's
+  // platform.js) replaces `document.querySelectorAll` with one whose list is not iterable.
+  const page = document;
+  const queryAll = Document.prototype.querySelectorAll;
   const tools = new Map();
   const events = new EventTarget();
 
@@ -56,7 +60,7 @@
   // controls (toolparamdescription describes one); a call fills them and submits the form with an
   // agent-invoked submit event, whose respondWith(promise) gives the result.
   const SKIPPED = ["submit", "button", "reset", "image", "hidden", "file"];
-  const formTools = () => [...document.querySelectorAll("form[toolname]")].map(formTool).filter(Boolean);
+  const formTools = () => Array.from(queryAll.call(page, "form[toolname]")).map(formTool).filter(Boolean);
   const formTool = (form) => {
     const name = form.getAttribute("toolname");
     const description = form.getAttribute("tooldescription") ?? "";

@@ -67,6 +67,26 @@ async def test_an_edit_that_does_not_stick_is_an_error_saying_what_the_field_hol
     assert await browser.cdp.evaluate(page, "fixture.stubborn()") == "keep me"
 
 
+async def test_an_editor_that_changed_only_whitespace_did_not_take_the_edit(
+    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+):
+    """The read-back of an editor compares its text exactly but for what rendering changes (a no-break
+    space, paragraph breaks): two spaces collapsed into one is an edit that did not stick."""
+    browser = await launch_chromium(extension_dir=extension_dir)
+    agent, page = await open_page(tabwire, browser, input_site, "edit.html")
+    editor = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Squeezer"')
+    out = await agent.call("page_act", ref=editor, action="fill", value="two  spaces")
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
+    assert 'holds "two spaces"' in out.text, out
+    assert await browser.cdp.evaluate(page, "fixture.squeezer()") == "two spaces"
+    # What the editor keeps as it is passes, and text typed at the caret is checked the same way.
+    await agent.ok("page_act", ref=editor, action="fill", value="one space")
+    assert await browser.cdp.evaluate(page, "fixture.squeezer()") == "one space"
+    out = await agent.call("page_act", ref=editor, action="type", value="  more", at="end")
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
+    assert await browser.cdp.evaluate(page, "fixture.squeezer()") == "one space more"
+
+
 @pytest.mark.parametrize("editor", ("codemirror", "prosemirror", "lexical", "quill"))
 async def test_rich_editors_take_text_at_the_caret_and_over_a_selection(
     tabwire, launch_chromium, extension_dir, input_site, editor  # noqa: F811

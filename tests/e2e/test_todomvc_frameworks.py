@@ -53,13 +53,26 @@ async def storage_becomes(cdp: Cdp, page: Target, expected: list[dict]) -> None:
 
 
 async def shown_todos(cdp: Cdp, page: Target) -> list[dict[str, Any]]:
-    """The todos the page shows, read through DevTools (not through tabwire's own tools)."""
-    return await cdp.evaluate(
-        page,
-        "[...document.querySelectorAll('#todo-list > li, .todo-list > li')]"
-        ".filter(li => li.offsetParent !== null)"
-        ".map(li => ({title: li.querySelector('label').textContent, completed: li.classList.contains('completed')}))",
-    )
+    """The todos the page shows, read through DevTools (not through tabwire's own tools): in the document
+    and in the open shadow roots inside it (Polymer renders its list, and each item, in one)."""
+    return await cdp.evaluate(page, _SHOWN_TODOS_JS)
+
+
+# Polymer's Shadow DOM polyfill wraps `document`; `unwrap` gives the one the browser renders. An item
+# whose content is in its own shadow root (Polymer's td-item) has its label and `completed` class there.
+_SHOWN_TODOS_JS = """(() => {
+  const roots = [window.unwrap ? unwrap(document) : document];
+  const items = [];
+  for (let i = 0; i < roots.length; i++) {
+    for (const el of Array.from(roots[i].querySelectorAll('*'))) if (el.shadowRoot) roots.push(el.shadowRoot);
+    items.push(...Array.from(roots[i].querySelectorAll('#todo-list > li, .todo-list > li')));
+  }
+  const inside = (li, selector) => li.querySelector(selector) || (li.shadowRoot && li.shadowRoot.querySelector(selector));
+  return items.filter(li => li.offsetParent !== null).map(li => ({
+    title: inside(li, 'label').textContent,
+    completed: li.classList.contains('completed') || !!inside(li, '.view.completed'),
+  }));
+})()"""
 
 
 async def listed(tabwire: TabwireSession) -> list[dict[str, Any]]:
@@ -126,12 +139,12 @@ async def test_every_tool_on_each_claimed_example(example, tabwire, launch_chrom
     assert "(within)" in out.text and "label" in out.text, out
 
 
-@pytest.mark.parametrize("example", ["dojo", "jquery"])
+@pytest.mark.parametrize("example", ["dojo", "jquery", "polymer"])
 async def test_on_an_unclaimed_example_each_answer_agrees_with_the_app(
     example, tabwire, launch_chromium, extension_dir, static_server
 ):
     """Examples the adapter does not claim (dojo toggles on its own terms; the package's jquery example
-    lacks its jQuery, so nothing on it works) still get the tools here (the test serves the adapter on all of 127.0.0.1): whatever add_todo
+    lacks its jQuery, so nothing on it works; polymer renders through a Shadow DOM polyfill) still get the tools here (the test serves the adapter on all of 127.0.0.1): whatever add_todo
     and toggle_todo answer must be what the page shows, read through DevTools. Success means the app
     did it; an error means it did not."""
     assert example not in claimed_examples()

@@ -234,3 +234,33 @@ async def test_a_trusted_click_is_not_pressed_when_the_page_moves_another_origin
     assert out.is_error and out.text.startswith("NOT_ACTIONABLE"), out
     assert "Payment" in out.text or "iframe" in out.text, out
     assert fixture["saved"] == 0, fixture
+
+
+async def test_a_drag_fails_naming_the_setting_then_type_and_drag_pass_with_trusted_input(
+    tabwire, tabwire_command, fixture_server, launch_chromium, extension_dir
+):
+    """Issue 31's `drag` and `type` (text at the caret) through page_act on a page that takes only trusted
+    input. Without the grant a drag of the trusted-only list is NO_EFFECT naming the setting and the list is
+    as it was (synthetic `type` needs no grant here: the editing command it runs fires a trusted `input`).
+    With it the browser's own mouse and keyboard (the debugger's Input domain) do both, checked in the
+    page: the list reordered, and the text announced by a trusted `beforeinput`."""
+    origin = fixture_server.origin
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
+    agent = Agent(tabwire, tab)
+    lines = await agent.snapshot()
+    name = agent.ref(lines, r'^textbox e\d+ "Name"')
+    first = agent.ref(lines, r"^listitem e\d+: First")
+    third = agent.ref(lines, r"^listitem e\d+: Third")
+    out = await tabwire.call("page_act", {"ref": first, "action": "drag", "to": third, "tab_id": tab})
+    assert out.is_error and out.text.startswith("NO_EFFECT") and names_the_setting(out.text, origin), out
+    assert await browser.cdp.evaluate(page, "fixture.order()") == ["First", "Second", "Third"]
+
+    run_cli(tabwire_command, "allow", "--trusted-input", origin)
+    await agent.ok("page_act", ref=name, action="type", value="!", at="end")
+    assert await browser.cdp.evaluate(page, "fixture.name()") == "nobody!"
+    assert {"data": "!", "trusted": True} in await browser.cdp.evaluate(page, "fixture.announced()")
+    await agent.ok("page_act", ref=name, action="type", value="Mr ", at="start")
+    assert await browser.cdp.evaluate(page, "fixture.name()") == "Mr nobody!"
+    await agent.ok("page_act", ref=first, action="drag", to=third)
+    assert await browser.cdp.evaluate(page, "fixture.order()") == ["Second", "Third", "First"]

@@ -64,6 +64,9 @@ pub trait Dom {
     fn same(&self, a: &Self::Node, b: &Self::Node) -> bool;
 
     fn text(&self, node: &Self::Node) -> String;
+    /// The text as rendered (`innerText`): line breaks between blocks and at `<br>`, spaces as
+    /// the element's `white-space` keeps them; what an edit's read-back compares in an editor.
+    fn rendered_text(&self, node: &Self::Node) -> String;
     /// The text of the element's own text-node children.
     fn own_text(&self, node: &Self::Node) -> String;
     /// A form control's value (`None`: the element has no `value`).

@@ -213,6 +213,11 @@ impl Dom for FakeDom {
         self.nodes.borrow()[*node].text.clone()
     }
 
+    fn rendered_text(&self, node: &usize) -> String {
+        // The fake keeps an editor's line breaks in its text, as `innerText` shows them.
+        self.text(node)
+    }
+
     fn own_text(&self, node: &usize) -> String {
         let n = &self.nodes.borrow()[*node];
         n.own_text.clone().unwrap_or_else(|| n.text.clone())

@@ -290,6 +290,9 @@ impl Edit {
 /// "`button.save` is disabled".
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
+    /// The element is no longer in the page. Decided only before any input was dispatched to it
+    /// (the checks before an action), never after a partial dispatch: a step that finds its
+    /// element again after this refusal acts once, not twice.
     Detached,
     Disabled,
     ReadOnly,
@@ -762,18 +765,44 @@ pub struct FillCheck<D: Dom> {
 enum Took<D: Dom> {
     /// A text control: its value must be `wanted`.
     Value,
-    /// A contenteditable editor: its text must be `wanted`'s (line breaks are elements there).
-    Text,
+    /// A contenteditable editor: its rendered text must be `wanted` (see [`as_rendered`]); with
+    /// `lines` false without comparing line breaks (`wanted` was made from the editor's
+    /// `textContent`, which has none between blocks: text typed at a caret).
+    Text { lines: bool },
     /// An editor whose text lives elsewhere (EditContext): something in the document changed.
     Changed(D::Watch),
 }
 
-/// Text compared without its whitespace (editors render line breaks as elements, and spaces as
-/// no-break spaces) nor the zero-width characters some put around their widgets.
+/// Text without its whitespace nor zero-width characters: a placeholder's text against the
+/// editor's, which tells only whether the placeholder is all it shows.
 fn squeeze(text: &str) -> String {
     text.chars()
-        .filter(|c| !c.is_whitespace() && !matches!(c, '\u{200b}' | '\u{feff}'))
+        .filter(|c| !c.is_whitespace() && !is_zero_width(*c))
         .collect()
+}
+
+fn is_zero_width(c: char) -> bool {
+    matches!(c, '\u{200b}' | '\u{feff}')
+}
+
+/// Text as an editor's rendered text (`innerText`) can be compared with what was typed: only what
+/// the DOM really differs in is made equal — a no-break space (how editors keep a run of spaces)
+/// is a space, zero-width characters around widgets go, a line break is one however many
+/// `innerText` counts between two blocks (two after a paragraph, one after a `<br>`), and line
+/// breaks at the start and end (an editor's trailing `<br>`) go. Every other space, tab and
+/// character counts.
+fn as_rendered(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{a0}' => out.push(' '),
+            '\r' => {}
+            '\n' if out.ends_with('\n') => {}
+            c if is_zero_width(c) => {}
+            c => out.push(c),
+        }
+    }
+    out.trim_matches('\n').to_owned()
 }
 
 /// How long an edit's check waits for an editor that renders on its next animation frame
@@ -794,7 +823,7 @@ impl<D: Dom> FillCheck<D> {
     pub(crate) fn new(field: D::Node, wanted: String, entry: TextEntry, dom: &D) -> FillCheck<D> {
         let took = match entry {
             TextEntry::Control => Took::Value,
-            TextEntry::ContentEditable => Took::Text,
+            TextEntry::ContentEditable => Took::Text { lines: true },
             TextEntry::EditContext => Took::Changed(dom.watch(&field)),
         };
         FillCheck {
@@ -804,20 +833,34 @@ impl<D: Dom> FillCheck<D> {
         }
     }
 
+    /// The same check, line breaks aside: for text typed at a caret, whose `wanted` was made
+    /// from the editor's `textContent`.
+    pub(crate) fn without_line_breaks(mut self) -> FillCheck<D> {
+        if let Took::Text { lines } = &mut self.took {
+            *lines = false;
+        }
+        self
+    }
+
     /// `Err(NoEffect)` when the field does not hold what the edit should have left: a text
     /// control whose value differs (kept, put back, reformatted, cut), an editor whose text differs
     /// (the edit did not stick, or the editor reset itself), given a moment to render; an
     /// EditContext editor whose document did not change at all. The error says what it holds.
     pub async fn verify(self, dom: &D) -> Result<(), Refusal> {
-        let wanted = squeeze(&self.wanted);
+        let compared = |text: &str| match self.took {
+            Took::Text { lines: false } => as_rendered(text).replace('\n', ""),
+            Took::Value | Took::Text { lines: true } | Took::Changed(_) => as_rendered(text),
+        };
+        let wanted = compared(&self.wanted);
         let holds = || match self.took {
             Took::Value => dom.value(&self.field).unwrap_or_default(),
-            Took::Text | Took::Changed(_) => dom.text(&self.field),
+            Took::Text { .. } => as_rendered(&dom.rendered_text(&self.field)),
+            Took::Changed(_) => dom.text(&self.field),
         };
         let took = || match &self.took {
             Took::Value => dom.value(&self.field).unwrap_or_default() == self.wanted,
-            Took::Text => {
-                let now = squeeze(&dom.text(&self.field));
+            Took::Text { .. } => {
+                let now = compared(&dom.rendered_text(&self.field));
                 now == wanted || (wanted.is_empty() && only_placeholder(dom, &self.field))
             }
             Took::Changed(watch) => dom.saw_change(watch),
@@ -830,7 +873,7 @@ impl<D: Dom> FillCheck<D> {
                 "did not change: the editor took none of {}",
                 shown(&self.wanted)
             ),
-            Took::Value | Took::Text => format!(
+            Took::Value | Took::Text { .. } => format!(
                 "holds {} after the edit, not {}: the edit did not stick",
                 shown(&holds()),
                 shown(&self.wanted)

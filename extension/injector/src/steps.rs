@@ -82,6 +82,8 @@ pub async fn run_tool<D: PageDom>(
         vars: args,
         focus_value: None,
         after_settle: None,
+        detached: Cell::new(false),
+        again: None,
     };
     for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
         let label = format!("steps[{i}] ({})", step.kind());
@@ -157,13 +159,16 @@ pub async fn run_tool<D: PageDom>(
 /// that it took a fill, exactly as after an adapter's step. `edited`: the text field an earlier
 /// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
 /// Answers where the page is going when the action set another page loading (a submitted form
-/// gets a moment to start its navigation, as after an adapter's step).
+/// gets a moment to start its navigation, as after an adapter's step). `again` finds the element
+/// anew when the page replaced it before anything was dispatched to it.
+#[allow(clippy::too_many_arguments)]
 pub async fn act_on<D: PageDom>(
     dom: &D,
     node: &D::Node,
     step: &Step,
     value: Value,
     edited: Option<(D::Node, String)>,
+    again: &dyn Fn() -> Option<D::Node>,
     timeout_ms: u64,
     cancelled: &Cell<bool>,
 ) -> Result<Option<String>, WireError> {
@@ -177,6 +182,8 @@ pub async fn act_on<D: PageDom>(
         vars,
         focus_value: edited,
         after_settle: None,
+        detached: Cell::new(false),
+        again: Some(again),
     };
     dom.watch_leaving();
     run.steps(
@@ -201,6 +208,13 @@ struct Run<'d, D: PageDom> {
     /// What the last action left to check once the page settled: a fill the page must take
     /// (the step's label, the element's name, the check).
     after_settle: Option<(String, String, FillCheck<D>)>,
+    /// Set when an action was refused because its element left the page before anything was
+    /// dispatched to it (`Refusal::Detached` is only ever decided before input): the step may
+    /// find its element again, once.
+    detached: Cell<bool>,
+    /// How a step acting on its scope element (a page tool's ref) finds that element again when
+    /// the page replaced it by an equivalent one; `None`: it cannot.
+    again: Option<&'d dyn Fn() -> Option<D::Node>>,
 }
 
 /// One round of a `for_each`: the scope its steps run in, and (over `items`) the item.
@@ -282,7 +296,17 @@ impl<'d, D: PageDom> Run<'d, D> {
                         format!("the call's {} ms ran out before this step", self.timeout_ms),
                     ));
                 }
-                if let Some(value) = self.step(step, scope.as_ref(), &path, &label).await? {
+                let mut outcome = self.step(step, scope.as_ref(), &path, &label).await;
+                if outcome.is_err()
+                    && self.detached.take()
+                    && let Some(scope) = self.found_again(step, scope.as_ref(), &label)
+                {
+                    // Refused before any input reached the old element: acting on its
+                    // replacement dispatches once, as a person who looks again does.
+                    outcome = self.step(step, scope.as_ref(), &path, &label).await;
+                    self.detached.set(false);
+                }
+                if let Some(value) = outcome? {
                     return Ok(Some(value));
                 }
                 // A page already leaving is not waited for: a fast one would be gone before the
@@ -328,13 +352,13 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let click = input::click(self.dom, &node, clicks, self.patience());
                 crate::page::profile::span("click", click)
                     .await
-                    .map_err(|r| refused(label, &who, r))?;
+                    .map_err(|r| self.refused(label, &who, r))?;
             }
             Step::Hover { selector } => {
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
                 input::hover(self.dom, &node, self.patience())
                     .await
-                    .map_err(|r| refused(label, &who, r))?;
+                    .map_err(|r| self.refused(label, &who, r))?;
             }
             Step::ScrollIntoView { selector } => {
                 self.dom
@@ -386,16 +410,16 @@ impl<'d, D: PageDom> Run<'d, D> {
                         )
                     })?;
                 if !self.dom.is_connected(&node) {
-                    return Err(refused(label, &who, Refusal::Detached));
+                    return Err(self.refused(label, &who, Refusal::Detached));
                 }
                 if self.dom.is_disabled(&node) {
-                    return Err(refused(label, &who, Refusal::Disabled));
+                    return Err(self.refused(label, &who, Refusal::Disabled));
                 }
                 self.dom.set_selected_index(&node, index);
                 self.dom.dispatch_select_input(&node);
                 self.dom.dispatch_change(&node);
                 if self.dom.prop(&node, "selectedIndex").as_f64() != Some(index as f64) {
-                    return Err(refused(
+                    return Err(self.refused(
                         label,
                         &who,
                         Refusal::NoEffect(format!(
@@ -410,13 +434,13 @@ impl<'d, D: PageDom> Run<'d, D> {
                 if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
                     input::click(self.dom, &node, 1, self.patience())
                         .await
-                        .map_err(|r| refused(label, &who, r))?;
+                        .map_err(|r| self.refused(label, &who, r))?;
                     if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
                         let why = format!(
                             "is still {}checked after a click (is it a checkbox the page lets change?)",
                             if wanted { "un" } else { "" }
                         );
-                        return Err(refused(label, &who, Refusal::NoEffect(why)));
+                        return Err(self.refused(label, &who, Refusal::NoEffect(why)));
                     }
                 }
             }
@@ -454,7 +478,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 }
                 let check = input::type_text(self.dom, &node, &value, caret.as_ref())
                     .await
-                    .map_err(|r| refused(label, &who, r))?;
+                    .map_err(|r| self.refused(label, &who, r))?;
                 self.after_settle = Some((label.to_owned(), who, check));
             }
             Step::Caret { selector, at, nth } => {
@@ -463,7 +487,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let node = self.find(scope, &selector, label)?;
                 input::place_caret(self.dom, &node, &caret)
                     .await
-                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
             }
             Step::SelectText {
                 selector,
@@ -482,7 +506,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let node = self.find(scope, &selector, label)?;
                 input::select_text(self.dom, &node, which.as_ref())
                     .await
-                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
             }
             Step::Drag { selector, to } => {
                 let selector = self.selector(selector, label)?;
@@ -491,7 +515,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let onto = self.find(scope, &to, label)?;
                 input::drag_checked(self.dom, &node, &onto, self.patience())
                     .await
-                    .map_err(|r| refused(label, &format!("`{selector}`"), r))?;
+                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
             }
             Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
@@ -501,7 +525,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                         let selector = self.selector(selector, label)?;
                         let node = self.find(scope, &selector, label)?;
                         if !self.dom.is_connected(&node) {
-                            return Err(refused(
+                            return Err(self.refused(
                                 label,
                                 &format!("`{selector}`"),
                                 Refusal::Detached,
@@ -518,7 +542,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 if self.dom.trusted_input() {
                     input::press_trusted(self.dom, &chord)
                         .await
-                        .map_err(|r| refused(label, &format!("`{key}`"), r))?;
+                        .map_err(|r| self.refused(label, &format!("`{key}`"), r))?;
                 } else {
                     self.press(&node, &chord);
                 }
@@ -783,6 +807,74 @@ impl<'d, D: PageDom> Run<'d, D> {
         Ok(None)
     }
 
+    /// An action refused because its element was no longer in the page (re-rendered between
+    /// being found and being acted on): the scope to run the step again in, when the element is
+    /// there again — a selector that finds an element now, or a page tool's scope element that
+    /// the page replaced by an equivalent one. `None`: the refusal stands.
+    fn found_again(
+        &self,
+        step: &Step,
+        scope: Option<&D::Node>,
+        label: &str,
+    ) -> Option<Option<D::Node>> {
+        let selector = match step {
+            Step::Click { selector, .. }
+            | Step::Dblclick { selector }
+            | Step::Hover { selector }
+            | Step::Check { selector }
+            | Step::Uncheck { selector } => selector.as_deref(),
+            Step::Press {
+                selector: Some(selector),
+                ..
+            } => Some(selector.as_str()),
+            Step::Fill { selector, .. }
+            | Step::Clear { selector }
+            | Step::Type { selector, .. }
+            | Step::Caret { selector, .. }
+            | Step::SelectText { selector, .. }
+            | Step::Select { selector, .. }
+            | Step::Drag { selector, .. } => Some(selector.as_str()),
+            // Steps that hold other steps retried theirs themselves; the others refuse no element
+            // as gone (a press without a selector goes to the focused element, an upload's
+            // element is checked by `files`).
+            Step::Press { selector: None, .. }
+            | Step::Upload { .. }
+            | Step::Wait { .. }
+            | Step::ScrollIntoView { .. }
+            | Step::Blur { .. }
+            | Step::Read { .. }
+            | Step::Extract { .. }
+            | Step::Within { .. }
+            | Step::ForEach { .. }
+            | Step::If { .. }
+            | Step::Frame { .. }
+            | Step::Navigate { .. }
+            | Step::Return { .. }
+            | Step::Fail { .. }
+            | Step::Dialog { .. }
+            | Step::Fetch { .. } => return None,
+        };
+        match selector.map(|s| self.selector(s, label)) {
+            Some(Ok(selector)) if selector != ":scope" => {
+                // The step finds its element again itself, in the same scope.
+                let present = self.query(scope, &selector, label).ok().flatten();
+                present
+                    .is_some_and(|node| self.dom.is_connected(&node))
+                    .then(|| scope.cloned())
+            }
+            Some(Err(_)) => None,
+            Some(Ok(_)) | None => (self.again?)().map(Some),
+        }
+    }
+
+    /// An action's refusal as the step's error; notes one that found its element gone.
+    fn refused(&self, label: &str, who: &str, refusal: Refusal) -> WireError {
+        if refusal == Refusal::Detached {
+            self.detached.set(true);
+        }
+        refused(label, who, refusal)
+    }
+
     /// The chord's key events (see [`input::press`]); the default action of Enter on a text
     /// input whose value changed since `fill` focused it is the `change` Chrome fires natively
     /// (TodoMVC's vanillajs adds a todo on `change`, its React variant on keydown), then implicit
@@ -820,7 +912,7 @@ impl<'d, D: PageDom> Run<'d, D> {
         }
         let check = input::fill(self.dom, node, value)
             .await
-            .map_err(|r| refused(label, who, r))?;
+            .map_err(|r| self.refused(label, who, r))?;
         self.after_settle = Some((label.to_owned(), who.to_owned(), check));
         Ok(())
     }
@@ -903,5 +995,7 @@ mod fetch_tests;
 mod files_tests;
 #[cfg(test)]
 mod leaving_tests;
+#[cfg(test)]
+mod refind_tests;
 #[cfg(test)]
 mod tests;

@@ -172,7 +172,7 @@ pub async fn type_text<D: Dom>(
         // Where an EditContext editor's caret is only it knows: that it changed is checked.
         _ => text.clone(),
     };
-    let check = FillCheck::new(field.clone(), wanted, entry, dom);
+    let check = FillCheck::new(field.clone(), wanted, entry, dom).without_line_breaks();
     if dom.trusted_input() {
         let mut commands = Vec::new();
         match entry {

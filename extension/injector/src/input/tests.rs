@@ -446,10 +446,11 @@ fn an_editor_gets_lines_through_editing_commands() {
     dom.cancel.borrow_mut().push("beforeinput");
     let check = block_on(fill(&dom, &editor, "x")).unwrap();
     assert!(!events(&dom).iter().any(|e| e.starts_with("exec")));
-    // ... and when it did nothing with them, the fill had no effect.
+    // ... and when it did nothing with them, the fill had no effect. What it holds is said as
+    // compared: one line break between lines, however many `innerText` counts.
     assert_eq!(
         block_on(check.verify(&dom)).unwrap_err().to_string(),
-        "holds \"a \\\"b\\\"\\n\\n\\tc\" after the edit, not \"x\": the edit did not stick"
+        "holds \"a \\\"b\\\"\\n\\tc\" after the edit, not \"x\": the edit did not stick"
     );
 }
 
@@ -639,4 +640,37 @@ fn a_trusted_fill_selects_all_and_inserts_text_then_checks_the_effect() {
         .map(|c| c.params["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["Meta", "a", "a", "Meta", "Backspace", "Backspace"]);
+}
+
+#[test]
+fn an_editors_read_back_is_exact_but_for_what_its_rendering_differs_in() {
+    let dom = page();
+    let editor = dom.add(FakeNode {
+        parent: Some(1),
+        entry: Some(TextEntry::ContentEditable),
+        ..Default::default()
+    });
+    let holds = |text: &str| dom.nodes.borrow_mut()[editor].text = text.into();
+    let check =
+        |wanted: &str| FillCheck::new(editor, wanted.into(), TextEntry::ContentEditable, &dom);
+    // Paragraphs (two line breaks in innerText), a run of spaces kept as a no-break space, a
+    // trailing `<br>` and a widget's zero-width space: the text typed.
+    holds("first line\n\nsecond\u{a0} line\u{200b}\n");
+    block_on(check("first line\nsecond  line").verify(&dom)).unwrap();
+    // An editor that collapsed the two spaces did not take the edit: the whitespace counts.
+    holds("first line\n\nsecond line");
+    let refused = block_on(check("first line\nsecond  line").verify(&dom)).unwrap_err();
+    assert!(
+        matches!(&refused, Refusal::NoEffect(why) if why.contains("\"first line\\nsecond line\"")),
+        "{refused:?}"
+    );
+    // So does a tab, and a line break turned into a space.
+    holds("a b");
+    assert!(block_on(check("a\tb").verify(&dom)).is_err());
+    assert!(block_on(check("a\nb").verify(&dom)).is_err());
+    // Text typed at a caret is known as textContent shows it (no breaks between blocks): its
+    // check compares everything else.
+    holds("one\n\ntwo three");
+    block_on(check("onetwo three").without_line_breaks().verify(&dom)).unwrap();
+    assert!(block_on(check("onetwo  three").without_line_breaks().verify(&dom)).is_err());
 }

@@ -151,6 +151,17 @@ impl<N: Clone> Refs<N> {
         n >= 1 && n <= self.next
     }
 
+    /// How many refs this document gave: a ref above it is of an element found later.
+    pub fn given(&self) -> u32 {
+        self.next
+    }
+
+    /// Ref `n` names `node` from now on: the element that took the place of the one it named
+    /// (see `ops::replacement`).
+    pub fn stand_in(&mut self, n: u32, node: N) {
+        self.nodes.insert(n, node);
+    }
+
     /// Forgets the elements no longer in the page (their refs are never given again).
     pub fn prune<D: PageDom<Node = N>>(&mut self, dom: &D) {
         self.nodes.retain(|_, node| dom.is_connected(node));

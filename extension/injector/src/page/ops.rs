@@ -270,7 +270,25 @@ async fn act<D: PageDom>(
     cancelled: &Cell<bool>,
 ) -> Result<(String, Option<String>), WireError> {
     let mut phases = Phases::start();
-    let node = element(dom, &refs.borrow(), target)?;
+    // The ref's line as the model last saw it: how its element is known again when the page
+    // replaced it by an equivalent one (a framework's re-render).
+    let was = match target {
+        Target::Ref(r) => seen_line(&refs.borrow(), *r),
+        Target::Selector(_) => None,
+    };
+    let again = || match target {
+        Target::Ref(r) => was
+            .as_deref()
+            .and_then(|was| replacement(dom, refs, *r, was)),
+        Target::Selector(_) => None,
+    };
+    let found = element(dom, &refs.borrow(), target);
+    let node = match found {
+        Err(gone) if gone.code == ErrorCode::StaleRef && replaceable(&refs.borrow(), target) => {
+            again().ok_or(gone)?
+        }
+        found => found?,
+    };
     let who = who(dom, &node, target);
     let invalid = |why: &str| {
         Err(WireError::new(
@@ -375,15 +393,23 @@ async fn act<D: PageDom>(
             refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
         }
         leaving = match step {
-            Ok(step) => steps::act_on(dom, &node, &step, value, edited, timeout_ms, cancelled)
-                .await
-                .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
+            Ok(step) => steps::act_on(
+                dom, &node, &step, value, edited, &again, timeout_ms, cancelled,
+            )
+            .await
+            .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
             Err(edit) => {
                 // As long as a step waits for a covered element, within the call's time.
                 let patience = (timeout_ms as f64).min(steps::COVERED_PATIENCE_MS);
-                act_directly(dom, &node, edit, patience)
-                    .await
-                    .map_err(|r| steps::refused_error(&who, r))?;
+                let mut done = act_directly(dom, &node, &edit, patience).await;
+                // Refused before any input reached it (see `Refusal::Detached`): once more on
+                // the element that took its place.
+                if done == Err(Refusal::Detached)
+                    && let Some(node) = again()
+                {
+                    done = act_directly(dom, &node, &edit, patience).await;
+                }
+                done.map_err(|r| steps::refused_error(&who, r))?;
                 None
             }
         };
@@ -536,19 +562,70 @@ enum Direct<'a, N> {
 async fn act_directly<D: PageDom>(
     dom: &D,
     node: &D::Node,
-    edit: Direct<'_, D::Node>,
+    edit: &Direct<'_, D::Node>,
     patience_ms: f64,
 ) -> Result<(), Refusal> {
     match edit {
         Direct::Caret(caret) => input::place_caret(dom, node, caret).await,
-        Direct::Select(which) => input::select_text(dom, node, which).await,
+        Direct::Select(which) => input::select_text(dom, node, *which).await,
         Direct::Type(text, at) => {
-            let check = input::type_text(dom, node, text, at).await?;
+            let check = input::type_text(dom, node, text, *at).await?;
             dom.checkpoint().await;
             check.verify(dom).await
         }
-        Direct::Drag(to) => input::drag_checked(dom, node, &to, patience_ms).await,
+        Direct::Drag(to) => input::drag_checked(dom, node, to, patience_ms).await,
     }
+}
+
+/// Whether `target` is a ref of this document that named an element since gone from the page.
+fn replaceable<N: Clone>(refs: &Refs<N>, target: &Target) -> bool {
+    matches!(target, Target::Ref(r) if r.frame == refs.frame && refs.was_given(r.n))
+}
+
+/// The line of ref `r` in the whole-page snapshot the model last saw, without the ref.
+fn seen_line<N>(refs: &Refs<N>, r: Ref) -> Option<String> {
+    let (_, lines) = refs.last.as_ref()?;
+    // Every act with a ref looks: only the line with the ref is taken apart.
+    let wanted = ref_name(r);
+    let line = lines
+        .iter()
+        .find(|line| !line.is_text && line.text.split(' ').nth(1) == Some(wanted.as_str()))?;
+    without_ref(&line.text).map(|(_, rest)| rest)
+}
+
+/// A snapshot line's ref and the line without it (`button e4 "Save"` → `e4`, `button "Save"`).
+fn without_ref(line: &str) -> Option<(Ref, String)> {
+    let mut words = line.split(' ');
+    let role = words.next()?;
+    let r = bridge::page_ops::parse_ref(words.next()?)?;
+    let rest: Vec<&str> = std::iter::once(role).chain(words).collect();
+    Some((r, rest.join(" ")))
+}
+
+/// The element that took ref `r`'s place since the model saw it (a framework re-rendered it):
+/// the one element new since then whose snapshot line is `was`, the gone element's line, to the
+/// letter (role, name, states, value). Ref `r` names it from now on. `None` when no new element,
+/// or more than one, shows that line: then the ref is stale, as it was.
+fn replacement<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+    r: Ref,
+    was: &str,
+) -> Option<D::Node> {
+    let given_before = refs.borrow().given();
+    let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
+    let mut same = lines
+        .iter()
+        .filter(|line| !line.is_text)
+        .filter_map(|line| without_ref(&line.text))
+        .filter(|(new, rest)| new.n > given_before && rest == was);
+    let (new, _) = same.next()?;
+    if same.next().is_some() {
+        return None;
+    }
+    let node = refs.borrow().get(new.n)?.clone();
+    refs.borrow_mut().stand_in(r.n, node.clone());
+    Some(node)
 }
 
 /// The snapshot lines that match, each under the line of its nearest enclosing element.

@@ -815,3 +815,108 @@ fn a_frames_runtime_names_its_refs_with_its_frame_and_refuses_others() {
     assert_eq!(err.code, ErrorCode::StaleRef);
     assert!(err.message.contains("earlier page of its frame"), "{err}");
 }
+
+/// A page with a "Save" button (node 2, ref e1 once snapshot) and what a click on it logs.
+fn save_page() -> (FakeDom, RefCell<Refs<usize>>) {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    let body = el(&dom, Some(html), "body");
+    let save = el(&dom, Some(body), "button");
+    text(&dom, save, "Save");
+    let refs = RefCell::new(Refs::new("d1"));
+    let shown = call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    assert_eq!(shown["text"], "button e1 \"Save\"\n");
+    (dom, refs)
+}
+
+/// The page re-renders `old`: it leaves the page and an equal button comes (the new node).
+fn rerender(dom: &FakeDom, old: usize, name: &str) -> usize {
+    dom.nodes.borrow_mut()[old].attached = false;
+    let new = el(dom, Some(1), "button");
+    text(dom, new, name);
+    new
+}
+
+fn clicked(dom: &FakeDom, node: usize) -> usize {
+    let wanted = format!("click {node}");
+    dom.events.borrow().iter().filter(|e| **e == wanted).count()
+}
+
+#[test]
+fn a_ref_whose_element_was_re_rendered_acts_on_the_equal_new_one() {
+    let (dom, refs) = save_page();
+    let new = rerender(&dom, 2, "Save");
+    let answer = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    );
+    let answer = answer.expect("the new button is e1's");
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("clicked e1 (button \"Save\")"),
+        "{answer}"
+    );
+    assert_eq!((clicked(&dom, 2), clicked(&dom, new)), (0, 1));
+    // From then on the ref names the new button.
+    call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    )
+    .unwrap();
+    assert_eq!(clicked(&dom, new), 2);
+}
+
+#[test]
+fn a_ref_stays_stale_when_no_single_equal_element_took_its_place() {
+    // Another name: not the element the model saw.
+    let (dom, refs) = save_page();
+    rerender(&dom, 2, "Saving…");
+    let stale = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    );
+    assert_eq!(stale.unwrap_err().code, ErrorCode::StaleRef);
+    // Two equal ones: which one is not known.
+    let (dom, refs) = save_page();
+    rerender(&dom, 2, "Save");
+    rerender(&dom, 2, "Save");
+    let stale = call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    );
+    assert_eq!(stale.unwrap_err().code, ErrorCode::StaleRef);
+    assert!(!dom.events.borrow().iter().any(|e| e.starts_with("click")));
+}
+
+#[test]
+fn a_ref_whose_element_was_re_rendered_while_the_click_waited_is_clicked_once() {
+    let (dom, refs) = save_page();
+    let overlay = el(&dom, Some(1), "div");
+    dom.nodes.borrow_mut()[2].covered_by = Some(overlay);
+    let new = el(&dom, Some(1), "button");
+    text(&dom, new, "Save");
+    dom.nodes.borrow_mut()[new].attached = false;
+    *dom.on_settle.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
+        let mut nodes = dom.nodes.borrow_mut();
+        nodes[2].attached = false;
+        nodes[new].attached = true;
+    }));
+    call(
+        &dom,
+        &refs,
+        page_ops::ACT,
+        json!({"ref": "e1", "action": "click"}),
+    )
+    .expect("the new button is clicked");
+    assert_eq!((clicked(&dom, 2), clicked(&dom, new)), (0, 1));
+}

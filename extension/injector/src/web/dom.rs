@@ -188,6 +188,15 @@ impl Dom for WebDom {
         node.text_content().unwrap_or_default()
     }
 
+    fn rendered_text(&self, node: &Element) -> String {
+        // By property, not `instanceof HTMLElement`: an editor in a same-origin frame is of
+        // another realm.
+        js_sys::Reflect::get(node, &"innerText".into())
+            .ok()
+            .and_then(|text| text.as_string())
+            .unwrap_or_else(|| self.text(node))
+    }
+
     fn own_text(&self, node: &Element) -> String {
         let children = node.child_nodes();
         (0..children.length())
