@@ -22,6 +22,7 @@ use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, 
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
+use crate::port_waits::{PortWaits, WaitEnd};
 use crate::ports::{PortRouter, PortSerial};
 use crate::tabs::{self, Sender};
 
@@ -50,6 +51,8 @@ thread_local! {
     /// Each page's long-lived port, by tab: calls go to the page over it (one message each way
     /// instead of `tabs.sendMessage`'s channel set-up and teardown per call).
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
+    /// Calls waiting for a starting runtime's port, woken by its `runtime.onConnect`.
+    static PORT_WAITS: RefCell<PortWaits<js_sys::Function>> = RefCell::new(PortWaits::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
 }
@@ -191,6 +194,8 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "tab_removed" => {
             if let Some(tab) = tab(0) {
                 PORTS.with(|p| p.borrow_mut().tab_removed(tab));
+                let waits = PORT_WAITS.with(|w| w.borrow_mut().tab_removed(tab));
+                end_waits(waits, WaitEnd::GaveUp);
                 debugger::tab_removed(tab);
                 super::downloads::tab_removed(tab);
                 run(with_core(|core| core.on_tab_removed(tab)));
@@ -289,6 +294,30 @@ fn adopt_port(port: Port) {
     let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(serial));
     port.on_disconnect()
         .add_listener(on_disconnect.into_js_value().unchecked_ref());
+    let waits = PORT_WAITS.with(|w| w.borrow_mut().connected(tab));
+    end_waits(waits, WaitEnd::Connected);
+}
+
+/// Ends waits for a port: each waiting call goes on, posting on the new port or giving up.
+fn end_waits(waits: Vec<js_sys::Function>, end: WaitEnd) {
+    for wake in waits {
+        let _ = wake.call1(&JsValue::NULL, &JsValue::from_bool(end.flag()));
+    }
+}
+
+/// Waits at most `ms` for a port of `tab` to connect (or the tab to close).
+async fn port_connected(tab: TabId, ms: f64) -> WaitEnd {
+    let mut id = None;
+    let woken = js_sys::Promise::new(&mut |resolve, _| {
+        // Resolved with no value at the deadline, which reads as giving up.
+        chrome::set_timeout(&resolve, ms);
+        id = Some(PORT_WAITS.with(|w| w.borrow_mut().wait(tab, resolve)));
+    });
+    let connected = JsFuture::from(woken).await.ok().and_then(|v| v.as_bool());
+    if let Some(id) = id {
+        PORT_WAITS.with(|w| w.borrow_mut().give_up(id));
+    }
+    WaitEnd::from_flag(connected == Some(true))
 }
 
 /// A page's answer `[id, text]` on its port.
