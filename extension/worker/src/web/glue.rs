@@ -32,11 +32,12 @@ use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
-/// When the dynamic content script runs: once the document is parsed. Measured (issue 32,
-/// BENCHMARKS.md): loading the runtime from `document_start` delayed the page's DOMContentLoaded
-/// about twofold on a loaded 2-core machine; from here it costs the page's load nothing measurable
-/// and the runtime is still ready before the first page tool's call.
-const PRELOAD_RUN_AT: &str = "document_end";
+/// When the dynamic content script runs: as the document starts, so that `content.js` fetches and
+/// compiles the runtime's wasm (off the main thread) while the page parses; it instantiates and
+/// starts it only once the document is parsed. Measured (issue 32, BENCHMARKS.md): running the
+/// whole runtime from `document_start` delayed the page's DOMContentLoaded about twofold on a
+/// loaded 2-core machine; compiling alone did not.
+const PRELOAD_RUN_AT: &str = "document_start";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
 /// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
