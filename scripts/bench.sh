@@ -5,7 +5,9 @@
 # input (scripts/bench_trusted.py); with --first-call, the first page-tool call on a fresh page and page
 # load with and without the runtime, beside Playwright MCP and chrome-devtools-mcp
 # (scripts/bench_first_call.py); with --wasm-compile, the runtime's compile time against module size and
-# how it is compiled (scripts/bench_wasm_compile.py). Results go in BENCHMARKS.md by hand, with the date.
+# how it is compiled (scripts/bench_wasm_compile.py); with --repetition, what Tabwire's snapshots of
+# consecutive pages of Trac and MoinMoin share (scripts/bench_repetition.py). Results go in BENCHMARKS.md
+# by hand, with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -42,6 +44,12 @@ fi
 if [ "${1:-}" = "--wasm-compile" ]; then
   echo "== the runtime's wasm: compile and instantiate in a fresh renderer process, against size"
   "$VENV/bin/python" scripts/bench_wasm_compile.py
+  exit 0
+fi
+if [ "${1:-}" = "--repetition" ]; then
+  install_peers # for the cl100k counter
+  echo "== what snapshots of consecutive pages of one site share (Trac, MoinMoin)"
+  "$VENV/bin/python" scripts/bench_repetition.py
   exit 0
 fi
 if [ "${1:-}" = "--trusted" ]; then

@@ -174,10 +174,16 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-first-"))
     urls, servers = pages()
     try:
-        for d in ("tw", "bare", "pw", "cdm"):
+        for d in ("pw", "cdm"):
             (work / d).mkdir()
-        tw = await tabwire_rounds(work / "tw", urls, allow_all=True)
-        bare = await tabwire_rounds(work / "bare", urls, allow_all=False)
+        # With and without the runtime in passes that alternate (a loaded machine drifts).
+        tw: dict = {}
+        bare: dict = {}
+        for n in range(int(os.environ.get("TABWIRE_BENCH_PASSES", "2"))):
+            for allow_all, pooled in ((True, tw), (False, bare))[:: 1 if n % 2 == 0 else -1]:
+                side = work / f"{'tw' if allow_all else 'bare'}{n}"
+                side.mkdir()
+                pool(pooled, await tabwire_rounds(side, urls, allow_all=allow_all))
         pw = await playwright_rounds(work / "pw", urls)
         cdm = await chrome_devtools_rounds(work / "cdm", urls)
     finally:
@@ -185,7 +191,7 @@ async def main() -> None:
             server.stop()
     load = os.getloadavg()
     print(f"first page-tool call on a fresh page ({time.strftime('%Y-%m-%d %H:%M')}, load {load[0]:.2f}, "
-          f"{ROUNDS} loads per page)")
+          f"{len(tw[next(iter(urls))]['load'])} loads per page with the runtime)")
     for name in urls:
         print(f"{name}:")
         print(f"  Tabwire    first page_snapshot   {spread(tw[name]['first'])}")
@@ -212,6 +218,13 @@ async def main() -> None:
               "peers' first snapshot")
 
 
+def pool(into: dict, got: dict) -> None:
+    """Adds one pass's samples (per page, per measure) to `into`."""
+    for name, measures in got.items():
+        for key, samples in measures.items():
+            into.setdefault(name, {}).setdefault(key, []).extend(samples)
+
+
 async def compare_builds(roots: list[Path]) -> None:
     """Each build's first/next call and page load, in `TABWIRE_BENCH_PASSES` passes (default 3) that
     alternate the builds' order, pooled: a loaded machine's drift falls on every build alike."""
@@ -227,11 +240,7 @@ async def compare_builds(roots: list[Path]) -> None:
                     work / f"{n}-{i}", urls, allow_all=True, binary=root / "target" / "release" / "tabwire",
                     source=root,
                 )
-                pooled = results.setdefault(root, got)
-                if pooled is not got:
-                    for name in urls:
-                        for key, samples in got[name].items():
-                            pooled[name][key].extend(samples)
+                pool(results.setdefault(root, {}), got)
     finally:
         for server in servers:
             server.stop()
