@@ -1,46 +1,47 @@
 //! The snapshot path made ready before the first call (issue 32). V8 compiles a wasm function the
 //! first time it runs (lazy compilation), so the first `page_snapshot` in a fresh tab paid for
-//! compiling the snapshot's code: about 20 ms more than the next one, even with the runtime long
-//! loaded (BENCHMARKS.md). Once the page has loaded and is idle, the runtime takes one snapshot of
-//! its document for nobody, as a call would: its refs are the document's own (a later snapshot
-//! shows the same refs for the same elements), and it is the "before" of a first act when the
-//! page did not change since. No frames are asked (that would start runtimes in them).
+//! compiling the call's code: about 20 ms more than the next one, even with the runtime long
+//! loaded (BENCHMARKS.md). Once the page has loaded and is idle, the runtime runs one
+//! `page_snapshot` for nobody, through the very code a call runs: its refs are the document's own
+//! (a later snapshot shows the same refs for the same elements), and it is the "before" of a first
+//! act when the page did not change since. No frame is asked (that would start runtimes in them).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-use bridge::page_ops::DEFAULT_MAX_CHARS;
+use bridge::WireError;
+use bridge::page_ops;
+use serde_json::{Value, json};
 
-use super::snapshot;
-use super::{PageDom, Refs};
+use super::{PageDom, Refs, run};
 
 /// Documents with more elements than this are not warmed: the walk would cost more idle time
 /// than the compile it saves, and the page's first call pays for both anyway.
 pub const MAX_WARM_ELEMENTS: u32 = 3_000;
+
+/// The warm-up's deadline: under [`super::frames`]'s least wait, so no frame is ever asked.
+const NO_FRAMES_MS: u64 = 1;
 
 /// Whether a document of `elements` elements is warmed, and not already snapshotted by a call.
 pub fn worth_warming<N>(elements: u32, refs: &Refs<N>) -> bool {
     elements <= MAX_WARM_ELEMENTS && refs.last.is_none()
 }
 
-/// Takes the whole document's snapshot as a call would, and drops the text. Returns its length.
-pub fn warm_up<D: PageDom>(dom: &D, refs: &RefCell<Refs<D::Node>>) -> usize {
-    let at = dom.changes();
-    let lines = snapshot::lines(dom, &dom.root(), &mut refs.borrow_mut());
-    let (text, _) = snapshot::render(&lines, DEFAULT_MAX_CHARS, 0);
-    refs.borrow_mut().last = Some((at, lines));
-    text.len()
+/// Runs a whole-page `page_snapshot` as a call would; the glue drops its answer.
+pub async fn warm_up<D: PageDom>(
+    dom: &D,
+    refs: &RefCell<Refs<D::Node>>,
+) -> Result<Value, WireError> {
+    let op = page_ops::parse("page_snapshot", json!({})).expect("a snapshot needs no arguments");
+    run(dom, refs, op, None, NO_FRAMES_MS, &Cell::new(false)).await
 }
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
-
-    use bridge::page_ops::{self, PageOp};
-    use serde_json::{Value, json};
+    use bridge::page_ops::PageOp;
 
     use super::*;
     use crate::fake_dom::{FakeDom, FakeNode, block_on};
-    use crate::page::run;
+    use crate::page::ChildFrame;
 
     fn node(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
         dom.add(FakeNode {
@@ -88,7 +89,8 @@ mod tests {
         let (dom, checkbox) = page();
         let refs = RefCell::new(Refs::new("d"));
         assert!(worth_warming(5, &refs.borrow()));
-        assert!(warm_up(&dom, &refs) > 0);
+        let warmed = block_on(warm_up(&dom, &refs)).expect("the warm-up works");
+        assert_eq!(warmed["text"], cold["text"]);
         assert!(!worth_warming(5, &refs.borrow()), "warmed once: not again");
         let first = call(&dom, &refs, "page_snapshot", json!({}));
         assert_eq!(first["text"], cold["text"], "the same refs, the same text");
@@ -108,6 +110,27 @@ mod tests {
             json!({"ref": checkbox_ref, "action": "check"}),
         );
         assert_eq!(dom.nodes.borrow()[checkbox].checked, Some(true));
+    }
+
+    #[test]
+    fn no_frame_is_asked() {
+        let (dom, _) = page();
+        let iframe = node(&dom, Some(1), "iframe");
+        dom.nodes.borrow_mut()[iframe].child_frame = Some(ChildFrame {
+            src: "http://127.0.0.1:9000/pay".into(),
+            index: 0,
+        });
+        let refs = RefCell::new(Refs::new("d"));
+        block_on(warm_up(&dom, &refs)).expect("the warm-up works");
+        assert!(dom.frames_asked.borrow().is_empty());
+        // A call asks it (the warm-up's deadline is what keeps it from asking).
+        call(
+            &dom,
+            &RefCell::new(Refs::new("e")),
+            "page_snapshot",
+            json!({}),
+        );
+        assert!(!dom.frames_asked.borrow().is_empty());
     }
 
     #[test]

@@ -191,9 +191,15 @@ fn warm_now() {
         .and_then(|w| w.document())
         .and_then(|d| d.query_selector_all("*").ok())
         .map_or(u32::MAX, |all| all.length());
-    super::page::REFS.with(|refs| {
-        if crate::page::warm::worth_warming(elements, &refs.borrow()) {
-            crate::page::warm::warm_up(&dom, refs);
+    let refs = super::page::REFS.with(Rc::clone);
+    if !crate::page::warm::worth_warming(elements, &refs.borrow()) {
+        return;
+    }
+    spawn_local(async move {
+        if let Ok(result) = crate::page::warm::warm_up(&dom, &refs).await {
+            // The answer as a call's would travel (its encoding is the call's code too), dropped.
+            let id = "warm-up".to_owned();
+            drop(encode(&FromPage::CallToolResult { id, result }));
         }
     });
 }
