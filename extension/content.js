@@ -1,5 +1,5 @@
 // extension/content.js — the content-script loader (classic script, registered dynamically by
-// the worker at document_end for the adapters' match patterns and the origins where page tools
+// the worker at document_start for the adapters' match patterns and the origins where page tools
 // are allowed, or injected on demand). Loads the Rust runtime (crate `injector`): the wasm build,
 // or its wasm2js build when the page's CSP forbids compiling wasm; then starts it with the name of
 // the build that runs ("wasm" or "js", reported to the worker in page_ready).
@@ -7,10 +7,23 @@
   if (globalThis.__tabwireRuntime) return; // injected twice (registered script + executeScript)
   globalThis.__tabwireRuntime = "loading";
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
+  // Fetching and compiling the runtime starts at once: V8 compiles a streamed module off the
+  // page's main thread while the page still parses, so a fresh tab's runtime is ready soon after
+  // DOMContentLoaded (issue 32, BENCHMARKS.md). A refusal (the page's CSP lacks
+  // 'wasm-unsafe-eval') is handled where the module is awaited.
+  const compiled = fetch(url("injector/injector_bg.wasm")).then((wasm) =>
+    // Streaming needs the wasm MIME type, which not every browser gives an extension's file.
+    wasm.headers.get("Content-Type") === "application/wasm"
+      ? WebAssembly.compileStreaming(wasm)
+      : wasm.arrayBuffer().then((bytes) => WebAssembly.compile(bytes)),
+  );
+  compiled.catch(() => {});
+  const glue = import(url("injector/injector.js"));
+  glue.catch(() => {});
   (async () => {
-    // Not before the document is parsed: loading the runtime while the page loads delayed its
-    // DOMContentLoaded about twofold on a loaded 2-core machine (BENCHMARKS.md, issue 32); once
-    // it is parsed the runtime is ready before a call comes (the first call costs ~1.2x the next).
+    // Not running before the document is parsed: instantiating and starting the runtime while the
+    // page loads delayed its DOMContentLoaded about twofold on a loaded 2-core machine
+    // (BENCHMARKS.md, issue 32); only the compile above overlaps the parse.
     if (document.readyState === "loading") {
       await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed, { once: true }));
     }
@@ -19,8 +32,8 @@
     let runtime = "wasm";
     let module;
     try {
-      module = await import(url("injector/injector.js"));
-      await module.default({ module_or_path: url("injector/injector_bg.wasm") });
+      module = await glue;
+      await module.default({ module_or_path: compiled });
     } catch (e) {
       runtime = "js"; // e.g. CompileError: the page's CSP lacks 'wasm-unsafe-eval'
       module = await import(url("injector-js/injector.js"));

@@ -3,36 +3,53 @@
 # through headless Chromium (scripts/bench.py); with --page-tools, the page tools side by side with
 # Playwright MCP (scripts/bench_page_tools.py); with --trusted, trusted input against synthetic
 # input (scripts/bench_trusted.py); with --first-call, the first page-tool call on a fresh page and page
-# load with and without the runtime (scripts/bench_first_call.py). Results go in BENCHMARKS.md by hand,
-# with the date.
+# load with and without the runtime, beside Playwright MCP and chrome-devtools-mcp
+# (scripts/bench_first_call.py); with --wasm-compile, the runtime's compile time against module size and
+# how it is compiled (scripts/bench_wasm_compile.py); with --repetition, what Tabwire's snapshots of
+# consecutive pages of Trac and MoinMoin share (scripts/bench_repetition.py). Results go in BENCHMARKS.md
+# by hand, with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
 ./build.sh
 . scripts/test-env.sh
-if [ "${1:-}" = "--page-tools" ]; then
-  # The peer (Playwright MCP, run by Node 22 from test-env.sh) and the offline cl100k token counter.
+# The peers (run by Node 22 from test-env.sh, offline once installed) and the offline cl100k counter.
+install_peers() {
   PLAYWRIGHT_MCP="$CACHE/playwright-mcp"
   if [ ! -f "$PLAYWRIGHT_MCP/node_modules/@playwright/mcp/cli.js" ]; then
     npm install --prefix "$PLAYWRIGHT_MCP" --no-audit --no-fund --loglevel=error @playwright/mcp@0.0.83
   fi
+  CHROME_DEVTOOLS_MCP="$CACHE/chrome-devtools-mcp"
+  if [ ! -f "$CHROME_DEVTOOLS_MCP/node_modules/chrome-devtools-mcp/package.json" ]; then
+    PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$CHROME_DEVTOOLS_MCP" --no-audit --no-fund --loglevel=error \
+      chrome-devtools-mcp@1.11.0
+  fi
   "$VENV/bin/python" -c "import bpe_openai" 2>/dev/null ||
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
+}
+if [ "${1:-}" = "--page-tools" ]; then
+  install_peers
   echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
   "$VENV/bin/python" scripts/bench_page_tools.py
   exit 0
 fi
 if [ "${1:-}" = "--first-call" ]; then
-  # The first page-tool call on a fresh page against the next, beside Playwright MCP, and page load
+  # The first page-tool call on a fresh page against the next, beside the peers, and page load
   # with and without the runtime loaded as the page loads (issue 32).
-  PLAYWRIGHT_MCP="$CACHE/playwright-mcp"
-  if [ ! -f "$PLAYWRIGHT_MCP/node_modules/@playwright/mcp/cli.js" ]; then
-    npm install --prefix "$PLAYWRIGHT_MCP" --no-audit --no-fund --loglevel=error @playwright/mcp@0.0.83
-  fi
-  "$VENV/bin/python" -c "import bpe_openai" 2>/dev/null ||
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
+  install_peers
   echo "== first page-tool call on a fresh page, and page load with and without the runtime"
   "$VENV/bin/python" scripts/bench_first_call.py "${@:2}"
+  exit 0
+fi
+if [ "${1:-}" = "--wasm-compile" ]; then
+  echo "== the runtime's wasm: compile and instantiate in a fresh renderer process, against size"
+  "$VENV/bin/python" scripts/bench_wasm_compile.py
+  exit 0
+fi
+if [ "${1:-}" = "--repetition" ]; then
+  install_peers # for the cl100k counter
+  echo "== what snapshots of consecutive pages of one site share (Trac, MoinMoin)"
+  "$VENV/bin/python" scripts/bench_repetition.py
   exit 0
 fi
 if [ "${1:-}" = "--trusted" ]; then

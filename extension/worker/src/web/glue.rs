@@ -22,6 +22,7 @@ use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, 
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
 use crate::pairing::{Pairing, PairingError, parse_pairing};
+use crate::port_waits::{PortWaits, WaitEnd};
 use crate::ports::{PortRouter, PortSerial};
 use crate::tabs::{self, Sender};
 
@@ -31,11 +32,12 @@ use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
-/// When the dynamic content script runs: once the document is parsed. Measured (issue 32,
-/// BENCHMARKS.md): loading the runtime from `document_start` delayed the page's DOMContentLoaded
-/// about twofold on a loaded 2-core machine; from here it costs the page's load nothing measurable
-/// and the runtime is still ready before the first page tool's call.
-const PRELOAD_RUN_AT: &str = "document_end";
+/// When the dynamic content script runs: as the document starts, so that `content.js` fetches and
+/// compiles the runtime's wasm (off the main thread) while the page parses; it instantiates and
+/// starts it only once the document is parsed. Measured (issue 32, BENCHMARKS.md): running the
+/// whole runtime from `document_start` delayed the page's DOMContentLoaded about twofold on a
+/// loaded 2-core machine; compiling alone did not.
+const PRELOAD_RUN_AT: &str = "document_start";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
 /// The alarm that wakes a worker Chrome stopped anyway (30 s is the shortest period allowed).
@@ -50,6 +52,8 @@ thread_local! {
     /// Each page's long-lived port, by tab: calls go to the page over it (one message each way
     /// instead of `tabs.sendMessage`'s channel set-up and teardown per call).
     static PORTS: RefCell<PortRouter<Port>> = RefCell::new(PortRouter::default());
+    /// Calls waiting for a starting runtime's port, woken by its `runtime.onConnect`.
+    static PORT_WAITS: RefCell<PortWaits<js_sys::Function>> = RefCell::new(PortWaits::default());
     /// When this worker last opened a WebSocket (`Date.now()`).
     static LAST_SOCKET_MS: Cell<Option<f64>> = const { Cell::new(None) };
 }
@@ -191,6 +195,8 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
         "tab_removed" => {
             if let Some(tab) = tab(0) {
                 PORTS.with(|p| p.borrow_mut().tab_removed(tab));
+                let waits = PORT_WAITS.with(|w| w.borrow_mut().tab_removed(tab));
+                end_waits(waits, WaitEnd::GaveUp);
                 debugger::tab_removed(tab);
                 super::downloads::tab_removed(tab);
                 run(with_core(|core| core.on_tab_removed(tab)));
@@ -289,6 +295,30 @@ fn adopt_port(port: Port) {
     let on_disconnect = Closure::<dyn FnMut()>::new(move || on_port_closed(serial));
     port.on_disconnect()
         .add_listener(on_disconnect.into_js_value().unchecked_ref());
+    let waits = PORT_WAITS.with(|w| w.borrow_mut().connected(tab));
+    end_waits(waits, WaitEnd::Connected);
+}
+
+/// Ends waits for a port: each waiting call goes on, posting on the new port or giving up.
+fn end_waits(waits: Vec<js_sys::Function>, end: WaitEnd) {
+    for wake in waits {
+        let _ = wake.call1(&JsValue::NULL, &JsValue::from_bool(end.flag()));
+    }
+}
+
+/// Waits at most `ms` for a port of `tab` to connect (or the tab to close).
+async fn port_connected(tab: TabId, ms: f64) -> WaitEnd {
+    let mut id = None;
+    let woken = js_sys::Promise::new(&mut |resolve, _| {
+        // Resolved with no value at the deadline, which reads as giving up.
+        chrome::set_timeout(&resolve, ms);
+        id = Some(PORT_WAITS.with(|w| w.borrow_mut().wait(tab, resolve)));
+    });
+    let connected = JsFuture::from(woken).await.ok().and_then(|v| v.as_bool());
+    if let Some(id) = id {
+        PORT_WAITS.with(|w| w.borrow_mut().give_up(id));
+    }
+    WaitEnd::from_flag(connected == Some(true))
 }
 
 /// A page's answer `[id, text]` on its port.

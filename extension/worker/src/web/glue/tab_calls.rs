@@ -63,12 +63,10 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
     }
 }
 
-/// How long a page tool's call waits for a runtime it injected to connect its port.
+/// How long a page tool's call waits for a runtime it injected to connect its port. The call goes
+/// out as the port connects (`runtime.onConnect` wakes it: no extra wait before the first answer
+/// on a page whose runtime was still starting, issue 32).
 const INJECTED_PORT_WAIT_MS: f64 = 5000.0;
-/// How often it looks for that port: only the worker's own table is read, so looking often costs
-/// little, and the call goes out within a few ms of the runtime connecting (issue 32: no extra
-/// wait before the first answer on a page whose runtime was still starting).
-const INJECTED_PORT_EVERY_MS: f64 = 4.0;
 
 /// Sends a page tool's call to `tab` (or the focused tab), first injecting the runtime into a
 /// page where none runs (`content.js` does nothing where one does).
@@ -143,11 +141,16 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
         return run(with_core(|core| core.fail_call(&id, error)));
     }
     let deadline = js_sys::Date::now() + INJECTED_PORT_WAIT_MS.min(timeout_ms as f64);
-    while js_sys::Date::now() < deadline {
+    // The port may have connected while the script was being injected; a port that connects but
+    // takes no message (another document's) leaves the call waiting for the next one.
+    loop {
         if post_to_page(tab, &message, &on_reply) {
             return;
         }
-        sleep(INJECTED_PORT_EVERY_MS).await;
+        let left = deadline - js_sys::Date::now();
+        if left <= 0.0 || port_connected(tab, left).await == WaitEnd::GaveUp {
+            break;
+        }
     }
     to_tab(tab, message, on_reply).await;
 }
