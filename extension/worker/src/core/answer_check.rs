@@ -6,7 +6,10 @@
 //! (`webNavigation.onCommitted`, [`super::NavEvent::Committed`]) first, so an answer that comes
 //! after it is dropped here with `NAVIGATED` rather than forwarded labelled with the origin the
 //! tab no longer shows. Another document of the same origin is let through (its refs die by
-//! document id, and its content is the allowed origin's). Part of [`Core`].
+//! document id, and its content is the allowed origin's). A state a page pushes
+//! (`state_update`) is dropped when it comes from the origin the tab left for another at its last
+//! commit (a page of a newer origin whose commit the worker has not heard yet is not dropped).
+//! Part of [`Core`].
 
 use std::collections::HashMap;
 
@@ -25,14 +28,15 @@ pub(super) struct AnswerCheck {
     /// Call → the origin the gate allowed, and whether the call acts (its answer dropped, the
     /// action may still have been done).
     gated: HashMap<RequestId, (String, bool)>,
-    /// Tab → the URL of the top document Chrome committed last in it.
-    committed: HashMap<TabId, String>,
+    /// Tab → the URL of the top document Chrome committed last in it, and the one before.
+    committed: HashMap<TabId, (String, Option<String>)>,
 }
 
 impl AnswerCheck {
     /// Chrome committed a top document at `url` in `tab`.
     pub(super) fn committed(&mut self, tab: TabId, url: &str) {
-        self.committed.insert(tab, url.to_owned());
+        let before = self.committed.remove(&tab).map(|(last, _)| last);
+        self.committed.insert(tab, (url.to_owned(), before));
     }
 
     pub(super) fn forget_tab(&mut self, tab: TabId) {
@@ -55,12 +59,22 @@ impl Core {
             .insert(id.to_owned(), (origin.to_owned(), acts));
     }
 
+    /// Whether `tab` left the origin of `url` (a sender's URL, as Chrome names it) for another
+    /// at its last commit: what a page of that origin sends is not the tab's any more.
+    pub(super) fn left_origin(&self, tab: TabId, url: &str) -> bool {
+        let Some((now, Some(before))) = self.answer_check.committed.get(&tab) else {
+            return false;
+        };
+        let of = bridge::origin::text_of;
+        of(url) == of(before) && of(url) != of(now)
+    }
+
     /// The error the answer to call `id` from `tab` gets instead of being passed on: the tab
     /// committed a document of another origin than the one the call was allowed on. Forgets
     /// the call either way (its answer has come).
     pub(super) fn moved_away(&mut self, id: &str, tab: TabId) -> Option<WireError> {
         let (allowed, acts) = self.answer_check.gated.remove(id)?;
-        let url = self.answer_check.committed.get(&tab)?;
+        let (url, _) = self.answer_check.committed.get(&tab)?;
         let shown = bridge::origin::text_of(url);
         if shown.as_deref() == Some(allowed.as_str()) {
             return None;
@@ -112,6 +126,31 @@ mod tests {
         let done = json!({"type": "call_tool_result", "id": id, "result": {"text": "h1 A"}});
         let sent = frames(&core.on_call_reply(id, Ok(Some(done.to_string()))));
         sent.into_iter().next().expect("one frame")
+    }
+
+    /// Issue 26: a state the leaving page pushes after the tab committed another origin's
+    /// document is dropped; the shown page's is passed on.
+    #[test]
+    fn a_state_pushed_by_a_page_the_tab_no_longer_shows_is_dropped() {
+        let mut core = connected();
+        let push = r#"{"type":"state_update","state":{"todos":1},"ts":1}"#;
+        let from = |url: &str| crate::tabs::Sender {
+            url: url.into(),
+            ..super::super::tests::sender(3)
+        };
+        commit(&mut core, 3, "http://127.0.0.1:8000/a");
+        let (_, actions) = core.on_page_message(&from("http://127.0.0.1:8000/a"), Some(push));
+        assert_eq!(frames(&actions)[0]["type"], "state_update");
+        // The next page's push may come before the worker hears of its commit: it is the tab's.
+        let (_, actions) =
+            core.on_page_message(&from("http://elsewhere.localhost:9000/"), Some(push));
+        assert_eq!(frames(&actions)[0]["type"], "state_update");
+        commit(&mut core, 3, "http://elsewhere.localhost:9000/");
+        let (_, actions) = core.on_page_message(&from("http://127.0.0.1:8000/a"), Some(push));
+        assert!(frames(&actions).is_empty(), "{actions:?}");
+        let (_, actions) =
+            core.on_page_message(&from("http://elsewhere.localhost:9000/"), Some(push));
+        assert_eq!(frames(&actions)[0]["type"], "state_update");
     }
 
     /// Issue 26: the runtime of the allowed page answers after the tab committed another

@@ -467,6 +467,15 @@ impl Core {
                 actions.extend(self.on_recorded(tab, url, step));
                 (None, actions)
             }
+            // Issue 26: a state the page of the origin the tab left took (sent as it was leaving)
+            // is not the tab's.
+            FromPage::StateUpdate { .. } if self.left_origin(tab, &sender.url) => {
+                let from = origin(&sender.url);
+                actions.push(Action::Log(format!(
+                    "dropped a state update of {from}: tab {tab} shows another origin now"
+                )));
+                (None, actions)
+            }
             FromPage::StateUpdate { state, ts } => {
                 self.send(ToServer::StateUpdate { tab, state, ts }, &mut actions);
                 (None, actions)
