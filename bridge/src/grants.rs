@@ -38,8 +38,56 @@ impl Grant {
     }
 }
 
-/// Every origin with a grant, by origin.
-pub type GrantList = BTreeMap<String, Grant>;
+/// Every origin with a grant, by origin: [`crate::Origin`] values, which travel (and are stored)
+/// as their canonical strings. On the wire the server sends only canonical ones, so a list with
+/// another key is a malformed frame; a file a person or another program edited is read through
+/// [`read_stored`], which skips such entries one by one.
+pub type GrantList = BTreeMap<crate::Origin, Grant>;
+
+/// A grant list as it is written in a file: origin strings, checked by [`read_stored`].
+pub type StoredGrantList = BTreeMap<String, Grant>;
+
+/// An entry of a stored grant list that names no origin, and so allows nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedGrant {
+    /// The key as written.
+    pub entry: String,
+    pub why: crate::origin::OriginError,
+}
+
+impl std::fmt::Display for SkippedGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the grant for {:?} was skipped and allows nothing: {} (grants name an origin \
+             like https://example.com; allow it again with `tabwire allow`)",
+            self.entry, self.why
+        )
+    }
+}
+
+/// The grants of a stored list whose keys are canonical origins, and the entries skipped (each
+/// with why): one bad entry never costs the others, and never allows anything.
+pub fn read_stored(stored: StoredGrantList) -> (GrantList, Vec<SkippedGrant>) {
+    let mut list = GrantList::new();
+    let mut skipped = Vec::new();
+    for (entry, grant) in stored {
+        match crate::Origin::parse(&entry) {
+            Ok(origin) => {
+                list.insert(origin, grant);
+            }
+            Err(why) => skipped.push(SkippedGrant { entry, why }),
+        }
+    }
+    (list, skipped)
+}
+
+/// A grant list as it is written (the inverse of [`read_stored`] for a list it read).
+pub fn to_stored(list: &GrantList) -> StoredGrantList {
+    list.iter()
+        .map(|(origin, grant)| (origin.to_string(), *grant))
+        .collect()
+}
 
 /// Allow or take back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +215,48 @@ mod tests {
             let error = change(bad, GrantAction::Revoke).check(None).unwrap_err();
             assert!(error.contains("is not a website origin"), "{bad}: {error}");
         }
+    }
+
+    /// Issue 26: grant lists hold `Origin`s; a stored entry of another form is skipped, said why.
+    #[test]
+    fn stored_lists_keep_canonical_origins_and_say_what_they_skipped() {
+        let granted = Grant {
+            page_tools: true,
+            ..Grant::default()
+        };
+        let stored: StoredGrantList = [
+            ("https://a.example".to_owned(), granted),
+            ("https://A.example".to_owned(), granted),
+            ("https://b.example/path".to_owned(), granted),
+            ("*".to_owned(), granted),
+        ]
+        .into();
+        let (list, skipped) = read_stored(stored);
+        let a = crate::Origin::parse("https://a.example").unwrap();
+        assert_eq!(list, GrantList::from([(a.clone(), granted)]));
+        let entries: Vec<&str> = skipped.iter().map(|s| s.entry.as_str()).collect();
+        assert_eq!(
+            entries,
+            ["*", "https://A.example", "https://b.example/path"]
+        );
+        let said = skipped[0].to_string();
+        assert!(
+            said.contains("\"*\" was skipped and allows nothing"),
+            "{said}"
+        );
+        // Written back as canonical strings, and on the wire the same way.
+        assert_eq!(
+            to_stored(&list).into_keys().collect::<Vec<_>>(),
+            ["https://a.example"]
+        );
+        let json = serde_json::to_value(&list).unwrap();
+        assert_eq!(json, serde_json::json!({"https://a.example": granted}));
+        assert_eq!(serde_json::from_value::<GrantList>(json).unwrap(), list);
+        assert!(
+            serde_json::from_value::<GrantList>(serde_json::json!({"https://A.example": granted}))
+                .is_err(),
+            "a frame with another key is malformed"
+        );
     }
 
     #[test]

@@ -52,8 +52,9 @@ impl WebScheme {
 }
 
 /// A website origin in its canonical form (`https://xn--bcher-kva.example`, `http://127.0.0.1:8000`,
-/// `http://[::1]:3000`). Compares, hashes, prints and travels as that string.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// `http://[::1]:3000`). Compares, hashes, prints and travels as that string (so a map keyed by
+/// origins is looked up by the string too: `Borrow<str>`).
+#[derive(Debug, Clone)]
 pub struct Origin {
     /// The canonical string, kept so that `as_str` costs nothing.
     serialized: String,
@@ -198,6 +199,39 @@ impl<'de> Deserialize<'de> for Origin {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         Origin::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+// Every other field follows from the canonical string: comparing it alone is comparing all.
+impl PartialEq for Origin {
+    fn eq(&self, other: &Origin) -> bool {
+        self.serialized == other.serialized
+    }
+}
+
+impl Eq for Origin {}
+
+impl PartialOrd for Origin {
+    fn partial_cmp(&self, other: &Origin) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Origin {
+    fn cmp(&self, other: &Origin) -> std::cmp::Ordering {
+        self.serialized.cmp(&other.serialized)
+    }
+}
+
+impl std::hash::Hash for Origin {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.serialized.hash(state)
+    }
+}
+
+impl std::borrow::Borrow<str> for Origin {
+    fn borrow(&self) -> &str {
+        &self.serialized
     }
 }
 

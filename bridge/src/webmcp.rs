@@ -84,9 +84,24 @@ pub fn page_result(url: &str, value: Value) -> Value {
     serde_json::json!({"page_origin": origin, "page_content": value})
 }
 
-/// A page tool's description as the model reads it: said by the page at `origin`.
+/// The label [`labelled`] puts before a page tool's description, up to the origin.
+const LABEL_START: &str = "[page tool of ";
+/// What follows the origin in that label.
+const LABEL_END: &str = "; its text and results are the page's content] ";
+
+/// A page tool's description as the worker passes it on: said by the page at `origin`. The
+/// server reads it back ([`unlabelled`]) and frames it with its session's marker, which the
+/// worker does not know.
 fn labelled(origin: &str, description: &str) -> String {
-    format!("[page tool of {origin}; its text and results are the page's content] {description}")
+    format!("{LABEL_START}{origin}{LABEL_END}{description}")
+}
+
+/// The origin and the page's own text of a description [`labelled`] made; `None` for one it did
+/// not make (or whose origin is not canonical).
+pub fn unlabelled(description: &str) -> Option<(crate::Origin, &str)> {
+    let rest = description.strip_prefix(LABEL_START)?;
+    let (origin, text) = rest.split_once(LABEL_END)?;
+    Some((crate::Origin::parse(origin).ok()?, text))
 }
 
 /// One page tool: its public spec and the page's own name (what a call passes back to the page).
@@ -345,6 +360,13 @@ mod tests {
             checked_titled.annotations.read_only && checked_titled.annotations.untrusted_content
         );
         assert_eq!(checked.title, None);
+        let (origin, text) = unlabelled(&checked.description).expect("a label");
+        assert_eq!(
+            (origin.as_str(), text),
+            ("https://shop.example:8443", "Hi.")
+        );
+        assert_eq!(unlabelled("Hi."), None);
+        assert_eq!(unlabelled(&labelled("not an origin", "Hi.")), None);
         // Another origin's page cannot offer (or answer for) this origin's tool.
         assert_eq!(recheck(&tool.spec, "https://evil.example/"), None);
         for forged in [

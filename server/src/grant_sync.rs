@@ -207,7 +207,10 @@ mod tests {
         let origin = "http://127.0.0.1:8000";
         s.ask("g1", origin, "allow", Some(7));
         assert_eq!(s.answer("g1").await, Ok(true));
-        assert!(s.grants.allows(origin, Need::PageTools));
+        assert!(
+            s.grants
+                .allows(&bridge::Origin::parse(origin).unwrap(), Need::PageTools)
+        );
         // The new list came before the answer (the popup shows it once answered).
         assert!(s.seen.iter().any(
             |m| matches!(m, ToExtension::Grants { grants, .. } if grants.contains_key(origin))
@@ -223,7 +226,10 @@ mod tests {
 
         s.ask("g2", origin, "revoke", None);
         assert_eq!(s.answer("g2").await, Ok(true));
-        assert!(!s.grants.allows(origin, Need::PageTools));
+        assert!(
+            !s.grants
+                .allows(&bridge::Origin::parse(origin).unwrap(), Need::PageTools)
+        );
         s.grants_pushed(GrantList::is_empty).await;
     }
 
@@ -247,7 +253,11 @@ mod tests {
         s.grants_pushed(GrantList::is_empty).await;
         // `tabwire allow` in another process: the same file, written by another `Grants`.
         let cli = Grants::new(s.grants.path().to_owned());
-        cli.allow("https://a.example", Need::TrustedInput).unwrap();
+        cli.allow(
+            &bridge::Origin::parse("https://a.example").unwrap(),
+            Need::TrustedInput,
+        )
+        .unwrap();
         let pushed = s.grants_pushed(|g| !g.is_empty()).await;
         assert!(pushed["https://a.example"].trusted_input);
         // An extension that connects later hears the list after its welcome.

@@ -11,6 +11,7 @@ mod auth;
 mod browser_tools;
 mod cli;
 mod clients;
+mod content_frame;
 mod diagnostics;
 mod doctor;
 mod downloads;
@@ -243,7 +244,7 @@ fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
         eprintln!("note: {reduced}");
     }
     let change = grants::GrantChange {
-        origin,
+        origin: origin.to_string(),
         action: if allowing {
             grants::GrantAction::Allow
         } else {
@@ -270,7 +271,7 @@ fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
         // Issue 28: a grant for one agent.
         Some(agent) => {
             let started = std::time::Instant::now();
-            let made = store.change_for_agent(agent, &change.origin, change.need, allowing);
+            let made = store.change_for_agent(agent, &origin, change.need, allowing);
             audit::AuditLog::new(dirs.audit_log()).record(&audit::Entry {
                 time: audit::now(),
                 client: "cli".to_owned(),
@@ -302,6 +303,9 @@ fn run_grant(args: &GrantArgs, allowing: bool) -> anyhow::Result<()> {
 /// `tabwire grants`.
 fn run_grants() -> anyhow::Result<()> {
     let store = grants::Grants::new(user_dirs()?.grants());
+    for skipped in store.skipped()? {
+        eprintln!("warning: {skipped}");
+    }
     let all = store.all()?;
     if all.is_empty() {
         println!(

@@ -54,7 +54,10 @@ impl Permission {
 
     /// What the user allowed on `origin` now, when it covers `need`: one read of the grants.
     fn check(&self, origin: &str, need: Need) -> Option<Allowed> {
-        let grant = self.grants.of(origin);
+        // The gate's origin is a page's, serialized by `Origin`: anything else has no grant.
+        let grant = bridge::Origin::parse(origin)
+            .ok()
+            .and_then(|origin| self.grants.of(&origin));
         let trusted_input = grant.as_ref().is_some_and(|g| g.allows(Need::TrustedInput));
         let allowed = (self.allow_all_origins && need == Need::PageTools)
             || grant.is_some_and(|g| g.allows(need));
@@ -110,8 +113,9 @@ impl Permission {
             tracing::info!(origin, ?need, "the user declined");
             return Err(required(origin, need, Some("the user declined when asked")));
         }
-        self.grants
-            .allow(origin, need)
+        bridge::Origin::parse(origin)
+            .map_err(GrantsError::from)
+            .and_then(|origin| self.grants.allow(&origin, need))
             .map_err(|e: GrantsError| WireError::new(ErrorCode::Internal, e.to_string()))?;
         tracing::info!(origin, ?need, "the user allowed");
         // A yes to page tools allows them alone (a revoke took trusted input with them).
@@ -227,12 +231,16 @@ mod tests {
         let permission = Permission::new(grants.clone(), false);
         let origin = "https://a.example";
         assert_eq!(permission.check(origin, Need::PageTools), None);
-        grants.allow(origin, Need::PageTools).unwrap();
+        grants
+            .allow(&bridge::Origin::parse(origin).unwrap(), Need::PageTools)
+            .unwrap();
         let page_tools = Some(Allowed {
             trusted_input: false,
         });
         assert_eq!(permission.check(origin, Need::PageTools), page_tools);
-        grants.allow(origin, Need::TrustedInput).unwrap();
+        grants
+            .allow(&bridge::Origin::parse(origin).unwrap(), Need::TrustedInput)
+            .unwrap();
         let trusted = Some(Allowed {
             trusted_input: true,
         });

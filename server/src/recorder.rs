@@ -92,7 +92,9 @@ impl Recorder {
     fn save(&self, request: &RecordingRequest) -> Result<(String, String, Vec<String>), WireError> {
         let origin = &request.origin;
         // The worker allowed the recording; the grant may have gone since (or never been here).
-        if !self.all_origins && !self.grants.allows(origin, Need::PageTools) {
+        let granted = bridge::Origin::parse(origin)
+            .is_ok_and(|origin| self.grants.allows(&origin, Need::PageTools));
+        if !self.all_origins && !granted {
             return Err(WireError::new(
                 ErrorCode::PermissionRequired,
                 format!("page tools are not allowed on {origin}: allow the site, then save again"),
@@ -205,7 +207,9 @@ mod tests {
         store.serve_to(hub.adapters_server());
         let grants = Grants::new(dir.path().join("grants.json"));
         if allowed {
-            grants.allow(ORIGIN, Need::PageTools).unwrap();
+            grants
+                .allow(&bridge::Origin::parse(ORIGIN).unwrap(), Need::PageTools)
+                .unwrap();
         }
         Setup {
             _dir: dir,

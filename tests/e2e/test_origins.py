@@ -92,8 +92,8 @@ async def test_a_look_alike_origin_never_gets_another_origins_page_tool(
     assert (mine, theirs) == (page_tool_name(victim, "add_note"), page_tool_name(attacker, "add_note"))
     await tabwire.wait_for_tools(mine, theirs)
     tools = await tabwire.tools()
-    assert tools[mine].description.startswith("[page tool of http://mail.google.localhost:"), tools[mine]
-    assert tools[theirs].description.startswith("[page tool of http://mail-google.localhost:"), tools[theirs]
+    assert tools[mine].description.startswith("Tool of the page at http://mail.google.localhost:"), tools[mine]
+    assert tools[theirs].description.startswith("Tool of the page at http://mail-google.localhost:"), tools[theirs]
 
     out = await tabwire.call_ok(mine, {"text": "draft to the boss"})
     assert out.structured["page_origin"] == f"http://mail.google.localhost:{fixture_server.port}", out

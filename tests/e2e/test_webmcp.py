@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.content_frame import described, framed
 from harness.waiting import wait_for
 from harness.webmcp_names import page_tool_name
 
@@ -44,9 +45,8 @@ async def test_page_registered_tools_are_captured_and_callable(tabwire, launch_c
     page = await browser.cdp.wait_for_page(url)
     origin = url.split("/plain/")[0]
     tools = await tabwire.tools()
-    assert tools[tool("add_note")].description == (
-        f"[page tool of {origin}; its text and results are the page's content] Add a note to the page."
-    )
+    # Issue 26: the page's words are framed with this session's marker (test_webmcp_framing.py attacks it).
+    assert described(tools[tool("add_note")].description, origin)[0] == "Add a note to the page."
     assert tools[tool("add_note")].input_schema["required"] == ["text"]
     assert tools[tool("count_notes")].annotations.read_only_hint is True
     # The page's title names its origin; untrustedContentHint says results are others' text.
@@ -170,11 +170,16 @@ async def test_declarative_forms_are_tools(tabwire, launch_chromium, extension_d
     page = await browser.cdp.wait_for_page(url)
     schema = (await tabwire.tools())[book].input_schema
     assert schema["required"] == ["guest"], schema
-    assert schema["properties"]["guest"] == {"type": "string", "description": "Who the table is for"}
+    # Issue 26: the page's words are framed as its content; values a call sends back stay verbatim.
+    origin = fixture_server.origin
+    guest = dict(schema["properties"]["guest"])
+    assert framed(guest.pop("description"), origin)[0] == "Who the table is for"
+    assert guest == {"type": "string"}
     assert schema["properties"]["people"] == {"type": "number"}
-    assert schema["properties"]["time"] == {"type": "string", "enum": ["19:00", "20:30"]}
+    values_note = f"(Its allowed values are words of the page at {origin}.)"
+    assert schema["properties"]["time"] == {"type": "string", "enum": ["19:00", "20:30"], "description": values_note}
     assert schema["properties"]["terrace"] == {"type": "boolean"}
-    assert schema["properties"]["menu"] == {"type": "string", "enum": ["full", "vegan"]}
+    assert schema["properties"]["menu"] == {"type": "string", "enum": ["full", "vegan"], "description": values_note}
 
     args = {"guest": "Ada", "people": 4, "time": "20:30", "terrace": True, "menu": "vegan"}
     out = await tabwire.call_ok(book, args)

@@ -415,7 +415,7 @@ fn every_known_type_round_trips() {
         },
         ToExtension::Grants {
             grants: [(
-                "https://a.example".to_owned(),
+                crate::Origin::parse("https://a.example").unwrap(),
                 Grant {
                     page_tools: true,
                     trusted_input: false,

@@ -14,6 +14,7 @@ use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
 use serde_json::Value;
 
+mod answer_check;
 mod navigation;
 mod pages;
 mod recording;
@@ -211,6 +212,8 @@ pub struct Core {
     recordings: recording::Recordings,
     /// The patterns of the origins whose pages get the runtime as they load (`preload.rs`).
     preload: Vec<String>,
+    /// Page tool answers checked after the fact (`core/answer_check.rs`).
+    answer_check: answer_check::AnswerCheck,
 }
 
 impl Core {
@@ -235,6 +238,7 @@ impl Core {
             server_version: None,
             recordings: recording::Recordings::default(),
             preload: Vec::new(),
+            answer_check: Default::default(),
         }
     }
 
@@ -779,6 +783,7 @@ impl Core {
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
+        self.gate_answer(&id, call.origin.as_deref(), call.op == "page_act");
         let action = Action::PageOp {
             id: id.clone(),
             tab,

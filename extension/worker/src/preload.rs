@@ -17,10 +17,7 @@ pub fn preload_patterns(grants: &GrantList, all_origins: bool) -> Vec<String> {
     let mut patterns: Vec<String> = grants
         .iter()
         .filter(|(_, grant)| grant.allows(Need::PageTools))
-        // A grant the server keeps is an origin written as one; anything else is skipped rather
-        // than registered as a pattern Chrome would refuse (which would fail the whole update).
-        .filter_map(|(origin, _)| bridge::Origin::parse(origin).ok())
-        .map(|origin| MatchPattern::for_origin(&origin))
+        .map(|(origin, _)| MatchPattern::for_origin(origin))
         .collect();
     patterns.sort();
     patterns.dedup();
@@ -50,11 +47,12 @@ mod tests {
 
     #[test]
     fn each_origin_allowing_page_tools_becomes_its_own_pattern() {
+        // Keys are `Origin`s: a list cannot hold anything else (issue 26).
+        let origin = |text| bridge::Origin::parse(text).unwrap();
         let mut grants = GrantList::new();
-        grants.insert("http://127.0.0.1:8080".into(), grant(true));
-        grants.insert("https://a.example".into(), grant(true));
-        grants.insert("http://127.0.0.1:9090".into(), grant(false));
-        grants.insert("not an origin".into(), grant(true));
+        grants.insert(origin("http://127.0.0.1:8080"), grant(true));
+        grants.insert(origin("https://a.example"), grant(true));
+        grants.insert(origin("http://127.0.0.1:9090"), grant(false));
         assert_eq!(
             preload_patterns(&grants, false),
             ["http://127.0.0.1:8080/*", "https://a.example:443/*"]

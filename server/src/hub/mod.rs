@@ -221,7 +221,7 @@ impl Hub {
     /// turned trusted input on for its origin (`tabwire allow --trusted-input`, the popup, or a
     /// yes to the question). Decided here, at each call, so a grant or revoke takes effect at once.
     fn trusted_input_at(&self, url: Option<&str>) -> bool {
-        let origin = url.and_then(bridge::origin::text_of);
+        let origin = url.and_then(|url| bridge::Origin::of_url(url).ok());
         match (&self.grants, origin) {
             (Some(grants), Some(origin)) => {
                 grants.allows(&origin, crate::grants::Need::TrustedInput)

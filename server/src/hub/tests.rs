@@ -887,7 +887,10 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     // Granted: the call's input is trusted, in that origin's tabs only; a page op's as the gate
     // decided it (permission.rs).
     grants
-        .allow("http://todomvc.com", crate::grants::Need::TrustedInput)
+        .allow(
+            &bridge::Origin::parse("http://todomvc.com").unwrap(),
+            crate::grants::Need::TrustedInput,
+        )
         .unwrap();
     let call = spawn_call(&hub, "todomvc_a", Some(1));
     let ToExtension::CallTool {
@@ -925,7 +928,10 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     assert!(call.trusted_input);
     op.abort();
     grants
-        .revoke("http://todomvc.com", crate::grants::Need::TrustedInput)
+        .revoke(
+            &bridge::Origin::parse("http://todomvc.com").unwrap(),
+            crate::grants::Need::TrustedInput,
+        )
         .unwrap();
     // (The aborted page op is cancelled first.)
     assert!(matches!(ext.next().await, ToExtension::Cancel { .. }));

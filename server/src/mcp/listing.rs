@@ -8,6 +8,8 @@ use bridge::protocol::ToolSpec;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use crate::content_frame::ContentFrame;
+
 const PAGE_TAB_ID_DESCRIPTION: &str = "default: the ref's tab, else the focused one";
 
 pub(super) const TAB_ID_DESCRIPTION: &str =
@@ -85,7 +87,9 @@ pub(super) const UNTRUSTED_RESULTS: &str =
 pub(super) const UNTRUSTED_META: &str = "io.tabwire/untrustedContent";
 
 pub(super) fn site_tool(spec: &ToolSpec) -> Tool {
-    let mut schema = match &spec.input_schema {
+    let page_tool = (spec.adapter == bridge::webmcp::ADAPTER).then(|| page_registered(spec));
+    let input_schema = page_tool.as_ref().map_or(&spec.input_schema, |(_, s)| s);
+    let mut schema = match input_schema {
         Value::Object(map) => map.clone(),
         _ => JsonObject::new(),
     };
@@ -106,7 +110,7 @@ pub(super) fn site_tool(spec: &ToolSpec) -> Tool {
         .title
         .clone()
         .unwrap_or_else(|| format!("{}: {action}", spec.adapter));
-    let mut description = spec.description.clone();
+    let mut description = page_tool.map_or_else(|| spec.description.clone(), |(d, _)| d);
     if spec.annotations.untrusted_content {
         description.push_str(UNTRUSTED_RESULTS);
     }
@@ -132,4 +136,20 @@ pub(super) fn site_tool(spec: &ToolSpec) -> Tool {
         }
         _ => tool,
     }
+}
+
+/// A tool a page registered (WebMCP): its description and input schema with every text the page
+/// wrote framed as that page's content, with this session's marker ([`ContentFrame::session`]).
+/// The worker labelled the description with the page's origin, from Chrome's URL of the tab.
+fn page_registered(spec: &ToolSpec) -> (String, Value) {
+    let frame = ContentFrame::session();
+    let (origin, text) = match bridge::webmcp::unlabelled(&spec.description) {
+        Some((origin, text)) => (origin.to_string(), text),
+        None => ("an unknown page".to_owned(), spec.description.as_str()),
+    };
+    let description = format!(
+        "Tool of the page at {origin}; its results are that page's content. {}",
+        frame.inline(&origin, text)
+    );
+    (description, frame.schema(&origin, &spec.input_schema))
 }

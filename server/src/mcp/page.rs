@@ -55,6 +55,16 @@ impl<const I: usize> ServerTool for PageTool<I> {
                 format!("the page's answer does not fit: {e}"),
             )
         })?;
+        // Issue 26: checked after the fact, against what the tab shows as the answer arrives.
+        crate::page_tools::check_still_allowed(
+            &answer,
+            &page.origin,
+            mcp.hub.tab_url(page.tab).as_deref(),
+        )
+        .map_err(|e| match Self::NAME {
+            "page_act" => e.maybe_performed(),
+            _ => e,
+        })?;
         let answer = mcp.page_tools.answer(answer);
         // Text only: page tools have no output schema, and the text says every fact once.
         Ok(CallToolResult::success(vec![ContentBlock::text(

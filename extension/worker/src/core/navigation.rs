@@ -201,6 +201,7 @@ impl Core {
                 if let Some(document) = document {
                     self.nav.shown.insert(tab, document);
                 }
+                self.answer_check.committed(tab, &url);
                 let serial = match self.nav.loads.get(&tab) {
                     Some(load) => load.serial,
                     None => self.next_load_serial(),
@@ -537,6 +538,7 @@ impl Core {
     pub(super) fn forget_tab_loads(&mut self, tab: TabId) {
         self.nav.loads.remove(&tab);
         self.nav.shown.remove(&tab);
+        self.answer_check.forget_tab(tab);
         self.nav.held.remove(&tab);
         self.nav.continuations.remove(&tab);
         self.nav.landings.retain(|_, l| l.tab != tab);

@@ -104,6 +104,17 @@ impl Core {
         let files = self.call_files.remove(id).unwrap_or_default();
         // A continued call whose step acted: whatever it answers comes after that action.
         let acted = self.nav.acted.remove(id);
+        // Issue 26: a page tool's result that comes after the tab went to another origin is
+        // dropped, not passed on labelled with the origin the tab no longer shows.
+        if let Some(error) = self.moved_away(id, tab)
+            && let Ok(Some(text)) = &reply
+            && matches!(CallAnswer::read(text, id), Ok(CallAnswer::Result))
+        {
+            self.call_done(id);
+            let id = id.to_owned();
+            self.send(ToServer::CallToolError { id, error }, &mut actions);
+            return actions;
+        }
         let msg = match reply {
             Ok(Some(text)) => match CallAnswer::read(&text, id) {
                 Ok(CallAnswer::Message(FromPage::CallToolContinue {
@@ -454,6 +465,15 @@ impl Core {
                 // Only the top frame records (a frame's page is another document, maybe another
                 // site); `check_sender` let only frame 0 through.
                 actions.extend(self.on_recorded(tab, url, step));
+                (None, actions)
+            }
+            // Issue 26: a state the page of the origin the tab left took (sent as it was leaving)
+            // is not the tab's.
+            FromPage::StateUpdate { .. } if self.left_origin(tab, &sender.url) => {
+                let from = origin(&sender.url);
+                actions.push(Action::Log(format!(
+                    "dropped a state update of {from}: tab {tab} shows another origin now"
+                )));
                 (None, actions)
             }
             FromPage::StateUpdate { state, ts } => {
