@@ -607,6 +607,10 @@ impl Core {
             }
             ToExtension::RequestState { id, tab } => {
                 if self.tabs.contains(tab) {
+                    // The state read is the page's content: checked after the fact like a page
+                    // tool's answer, against the origin the tab shows now (issue 26).
+                    let shown = self.shown_origin(tab);
+                    self.gate_answer(&id, shown.as_deref(), false);
                     let action = Action::ToTab {
                         tab,
                         message: serde_json::to_string(&ToPage::RequestState { id: id.clone() })

@@ -9,6 +9,8 @@
 //! document id, and its content is the allowed origin's). A state a page pushes
 //! (`state_update`) is dropped when it comes from the origin the tab left for another at its last
 //! commit (a page of a newer origin whose commit the worker has not heard yet is not dropped).
+//! A state the server asked for (`request_state`, `site_state`'s fresh read) is checked as a page
+//! tool's answer is, against the origin the tab showed when it was asked.
 //! Part of [`Core`].
 
 use std::collections::HashMap;
@@ -57,6 +59,12 @@ impl Core {
         self.answer_check
             .gated
             .insert(id.to_owned(), (origin.to_owned(), acts));
+    }
+
+    /// The origin of the top document Chrome committed last in `tab`, when the worker heard it.
+    pub(super) fn shown_origin(&self, tab: TabId) -> Option<String> {
+        let (url, _) = self.answer_check.committed.get(&tab)?;
+        bridge::origin::text_of(url)
     }
 
     /// Whether `tab` left the origin of `url` (a sender's URL, as Chrome names it) for another
@@ -151,6 +159,39 @@ mod tests {
         let (_, actions) =
             core.on_page_message(&from("http://elsewhere.localhost:9000/"), Some(push));
         assert_eq!(frames(&actions)[0]["type"], "state_update");
+    }
+
+    /// Issue 26: a state asked for (`site_state` with force_refresh) whose answer comes after the
+    /// tab committed another origin's document is dropped with NAVIGATED; one from the same
+    /// origin is passed on.
+    #[test]
+    fn a_state_asked_for_that_arrives_after_the_tab_went_to_another_origin_is_dropped() {
+        let mut core = connected();
+        super::super::tests::announce(&mut core, 3);
+        commit(&mut core, 3, "http://127.0.0.1:8000/a");
+        let ask = |core: &mut Core, id: &str| {
+            let request = json!({"type": "request_state", "id": id, "tab": 3});
+            core.on_server_frame(&request.to_string())
+        };
+        let reply = |id: &str| {
+            Ok(Some(
+                json!({"type": "state_response", "id": id, "state": {"todos": 1}}).to_string(),
+            ))
+        };
+        ask(&mut core, "s1");
+        commit(&mut core, 3, "http://127.0.0.1:8000/b");
+        let passed = frames(&core.on_state_reply("s1", 3, reply("s1")));
+        assert_eq!(passed[0]["type"], "state_response", "{passed:?}");
+
+        ask(&mut core, "s2");
+        commit(&mut core, 3, "http://elsewhere.localhost:9000/");
+        let dropped = frames(&core.on_state_reply("s2", 3, reply("s2")));
+        assert_eq!(dropped[0]["type"], "state_error", "{dropped:?}");
+        assert_eq!(dropped[0]["error"]["code"], "NAVIGATED");
+        assert!(
+            !dropped[0].to_string().contains("todos"),
+            "nothing of the state"
+        );
     }
 
     /// Issue 26: the runtime of the allowed page answers after the tab committed another

@@ -250,8 +250,15 @@ impl Core {
         reply: Result<Option<String>, String>,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
+        let moved_away = self.moved_away(id, tab);
         let id = id.to_owned();
         let msg = match reply.map(|text| text.map(|t| serde_json::from_str::<FromPage>(&t))) {
+            Ok(Some(Ok(FromPage::StateResponse { id: got, .. })))
+                if got == id
+                    && let Some(error) = moved_away =>
+            {
+                ToServer::StateError { id, error }
+            }
             Ok(Some(Ok(FromPage::StateResponse { id: got, state }))) if got == id => {
                 ToServer::StateResponse { id, state }
             }
