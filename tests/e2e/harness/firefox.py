@@ -127,6 +127,29 @@ class Bidi:
             raise BidiError(f"opening {url}: {opened['exceptionDetails'].get('text')}")
         return await self.context_of(url)
 
+    async def suspend_background(self) -> None:
+        """Suspends the add-on's background page as Firefox does after ~30 s without an extension API
+        call or event (about:debugging's "Terminate background script" does the same): its socket
+        closes; the listeners it registered at start stay primed to wake it. Forced: Firefox's own idle
+        check postpones a suspension while a listener's promise is pending, which would make the
+        moment untestable."""
+        tree = await self.send("browsingContext.getTree", {"moz:scope": "chrome", "maxDepth": 0})
+        window = next(c["context"] for c in tree["contexts"] if c["url"] == "chrome://browser/content/browser.xhtml")
+        done = await self.send(
+            "script.evaluate",
+            {
+                "expression": "(async (ext) => { const before = ext.backgroundState; await ext.terminateBackground({disableResetIdleForTest: true}); "
+                "return JSON.stringify([before, ext.backgroundState]); })"
+                f"(WebExtensionPolicy.getByID({json.dumps(GECKO_ID)}).extension)",
+                "target": {"context": window},
+                "awaitPromise": True,
+            },
+        )
+        if done.get("type") == "exception":
+            raise BidiError(f"suspending the background: {done['exceptionDetails'].get('text')}")
+        states = json.loads(done["result"]["value"])
+        assert states[1] != "running", f"the background was not suspended: {states}"
+
     async def activate(self, context: str) -> None:
         """Brings the tab to the front of its window (what the popup calls the current tab)."""
         await self.send("browsingContext.activate", {"context": context})
