@@ -189,7 +189,7 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
                 cmd
             }
         };
-        let target_dir = paths.cache.join("target-dist");
+        let target_dir = dist_target_dir(paths);
         cmd.args(["--release", "--quiet", "-p", "server"])
             .args(["-Zbuild-std=std,panic_abort", "--target-dir"])
             .arg(&target_dir)
@@ -218,6 +218,15 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
         built.push(out);
     }
     Ok(built)
+}
+
+/// The cargo target directory of the cross builds: `~/.cache/tabwire/target-dist`, or
+/// `TABWIRE_DIST_TARGET_DIR` (a second directory lets two builds run side by side without waiting
+/// on cargo's lock of the first, and lets `cargo xtask repro` build the same binary twice).
+pub fn dist_target_dir(paths: &Paths) -> PathBuf {
+    std::env::var_os("TABWIRE_DIST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| paths.cache.join("target-dist"))
 }
 
 /// Warnings are errors, as in clippy and check-targets (a `cfg` that leaves an unused import on
