@@ -29,37 +29,37 @@ pub fn owner_only_sddl(user_sid: &str, target: Target) -> String {
     format!("D:P(A;{inheritance};FA;;;{user_sid})")
 }
 
-/// Whether `sddl` (a DACL read back) is protected and grants access to `user_sid` and nobody else.
-/// The access mask may be written as `FA` or in hex, and Windows adds `AI` (auto-inherited) to the
-/// flags of a folder's DACL once it propagated; any other ACE, or an unprotected DACL, is not
-/// owner-only.
-pub fn is_owner_only(sddl: &str, user_sid: &str) -> bool {
+/// Who besides `user_sid` a DACL read back (SDDL) lets in: the trustee of every allow ACE that is
+/// not the user, SYSTEM (`SY`) or the Administrators (`BA`), who can take any file anyway. Empty
+/// means only the user can read it. A missing DACL lets everyone in. The ACL Tabwire sets names the
+/// user alone; this check also accepts what a system writes back for it (Windows adds `AI` flags,
+/// Wine rebuilds a DACL from the Unix mode it set, with SYSTEM in it).
+pub fn others_with_access(sddl: &str, user_sid: &str) -> Vec<String> {
     let Some(dacl) = sddl.split_once("D:").map(|(_, rest)| rest) else {
-        return false;
+        return vec!["everyone (no DACL)".to_owned()];
     };
     // Other sections (S: for the SACL) would follow the ACEs; a DACL read alone has none.
     let dacl = dacl.split("S:").next().unwrap_or(dacl);
-    let Some((flags, aces)) = dacl.split_once('(') else {
-        return false;
-    };
-    if !flags.contains('P') {
-        return false;
+    if dacl.starts_with("NO_ACCESS_CONTROL") {
+        return vec!["everyone (no DACL)".to_owned()];
     }
-    let aces: Vec<&str> = aces
-        .split(')')
+    let Some((_flags, aces)) = dacl.split_once('(') else {
+        return Vec::new(); // an empty DACL: nobody at all
+    };
+    aces.split(')')
         .map(|ace| ace.trim_start_matches('('))
         .filter(|ace| !ace.is_empty())
-        .collect();
-    let [ace] = aces.as_slice() else {
-        return false;
-    };
-    let fields: Vec<&str> = ace.split(';').collect();
-    let [kind, _inheritance, rights, _object, _inherited_object, sid] = fields.as_slice() else {
-        return false;
-    };
-    *kind == "A"
-        && sid.eq_ignore_ascii_case(user_sid)
-        && (*rights == "FA" || rights.eq_ignore_ascii_case("0x1f01ff"))
+        .filter_map(|ace| {
+            let fields: Vec<&str> = ace.split(';').collect();
+            let trustee = fields.last().copied().unwrap_or_default();
+            let allows = fields
+                .first()
+                .is_some_and(|kind| *kind == "A" || *kind == "OA");
+            let trusted =
+                trustee.eq_ignore_ascii_case(user_sid) || trustee == "SY" || trustee == "BA";
+            (allows && !trusted).then(|| trustee.to_owned())
+        })
+        .collect()
 }
 
 /// Gives `path` the owner-only DACL (nothing to do on other systems: their modes do it).
@@ -76,12 +76,13 @@ pub fn restrict(path: &Path, target: Target) -> io::Result<()> {
     }
 }
 
-/// What `path`'s DACL says, for `doctor`: `Ok((owner_only, sddl))`. Windows only.
+/// What `path`'s DACL says, for `doctor`: who else it lets in ([`others_with_access`]) and the
+/// DACL as SDDL. Windows only.
 #[cfg(windows)]
-pub fn describe(path: &Path) -> io::Result<(bool, String)> {
+pub fn describe(path: &Path) -> io::Result<(Vec<String>, String)> {
     let sid = win::current_user_sid()?;
     let sddl = win::read_dacl(path)?;
-    Ok((is_owner_only(&sddl, &sid), sddl))
+    Ok((others_with_access(&sddl, &sid), sddl))
 }
 
 #[cfg(windows)]
@@ -96,12 +97,11 @@ mod win {
     use windows_sys::Win32::Security::Authorization::{
         ConvertSecurityDescriptorToStringSecurityDescriptorW, ConvertSidToStringSidW,
         ConvertStringSecurityDescriptorToSecurityDescriptorW, GetNamedSecurityInfoW,
-        SE_FILE_OBJECT, SetNamedSecurityInfoW,
+        SE_FILE_OBJECT,
     };
     use windows_sys::Win32::Security::{
-        ACL, DACL_SECURITY_INFORMATION, GetSecurityDescriptorDacl, GetTokenInformation,
-        PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, TOKEN_QUERY, TOKEN_USER,
-        TokenUser,
+        DACL_SECURITY_INFORMATION, GetTokenInformation, PROTECTED_DACL_SECURITY_INFORMATION,
+        PSECURITY_DESCRIPTOR, SetFileSecurityW, TOKEN_QUERY, TOKEN_USER, TokenUser,
     };
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
@@ -162,10 +162,13 @@ mod win {
     }
 
     /// Replaces `path`'s DACL with the one `sddl` describes, protected from inheritance.
+    /// `SetFileSecurityW` writes the descriptor as given, its `P` (SE_DACL_PROTECTED) included;
+    /// `SetNamedSecurityInfoW` would do the same on Windows, but Wine merges the parent's
+    /// inheritable ACEs into it whatever the flags say, and the test runs under Wine.
     pub fn set_dacl(path: &Path, sddl: &str) -> io::Result<()> {
         let text = wide(std::ffi::OsStr::new(sddl));
         let name = wide(path.as_os_str());
-        // SAFETY: the descriptor is the system's allocation, freed once; the DACL points into it.
+        // SAFETY: NUL-terminated inputs; the descriptor is the system's allocation, freed once.
         unsafe {
             let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
             if ConvertStringSecurityDescriptorToSecurityDescriptorW(
@@ -177,28 +180,14 @@ mod win {
             {
                 return Err(io::Error::last_os_error());
             }
-            let (mut present, mut defaulted) = (0, 0);
-            let mut dacl: *mut ACL = std::ptr::null_mut();
-            let got =
-                GetSecurityDescriptorDacl(descriptor, &mut present, &mut dacl, &mut defaulted);
-            let result = if got == 0 || present == 0 {
-                Err(io::Error::other("the owner-only descriptor has no DACL"))
-            } else {
-                match SetNamedSecurityInfoW(
-                    name.as_ptr(),
-                    SE_FILE_OBJECT,
-                    DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    dacl,
-                    std::ptr::null(),
-                ) {
-                    0 => Ok(()),
-                    code => Err(io::Error::from_raw_os_error(code as i32)),
-                }
-            };
+            let set = SetFileSecurityW(
+                name.as_ptr(),
+                DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                descriptor,
+            );
+            let error = io::Error::last_os_error();
             LocalFree(descriptor);
-            result
+            if set == 0 { Err(error) } else { Ok(()) }
         }
     }
 
@@ -256,30 +245,51 @@ mod tests {
             format!("D:P(A;OICI;FA;;;{SID})")
         );
         for target in [Target::File, Target::Folder] {
-            assert!(is_owner_only(&owner_only_sddl(SID, target), SID));
+            assert!(others_with_access(&owner_only_sddl(SID, target), SID).is_empty());
         }
     }
 
     #[test]
-    fn only_a_protected_dacl_with_the_users_one_ace_is_owner_only() {
-        // As Windows writes them back: auto-inherited flag, hex rights, lower-case SID.
-        assert!(is_owner_only(&format!("D:PAI(A;OICI;FA;;;{SID})"), SID));
-        assert!(is_owner_only(
-            &format!("D:P(A;;0x1f01ff;;;{})", SID.to_lowercase()),
-            SID
-        ));
-        // Inheriting the parent's ACEs (no P), another SID, a second ACE, a read-only grant,
-        // a deny ACE, no DACL at all: none of them is owner-only.
-        assert!(!is_owner_only(&format!("D:AI(A;OICI;FA;;;{SID})"), SID));
-        assert!(!is_owner_only("D:P(A;;FA;;;S-1-5-21-1-2-3-1001)", SID));
-        assert!(!is_owner_only(
-            &format!("D:P(A;;FA;;;{SID})(A;;FA;;;SY)"),
-            SID
-        ));
-        assert!(!is_owner_only(&format!("D:P(A;;FR;;;{SID})"), SID));
-        assert!(!is_owner_only(&format!("D:P(D;;FA;;;{SID})"), SID));
-        assert!(!is_owner_only("D:P", SID));
-        assert!(!is_owner_only("", SID));
+    fn others_are_whoever_an_allow_ace_lets_in_besides_the_user_system_and_admins() {
+        // As Windows writes ours back (auto-inherited flags, lower-case SID), as Wine rebuilds it
+        // from the Unix mode it set, and an ACL with a deny ACE: nobody else.
+        assert!(others_with_access(&format!("D:PAI(A;OICI;FA;;;{SID})"), SID).is_empty());
+        assert!(
+            others_with_access(
+                &format!("D:(A;;FA;;;SY)(A;;FA;;;{})", SID.to_lowercase()),
+                SID
+            )
+            .is_empty()
+        );
+        assert!(
+            others_with_access(&format!("D:P(D;;FA;;;WD)(A;;FA;;;{SID})(A;;FA;;;BA)"), SID)
+                .is_empty()
+        );
+        // What Wine reads back for a file Tabwire did not restrict, a profile folder's inherited
+        // ACL, another user, no DACL at all.
+        assert_eq!(
+            others_with_access(
+                &format!("D:(A;;FA;;;SY)(A;;FA;;;{SID})(A;;0x1200a9;;;WD)"),
+                SID
+            ),
+            ["WD"]
+        );
+        assert_eq!(
+            others_with_access(
+                &format!("D:AI(A;ID;FA;;;{SID})(A;OICIID;0x1200a9;;;BU)"),
+                SID
+            ),
+            ["BU"]
+        );
+        assert_eq!(
+            others_with_access("D:P(A;;FA;;;S-1-5-21-1-2-3-1001)", SID),
+            ["S-1-5-21-1-2-3-1001"]
+        );
+        assert_eq!(
+            others_with_access("D:NO_ACCESS_CONTROL", SID),
+            ["everyone (no DACL)"]
+        );
+        assert_eq!(others_with_access("", SID), ["everyone (no DACL)"]);
     }
 
     #[test]

@@ -178,9 +178,14 @@ fn check_owner_only(paths: &[&Path], findings: &mut Vec<Finding>) {
         let rights = if path.is_dir() { "(OI)(CI)F" } else { "F" };
         let fix = format!("icacls \"{shown}\" /inheritance:r /grant:r \"%USERNAME%:{rights}\"");
         findings.push(match owner_only::describe(path) {
-            Ok((true, sddl)) => ok(format!("owner-only access: {shown} ({sddl})")),
-            Ok((false, sddl)) => problem(
-                format!("{shown} is readable by others: its access list is {sddl}"),
+            Ok((others, sddl)) if others.is_empty() => {
+                ok(format!("owner-only access: {shown} ({sddl})"))
+            }
+            Ok((others, sddl)) => problem(
+                format!(
+                    "{shown} is readable by others ({}): its access list is {sddl}",
+                    others.join(", ")
+                ),
                 fix,
             ),
             Err(e) => problem(format!("cannot read the access list of {shown}: {e}"), fix),
