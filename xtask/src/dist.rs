@@ -110,6 +110,10 @@ pub const PLATFORMS: &[Platform] = &[
 /// for every distribution still maintained.
 const GLIBC: &str = "2.28";
 
+/// The oldest macOS the binaries run on (`MACOSX_DEPLOYMENT_TARGET`, checked in
+/// test_dist_formats.py).
+const MACOS_MIN: &str = "11.0";
+
 /// `target/dist/<platform>/<exe>`.
 pub fn binary_path(paths: &Paths, platform: &Platform) -> PathBuf {
     paths
@@ -182,6 +186,12 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
                     platform.triple.to_owned()
                 };
                 let mut cmd = Command::new(&zigbuild.cargo_zigbuild);
+                if platform.os == "darwin" {
+                    // Without it zig links for its own newest macOS (a first darwin-arm64 build
+                    // here came out LC_BUILD_VERSION minos 15.0); 11.0 is Rust's own minimum for
+                    // Apple silicon and the oldest macOS still maintained.
+                    cmd.env("MACOSX_DEPLOYMENT_TARGET", MACOS_MIN);
+                }
                 cmd.arg("zigbuild")
                     .args(["--target", target.as_str()])
                     .env("CARGO", &cargo)
