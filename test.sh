@@ -47,6 +47,9 @@ cargo test --workspace
 step "cargo check of the server for macOS (cargo xtask check-targets; the Windows build below checks Windows)"
 cargo xtask check-targets x86_64-apple-darwin
 
+# The other release binaries (`cargo xtask dist`: macOS and Linux arm64 through zig) and the
+# reproducibility check (`cargo xtask repro`) are a separate step, not run here: each platform's std
+# and dependencies from source take 30+ min on a 2-core machine the first time (README: Install).
 step "the Windows binary and the packages (cargo xtask dist win32-x64: std from source, MinGW-w64; cached in \$CACHE/target-dist)"
 TABWIRE_DIST_KEEP_PATHS=1 cargo xtask dist win32-x64
 

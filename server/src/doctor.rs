@@ -69,6 +69,8 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         .clone()
         .unwrap_or_else(|| dirs.secret());
     let secret = check_secret(&secret_path, &mut findings);
+    #[cfg(windows)]
+    check_owner_only(&[&secret_path, &dirs.tabwire_config()], &mut findings);
     let folders = check_clients(&dirs, &mut findings, args.adapter_dirs.clone());
     let mut args = args.clone();
     args.connection.port = port_to_check(
@@ -163,6 +165,31 @@ fn check_secret(path: &Path, findings: &mut Vec<Finding>) -> Option<Secret> {
             ));
             None
         }
+    }
+}
+
+/// Windows: whether the secret and Tabwire's folder are owner-only, from their DACL read back
+/// (the `owner-only` crate; on Unix the files are created 0600 and the secret's mode is warned about).
+#[cfg(windows)]
+fn check_owner_only(paths: &[&Path], findings: &mut Vec<Finding>) {
+    for path in paths.iter().filter(|p| p.exists()) {
+        let shown = path.display();
+        // A folder's grant is inherited by what is created in it (icacls refuses OI/CI on a file).
+        let rights = if path.is_dir() { "(OI)(CI)F" } else { "F" };
+        let fix = format!("icacls \"{shown}\" /inheritance:r /grant:r \"%USERNAME%:{rights}\"");
+        findings.push(match owner_only::describe(path) {
+            Ok((others, sddl)) if others.is_empty() => {
+                ok(format!("owner-only access: {shown} ({sddl})"))
+            }
+            Ok((others, sddl)) => problem(
+                format!(
+                    "{shown} is readable by others ({}): its access list is {sddl}",
+                    others.join(", ")
+                ),
+                fix,
+            ),
+            Err(e) => problem(format!("cannot read the access list of {shown}: {e}"), fix),
+        });
     }
 }
 

@@ -97,6 +97,8 @@ fn create_secret(path: &Path) -> Result<Secret, PairingError> {
     match file {
         Ok(mut file) => {
             writeln!(file, "{}", secret.expose()).map_err(io_error(path))?;
+            drop(file);
+            owner_only::restrict(path, owner_only::Target::File).map_err(io_error(path))?;
             tracing::info!(path = %path.display(), "created a new pairing secret");
             Ok(secret)
         }
@@ -147,7 +149,8 @@ pub fn write_extension_config(path: &Path, port: u16, secret: &Secret) -> Result
     tighten(path)
 }
 
-/// The creation mode applies only when a file is created; tighten an existing one too.
+/// The creation mode applies only when a file is created; tighten an existing one too (on
+/// Windows: its owner-only DACL).
 fn tighten(path: &Path) -> Result<(), PairingError> {
     #[cfg(unix)]
     {
@@ -155,7 +158,7 @@ fn tighten(path: &Path) -> Result<(), PairingError> {
         fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(io_error(path))?;
     }
     #[cfg(not(unix))]
-    let _ = path;
+    owner_only::restrict(path, owner_only::Target::File).map_err(io_error(path))?;
     Ok(())
 }
 

@@ -224,7 +224,10 @@ fn install_binary(binary: &Path, installed: &Path) -> anyhow::Result<bool> {
     let dir = installed
         .parent()
         .context("the install path has a folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // Private like every folder of Tabwire's (it is often the first one setup makes, so it decides
+    // the owner-only ACL of Tabwire's folder on Windows).
+    crate::user_dirs::create_private_dir(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
     let tmp = installed.with_extension("tabwire.tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
     #[cfg(unix)]

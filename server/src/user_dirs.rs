@@ -5,7 +5,8 @@
 //!
 //! Tabwire's files are private to the user whatever command writes them first: every folder it
 //! makes (and each missing parent) is created 0700, every file it writes is
-//! created 0600 ([`create_private_dir`], [`private_file`]; other systems' defaults elsewhere).
+//! created 0600 ([`create_private_dir`], [`private_file`]); on Windows the folders it makes, and so
+//! what it writes in them, get an owner-only DACL instead (the `owner-only` crate).
 
 use std::fs::{self, OpenOptions};
 use std::io;
@@ -31,14 +32,21 @@ impl Os {
     }
 }
 
-/// Creates `dir` and its missing parents, private to this user where the OS has modes (0700).
-/// A folder that exists already keeps its mode (it may be one the user chose and shares).
+/// Creates `dir` and its missing parents, private to this user: mode 0700 on Unix, an owner-only
+/// DACL on Windows (the `owner-only` crate; what is created in them later inherits it). A folder that
+/// exists already keeps its mode or ACL (it may be one the user chose and shares).
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    builder.create(dir)?;
+    // Outermost first, so each folder is private before anything is made in it.
+    for made in missing.iter().rev() {
+        owner_only::restrict(made, owner_only::Target::Folder)?;
+    }
+    Ok(())
 }
 
 /// Options that create a file readable by this user only (mode 0600 on Unix), for writing.
@@ -54,7 +62,11 @@ pub fn private_file() -> OpenOptions {
 /// never followed).
 pub fn write_new_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
-    private_file().create_new(true).open(path)?.write_all(bytes)
+    private_file()
+        .create_new(true)
+        .open(path)?
+        .write_all(bytes)?;
+    owner_only::restrict(path, owner_only::Target::File)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

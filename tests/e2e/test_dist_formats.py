@@ -31,8 +31,13 @@ def elf_machine(data: bytes) -> int:
     return struct.unpack_from("<H", data, 18)[0]
 
 
+LC_BUILD_VERSION = 0x32
+MACOS_MIN = (11, 0)  # xtask/src/dist.rs MACOS_MIN
+
+
 def macho(data: bytes) -> tuple[int, set[int]]:
-    """The CPU type and the load commands of a thin 64-bit Mach-O executable."""
+    """The CPU type and the load commands of a thin 64-bit Mach-O executable; checks that the oldest
+    macOS it runs on (LC_BUILD_VERSION's minos) is no newer than MACOS_MIN."""
     magic, cputype, _sub, filetype, ncmds, _size = struct.unpack_from("<IiiIII", data, 0)
     assert magic == 0xFEEDFACF, f"not a 64-bit Mach-O ({magic:#x})"
     assert filetype == 2, "not an executable (MH_EXECUTE)"
@@ -40,7 +45,11 @@ def macho(data: bytes) -> tuple[int, set[int]]:
     for _ in range(ncmds):
         cmd, size = struct.unpack_from("<II", data, at)
         commands.add(cmd)
+        if cmd == LC_BUILD_VERSION:
+            minos = struct.unpack_from("<I", data, at + 12)[0]
+            assert (minos >> 16, (minos >> 8) & 0xFF) <= MACOS_MIN, f"needs macOS {minos >> 16}.{(minos >> 8) & 0xFF}"
         at += size
+    assert LC_BUILD_VERSION in commands, "no LC_BUILD_VERSION"
     return cputype & 0xFFFFFFFF, commands
 
 

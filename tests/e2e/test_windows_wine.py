@@ -2,12 +2,16 @@
 `tabwire.exe --version`, `setup` and `doctor` in its temporary Windows profile (configs written to
 `%APPDATA%`, or to the Microsoft Store Claude's package folder when that is installed, with plain
 `C:\\...` paths, never `\\\\?\\`), and a stdio MCP session from the official Python client (initialize,
-tools/list, a `browser_tabs` call that says no browser is connected).
+tools/list, a `browser_tabs` call that says no browser is connected), and the owner-only ACLs of the
+secret and Tabwire's folder, read back by `doctor` through `GetNamedSecurityInfoW` (under Wine, as the
+Unix mode Wine made of them).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import PureWindowsPath
 
 import pytest
@@ -98,3 +102,38 @@ async def test_a_stdio_mcp_session_with_the_python_client(prefix, tmp_path):
         tabs = await client.call("browser_tabs")
         said = json.dumps(tabs.structured) if tabs.structured is not None else tabs.text
         assert ("NOT_CONNECTED" in said) or (tabs.structured or {}).get("connected") is False, said
+
+
+def test_the_secret_and_tabwires_folder_are_owner_only(prefix):
+    """`setup` gives the secret and the folders it makes an ACL granting the current user alone, and
+    `doctor` reads it back (`GetNamedSecurityInfoW`). Wine keeps no descriptor of its own for a file: it
+    turns the ACL set into the Unix mode (no access for others) and reads a DACL back from that mode
+    (SYSTEM and the user), so this checks the effect Wine shows, not the protection flag, which only
+    Windows keeps (the descriptor itself is checked by the owner-only crate's units). A file given
+    its old mode back (readable by everyone, as Wine shows any file Tabwire did not restrict) is
+    reported with who can read it and the fix."""
+    port = free_port()
+    setup = prefix.run(prefix.exe, "setup", "--port", str(port))
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    folder = prefix.profile / "AppData" / "Roaming" / "tabwire"
+    secret = folder / "secret"
+    pairing = next(l for l in setup.stdout.splitlines() if "written to" in l).split("written to ")[1].split(" and paired")[0]
+    pairing_file = PureWindowsPath(pairing) / "extension" / "pairing.json"
+    for path in (secret, folder, pairing_file):
+        assert os.stat(prefix.unix(path)).st_mode & 0o007 == 0, f"{path} is open to others"
+
+    report = prefix.run(prefix.exe, "doctor", "--wait-ms", "200").stdout
+    user_sid = r"S-1-5-21-[\d-]+"
+    for path in (secret, folder):
+        line = re.search(rf"ok   owner-only access: {re.escape(str(path))} \((D:[^\n]*)\)\n", report)
+        assert line, report
+        assert re.search(rf"\(A;[A-Z]*;FA;;;{user_sid}\)", line[1]) and ";WD)" not in line[1], line[1]
+
+    os.chmod(prefix.unix(secret), 0o755)
+    report = prefix.run(prefix.exe, "doctor", "--wait-ms", "200").stdout
+    assert f"FAIL {secret} is readable by others (WD): its access list is D:" in report, report
+    assert f'fix: icacls "{secret}" /inheritance:r /grant:r "%USERNAME%:F"' in report, report
+    # pairing.json is tightened again on every write.
+    os.chmod(prefix.unix(pairing_file), 0o755)
+    assert prefix.run(prefix.exe, "setup", "--port", str(port)).returncode == 0
+    assert os.stat(prefix.unix(pairing_file)).st_mode & 0o007 == 0

@@ -110,6 +110,10 @@ pub const PLATFORMS: &[Platform] = &[
 /// for every distribution still maintained.
 const GLIBC: &str = "2.28";
 
+/// The oldest macOS the binaries run on (`MACOSX_DEPLOYMENT_TARGET`, checked in
+/// test_dist_formats.py).
+const MACOS_MIN: &str = "11.0";
+
 /// `target/dist/<platform>/<exe>`.
 pub fn binary_path(paths: &Paths, platform: &Platform) -> PathBuf {
     paths
@@ -182,6 +186,12 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
                     platform.triple.to_owned()
                 };
                 let mut cmd = Command::new(&zigbuild.cargo_zigbuild);
+                if platform.os == "darwin" {
+                    // Without it zig links for its own newest macOS (a first darwin-arm64 build
+                    // here came out LC_BUILD_VERSION minos 15.0); 11.0 is Rust's own minimum for
+                    // Apple silicon and the oldest macOS still maintained.
+                    cmd.env("MACOSX_DEPLOYMENT_TARGET", MACOS_MIN);
+                }
                 cmd.arg("zigbuild")
                     .args(["--target", target.as_str()])
                     .env("CARGO", &cargo)
@@ -189,7 +199,7 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
                 cmd
             }
         };
-        let target_dir = paths.cache.join("target-dist");
+        let target_dir = dist_target_dir(paths);
         cmd.args(["--release", "--quiet", "-p", "server"])
             .args(["-Zbuild-std=std,panic_abort", "--target-dir"])
             .arg(&target_dir)
@@ -218,6 +228,15 @@ pub fn build(paths: &Paths, platforms: &[Platform]) -> anyhow::Result<Vec<PathBu
         built.push(out);
     }
     Ok(built)
+}
+
+/// The cargo target directory of the cross builds: `~/.cache/tabwire/target-dist`, or
+/// `TABWIRE_DIST_TARGET_DIR` (a second directory lets two builds run side by side without waiting
+/// on cargo's lock of the first, and lets `cargo xtask repro` build the same binary twice).
+pub fn dist_target_dir(paths: &Paths) -> PathBuf {
+    std::env::var_os("TABWIRE_DIST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| paths.cache.join("target-dist"))
 }
 
 /// Warnings are errors, as in clippy and check-targets (a `cfg` that leaves an unused import on

@@ -12,6 +12,7 @@ mod dist;
 mod npm;
 mod package;
 mod release_bundle;
+mod repro;
 mod toolchain;
 mod tools;
 mod util;
@@ -38,6 +39,10 @@ commands:
                             darwin-arm64 and win32-x64 (or the ones named) into target/dist/<platform>/,
                             then the npm packages and the multi-platform .mcpb (see dist.rs for the
                             route: std from source, MinGW-w64 for Windows, zig for the others)
+  repro [PLATFORM]          build the extension and PLATFORM's binary (default win32-x64) a second
+                            time from a copy of HEAD at another path, with another cross target
+                            directory, and compare the zips and the binary byte for byte (slow:
+                            the copy's std and dependencies build from nothing; not in test.sh)
   packages                  only the npm packages (target/dist/npm/*.tgz) and the multi-platform
                             .mcpb, from the binaries at hand (target/dist/*, this platform's release build)
   bundle-code-adapters SRC OUT
@@ -45,7 +50,9 @@ commands:
 
 environment:
   TABWIRE_CACHE             where tools and private toolchains go (default ~/.cache/tabwire)
-  CARGO_TARGET_DIR          the cargo target directory (default <repo>/target)";
+  CARGO_TARGET_DIR          the cargo target directory (default <repo>/target)
+  TABWIRE_DIST_TARGET_DIR   dist's cross target directory (default $TABWIRE_CACHE/target-dist)
+  SOURCE_DATE_EPOCH         the time stamped on the zips' entries (default 1980-01-01, zip's epoch)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -104,6 +111,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
                 started.elapsed().as_secs_f64()
             ));
         }
+        ["repro", names @ ..] => repro::check(&paths, names)?,
         ["packages"] => {
             npm::pack(&paths)?;
             release_bundle::build(&paths)?;

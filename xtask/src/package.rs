@@ -164,10 +164,50 @@ pub fn mcpb(paths: &Paths, server: &Path) -> anyhow::Result<PathBuf> {
     Ok(bundle)
 }
 
+/// The time stamped on every zip entry: `SOURCE_DATE_EPOCH` (the reproducible-builds convention)
+/// when set, else zip's own epoch, 1980-01-01 00:00:00 — never the time of the build, so that two
+/// builds of the same sources give the same bytes (`cargo xtask repro`).
+fn entry_time() -> anyhow::Result<zip::DateTime> {
+    let Some(epoch) = std::env::var_os("SOURCE_DATE_EPOCH") else {
+        return Ok(zip::DateTime::default());
+    };
+    let seconds: i64 = epoch
+        .to_str()
+        .and_then(|s| s.trim().parse().ok())
+        .context("SOURCE_DATE_EPOCH is not a number of seconds")?;
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let of_day = seconds.rem_euclid(86_400);
+    zip::DateTime::from_date_and_time(
+        u16::try_from(year).context("SOURCE_DATE_EPOCH's year")?,
+        month,
+        day,
+        (of_day / 3600) as u8,
+        (of_day / 60 % 60) as u8,
+        (of_day % 60) as u8,
+    )
+    .map_err(|_| anyhow::anyhow!("SOURCE_DATE_EPOCH is outside zip's years (1980-2107)"))
+}
+
+/// The proleptic Gregorian date of a count of days since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u8, u8) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u8;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 pub fn write_zip(path: &Path, entries: &[(String, Vec<u8>, u32)]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
+    let time = entry_time()?;
     let tmp = path.with_extension("tmp");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -175,6 +215,7 @@ pub fn write_zip(path: &Path, entries: &[(String, Vec<u8>, u32)]) -> anyhow::Res
     for (name, bytes, mode) in entries {
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
+            .last_modified_time(time)
             .unix_permissions(*mode);
         zip.start_file(name.as_str(), options)?;
         zip.write_all(bytes)?;
@@ -186,6 +227,28 @@ pub fn write_zip(path: &Path, entries: &[(String, Vec<u8>, u32)]) -> anyhow::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zip_entries_carry_a_fixed_time_never_the_builds() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(20_784), (2026, 11, 27));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        let dir = std::env::temp_dir().join(format!("xtask-zip-{}", std::process::id()));
+        let entries = [("a.txt".to_owned(), b"a".to_vec(), 0o644)];
+        write_zip(&dir.join("1.zip"), &entries).unwrap();
+        let archive = zip::ZipArchive::new(std::fs::File::open(dir.join("1.zip")).unwrap());
+        let mut archive = archive.unwrap();
+        let entry = archive.by_index(0).unwrap();
+        let stamped = entry.last_modified().unwrap();
+        // 1980-01-01 unless SOURCE_DATE_EPOCH says otherwise: not today.
+        assert_eq!(stamped, entry_time().unwrap());
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_none() {
+            assert_eq!(stamped, zip::DateTime::default());
+        }
+        drop(entry);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn the_code_adapter_bundle_wraps_each_file() {

@@ -4,7 +4,8 @@ Firefox runs in its own process group with a fresh profile whose prefs pin the a
 `moz-extension://` origin is known: `extensions.webextensions.uuids`), keep it off the network and
 print the background page's console to the log. The add-on is installed as a temporary add-on through
 BiDi's `webExtension.install` (no signing needed), from a folder `tabwire extension install --browser
-firefox` wrote. Pages are opened and read through BiDi (`browsingContext.*`, `script.evaluate`).
+firefox` wrote. Pages are opened and read through BiDi (`browsingContext.*`, `script.evaluate`); the
+add-on's own pages (the popup) through the browser window's script, BiDi's chrome scope.
 """
 
 from __future__ import annotations
@@ -105,6 +106,54 @@ class Bidi:
         value = out["result"].get("value")
         return None if value is None else json.loads(value)
 
+    async def open_extension_page(self, path: str) -> str:
+        """A new tab showing the add-on's own page `path` (e.g. `extension/popup.html`); its browsing
+        context id. BiDi will not navigate a tab to a `moz-extension://` URL, so the browser window's
+        own script opens it, as the toolbar button would (BiDi's chrome scope, which Firefox gives only
+        when started with `--remote-allow-system-access`)."""
+        url = f"{ADDON_ORIGIN}/{path}"
+        tree = await self.send("browsingContext.getTree", {"moz:scope": "chrome", "maxDepth": 0})
+        window = next(c["context"] for c in tree["contexts"] if c["url"] == "chrome://browser/content/browser.xhtml")
+        opened = await self.send(
+            "script.evaluate",
+            {
+                "expression": f"gBrowser.selectedTab = gBrowser.addTab({json.dumps(url)}, "
+                "{triggeringPrincipal: Services.scriptSecurityManager.getSystemPrincipal()}); true",
+                "target": {"context": window},
+                "awaitPromise": False,
+            },
+        )
+        if opened.get("type") == "exception":
+            raise BidiError(f"opening {url}: {opened['exceptionDetails'].get('text')}")
+        return await self.context_of(url)
+
+    async def suspend_background(self) -> None:
+        """Suspends the add-on's background page as Firefox does after ~30 s without an extension API
+        call or event (about:debugging's "Terminate background script" does the same): its socket
+        closes; the listeners it registered at start stay primed to wake it. Forced: Firefox's own idle
+        check postpones a suspension while a listener's promise is pending, which would make the
+        moment untestable."""
+        tree = await self.send("browsingContext.getTree", {"moz:scope": "chrome", "maxDepth": 0})
+        window = next(c["context"] for c in tree["contexts"] if c["url"] == "chrome://browser/content/browser.xhtml")
+        done = await self.send(
+            "script.evaluate",
+            {
+                "expression": "(async (ext) => { const before = ext.backgroundState; await ext.terminateBackground({disableResetIdleForTest: true}); "
+                "return JSON.stringify([before, ext.backgroundState]); })"
+                f"(WebExtensionPolicy.getByID({json.dumps(GECKO_ID)}).extension)",
+                "target": {"context": window},
+                "awaitPromise": True,
+            },
+        )
+        if done.get("type") == "exception":
+            raise BidiError(f"suspending the background: {done['exceptionDetails'].get('text')}")
+        states = json.loads(done["result"]["value"])
+        assert states[1] != "running", f"the background was not suspended: {states}"
+
+    async def activate(self, context: str) -> None:
+        """Brings the tab to the front of its window (what the popup calls the current tab)."""
+        await self.send("browsingContext.activate", {"context": context})
+
     async def reload(self, context: str) -> None:
         await self.send("browsingContext.reload", {"context": context, "wait": "complete"})
 
@@ -129,8 +178,9 @@ class Firefox:
         self.bidi: Bidi | None = None
         self.socket: websockets.ClientConnection | None = None
         self.process = subprocess.Popen(
+            # System access: BiDi's chrome scope, to open the add-on's own pages (`open_extension_page`).
             [str(FIREFOX), "--headless", "--no-remote", "--remote-debugging-port", str(port),
-             "--profile", str(profile_dir)],
+             "--remote-allow-system-access", "--profile", str(profile_dir)],
             stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
