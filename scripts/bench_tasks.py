@@ -65,13 +65,23 @@ class Agent:
         self.calls = 0
         self.tokens = 0
         self.seen: list[str] = []
+        # Where the tokens went: per tool, and the structuredContent part of all of them.
+        self.by_tool: dict[str, int] = {}
+        self.structured = 0
+
+    def count(self, tool: str, out) -> None:
+        self.calls += 1
+        spent = tokens(out.text)
+        if out.structured is not None:
+            structured = tokens(json.dumps(out.structured))
+            self.structured += structured
+            spent += structured
+        self.tokens += spent
+        self.by_tool[tool] = self.by_tool.get(tool, 0) + spent
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
         out = await self.s.call(tool, args)
-        self.calls += 1
-        self.tokens += tokens(out.text)
-        if out.structured is not None:
-            self.tokens += tokens(json.dumps(out.structured))
+        self.count(tool, out)
         if SHOW:
             print(f"--- {self.name} {tool} {json.dumps(args)[:200]}\n{out.text}")
         if out.is_error:
@@ -81,6 +91,9 @@ class Agent:
     def ref_pattern(self, role: str, name: str) -> str:
         raise NotImplementedError
 
+    # The ref's own regex in this server's lines (for a line picked by what else it shows).
+    bare_ref = ""
+
     def find_ref(self, role: str, name: str) -> str | None:
         pattern = self.ref_pattern(role, name)
         for text in reversed(self.seen):
@@ -88,6 +101,19 @@ class Agent:
                 if m := re.search(pattern, line):
                     return m[1]
         return None
+
+    async def ref_showing(self, role: str, shows: str) -> str:
+        """The ref of the first unnamed-or-not `role` element whose line shows `shows` (e.g. its value)."""
+        for attempt in range(2):
+            for text in reversed(self.seen):
+                for line in text.splitlines():
+                    gone = line.startswith("-")  # a diff's removed line
+                    if not gone and re.search(rf"\b{role}\b", line) and shows in line:
+                        if m := re.search(self.bare_ref, line):
+                            return m[1]
+            if attempt == 0:
+                await self.look()
+        raise TaskFailed(f"no {role} showing {shows!r} in:\n{self.seen[-1][:4000]}")
 
     async def ref(self, role: str, name: str) -> str:
         """The ref of the `role` element whose name starts with the regex `name`, from what the agent was
@@ -115,19 +141,20 @@ class Agent:
 
 class TabwireAgent(Agent):
     name = "Tabwire"
+    bare_ref = r"\b((?:f\d+)?e\d+)\b"
 
     def __init__(self, session) -> None:
         super().__init__(session)
         self.tab: int | None = None
 
     def ref_pattern(self, role: str, name: str) -> str:
-        return rf'^[\s\-+]*{role} ((?:f\d+)?e\d+) "{name}'
+        # A diff's `-` lines are elements that are gone.
+        return rf'^[\s+]*{role} ((?:f\d+)?e\d+) "{name}'
 
     async def open(self, url: str) -> None:
         args = {"url": url} if self.tab is None else {"url": url, "tab_id": self.tab}
         out = await self.s.call("browser_open", args)
-        self.calls += 1
-        self.tokens += tokens(out.text) + (tokens(json.dumps(out.structured)) if out.structured else 0)
+        self.count("browser_open", out)
         if out.is_error:
             raise TaskFailed(f"browser_open failed: {out.text}")
         self.tab = out.structured["tab_id"]
@@ -139,8 +166,10 @@ class TabwireAgent(Agent):
 
     async def act(self, ref: str, action: str, look: bool, **more: Any) -> None:
         answer = await self.call("page_act", {"tab_id": self.tab, "ref": ref, "action": action, **more})
-        # A page that navigated took every ref with it: what the answer shows is all the agent has.
-        self.seen = [answer] if "navigated" in answer else [*self.seen, answer]
+        # A page that navigated took every ref with it, and a diff cut short may have removed what the
+        # agent saw before: then what the answer shows is all the agent trusts.
+        fresh = "navigated" in answer or re.search(r"^… \d+ more changed lines", answer, re.M)
+        self.seen = [answer] if fresh else [*self.seen, answer]
 
     async def click(self, ref: str) -> None:
         await self.act(ref, "click", True)
@@ -163,6 +192,7 @@ class TabwireAgent(Agent):
 
 class PlaywrightAgent(Agent):
     name = "Playwright"
+    bare_ref = r"\[ref=(\w+)\]"
 
     def ref_pattern(self, role: str, name: str) -> str:
         return rf'- \'?{role} "{name}[^\n]*\[ref=(\w+)\]'
@@ -209,6 +239,7 @@ class PlaywrightAgent(Agent):
 
 class DevtoolsAgent(Agent):
     name = "chrome-devtools-mcp"
+    bare_ref = r"\buid=(\S+)"
 
     def ref_pattern(self, role: str, name: str) -> str:
         return rf'uid=(\S+) {role} "{name}'
@@ -318,9 +349,18 @@ def maildev_oracle(maildev: MailDev) -> None:
 async def tiddlywiki_task(a: Agent, wiki: TiddlyWiki) -> None:
     """Create a tiddler, edit its text, find it with the wiki's search, read it back."""
     await a.open(wiki.base + "/")
-    await a.click(await a.ref_when_shown("button", "(?i)new tiddler"))
-    await a.fill(await a.ref("textbox", "[^\"]*"), "Groceries")
-    raise TaskFailed("TiddlyWiki: not scripted yet")
+    await a.click(await a.ref_when_shown("button", "[Nn]ew [Tt]iddler"))
+    await a.fill(await a.ref_showing("textbox", "New Tiddler"), "Groceries")
+    await a.fill(await a.ref("textbox", "Type the text for this tiddler"), "Milk and eggs")
+    await a.click(await a.ref("button", "Confirm changes to this tiddler"))
+    # The new tiddler opens at the top of the story: its edit button is the first one shown.
+    await a.click(await a.ref("button", "Edit this tiddler"))
+    await a.fill(await a.ref("textbox", "Type the text for this tiddler"), "Milk, eggs and bread")
+    await a.click(await a.ref("button", "Confirm changes to this tiddler"))
+    await a.find("Groceries")
+    shown = await a.read()
+    if "Milk, eggs and bread" not in shown:
+        raise TaskFailed(f"the tiddler read back lacks its text:\n{shown[:3000]}")
 
 
 def tiddlywiki_oracle(wiki: TiddlyWiki) -> None:
@@ -423,7 +463,7 @@ async def run_app(key: str, servers: Servers) -> dict[str, Any]:
             agent = await opener(lambda a: task(a, app))
             ms = (time.perf_counter() - t0) * 1000
             oracle(app)
-            row[server] = (agent.calls, agent.tokens, ms)
+            row[server] = (agent.calls, agent.tokens, ms, agent.by_tool, agent.structured)
         except (TaskFailed, AssertionError, Exception) as e:  # noqa: BLE001 - a failed run is a row, not a crash
             while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
                 e = e.exceptions[0]
@@ -455,6 +495,9 @@ async def main(only: list[str]) -> None:
         for server, got in row.items():
             if not isinstance(got, tuple):
                 print(f"    {server} {got}")
+            else:
+                spent = ", ".join(f"{tool} {n}" for tool, n in sorted(got[3].items(), key=lambda kv: -kv[1]))
+                print(f"    {server}: {spent}; structuredContent {got[4]}; {got[2]:.0f} ms")
 
 
 if __name__ == "__main__":
