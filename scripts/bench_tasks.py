@@ -9,8 +9,8 @@ none when the agent must look again, and `browser_find` to search; chrome-devtoo
 its actions' `includeSnapshot` when the agent must see their effect, and a snapshot where it has no search.
 The agent finds its refs in the text it was shown (each server's own format), and takes a new snapshot
 when the text it has does not show what it needs. Each task creates, edits, finds and reads back, and its
-oracle is the app's own state (HTTP API, database, export URL), checked after each server's run: a task
-counts only when it succeeded. Apps: TiddlyWiki, MailDev (no compose in its UI: its task finds, opens,
+oracle is the app's own state (HTTP API, database, export URL, TodoMVC's localStorage), checked after each server's run: a task
+counts only when it succeeded. Apps: TodoMVC vanillajs, TiddlyWiki, MailDev (no compose in its UI: its task finds, opens,
 reads and deletes), Trac 1.6 and MoinMoin 2, started as the e2e tests start them (tests/e2e/harness/apps.py).
 
 Prints one table: per task, tokens (and calls) per server and Tabwire's ratio to the best peer. `--only
@@ -35,13 +35,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, free_port, paired_extension  # noqa: E402
+from bench import BINARY, TODOMVC, free_port, paired_extension  # noqa: E402
 from bench_page_tools import (  # noqa: E402
     CHROME_DEVTOOLS_ARGS, CHROME_DEVTOOLS_ENV, CHROME_DEVTOOLS_MCP, NODE, PLAYWRIGHT, CHROMIUM, tokens,
 )
 from harness.apps import MailDev, Moin, TiddlyWiki, Trac  # noqa: E402
 from harness.chromium import Chromium  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
+from harness.static_server import StaticServer  # noqa: E402
 from harness.waiting import wait_for_sync  # noqa: E402
 
 CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
@@ -94,11 +95,22 @@ class Agent:
     # The ref's own regex in this server's lines (for a line picked by what else it shows).
     bare_ref = ""
 
+    def gone_after(self, index: int) -> set[str]:
+        """Refs a later diff showed removed (a `-` line whose ref no `+` line brings back)."""
+        gone: set[str] = set()
+        for text in self.seen[index + 1 :]:
+            lines = text.splitlines()
+            removed = {m[1] for line in lines if line.startswith("-") and (m := re.search(self.bare_ref, line))}
+            kept = {m[1] for line in lines if not line.startswith("-") and (m := re.search(self.bare_ref, line))}
+            gone |= removed - kept
+        return gone
+
     def find_ref(self, role: str, name: str) -> str | None:
         pattern = self.ref_pattern(role, name)
-        for text in reversed(self.seen):
-            for line in text.splitlines():
-                if m := re.search(pattern, line):
+        for index in range(len(self.seen) - 1, -1, -1):
+            gone = self.gone_after(index)
+            for line in self.seen[index].splitlines():
+                if (m := re.search(pattern, line)) and m[1] not in gone:
                     return m[1]
         return None
 
@@ -135,7 +147,28 @@ class Agent:
                 raise TaskFailed(f"no {role} {name!r} within {deadline_s} s in:\n{self.seen[-1][:4000]}")
             await self.look()
 
+    async def ref_before(self, role: str, shows: str) -> str:
+        """The ref of the last `role` element before the line showing `shows` (a list item's checkbox
+        before its label: each server lists them in that order)."""
+        for attempt in range(2):
+            for index in range(len(self.seen) - 1, -1, -1):
+                gone = self.gone_after(index)
+                lines = [line for line in self.seen[index].splitlines() if not line.startswith("-")]
+                at = next((i for i, line in enumerate(lines) if shows in line and "textbox" not in line), None)
+                for line in reversed(lines[:at] if at is not None else []):
+                    if re.search(rf"\b{role}\b", line) and (m := re.search(self.bare_ref, line)):
+                        if m[1] in gone:
+                            break  # the element it would be was removed since: look again
+                        return m[1]
+            if attempt == 0:
+                await self.look()
+        raise TaskFailed(f"no {role} before {shows!r} in:\n{self.seen[-1][:4000]}")
+
     async def look(self) -> None:
+        raise NotImplementedError
+
+    async def page_state(self, expression: str) -> str:
+        """The page's own state (the oracle), read around the server under test and not counted."""
         raise NotImplementedError
 
 
@@ -143,9 +176,16 @@ class TabwireAgent(Agent):
     name = "Tabwire"
     bare_ref = r"\b((?:f\d+)?e\d+)\b"
 
-    def __init__(self, session) -> None:
+    def __init__(self, session, browser: Chromium) -> None:
         super().__init__(session)
         self.tab: int | None = None
+        self.browser = browser
+        self.url = ""
+
+    async def page_state(self, expression: str) -> str:
+        cdp = self.browser.cdp
+        target = await cdp.wait_for_page(self.url)
+        return str(await cdp.evaluate(target, expression))
 
     def ref_pattern(self, role: str, name: str) -> str:
         # A diff's `-` lines are elements that are gone.
@@ -153,6 +193,7 @@ class TabwireAgent(Agent):
 
     async def open(self, url: str) -> None:
         args = {"url": url} if self.tab is None else {"url": url, "tab_id": self.tab}
+        self.url = url
         out = await self.s.call("browser_open", args)
         self.count("browser_open", out)
         if out.is_error:
@@ -236,6 +277,9 @@ class PlaywrightAgent(Agent):
     async def wait(self, text: str) -> None:
         await self.call("browser_wait_for", {"text": text})
 
+    async def page_state(self, expression: str) -> str:
+        return (await self.s.call("browser_evaluate", {"function": f"() => {expression}"})).text
+
 
 class DevtoolsAgent(Agent):
     name = "chrome-devtools-mcp"
@@ -273,8 +317,46 @@ class DevtoolsAgent(Agent):
     async def wait(self, text: str) -> None:
         await self.call("wait_for", {"text": [text]})
 
+    async def page_state(self, expression: str) -> str:
+        return (await self.s.call("evaluate_script", {"function": f"() => {expression}"})).text
+
 
 # --- the tasks: each runs on a fresh app, then its oracle checks the app's own state ----------------------------
+
+
+TODOS = "JSON.parse(localStorage['todos-vanillajs']).todos.map(t => t.title + ':' + t.completed).join('|')"
+
+
+async def todomvc_task(a: Agent, site: "TodoSite") -> None:
+    """Add two todos, complete one, find the other, read the list back; the oracle is the page's own
+    localStorage, read around the server under test."""
+    await a.open(site.base)
+    for title in ("buy milk", "walk the dog"):
+        field = await a.ref("textbox", "What needs to be done")
+        await a.fill(field, title)
+        await a.press(field, "Enter")
+    await a.click(await a.ref_before("checkbox", "buy milk"))
+    await a.find("walk the dog")
+    shown = await a.read()
+    if "walk the dog" not in shown:
+        raise TaskFailed(f"the list read back lacks a todo:\n{shown[:3000]}")
+    state = await a.page_state(TODOS)
+    if "buy milk:true|walk the dog:false" not in state:
+        raise TaskFailed(f"localStorage holds {state[:500]}")
+
+
+class TodoSite:
+    """TodoMVC vanillajs on a static server, shaped like the other apps for the runner."""
+
+    def __init__(self, work: Path) -> None:
+        self.server = StaticServer(TODOMVC, work / "site.log")
+        self.base = self.server.url("plain", "examples/vanillajs/index.html")
+
+    def wait_ready(self) -> None:
+        pass  # serving when constructed
+
+    def stop(self) -> None:
+        self.server.stop()
 
 
 async def trac_task(a: Agent, trac: Trac) -> None:
@@ -402,7 +484,7 @@ class Servers:
                     if (await s.call("browser_tabs")).structured.get("connected"):
                         break
                     await anyio.sleep(0.1)
-                agent = TabwireAgent(s)
+                agent = TabwireAgent(s, browser)
                 await task(agent)
                 return agent
             finally:
@@ -430,6 +512,7 @@ class Servers:
 
 
 APPS = {
+    "todomvc": ("TodoMVC: add two, complete one, find, read back", TodoSite, None, todomvc_task, lambda site: None),
     "trac": ("Trac: create a ticket, comment, find, read back",
              lambda w: Trac(CACHE / "trac" / "venv", w / "trac-env", free_port(), w / "trac.log"),
              None, trac_task, trac_oracle),
