@@ -205,7 +205,7 @@ class TabwireAgent(Agent):
     async def look(self) -> None:
         self.seen = [await self.call("page_snapshot", {"tab_id": self.tab})]
 
-    async def act(self, ref: str, action: str, look: bool, **more: Any) -> None:
+    async def act(self, ref: str, action: str, **more: Any) -> None:
         answer = await self.call("page_act", {"tab_id": self.tab, "ref": ref, "action": action, **more})
         # A page that navigated took every ref with it, and a diff cut short may have removed what the
         # agent saw before: then what the answer shows is all the agent trusts.
@@ -213,13 +213,13 @@ class TabwireAgent(Agent):
         self.seen = [answer] if fresh else [*self.seen, answer]
 
     async def click(self, ref: str) -> None:
-        await self.act(ref, "click", True)
+        await self.act(ref, "click")
 
     async def fill(self, ref: str, value: str) -> None:
-        await self.act(ref, "fill", False, value=value)
+        await self.act(ref, "fill", value=value)
 
     async def press(self, ref: str, key: str) -> None:
-        await self.act(ref, "press", True, key=key)
+        await self.act(ref, "press", key=key)
 
     async def find(self, text: str) -> None:
         self.seen.append(await self.call("page_find", {"tab_id": self.tab, "text": text}))
