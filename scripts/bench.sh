@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks (numbers, not pass/fail): the server-only round trip (cargo bench) and the full path
 # through headless Chromium (scripts/bench.py); with --page-tools, the page tools side by side with
-# Playwright MCP (scripts/bench_page_tools.py); with --trusted, trusted input against synthetic
+# Playwright MCP (scripts/bench_page_tools.py), then multi-step tasks on the apps of sites.md, Trac and
+# MoinMoin through the three servers (scripts/bench_tasks.py); with --trusted, trusted input against synthetic
 # input (scripts/bench_trusted.py); with --first-call, the first page-tool call on a fresh page and page
 # load with and without the runtime, beside Playwright MCP and chrome-devtools-mcp
 # (scripts/bench_first_call.py); with --wasm-compile, the runtime's compile time against module size and
@@ -31,6 +32,8 @@ if [ "${1:-}" = "--page-tools" ]; then
   install_peers
   echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
   "$VENV/bin/python" scripts/bench_page_tools.py
+  echo "== per-task tokens: create, edit, find, read back on TiddlyWiki, MailDev, Trac and MoinMoin"
+  "$VENV/bin/python" scripts/bench_tasks.py
   exit 0
 fi
 if [ "${1:-}" = "--first-call" ]; then
