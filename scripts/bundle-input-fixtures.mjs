@@ -1,8 +1,8 @@
 // node scripts/bundle-input-fixtures.mjs NODE_MODULES OUT_DIR — bundles the input fixtures' pages
 // (tests/fixtures/input/src/*.js, *.jsx) with the real libraries they use (CodeMirror, ProseMirror,
-// Lexical, Quill, Monaco, React, react-select, Radix), installed from npm into NODE_MODULES by
+// Lexical, Quill, Monaco, Draft.js, SortableJS, React, react-select, Radix), installed from npm into NODE_MODULES by
 // scripts/test-env.sh, into OUT_DIR/<name>.js (and <name>.css, fonts), with esbuild, offline. A bundle
-// is rebuilt only when a source or the installed libraries changed (stamp file per bundle).
+// is rebuilt only when a source, this script or the installed libraries changed (stamp file per bundle).
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync, existsSync, mkdirSync, statSync } from "node:fs";
@@ -22,7 +22,8 @@ const shared = sources.filter((f) => !/\.(js|jsx)$/.test(f) || f === "page.js");
 const lock = existsSync(join(modules, ".package-lock.json")) ? readFileSync(join(modules, ".package-lock.json")) : "";
 for (const file of sources.filter((f) => /\.(js|jsx)$/.test(f) && f !== "page.js")) {
   const name = basename(file, extname(file));
-  const hash = createHash("sha256").update(lock);
+  // This script's own options (esbuild's defines) are part of every bundle too.
+  const hash = createHash("sha256").update(lock).update(readFileSync(new URL(import.meta.url)));
   for (const input of [file, ...shared]) hash.update(input).update(readFileSync(join(srcDir, input)));
   const stamp = join(outDir, `${name}.stamp`);
   const digest = hash.digest("hex");
@@ -39,7 +40,8 @@ for (const file of sources.filter((f) => /\.(js|jsx)$/.test(f) && f !== "page.js
     jsx: "automatic",
     nodePaths: [modules],
     loader: { ".ttf": "file" },
-    define: { "process.env.NODE_ENV": '"production"' },
+    // Draft.js's fbjs reads Node's `global`.
+    define: { "process.env.NODE_ENV": '"production"', global: "globalThis" },
     logLevel: "warning",
   });
   writeFileSync(stamp, digest);

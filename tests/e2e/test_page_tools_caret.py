@@ -113,20 +113,6 @@ async def test_rich_editors_take_text_at_the_caret_and_over_a_selection(
         assert await browser.cdp.evaluate(page, "fixture.text()") == "Yold text\n2nd old! line tail"
 
 
-async def test_monaco_takes_text_at_its_ends_and_says_a_selection_needs_its_keys(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
-):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=monaco")
-    field = agent.ref(await agent.snapshot(), r"^textbox e\d+")
-    await agent.ok("page_act", ref=field, action="type", value=" tail", at="end")
-    assert await browser.cdp.evaluate(page, "fixture.text()") == OLD + " tail"
-    await agent.ok("page_act", ref=field, action="type", value="head ", at="start")
-    assert await browser.cdp.evaluate(page, "fixture.text()") == "head " + OLD + " tail"
-    out = await agent.call("page_act", ref=field, action="select_text", value="second")
-    assert out.is_error and error_codes_in(out.text)[:1] == ["INVALID_ARGS"] and "Mod+End" in out.text, out
-
-
 async def test_an_acts_answer_has_the_changes_shortly_after_it_and_those_the_page_made_by_itself(
     tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
 ):

@@ -10,7 +10,7 @@ use bridge::page_ops::{Caret, TextAt};
 use bridge::trusted_input;
 
 use super::{
-    Edit, FillCheck, Refusal, TextEntry, chord_of, edit_editor, editable, line_edits,
+    Edit, FillCheck, Refusal, TextEntry, chord_of, drawn_lines, edit_editor, editable, line_edits,
     perform_trusted, press, press_trusted,
 };
 use crate::dom::Dom;
@@ -110,7 +110,10 @@ pub async fn place_caret<D: Dom>(dom: &D, node: &D::Node, caret: &Caret) -> Resu
         return match caret {
             Caret::Start => model_key(dom, &field, "Home").await,
             Caret::End => model_key(dom, &field, "End").await,
-            Caret::After(_) => Err(model_only("a caret after a text")),
+            Caret::After(at) => match drawn_lines::drawn_text(dom, &field) {
+                Some(drawn) => drawn_lines::select_drawn(dom, &field, &drawn, at, true).await,
+                None => Err(model_only("a caret after a text")),
+            },
         };
     }
     let holds = content(dom, entry, &field);
@@ -134,7 +137,12 @@ pub async fn select_text<D: Dom>(
         None if entry == TextEntry::EditContext => {
             return model_key(dom, &field, "a").await;
         }
-        Some(_) if entry == TextEntry::EditContext => return Err(model_only("a selection")),
+        Some(at) if entry == TextEntry::EditContext => {
+            return match drawn_lines::drawn_text(dom, &field) {
+                Some(drawn) => drawn_lines::select_drawn(dom, &field, &drawn, at, false).await,
+                None => Err(model_only("a selection")),
+            };
+        }
         None => (0, utf16(&holds).len()),
         Some(at) => find(&holds, at).ok_or_else(|| not_there(at, &holds))?,
     };
@@ -172,7 +180,12 @@ pub async fn type_text<D: Dom>(
         // Where an EditContext editor's caret is only it knows: that it changed is checked.
         _ => text.clone(),
     };
-    let check = FillCheck::new(field.clone(), wanted, entry, dom).without_line_breaks();
+    let check = match drawn_lines::drawn_text(dom, &field) {
+        Some(before) if entry == TextEntry::EditContext => {
+            FillCheck::typed_into_drawn(field.clone(), text.clone(), before)
+        }
+        _ => FillCheck::new(field.clone(), wanted, entry, dom).without_line_breaks(),
+    };
     if dom.trusted_input() {
         let mut commands = Vec::new();
         match entry {

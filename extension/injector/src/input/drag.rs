@@ -15,6 +15,23 @@ use crate::dom::Dom;
 /// movement, and track the pointer through what it passes over).
 const DRAG_STEPS: u32 = 6;
 
+/// How often Chromium fires `dragover` during HTML5 drag and drop (also while the mouse rests):
+/// pages pace themselves on it (SortableJS takes no `dragover` for 30 ms after it moved an item).
+const DRAGOVER_INTERVAL_MS: f64 = 50.0;
+
+/// Lets `ms` pass with the page running (its timers, its renders), as between two of the
+/// browser's `dragover`s.
+async fn let_pass<D: Dom>(dom: &D, ms: f64) {
+    let until = dom.now_ms() + ms;
+    loop {
+        let left = until - dom.now_ms();
+        if left <= 0.0 {
+            break;
+        }
+        dom.settle(left).await;
+    }
+}
+
 /// The events of HTML5 drag and drop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DragKind {
@@ -134,6 +151,12 @@ pub async fn drag<D: Dom>(
     dom.microtask().await;
     let html5 = draggable(dom, &source.target)
         && dom.dispatch_drag(&source.target, DragKind::Start, source.at);
+    if html5 {
+        // The browser's first `dragover` comes tens of milliseconds after `dragstart`, and pages
+        // finish starting their drag in a task of their own before it (SortableJS takes no
+        // `dragover` until its zero-delay timer after `dragstart` ran).
+        let_pass(dom, DRAGOVER_INTERVAL_MS).await;
+    }
     let mut under: Option<D::Node> = None;
     let mut dropped = false;
     for i in 1..=DRAG_STEPS {
@@ -160,7 +183,11 @@ pub async fn drag<D: Dom>(
         }
         under = Some(here);
         // The page follows the pointer between moves (a sortable list moves its items).
-        dom.microtask().await;
+        if html5 {
+            let_pass(dom, DRAGOVER_INTERVAL_MS).await;
+        } else {
+            dom.microtask().await;
+        }
     }
     let last = under.unwrap_or_else(|| target.target.clone());
     if html5 {

@@ -1,0 +1,90 @@
+"""Issue 31's last libraries through the page tools: Draft.js (caret-insert, select-then-format, replace,
+clear), SortableJS (a sortable list and a two-column kanban dragged by `page_act` `drag`) and Monaco (exact
+read-back and selection). Real Chromium, the real extension, each library from npm bundled by
+scripts/bundle-input-fixtures.mjs; the oracle is the library's own API in the page (Draft's EditorState,
+Sortable's `toArray()`, Monaco's model), read through DevTools, never through our tools.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cli
+from test_input import input_site  # noqa: F401 - a fixture
+from test_page_tools_input import open_page, tabwire_command  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.anyio
+
+OLD = "old text\nsecond old line"
+
+
+async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_clear(
+    tabwire, tabwire_command, launch_chromium, extension_dir, input_site  # noqa: F811
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=draft")
+    field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
+    assert await browser.cdp.evaluate(page, "fixture.text()") == OLD
+    # Text at the end, and after a given text: the rest stays.
+    await agent.ok("page_act", ref=field, action="type", value=" tail", at="end")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == OLD + " tail"
+    await agent.ok("page_act", ref=field, action="type", value="!", at="second")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond! old line tail"
+    # Select, then format: Draft's ContentState has BOLD on exactly the selected word.
+    await agent.ok("page_act", ref=field, action="select_text", value="text")
+    await agent.ok("page_act", action="press", key="Mod+b")
+    assert await browser.cdp.evaluate(page, "fixture.bold()") == ["text"]
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond! old line tail"
+    # Replacing the whole text is where Draft needs trusted input: the browser's editing commands over
+    # a selection of several blocks break its React rendering (issue 31's "the editor crashed"). With
+    # trusted input granted, `fill` (lines included) and `clear` land in its EditorState.
+    run_cli(tabwire_command, "allow", "--trusted-input", input_site.origin)
+    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=draft")
+    field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
+    await agent.ok("page_act", ref=field, action="fill", value="brand new\nsecond line")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\nsecond line"
+    await agent.ok("page_act", ref=field, action="clear")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == ""
+
+
+async def test_sortablejs_reorders_a_list_and_moves_a_kanban_card_to_the_other_column(
+    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=sortable")
+    lines = await agent.snapshot()
+    lists = await browser.cdp.evaluate(page, "fixture.lists()")
+    assert lists == {"steps": ["plan", "build", "ship"], "todo": ["card-1", "card-2"], "doing": ["card-3"]}
+    # The last step goes before the first.
+    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Ship'), action="drag", to=agent.ref(lines, r'^listitem e\d+.*"?Plan'))
+    assert (await browser.cdp.evaluate(page, "fixture.lists()"))["steps"] == ["ship", "plan", "build"], answer
+    # A card goes to the other column (onto its empty space, under its card; the column, a plain list,
+    # has no ref: a selector names it).
+    lines = await agent.snapshot()
+    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Write docs'), action="drag", to="#doing")
+    lists = await browser.cdp.evaluate(page, "fixture.lists()")
+    assert lists["todo"] == ["card-2"] and lists["doing"] == ["card-3", "card-1"], (lists, answer)
+
+
+async def test_monaco_reads_back_exactly_and_types_over_a_selection_made_with_its_keys(
+    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=monaco")
+    field = agent.ref(await agent.snapshot(), r"^textbox e\d+")
+    # Text at both ends, each read back from the lines Monaco draws; the model holds exactly it.
+    await agent.ok("page_act", ref=field, action="type", value=" tail", at="end")
+    await agent.ok("page_act", ref=field, action="type", value="head ", at="start")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "head " + OLD + " tail"
+    # A substring (its second occurrence) selected in Monaco's model, then typed over: exactly it goes.
+    await agent.ok("page_act", ref=field, action="select_text", value="old", nth=2)
+    await agent.ok("page_act", ref=field, action="type", value="new")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "head old text\nsecond new line tail"
+    # Text after a given text.
+    await agent.ok("page_act", ref=field, action="type", value="!", at="second")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "head old text\nsecond! new line tail"
+    # Replace all of it, with a tab and an indented line, then clear it.
+    await agent.ok("page_act", ref=field, action="fill", value="def f():\n\treturn 1\n    # done")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "def f():\n\treturn 1\n    # done"
+    await agent.ok("page_act", ref=field, action="clear")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == ""
