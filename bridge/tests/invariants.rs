@@ -69,8 +69,19 @@ fn bridge_depends_on_serde_only() {
     );
     for dep in deps {
         assert!(
-            // `url`: the server's WHATWG reading of an origin (feature `whatwg`, off in the wasm).
-            ["serde", "serde_json", "thiserror", "hmac", "sha2", "url"].contains(&dep.as_str()),
+            // `url`: the server's WHATWG reading of an origin (feature `whatwg`, off in the wasm);
+            // `schemars`: the JSON Schemas of argument types the server lists (feature `schema`,
+            // off in the wasm). Both pure Rust.
+            [
+                "serde",
+                "serde_json",
+                "thiserror",
+                "hmac",
+                "sha2",
+                "url",
+                "schemars"
+            ]
+            .contains(&dep.as_str()),
             "bridge must stay portable (native + wasm32, no runtime or browser bindings), but depends on {dep}"
         );
     }
