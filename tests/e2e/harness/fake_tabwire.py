@@ -8,6 +8,7 @@ with frames the real server does not send yet (`request_state`) and see what the
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any
 
@@ -23,6 +24,8 @@ class FakeTabwire:
         self.secret = secret
         self.adapters = adapters
         self.frames: list[dict] = []
+        # When each frame arrived (ms since the epoch), in the order of `frames`.
+        self.arrivals: list[float] = []
         self._socket: ServerConnection | None = None
         self._server = None
 
@@ -39,6 +42,7 @@ class FakeTabwire:
         self._socket = ws
         async for text in ws:
             frame = json.loads(text)
+            self.arrivals.append(time.time() * 1000)
             self.frames.append(frame)
             if frame.get("type") == "hello":
                 await self.send(
@@ -56,6 +60,10 @@ class FakeTabwire:
     async def send(self, frame: dict) -> None:
         assert self._socket is not None, "the extension is not connected"
         await self._socket.send(json.dumps(frame))
+
+    def arrived_ms(self, frame: dict) -> float:
+        """When `frame` (one of `frames`) arrived, ms since the epoch: not when a waiter saw it."""
+        return next(at for f, at in zip(self.frames, self.arrivals) if f is frame)
 
     def of_type(self, frame_type: str) -> list[dict]:
         return [f for f in self.frames if f.get("type") == frame_type]

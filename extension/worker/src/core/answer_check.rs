@@ -5,7 +5,9 @@
 //! another process before the old runtime's answer arrives. The worker hears that commit
 //! (`webNavigation.onCommitted`, [`super::NavEvent::Committed`]) first, so an answer that comes
 //! after it is dropped here with `NAVIGATED` rather than forwarded labelled with the origin the
-//! tab no longer shows. Another document of the same origin is let through (its refs die by
+//! tab no longer shows; and because under load the commit's event can come after the answer,
+//! the glue asks the browser for the tab's top document as each checked answer arrives
+//! ([`Core::heard_top_document`]). Another document of the same origin is let through (its refs die by
 //! document id, and its content is the allowed origin's). A state a page pushes
 //! (`state_update`) is dropped when it comes from the origin the tab left for another at its last
 //! commit (a page of a newer origin whose commit the worker has not heard yet is not dropped).
@@ -35,8 +37,12 @@ pub(super) struct AnswerCheck {
 }
 
 impl AnswerCheck {
-    /// Chrome committed a top document at `url` in `tab`.
+    /// Chrome committed a top document at `url` in `tab` (heard again, as the event that follows
+    /// the browser's own answer is, it changes nothing: the origin the tab left stays known).
     pub(super) fn committed(&mut self, tab: TabId, url: &str) {
+        if self.committed.get(&tab).is_some_and(|(now, _)| now == url) {
+            return;
+        }
         let before = self.committed.remove(&tab).map(|(last, _)| last);
         self.committed.insert(tab, (url.to_owned(), before));
     }
@@ -59,6 +65,20 @@ impl Core {
         self.answer_check
             .gated
             .insert(id.to_owned(), (origin.to_owned(), acts));
+    }
+
+    /// Whether the answer to `id` is checked after the fact (its call or state request was
+    /// asked of an origin): the glue then asks the browser for the tab's top document first and
+    /// says it with [`Core::heard_top_document`].
+    pub fn answer_is_checked(&self, id: &str) -> bool {
+        self.answer_check.gated.contains_key(id)
+    }
+
+    /// The browser says `tab`'s top document is at `url` now, asked as an answer arrived: under
+    /// load, a commit can reach the browser before its `onCommitted` event reaches the worker,
+    /// and the answer of the page the tab left must not pass in between.
+    pub fn heard_top_document(&mut self, tab: TabId, url: &str) {
+        self.answer_check.committed(tab, url);
     }
 
     /// The origin of the top document Chrome committed last in `tab`, when the worker heard it.
@@ -191,6 +211,21 @@ mod tests {
         assert!(
             !dropped[0].to_string().contains("todos"),
             "nothing of the state"
+        );
+
+        // The commit's event has not come yet, but the browser, asked as the answer arrived,
+        // says the tab shows another origin: dropped too; the event that follows changes nothing.
+        commit(&mut core, 3, "http://127.0.0.1:8000/a");
+        ask(&mut core, "s3");
+        assert!(core.answer_is_checked("s3"));
+        core.heard_top_document(3, "http://elsewhere.localhost:9000/");
+        let dropped = frames(&core.on_state_reply("s3", 3, reply("s3")));
+        assert_eq!(dropped[0]["error"]["code"], "NAVIGATED", "{dropped:?}");
+        assert!(!core.answer_is_checked("s3"), "the answer has come");
+        commit(&mut core, 3, "http://elsewhere.localhost:9000/");
+        assert!(
+            core.left_origin(3, "http://127.0.0.1:8000/a"),
+            "the origin the tab left stays known"
         );
     }
 

@@ -39,10 +39,12 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
             if page_life::needs_looks(&reply) {
                 reply = page_life::settle(reply, tab_gone(tab).await);
             }
+            look_at_top_document(tab, &id).await;
             run(with_core(|core| core.on_call_reply(&id, reply)));
         }
         OnReply::State(id) => {
             let reply = reply.map(|v| v.as_string()).map_err(|e| error_text(&e));
+            look_at_top_document(tab, &id).await;
             run(with_core(|core| core.on_state_reply(&id, tab, reply)));
         }
         OnReply::InjectIfMissing => {
@@ -60,6 +62,22 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
             }
         }
         OnReply::Nothing => {}
+    }
+}
+
+/// Issue 26: before an answer checked after the fact is read, the core hears what the browser
+/// says the tab's top document is now (its commit's event may not have reached the worker yet).
+/// A tab the browser cannot describe leaves the check to what the core heard.
+async fn look_at_top_document(tab: TabId, id: &str) {
+    if !with_core(|core| core.answer_is_checked(id)) {
+        return;
+    }
+    let details = from_json(&json!({"tabId": tab, "frameId": 0}).to_string());
+    let Ok(frame) = JsFuture::from(chrome::get_frame(&details)).await else {
+        return;
+    };
+    if let Some(url) = get(&frame, "url").as_string() {
+        with_core(|core| core.heard_top_document(tab, &url));
     }
 }
 
