@@ -107,7 +107,7 @@ async def test_maildev_learned_saved_and_used_again_in_a_fresh_process(
                     "description": "The subjects in the inbox, newest first.",
                     "annotations": {"read_only": True},
                     "steps": [
-                        {"step": "wait", "selector": ".email-list", "until": "attached", "timeout_ms": 5000},
+                        {"step": "wait", "selector": ".email-list .email-item", "until": "attached", "timeout_ms": 5000},
                         # The mistake: a read kind that does not exist.
                         {"step": "extract", "selector": ".email-list .email-item .title", "into": "items",
                          "fields": {"subject": {"read": "own_txt"}}},
