@@ -53,8 +53,8 @@ cargo xtask check-targets x86_64-apple-darwin
 step "the Windows binary and the packages (cargo xtask dist win32-x64: std from source, MinGW-w64; cached in \$CACHE/target-dist)"
 TABWIRE_DIST_KEEP_PATHS=1 cargo xtask dist win32-x64
 
-step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-20} s)"
-scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-20}"
+step "fuzz (scripts/fuzz.sh: each cargo-fuzz target for ${TABWIRE_FUZZ_SECONDS:-12} s)"
+scripts/fuzz.sh "${TABWIRE_FUZZ_SECONDS:-12}"
 
 # Two workers: the tests mostly wait on browsers and servers, so two at a time take about half as
 # long on two cores (each test has its own ports, profile and HOME). Those marked `alone` measure
