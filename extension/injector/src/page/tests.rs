@@ -12,7 +12,7 @@ use super::snapshot::{self, Line};
 use super::{ChildFrame, Refs, run};
 use crate::fake_dom::{FakeDom, FakeNode, block_on};
 
-fn el(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
+pub(super) fn el(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
     dom.add(FakeNode {
         parent,
         tag,

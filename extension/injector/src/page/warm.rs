@@ -40,18 +40,9 @@ mod tests {
     use bridge::page_ops::PageOp;
 
     use super::*;
-    use crate::fake_dom::{FakeDom, FakeNode, block_on};
+    use crate::fake_dom::{FakeDom, block_on};
     use crate::page::ChildFrame;
-
-    fn node(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usize {
-        dom.add(FakeNode {
-            parent,
-            tag,
-            visible: true,
-            centre: Some((10.0, 10.0)),
-            ..FakeNode::default()
-        })
-    }
+    use crate::page::tests::el as node;
 
     fn page() -> (FakeDom, usize) {
         let dom = FakeDom::default();
