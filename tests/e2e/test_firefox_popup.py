@@ -14,23 +14,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
+from harness import popup as popup_dom
 from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firefox]
 
-SITE_DOM = """(() => {
-  const q = (s) => document.querySelector(s);
-  const shown = (s) => !q(s).hidden;
-  return {
-    connection: q('#connection').dataset.state,
-    site: q('#site').dataset.site,
-    origin: q('#site-origin').textContent,
-    text: q('#site-state').textContent,
-    allow: shown('#allow'), revoke: shown('#revoke'), trusted_box: shown('#trusted-box'),
-    grants: [...document.querySelectorAll('#grants li')].map((li) => li.textContent),
-  };
-})()"""
 
 
 @pytest.fixture
@@ -49,11 +38,7 @@ async def test_the_popup_shows_the_site_and_allows_and_revokes_it_in_firefox(
     popup = await browser.bidi.open_extension_page("extension/popup.html")
 
     async def site_when(condition, what):
-        async def check():
-            dom = await browser.bidi.evaluate(popup, SITE_DOM)
-            return dom if dom["site"] and condition(dom) else None
-
-        return await wait_for(check, timeout=20, what=f"the popup to show {what}")
+        return await popup_dom.site_when(lambda js: browser.bidi.evaluate(popup, js), condition, what)
 
     async def click(selector):
         await browser.bidi.evaluate(popup, f"document.querySelector({selector!r}).click() ?? true")

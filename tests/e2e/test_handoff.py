@@ -114,7 +114,8 @@ async def test_done_cancel_and_timeout(tabwire, launch_chromium, extension_dir, 
             await start_handoff(tabwire, {"tab_id": tab, "message": MESSAGE}, outcome, group)
             window = await handoff_window(browser.cdp, extension_id)
             await wait_for(
-                lambda: _evaluates(browser.cdp, window, "document.querySelector('#done').disabled", False),
+                # The window's document may not be parsed yet: no button is "not ready", not an error.
+                lambda: _evaluates(browser.cdp, window, "document.querySelector('#done')?.disabled", False),
                 timeout=10,
                 what="the hand-off window's buttons",
             )

@@ -19,27 +19,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
+from harness import popup as popup_dom
 from harness.extension_pages import activate, open_extension_page, open_page, screenshot
 from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
-SITE_DOM = """(() => {
-  const q = (s) => document.querySelector(s);
-  const shown = (s) => !q(s).hidden;
-  return {
-    connection: q('#connection').dataset.state,
-    site: q('#site').dataset.site,
-    origin: q('#site-origin').textContent,
-    text: q('#site-state').textContent,
-    allow: shown('#allow'), revoke: shown('#revoke'), trusted_box: shown('#trusted-box'),
-    trusted: q('#trusted').checked,
-    problem: shown('#grant-problem') ? q('#grant-problem').textContent : null,
-    grants: [...document.querySelectorAll('#grants li')].map((li) => li.textContent),
-    grants_text: q('#grants').textContent,
-  };
-})()"""
 
 
 @pytest.fixture
@@ -58,11 +44,7 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
     popup = await open_extension_page(browser.cdp, extension_id, "extension/popup.html")
 
     async def site_when(condition, what):
-        async def check():
-            dom = await browser.cdp.evaluate(popup, SITE_DOM)
-            return dom if dom["site"] and condition(dom) else None
-
-        return await wait_for(check, timeout=20, what=f"the popup to show {what}")
+        return await popup_dom.site_when(lambda js: browser.cdp.evaluate(popup, js), condition, what)
 
     async def click(selector):
         await browser.cdp.evaluate(popup, f"document.querySelector({selector!r}).click()")
@@ -116,7 +98,10 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
         assert f"{origin}  page tools allowed, trusted input on" in run_cli(c, "grants")
         assert "debugging this browser" in await browser.cdp.evaluate(popup, "document.querySelector('#trusted-note').textContent")
         await click("#trusted")
-        await site_when(lambda d: d["site"] == "allowed" and not d["trusted"], "trusted input off")
+        await site_when(
+            lambda d: d["site"] == "allowed" and not d["trusted"] and "trusted input" not in "".join(d["grants"]),
+            "trusted input off",
+        )
         assert "trusted input" not in run_cli(c, "grants")
 
         # Revoke: the next page call is refused.
