@@ -21,6 +21,15 @@ step() {
   printf '\n==> %s (at %d s)\n' "$*" $((SECONDS - STARTED))
 }
 
+# A fresh clone (CI's) keeps cargo's target directory in the cache, so that the next fresh clone on this
+# machine compiles only its own crates, not every dependency again. A checkout that has a target
+# directory (or sets CARGO_TARGET_DIR) keeps it.
+if [ ! -e target ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  mkdir -p "$CACHE/target"
+  ln -s "$CACHE/target" target
+  echo "==> target -> $CACHE/target (cargo's target directory, kept in the cache)"
+fi
+
 step "Debian packages (./build.sh deps)"
 ./build.sh deps
 ENV_LOG="$(mktemp)"

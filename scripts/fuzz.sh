@@ -3,7 +3,8 @@
 # Installs cargo-fuzz into $CACHE/tools when missing (it needs the nightly toolchain, installed with
 # rustup on these machines). New inputs go to a scratch corpus; the checked-in seeds in fuzz/corpus are
 # only read. A crash fails the run and leaves its input in fuzz/artifacts/<target>/.
-# Prints, per target, the executions and the corpus size libFuzzer reports.
+# Prints, per target, the executions and the corpus size libFuzzer reports. The fuzz builds go to
+# $CACHE/fuzz-target, so a fresh clone does not compile them all again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -25,7 +26,7 @@ trap 'rm -rf "$scratch"' EXIT
 for target in decode_frame parse_adapter interpolate; do
   mkdir -p "$scratch/$target"
   log="$scratch/$target.log"
-  if ! cargo +nightly fuzz run --fuzz-dir fuzz "$target" "$scratch/$target" "fuzz/corpus/$target" -- \
+  if ! cargo +nightly fuzz run --fuzz-dir fuzz --target-dir "$CACHE/fuzz-target" "$target" "$scratch/$target" "fuzz/corpus/$target" -- \
       -max_total_time="$SECONDS_EACH" -print_final_stats=1 >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "fuzz target $target FAILED (its input is in fuzz/artifacts/$target/)" >&2
