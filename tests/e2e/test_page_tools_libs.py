@@ -35,9 +35,21 @@ async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_cl
     await agent.ok("page_act", action="press", key="Mod+b")
     assert await browser.cdp.evaluate(page, "fixture.bold()") == ["text"]
     assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond! old line tail"
-    # Replacing the whole text is where Draft needs trusted input: the browser's editing commands over
-    # a selection of several blocks break its React rendering (issue 31's "the editor crashed"). With
-    # trusted input granted, `fill` (lines included) and `clear` land in its EditorState.
+    # Replacing the whole text, paragraphs and an empty one included, lands in Draft's EditorState with
+    # synthetic input: text as Chromium inserts it (`beforeinput`, then `textInput`, which Draft takes
+    # through React's onBeforeInput), each line break and the clear as their keys (Enter, Backspace).
+    # The editing commands alone changed Draft's DOM behind React: the page showed the new text, its
+    # model held another, and the answer said "filled" (issue 31).
+    answer = await agent.ok("page_act", ref=field, action="fill", value="brand new\n\nthird para")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\n\nthird para", answer
+    await agent.ok("page_act", ref=field, action="type", value="\nlast", at="end")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\n\nthird para\nlast"
+    await agent.ok("page_act", ref=field, action="clear")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == ""
+    # Draft keeps working after them: typed text still reaches its model.
+    await agent.ok("page_act", ref=field, action="type", value="again")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "again"
+    # With trusted input granted, the browser's own keys do the same.
     run_cli(tabwire_command, "allow", "--trusted-input", input_site.origin)
     agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=draft")
     field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
