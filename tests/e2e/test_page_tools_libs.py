@@ -70,10 +70,12 @@ async def test_sortablejs_reorders_a_list_and_moves_a_kanban_card_to_the_other_c
     # The last step goes before the first.
     answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Ship'), action="drag", to=agent.ref(lines, r'^listitem e\d+.*"?Plan'))
     assert (await browser.cdp.evaluate(page, "fixture.lists()"))["steps"] == ["ship", "plan", "build"], answer
-    # A card goes to the other column (onto its empty space, under its card; the column, a plain list,
-    # has no ref: a selector names it).
+    # A card goes to the other column (onto its empty space, under its card). The column is a plain list
+    # that nothing marks as a drop target (SortableJS marks an item draggable only once it is pressed):
+    # named for people, it has a ref (TodoMVC's unnamed lists of undragged items have none).
     lines = await agent.snapshot()
-    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Write docs'), action="drag", to="#doing")
+    doing = agent.ref(lines, r'^list e\d+ "Doing"')
+    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Write docs'), action="drag", to=doing)
     lists = await browser.cdp.evaluate(page, "fixture.lists()")
     assert lists["todo"] == ["card-2"] and lists["doing"] == ["card-3", "card-1"], (lists, answer)
 

@@ -10,8 +10,8 @@ use bridge::page_ops::{Caret, TextAt};
 use bridge::trusted_input;
 
 use super::{
-    Edit, FillCheck, Refusal, TextEntry, chord_of, drawn_lines, edit_editor, editable, insert_typed,
-    line_edits, perform_trusted, press, press_trusted,
+    Edit, FillCheck, Refusal, TextEntry, chord_of, drawn_lines, edit_editor, editable,
+    insert_typed, line_edits, perform_trusted, press, press_trusted,
 };
 use crate::dom::Dom;
 
