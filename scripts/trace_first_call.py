@@ -10,7 +10,12 @@ Before tracing, the worker is warmed (a few calls in another tab), so what a win
 tab's own cost. Each new tab is left idle `TABWIRE_TRACE_IDLE_S` (default 1 s) after `browser_open`
 answers, so that its runtime is long ready: what remains is the first call's alone.
 
-    ~/.cache/tabwire/venv/bin/python scripts/trace_first_call.py [--builds ROOT] [--keep TRACE.json]
+With `--act`, the same for `page_act` on a warm TodoMVC tab (a checkbox clicked, `TABWIRE_TRACE_ACTS`
+times, default 20), and each window cut into legs by where the threads ran (`legs`): client and server
+up to the worker's first task, worker to the page's first task, the page, the page's last task to the
+worker's last one (the answer's check and send), and the worker's last task to the client.
+
+    ~/.cache/tabwire/venv/bin/python scripts/trace_first_call.py [--builds ROOT] [--keep TRACE.json] [--act]
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import statistics
 import sys
 import tempfile
 import time
@@ -44,6 +51,7 @@ CATEGORIES = [
 ]
 TABS = int(os.environ.get("TABWIRE_TRACE_TABS", "4"))
 IDLE_S = float(os.environ.get("TABWIRE_TRACE_IDLE_S", "1"))
+ACTS = int(os.environ.get("TABWIRE_TRACE_ACTS", "20"))
 
 
 class Tracer:
@@ -140,6 +148,47 @@ def timeline(events: list[dict], window: tuple[str, float, float]) -> None:
               f"{thread.split('/')[-1][:14]:14} {name[:48]} {str(what)[-40:]}")
 
 
+def legs(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
+    """Each window cut where the threads ran: the worker's first and last task, and the first and
+    last task of a tab's renderer main thread that ran the runtime's code; medians over the windows."""
+    names = thread_names(events)
+    tasks: dict[tuple[int, int], list] = defaultdict(list)
+    runtime_tasks: set[tuple[int, int, int]] = set()
+    for pid, tid, start, end, name, args in complete_events(events):
+        thread = names.get((pid, tid), "")
+        if name == "RunTask" and (thread.endswith("ServiceWorker thread") or thread.endswith("CrRendererMain")):
+            tasks[(pid, tid)].append((start, end))
+        data = args.get("data") if isinstance(args.get("data"), dict) else {}
+        if name == "FunctionCall" and "/extension/dist/injector/" in str(data.get("url", "")):
+            runtime_tasks.add((pid, tid, start))
+    worker = [k for k in tasks if names.get(k, "").endswith("ServiceWorker thread")]
+    cut: dict[str, list[float]] = defaultdict(list)
+    for _label, t0, t1 in windows:
+        lo, hi = t0 * 1e6, t1 * 1e6
+        mine = [t for k in worker for t in tasks[k] if lo < t[0] < hi and t[1] - t[0] >= 20]
+        page = [
+            t for k in tasks if k not in worker for t in tasks[k]
+            if lo < t[0] < hi and any(p == k[0] and tt == k[1] and t[0] <= st <= t[1] for p, tt, st in runtime_tasks)
+        ]
+        if not mine or not page:
+            continue
+        w_in, w_out = min(t[0] for t in mine), max(t[1] for t in mine)
+        p_in, p_out = min(t[0] for t in page), max(t[1] for t in page)
+        for key, ms in (
+            ("client + server → worker", w_in - lo),
+            ("worker → page", p_in - w_in),
+            ("page (first to last task)", p_out - p_in),
+            ("  page's tasks' own time", sum(t[1] - t[0] for t in page)),
+            ("page → worker's last task (check, send)", w_out - p_out),
+            ("worker → server → client", hi - w_out),
+            ("whole call", hi - lo),
+        ):
+            cut[key].append(ms / 1000)
+    print(f"\n== legs, median over {len(cut.get('whole call', []))} windows (ms)")
+    for key, ms in cut.items():
+        print(f"  {key:42} {statistics.median(ms):6.2f}  (min {min(ms):5.2f}, max {max(ms):6.2f})")
+
+
 def report(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
     names = thread_names(events)
     spans = complete_events(events)
@@ -175,7 +224,7 @@ def report(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
                 print(f"      {d:6.2f} ms  +{at:6.2f}  {s[4]} {str(what)[:80]}")
 
 
-async def run(root: Path, work: Path, keep: Path | None) -> None:
+async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
     site = StaticServer(TODOMVC, work / "site.log")
     url = site.url("plain", "examples/vanillajs/index.html")
     port = free_port()
@@ -213,8 +262,27 @@ async def run(root: Path, work: Path, keep: Path | None) -> None:
                     await anyio.sleep(0.3)
                 return windows
 
+            async def acts() -> list[tuple[str, float, float]]:
+                windows = []
+                for n in range(ACTS):
+                    t0 = time.monotonic()
+                    await s.call_ok("page_act", {"tab_id": warm, "ref": toggle, "action": "click"})
+                    windows.append((f"act {n + 1}", t0, time.monotonic()))
+                return windows
+
+            toggle = ""
+            if act:
+                snap = (await s.call_ok("page_snapshot", {"tab_id": warm})).text
+                field = re.search(r'textbox (e\d+) "What needs to be done\?"', snap)[1]
+                await s.call_ok("page_act", {"tab_id": warm, "ref": field, "action": "fill", "value": "walk the dog"})
+                added = (await s.call_ok("page_act", {"tab_id": warm, "ref": field, "action": "press", "key": "Enter"}))
+                snap = (await s.call_ok("page_snapshot", {"tab_id": warm})).text
+                toggle = re.search(r"checkbox (e\d+)", snap)[1]
+                for _ in range(20):
+                    await s.call_ok("page_act", {"tab_id": warm, "ref": toggle, "action": "click"})
+                del added
             tracer = Tracer(cdp.port)
-            windows = await tracer.record(body)
+            windows = await tracer.record(acts if act else body)
     finally:
         if browser:
             browser.stop()
@@ -222,13 +290,18 @@ async def run(root: Path, work: Path, keep: Path | None) -> None:
     if keep:
         keep.write_text(json.dumps({"traceEvents": tracer.events, "windows": windows}))
     print(f"trace of {len(tracer.events)} events, load {os.getloadavg()[0]:.2f}, build {root}")
-    report(tracer.events, windows)
+    if act:
+        legs(tracer.events, windows)
+    else:
+        report(tracer.events, windows)
+        legs(tracer.events, [w for w in windows if "second" in w[0]])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--builds", type=Path, default=REPO)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--act", action="store_true", help="trace page_act on a warm tab instead")
     parser.add_argument("--timeline", type=Path, help="a trace kept by --keep: print each window's timeline")
     a = parser.parse_args()
     if a.timeline:
@@ -237,7 +310,7 @@ def main() -> None:
             timeline(kept["traceEvents"], window)
         return
     work = Path(tempfile.mkdtemp(prefix="tabwire-trace-first-"))
-    anyio.run(run, a.builds, work, a.keep)
+    anyio.run(run, a.builds, work, a.keep, a.act)
 
 
 if __name__ == "__main__":
