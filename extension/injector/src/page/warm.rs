@@ -60,9 +60,9 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::page::run;
     use crate::fake_dom::{FakeDom, block_on};
     use crate::page::ChildFrame;
+    use crate::page::run;
     use crate::page::tests::el as node;
 
     fn page() -> (FakeDom, usize) {
@@ -90,7 +90,14 @@ mod tests {
             panic!("the warm-up's message is a page op")
         };
         let op = page_ops::parse(&call.op, call.args).expect("a snapshot needs no arguments");
-        block_on(run(dom, refs, op, call.doc.as_deref(), call.timeout_ms, &Cell::new(false)))
+        block_on(run(
+            dom,
+            refs,
+            op,
+            call.doc.as_deref(),
+            call.timeout_ms,
+            &Cell::new(false),
+        ))
     }
 
     /// The warm-up's message is what the worker sends for a whole-page snapshot of the frame
