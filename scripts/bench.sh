@@ -7,8 +7,11 @@
 # load with and without the runtime, beside Playwright MCP and chrome-devtools-mcp
 # (scripts/bench_first_call.py); with --wasm-compile, the runtime's compile time against module size and
 # how it is compiled (scripts/bench_wasm_compile.py); with --repetition, what Tabwire's snapshots of
-# consecutive pages of Trac and MoinMoin share (scripts/bench_repetition.py). Results go in BENCHMARKS.md
-# by hand, with the date.
+# consecutive pages of Trac and MoinMoin share (scripts/bench_repetition.py); with --get-frame, the
+# worker's browser round trips (webNavigation.getFrame per checked answer) beside whole calls
+# (scripts/bench_get_frame.py); with --trace, a Chrome trace of a new tab's first calls, or with
+# --trace --act of page_act, cut into legs per thread (scripts/trace_first_call.py). Results go in
+# BENCHMARKS.md by hand, with the date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${TABWIRE_CACHE:-$HOME/.cache/tabwire}"
@@ -53,6 +56,16 @@ if [ "${1:-}" = "--repetition" ]; then
   install_peers # for the cl100k counter
   echo "== what snapshots of consecutive pages of one site share (Trac, MoinMoin)"
   "$VENV/bin/python" scripts/bench_repetition.py
+  exit 0
+fi
+if [ "${1:-}" = "--get-frame" ]; then
+  echo "== the worker's getFrame per checked answer, tabs.get, and whole calls, in alternating rounds"
+  "$VENV/bin/python" scripts/bench_get_frame.py
+  exit 0
+fi
+if [ "${1:-}" = "--trace" ]; then
+  echo "== a Chrome trace of page tool calls, each call's window read per thread"
+  "$VENV/bin/python" scripts/trace_first_call.py "${@:2}"
   exit 0
 fi
 if [ "${1:-}" = "--trusted" ]; then

@@ -13,6 +13,8 @@ the page anew (`browser_open` with the tab, which answers once the page has load
   event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
   (every origin allowed: the runtime is registered at document_start everywhere) and with no grant at all
   (no runtime on the page), in the same run, alternating.
+`TABWIRE_BENCH_IDLE_MS=N`: the tab is left idle N ms between `browser_open`'s answer and the first call
+(an agent's think time; default 0: at once), for Tabwire's calls.
 `--builds ROOT [ROOT...]`: Tabwire's first/next call only, for each build (a checkout with
 `target/release/tabwire`, `manifest.json` and `extension/`), to compare with the build before preloading.
 """
@@ -48,6 +50,7 @@ from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 ROUNDS = int(os.environ.get("TABWIRE_BENCH_ROUNDS", "30"))
+IDLE_S = int(os.environ.get("TABWIRE_BENCH_IDLE_MS", "0")) / 1000
 NAV_TIMING = (
     "(() => { const n = performance.getEntriesByType('navigation')[0];"
     " return n && n.loadEventEnd > 0 ? {dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd} : null; })()"
@@ -105,6 +108,7 @@ async def tabwire_rounds(
                     out = await s.call_ok("browser_open", {"url": url, "tab_id": tab})
                     assert out.structured["tab_id"] == tab, out
                     if allow_all:
+                        await anyio.sleep(IDLE_S)
                         result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                         result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                     page = await cdp.wait_for_page(url)
@@ -118,6 +122,7 @@ async def tabwire_rounds(
                         result[name]["load"].append(timing["load"])
                     if allow_all:  # the same page in a new tab (often a new renderer process), then closed
                         fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                        await anyio.sleep(IDLE_S)
                         result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
                         result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
                         await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
@@ -245,7 +250,7 @@ async def compare_builds(roots: list[Path]) -> None:
         for server in servers:
             server.stop()
     print(f"first vs next page_snapshot per build ({time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}, "
-          f"{passes} passes of {ROUNDS} loads per page)")
+          f"{passes} passes of {ROUNDS} loads per page, {IDLE_S * 1000:.0f} ms idle before the first call)")
     for root, result in results.items():
         for name in urls:
             print(f"{root} {name}: first {spread(result[name]['first'])}; next {spread(result[name]['next'])}")

@@ -1,18 +1,19 @@
-//! The snapshot path made ready before the first call (issue 32). V8 compiles a wasm function the
+//! The call path made ready before the first call (issue 32). V8 compiles a wasm function the
 //! first time it runs (lazy compilation), so the first `page_snapshot` in a fresh tab paid for
 //! compiling the call's code: about 20 ms more than the next one, even with the runtime long
 //! loaded (BENCHMARKS.md). Once the page has loaded and is idle, the runtime runs one
 //! `page_snapshot` for nobody, through the very code a call runs: its refs are the document's own
 //! (a later snapshot shows the same refs for the same elements), and it is the "before" of a first
 //! act when the page did not change since. No frame is asked (that would start runtimes in them).
+//! It travels as a call does: the worker's message text ([`message`]), decoded and run by the
+//! runtime's own handler and answered to nobody, since a trace of a warmed tab's first call still
+//! showed ~74 functions compiled on its way in and out (the message's decoding, the call's
+//! bookkeeping, the answer's encoding: ~3 ms; scripts/trace_first_call.py, BENCHMARKS.md).
 
-use std::cell::{Cell, RefCell};
+use bridge::page_ops::FrameId;
+use serde_json::json;
 
-use bridge::WireError;
-use bridge::page_ops;
-use serde_json::{Value, json};
-
-use super::{PageDom, Refs, run};
+use super::Refs;
 
 /// Documents with more elements than this are not warmed: the walk would cost more idle time
 /// than the compile it saves, and the page's first call pays for both anyway.
@@ -21,27 +22,47 @@ pub const MAX_WARM_ELEMENTS: u32 = 3_000;
 /// The warm-up's deadline: under [`super::frames`]'s least wait, so no frame is ever asked.
 const NO_FRAMES_MS: u64 = 1;
 
+/// The id the warm-up's call runs under (the worker's ids are UUIDs: no call of its shares it).
+pub const WARM_UP_ID: &str = "warm-up";
+
 /// Whether a document of `elements` elements is warmed, and not already snapshotted by a call.
 pub fn worth_warming<N>(elements: u32, refs: &Refs<N>) -> bool {
     elements <= MAX_WARM_ELEMENTS && refs.last.is_none()
 }
 
-/// Runs a whole-page `page_snapshot` as a call would; the glue drops its answer.
-pub async fn warm_up<D: PageDom>(
-    dom: &D,
-    refs: &RefCell<Refs<D::Node>>,
-) -> Result<Value, WireError> {
-    let op = page_ops::parse("page_snapshot", json!({})).expect("a snapshot needs no arguments");
-    run(dom, refs, op, None, NO_FRAMES_MS, &Cell::new(false)).await
+/// The warm-up's call as the worker's message for it would read: a whole-page `page_snapshot` of
+/// the frame the runtime's refs already name (unchanged by it), gated on the page's own `origin`
+/// as the server gates a call, answered to nobody.
+pub fn message(frame: FrameId, origin: Option<&str>) -> String {
+    let mut message = json!({
+        "type": "page_op",
+        "id": WARM_UP_ID,
+        "tab": 0,
+        "op": "page_snapshot",
+        "args": {},
+        "timeout_ms": NO_FRAMES_MS,
+    });
+    if frame != 0 {
+        message["frame"] = frame.into();
+    }
+    if let Some(origin) = origin {
+        message["origin"] = origin.into();
+    }
+    message.to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use bridge::page_ops::PageOp;
+    use std::cell::{Cell, RefCell};
+
+    use bridge::page::{PageCall, ToPage};
+    use bridge::page_ops::{self, PageOp};
+    use serde_json::Value;
 
     use super::*;
     use crate::fake_dom::{FakeDom, block_on};
     use crate::page::ChildFrame;
+    use crate::page::run;
     use crate::page::tests::el as node;
 
     fn page() -> (FakeDom, usize) {
@@ -62,6 +83,59 @@ mod tests {
         (dom, box_)
     }
 
+    /// The warm-up as the runtime's handler runs it: its message decoded as the worker's are,
+    /// its call run as a call's is.
+    fn warm_up(dom: &FakeDom, refs: &RefCell<Refs<usize>>) -> Result<Value, bridge::WireError> {
+        let ToPage::PageOp { call, .. } = serde_json::from_str(&message(0, None)).unwrap() else {
+            panic!("the warm-up's message is a page op")
+        };
+        let op = page_ops::parse(&call.op, call.args).expect("a snapshot needs no arguments");
+        block_on(run(
+            dom,
+            refs,
+            op,
+            call.doc.as_deref(),
+            call.timeout_ms,
+            &Cell::new(false),
+        ))
+    }
+
+    /// The warm-up's message is what the worker sends for a whole-page snapshot of the frame
+    /// named, gated on the origin given (a change of the wire's page op breaks this, not the
+    /// warm-up in silence).
+    #[test]
+    fn the_warm_up_travels_as_a_page_snapshot_call() {
+        let decoded: ToPage =
+            serde_json::from_str(&message(7, Some("http://127.0.0.1:8000"))).expect("decodes");
+        let call = PageCall {
+            op: "page_snapshot".into(),
+            args: json!({}),
+            doc: None,
+            origin: Some("http://127.0.0.1:8000".into()),
+            timeout_ms: NO_FRAMES_MS,
+            trusted_input: false,
+            files: Vec::new(),
+        };
+        let expected = ToPage::PageOp {
+            id: WARM_UP_ID.into(),
+            tab: 0,
+            frame: 7,
+            call: call.clone(),
+        };
+        assert_eq!(decoded, expected);
+        let top: ToPage = serde_json::from_str(&message(0, None)).expect("decodes");
+        let expected = ToPage::PageOp {
+            id: WARM_UP_ID.into(),
+            tab: 0,
+            frame: 0,
+            call: PageCall {
+                origin: None,
+                ..call
+            },
+        };
+        assert_eq!(top, expected);
+    }
+
     fn call(dom: &FakeDom, refs: &RefCell<Refs<usize>>, tool: &str, args: Value) -> Value {
         let op: PageOp = page_ops::parse(tool, args).expect("valid arguments");
         block_on(run(dom, refs, op, None, 5000, &Cell::new(false))).expect("the call works")
@@ -80,7 +154,7 @@ mod tests {
         let (dom, checkbox) = page();
         let refs = RefCell::new(Refs::new("d"));
         assert!(worth_warming(5, &refs.borrow()));
-        let warmed = block_on(warm_up(&dom, &refs)).expect("the warm-up works");
+        let warmed = warm_up(&dom, &refs).expect("the warm-up works");
         assert_eq!(warmed["text"], cold["text"]);
         assert!(!worth_warming(5, &refs.borrow()), "warmed once: not again");
         let first = call(&dom, &refs, "page_snapshot", json!({}));
@@ -112,7 +186,7 @@ mod tests {
             index: 0,
         });
         let refs = RefCell::new(Refs::new("d"));
-        block_on(warm_up(&dom, &refs)).expect("the warm-up works");
+        warm_up(&dom, &refs).expect("the warm-up works");
         assert!(dom.frames_asked.borrow().is_empty());
         // A call asks it (the warm-up's deadline is what keeps it from asking).
         call(

@@ -55,6 +55,8 @@ extern "C" {
 enum Reply {
     Callback(Function),
     Port(Port),
+    /// The warm-up's call (`page::warm`): its answer is encoded, as a call's is, and dropped.
+    Nobody,
 }
 
 impl Reply {
@@ -68,6 +70,7 @@ impl Reply {
                 // A closed port (the worker stopped) fails the call on the worker's side.
                 let _ = port.post_message(&js_sys::Array::of2(&JsValue::from(id), &text));
             }
+            Reply::Nobody => {}
         }
     }
 }
@@ -186,7 +189,6 @@ fn warm_now() {
     if PAGE.with(|p| !p.borrow().running.is_empty()) {
         return;
     }
-    let Some(dom) = WebDom::new() else { return };
     let elements = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.query_selector_all("*").ok())
@@ -195,13 +197,13 @@ fn warm_now() {
     if !crate::page::warm::worth_warming(elements, &refs.borrow()) {
         return;
     }
-    spawn_local(async move {
-        if let Ok(result) = crate::page::warm::warm_up(&dom, &refs).await {
-            // The answer as a call's would travel (its encoding is the call's code too), dropped.
-            let id = "warm-up".to_owned();
-            drop(encode(&FromPage::CallToolResult { id, result }));
-        }
-    });
+    let frame = refs.borrow().frame;
+    let origin = bridge::origin::text_of(&location_and_title().0);
+    // Decoded as the port's listener decodes a call (`use_port`) and handled as one.
+    let message = crate::page::warm::message(frame, origin.as_deref());
+    if let Ok(call) = serde_json::from_str::<ToPage>(&message) {
+        handle(call, Reply::Nobody);
+    }
 }
 
 // ----- WebMCP: tools the page registers itself --------------------------------------------------
@@ -630,7 +632,11 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
     let cancelled = Rc::new(Cell::new(false));
     PAGE.with(|p| p.borrow_mut().running.insert(id.clone(), cancelled.clone()));
     let deadline = js_sys::Date::now() + timeout_ms as f64;
-    dialogs::begin(&id, cancelled.clone());
+    // The warm-up is no call: the page's dialogs are answered as they are when none runs.
+    let watched = !matches!(reply_to, Reply::Nobody);
+    if watched {
+        dialogs::begin(&id, cancelled.clone());
+    }
     let result = async {
         if let Some(allowed) = &origin {
             let (url, _) = location_and_title();
@@ -650,7 +656,12 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
         crate::page::run(&dom, &refs, op, doc.as_deref(), timeout_ms, &cancelled).await
     }
     .await;
-    let result = dialog::settle(dialogs::end(&id), result, Asker::PageTool);
+    let seen = if watched {
+        dialogs::end(&id)
+    } else {
+        Vec::new()
+    };
+    let result = dialog::settle(seen, result, Asker::PageTool);
     PAGE.with(|p| p.borrow_mut().running.remove(&id));
     let answer = match result {
         Ok(mut result) => {
