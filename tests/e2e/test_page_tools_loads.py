@@ -78,7 +78,13 @@ async def test_a_page_tool_called_while_the_tab_loads_acts_on_the_page_it_is_goi
     browser = await launch_chromium(extension_dir=extension_dir, url=forms_app.url("/new"))
     cdp = browser.cdp
     page = await cdp.wait_for_page(forms_app.url("/new"))
-    tab = (await tabwire.call_ok("browser_tabs")).structured["tabs"][0]["id"]
+
+    async def form_tab():
+        tabs = (await tabwire.call_ok("browser_tabs")).structured["tabs"]
+        return next((t["id"] for t in tabs if t["url"].startswith(forms_app.url("/new"))), None)
+
+    # The extension lists the tab once it has connected and heard of it.
+    tab = await wait_for(form_tab, timeout=30, what="browser_tabs to list the form's tab")
     # The person submits the form themselves; the POST takes 300-800 ms to answer.
     await cdp.evaluate(page, "document.querySelector('#title').value = 'sencha'; document.querySelector('#create').click()")
     await wait_for(lambda: forms_app.posts == 1 or None, timeout=10, what="the POST to reach the app")
