@@ -34,6 +34,12 @@ impl FakeExtension {
         ToExtension::decode(&frame).expect("the hub sends valid frames")
     }
 
+    /// Pings the hub: the next frame it sends this extension is the pong (nothing came before it).
+    async fn pings(&mut self, hub: &Hub, nonce: u64) {
+        self.say(hub, json!({"type": "ping", "nonce": nonce}));
+        assert_eq!(self.next().await, ToExtension::Pong { nonce });
+    }
+
     async fn next_call(&mut self) -> (RequestId, TabId, String, Value) {
         match self.next().await {
             ToExtension::CallTool {
@@ -312,8 +318,7 @@ async fn hello_is_answered_with_welcome_and_the_adapters() {
         }
         other => panic!("expected welcome, got {other:?}"),
     }
-    ext.say(&hub, json!({"type": "ping", "nonce": 7}));
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 7 });
+    ext.pings(&hub, 7).await;
 }
 
 #[tokio::test]
@@ -631,9 +636,8 @@ async fn answers_for_unknown_ids_are_dropped() {
         &hub,
         json!({"type": "call_tool_result", "id": "nobody", "result": 1}),
     );
-    ext.say(&hub, json!({"type": "ping", "nonce": 1}));
     // The only reply is the pong: nothing was sent about the unknown id.
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 1 });
+    ext.pings(&hub, 1).await;
 }
 
 #[tokio::test]
@@ -686,8 +690,7 @@ async fn bad_frames_get_an_error_reply_and_fail_their_request() {
         other => panic!("expected error, got {other:?}"),
     }
     // The socket is still usable.
-    ext.say(&hub, json!({"type": "ping", "nonce": 2}));
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 2 });
+    ext.pings(&hub, 2).await;
 }
 
 #[tokio::test]
@@ -727,6 +730,33 @@ async fn the_tool_generation_moves_only_when_the_tool_set_changes() {
     assert_eq!(names, ["todomvc_a"]);
 }
 
+/// A `wait_for_tools` on `tab` for `adapters` (none: any adapter's) since `since`, answered by the
+/// extension registering the tool `name` there, on a page at `url`: the wait sees exactly that tool.
+async fn wait_sees_the_tools_registered(
+    hub: &Arc<Hub>,
+    ext: &mut FakeExtension,
+    tab: TabId,
+    adapters: &'static [&'static str],
+    since: u64,
+    (url, name): (&str, &str),
+) {
+    let waiter = {
+        let hub = hub.clone();
+        tokio::spawn(async move {
+            hub.wait_for_tools(tab, adapters, since, Duration::from_secs(5))
+                .await
+        })
+    };
+    ext.say(
+        hub,
+        json!({"type": "tools_updated", "tab": tab, "url": url, "title": "X", "tools": [tool(name)]}),
+    );
+    assert_eq!(
+        waiter.await.unwrap(),
+        ToolsWait::Registered(vec![name.into()])
+    );
+}
+
 #[tokio::test]
 async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() {
     let hub = hub();
@@ -762,22 +792,8 @@ async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() 
         })
     );
 
-    let waiter = {
-        let hub = hub.clone();
-        tokio::spawn(async move {
-            hub.wait_for_tools(5, &["todomvc"], since, Duration::from_secs(5))
-                .await
-        })
-    };
-    ext.say(
-        &hub,
-        json!({"type": "tools_updated", "tab": 5, "url": "http://todomvc.com/examples/x",
-                         "title": "X", "tools": [tool("todomvc_a")]}),
-    );
-    assert_eq!(
-        waiter.await.unwrap(),
-        ToolsWait::Registered(vec!["todomvc_a".into()])
-    );
+    let registered = ("http://todomvc.com/examples/x", "todomvc_a");
+    wait_sees_the_tools_registered(&hub, &mut ext, 5, &["todomvc"], since, registered).await;
 }
 
 #[tokio::test]
@@ -831,22 +847,8 @@ async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() 
         })
     );
     // Waiting for any adapter's tools: a WebMCP page's.
-    let waiter = {
-        let hub = hub.clone();
-        tokio::spawn(async move {
-            hub.wait_for_tools(6, &[], since, Duration::from_secs(5))
-                .await
-        })
-    };
-    ext.say(
-        &hub,
-        json!({"type": "tools_updated", "tab": 6, "url": "http://127.0.0.1/x",
-                         "title": "X", "tools": [tool("webmcp_note")]}),
-    );
-    assert_eq!(
-        waiter.await.unwrap(),
-        ToolsWait::Registered(vec!["webmcp_note".into()])
-    );
+    let registered = ("http://127.0.0.1/x", "webmcp_note");
+    wait_sees_the_tools_registered(&hub, &mut ext, 6, &[], since, registered).await;
 }
 
 #[tokio::test]
