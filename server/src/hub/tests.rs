@@ -25,6 +25,16 @@ impl FakeExtension {
         hub.handle_frame(self.conn, &message.to_string());
     }
 
+    /// Says `hello` at this protocol version, with the fields of `more` (an object).
+    fn says_hello(&self, hub: &Hub, more: serde_json::Value) {
+        let mut hello = json!({"type": "hello", "protocol": PROTOCOL_VERSION});
+        hello
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        self.say(hub, hello);
+    }
+
     /// The next frame the hub sent to this extension.
     async fn next(&mut self) -> ToExtension {
         let frame = tokio::time::timeout(Duration::from_secs(5), self.frames.recv())
@@ -38,6 +48,16 @@ impl FakeExtension {
     async fn pings(&mut self, hub: &Hub, nonce: u64) {
         self.say(hub, json!({"type": "ping", "nonce": nonce}));
         assert_eq!(self.next().await, ToExtension::Pong { nonce });
+    }
+
+    /// The next frame, a call: its id and whether its input is to be trusted.
+    async fn next_call_input(&mut self) -> (RequestId, bool) {
+        match self.next().await {
+            ToExtension::CallTool {
+                id, trusted_input, ..
+            } => (id, trusted_input),
+            other => panic!("expected call_tool, got {other:?}"),
+        }
     }
 
     async fn next_call(&mut self) -> (RequestId, TabId, String, Value) {
@@ -301,10 +321,7 @@ async fn past_the_pending_bound_a_call_fails_at_once_with_too_many() {
 async fn hello_is_answered_with_welcome_and_the_adapters() {
     let hub = hub();
     let mut ext = FakeExtension::connect(&hub);
-    ext.say(
-        &hub,
-        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "instance_id": "b1"}),
-    );
+    ext.says_hello(&hub, json!({"instance_id": "b1"}));
     match ext.next().await {
         ToExtension::Welcome {
             protocol,
@@ -340,7 +357,7 @@ async fn new_adapters_are_pushed_to_every_extension_and_greet_later_ones() {
     }
     assert_eq!(hub.adapters()[0].name, "renamed");
     let mut late = FakeExtension::connect(&hub);
-    late.say(&hub, json!({"type": "hello", "protocol": PROTOCOL_VERSION}));
+    late.says_hello(&hub, json!({}));
     match late.next().await {
         ToExtension::Welcome { adapters, .. } => assert_eq!(adapters[0].name, "renamed"),
         other => panic!("expected welcome, got {other:?}"),
@@ -800,9 +817,9 @@ async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() 
 async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() {
     let hub = hub();
     let mut ext = FakeExtension::connect(&hub);
-    ext.say(
+    ext.says_hello(
         &hub,
-        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "code_adapters": [
+        json!({"code_adapters": [
             {"name": "listcode", "match": ["http://127.0.0.1/*", "not a pattern"], "tools": []},
             {"name": "other", "match": ["https://example.com/*"], "tools": []}
         ]}),
@@ -860,12 +877,7 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
 
     // No grant: synthetic input, and a NO_EFFECT answer names the setting for the tab's origin.
     let call = spawn_call(&hub, "todomvc_a", Some(1));
-    let ToExtension::CallTool {
-        id, trusted_input, ..
-    } = ext.next().await
-    else {
-        panic!("expected call_tool")
-    };
+    let (id, trusted_input) = ext.next_call_input().await;
     assert!(!trusted_input);
     ext.say(
         &hub,
@@ -895,12 +907,7 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
         )
         .unwrap();
     let call = spawn_call(&hub, "todomvc_a", Some(1));
-    let ToExtension::CallTool {
-        id, trusted_input, ..
-    } = ext.next().await
-    else {
-        panic!("expected call_tool")
-    };
+    let (id, trusted_input) = ext.next_call_input().await;
     assert!(trusted_input);
     // A NO_EFFECT under trusted input is the page's own answer: no advice to turn it on.
     ext.say(
