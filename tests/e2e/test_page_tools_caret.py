@@ -143,6 +143,14 @@ async def test_drag_moves_a_card_html5_a_sorted_item_and_an_svg_node_by_pointer(
     answer = await agent.ok("page_act", ref=card, action="drag", to=done)
     assert await browser.cdp.evaluate(page, "fixture.column('done')") == ["Card A"], answer
     assert "Card A" in answer, answer
+    # A column that highlights under the drag but takes no drop (the card dimmed and back, its style
+    # attribute all that differs): nothing lasting changed, so the drag did not happen for the page.
+    archive = agent.ref(lines, r'"Archive".*drop target')
+    out = await agent.call("page_act", ref=agent.ref(lines, r'^draggable e\d+.*Card B'), action="drag", to=archive)
+    assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
+    assert not out.text.startswith("dragged"), out
+    assert await browser.cdp.evaluate(page, "fixture.column('todo')") == ["Card B"], out
+    assert await browser.cdp.evaluate(page, "document.querySelector('#card-b').style.opacity") == "1", out
     # Pointer events only: the third item goes before the first.
     await agent.ok("page_act", ref=third, action="drag", to=first)
     assert await browser.cdp.evaluate(page, "fixture.order()") == ["Third", "First", "Second"]

@@ -34,9 +34,21 @@ async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_cl
     await agent.ok("page_act", action="press", key="Mod+b")
     assert await browser.cdp.evaluate(page, "fixture.bold()") == ["text"]
     assert await browser.cdp.evaluate(page, "fixture.text()") == "old text\nsecond! old line tail"
-    # Replacing the whole text is where Draft needs trusted input: the browser's editing commands over
-    # a selection of several blocks break its React rendering (issue 31's "the editor crashed"). With
-    # trusted input granted, `fill` (lines included) and `clear` land in its EditorState.
+    # Replacing the whole text, paragraphs and an empty one included, lands in Draft's EditorState with
+    # synthetic input: text as Chromium inserts it (`beforeinput`, then `textInput`, which Draft takes
+    # through React's onBeforeInput), each line break and the clear as their keys (Enter, Backspace).
+    # The editing commands alone changed Draft's DOM behind React: the page showed the new text, its
+    # model held another, and the answer said "filled" (issue 31).
+    answer = await agent.ok("page_act", ref=field, action="fill", value="brand new\n\nthird para")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\n\nthird para", answer
+    await agent.ok("page_act", ref=field, action="type", value="\nlast", at="end")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\n\nthird para\nlast"
+    await agent.ok("page_act", ref=field, action="clear")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == ""
+    # Draft keeps working after them: typed text still reaches its model.
+    await agent.ok("page_act", ref=field, action="type", value="again")
+    assert await browser.cdp.evaluate(page, "fixture.text()") == "again"
+    # With trusted input granted, the browser's own keys do the same.
     run_cli(tabwire_command, "allow", "--trusted-input", input_site.origin)
     agent, browser, page = await open_input_page("lib.html?lib=draft")
     field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
@@ -56,10 +68,12 @@ async def test_sortablejs_reorders_a_list_and_moves_a_kanban_card_to_the_other_c
     # The last step goes before the first.
     answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Ship'), action="drag", to=agent.ref(lines, r'^listitem e\d+.*"?Plan'))
     assert (await browser.cdp.evaluate(page, "fixture.lists()"))["steps"] == ["ship", "plan", "build"], answer
-    # A card goes to the other column (onto its empty space, under its card; the column, a plain list,
-    # has no ref: a selector names it).
+    # A card goes to the other column (onto its empty space, under its card). The column is a plain list
+    # that nothing marks as a drop target (SortableJS marks an item draggable only once it is pressed):
+    # named for people, it has a ref (TodoMVC's unnamed lists of undragged items have none).
     lines = await agent.snapshot()
-    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Write docs'), action="drag", to="#doing")
+    doing = agent.ref(lines, r'^list e\d+ "Doing"')
+    answer = await agent.ok("page_act", ref=agent.ref(lines, r'^listitem e\d+.*"?Write docs'), action="drag", to=doing)
     lists = await browser.cdp.evaluate(page, "fixture.lists()")
     assert lists["todo"] == ["card-2"] and lists["doing"] == ["card-3", "card-1"], (lists, answer)
 

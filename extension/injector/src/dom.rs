@@ -122,6 +122,10 @@ pub trait Dom {
     fn is_read_only(&self, node: &Self::Node) -> bool;
     /// Dispatches `beforeinput` (with the selection as its target range); `false` when cancelled.
     fn before_input(&self, node: &Self::Node, edit: &Edit) -> bool;
+    /// Dispatches `textInput` with `text`, the event Chromium fires between `beforeinput` and the
+    /// insertion of typed text (and of Enter's line break: `"\n"`); React's `onBeforeInput` is
+    /// made from it, so Draft.js takes typing from it. `false` when cancelled.
+    fn text_input(&self, node: &Self::Node, text: &str) -> bool;
     /// Dispatches `input`, as the browser does after it changed a text control.
     fn input_event(&self, node: &Self::Node, edit: &Edit);
     /// Sets a text control's value through the browser's own setter (whatever a framework defined

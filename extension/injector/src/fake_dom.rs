@@ -450,6 +450,11 @@ impl Dom for FakeDom {
         !self.cancels("beforeinput")
     }
 
+    fn text_input(&self, node: &usize, text: &str) -> bool {
+        self.log(format!("textInput {node} {text}"));
+        !self.cancels("textInput")
+    }
+
     fn input_event(&self, node: &usize, edit: &Edit) {
         self.log(format!(
             "input {node} {} {}",

@@ -801,9 +801,9 @@ pub async fn fill<D: Dom>(dom: &D, node: &D::Node, text: &str) -> Result<FillChe
             // would between a person's selecting and typing (CodeMirror deletes nothing before).
             dom.checkpoint().await;
             if text.is_empty() {
-                edit_editor(dom, &field, &[Edit::Delete]);
+                edit_editor(dom, &field, &[Edit::Delete]).await;
             }
-            edit_editor(dom, &field, &line_edits(&text));
+            edit_editor(dom, &field, &line_edits(&text)).await;
         }
         TextEntry::EditContext => {
             // Such editors keep their selection in their own model: select all as a person does.
@@ -836,13 +836,47 @@ fn line_edits(text: &str) -> Vec<Edit> {
     edits
 }
 
-/// Each edit after a `beforeinput` the editor may take over (cancel and perform itself).
-fn edit_editor<D: Dom>(dom: &D, field: &D::Node, edits: &[Edit]) {
-    for edit in edits {
-        if dom.before_input(field, edit) {
-            dom.exec_edit(field, edit);
+/// Performs `edits` in a contenteditable editor as a person's typing does, each in a task of its
+/// own (the editor reads what the last one did to its DOM before the next comes): text as
+/// Chromium inserts it (`beforeinput`, `textInput`, then the editing command), a line break and a
+/// deletion as the keys that make them (Enter, Backspace), whose default action is the same
+/// sequence. An editor may take each over at any event by cancelling it: Draft.js keeps its
+/// model in React and takes typing only from `textInput` and Enter and Backspace only from their
+/// `keydown` (the editing commands alone changed its DOM behind React's back: the page showed
+/// the text while its model held another).
+async fn edit_editor<D: Dom>(dom: &D, field: &D::Node, edits: &[Edit]) {
+    for (i, edit) in edits.iter().enumerate() {
+        if i > 0 {
+            dom.checkpoint().await;
+        }
+        match edit {
+            Edit::InsertText(text) => {
+                insert_typed(dom, field, edit, text);
+            }
+            Edit::InsertParagraph => {
+                press(dom, field, &chord_of(Vec::new(), "Enter"), || {
+                    insert_typed(dom, field, edit, "\n");
+                });
+            }
+            Edit::Delete => {
+                // Backspace types nothing (it has no `keypress`): the deletion is its
+                // `keydown`'s default action.
+                let backspace = parse_key("Backspace").expect("a key of the table");
+                let key = |kind| KeyEvent::new(kind, &backspace, Modifiers::default(), 0);
+                if dom.dispatch_key(field, &key(KeyKind::Down)) && dom.before_input(field, edit) {
+                    dom.exec_edit(field, edit);
+                }
+                dom.dispatch_key(field, &key(KeyKind::Up));
+            }
         }
     }
+}
+
+/// Typed text's events and insertion, as Chromium orders them: `beforeinput`, `textInput` (with
+/// `typed`, `"\n"` for a line break), then the edit, each only if the one before was not
+/// cancelled. `true` when the browser performed the edit.
+fn insert_typed<D: Dom>(dom: &D, field: &D::Node, edit: &Edit, typed: &str) -> bool {
+    dom.before_input(field, edit) && dom.text_input(field, typed) && dom.exec_edit(field, edit)
 }
 
 mod caret;

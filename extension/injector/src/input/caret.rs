@@ -10,8 +10,8 @@ use bridge::page_ops::{Caret, TextAt};
 use bridge::trusted_input;
 
 use super::{
-    Edit, FillCheck, Refusal, TextEntry, chord_of, drawn_lines, edit_editor, editable, line_edits,
-    perform_trusted, press, press_trusted,
+    Edit, FillCheck, Refusal, TextEntry, chord_of, drawn_lines, edit_editor, editable,
+    insert_typed, line_edits, perform_trusted, press, press_trusted,
 };
 use crate::dom::Dom;
 
@@ -212,12 +212,15 @@ pub async fn type_text<D: Dom>(
         // and keeps the undo history, as a person's typing does.
         TextEntry::Control => {
             let edit = Edit::InsertText(text.clone());
-            if dom.before_input(&field, &edit) && !dom.exec_edit(&field, &edit) {
+            if dom.before_input(&field, &edit)
+                && dom.text_input(&field, &text)
+                && !dom.exec_edit(&field, &edit)
+            {
                 dom.set_value(&field, &check.wanted);
                 dom.input_event(&field, &edit);
             }
         }
-        TextEntry::ContentEditable => edit_editor(dom, &field, &line_edits(&text)),
+        TextEntry::ContentEditable => edit_editor(dom, &field, &line_edits(&text)).await,
         TextEntry::EditContext => {
             dom.paste(&field, &text);
         }
@@ -247,10 +250,7 @@ pub fn key_types<D: Dom>(dom: &D, node: &D::Node, text: &str) {
     {
         return;
     }
-    let edit = Edit::InsertText(text.to_owned());
-    if dom.before_input(&field, &edit) {
-        dom.exec_edit(&field, &edit);
-    }
+    insert_typed(dom, &field, &Edit::InsertText(text.to_owned()), text);
 }
 
 #[cfg(test)]

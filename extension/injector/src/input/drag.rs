@@ -8,7 +8,9 @@
 
 use bridge::trusted_input;
 
-use super::{MouseEvent, MouseKind, Point, Refusal, aim_patiently, move_pointer, perform_trusted};
+use super::{
+    Aim, MouseEvent, MouseKind, Point, Refusal, aim_patiently, move_pointer, perform_trusted,
+};
 use crate::dom::Dom;
 
 /// Moves between the press and the release (libraries start a drag after a few pixels of
@@ -85,38 +87,86 @@ fn between(from: Point, to: Point, i: u32) -> Point {
     }
 }
 
+/// What a drop the page took leaves changed, read before and after a drag: where the dragged
+/// element is (its parent, its box relative to the page, an SVG element's placement) and the
+/// page's text (items in another order, a card under another heading, a drop's message). What a
+/// page changes only while a drag is under way (a class or an opacity on the source, a highlight
+/// or a hint on a target, put back at `dragleave`/`dragend`) is not in it.
+struct Lasting<D: Dom> {
+    parent: Option<D::Node>,
+    /// The centre of its box relative to the page's root (so that scrolling moves neither).
+    at: Option<Point>,
+    placement: [Option<String>; 5],
+    page_text: String,
+}
+
+/// How far (CSS pixels) a box may seem to move without having moved (subpixel layout).
+const MOVED_PX: f64 = 1.0;
+
+fn centre<D: Dom>(dom: &D, node: &D::Node) -> Option<Point> {
+    match dom.geometry(node) {
+        super::Geometry::Box { centre, .. } => Some(centre),
+        super::Geometry::NoBox => None,
+    }
+}
+
+impl<D: Dom> Lasting<D> {
+    fn read(dom: &D, node: &D::Node) -> Lasting<D> {
+        let root = dom.root();
+        let at = match (centre(dom, node), centre(dom, &root)) {
+            (Some(at), Some(page)) => Some(Point {
+                x: at.x - page.x,
+                y: at.y - page.y,
+            }),
+            _ => None,
+        };
+        Lasting {
+            parent: dom.parent(node),
+            at,
+            placement: ["transform", "x", "y", "cx", "cy"].map(|name| dom.attr(node, name)),
+            page_text: dom.text(&root),
+        }
+    }
+
+    /// Whether anything in it differs in `after`.
+    fn changed(&self, dom: &D, after: &Lasting<D>) -> bool {
+        let moved = match (self.at, after.at) {
+            (Some(a), Some(b)) => (a.x - b.x).abs() > MOVED_PX || (a.y - b.y).abs() > MOVED_PX,
+            (a, b) => a.is_some() != b.is_some(),
+        };
+        let parent_changed = match (&self.parent, &after.parent) {
+            (Some(a), Some(b)) => !dom.same(a, b),
+            (a, b) => a.is_some() != b.is_some(),
+        };
+        moved
+            || parent_changed
+            || self.placement != after.placement
+            || self.page_text != after.page_text
+    }
+}
+
 /// Drags `from` onto `to` as [`drag`] does, then checks that the page took it: a drop the page
-/// took changes it (its nodes or text, or where the dragged element is drawn: an SVG node's
-/// transform, a card's style); one that changed nothing did not happen for it. Scrolling, which
-/// aiming may do, is no change of the page.
+/// took leaves something changed ([`Lasting`]: the dragged element elsewhere, in another place
+/// among its siblings or drawn elsewhere, or the page's text changed). A drag after which all of
+/// that is as it was did not happen for the page, whatever it showed during the drag.
 pub async fn drag_checked<D: Dom>(
     dom: &D,
     from: &D::Node,
     to: &D::Node,
     patience_ms: f64,
 ) -> Result<(), Refusal> {
-    let placed = |n: &D::Node| {
-        [
-            "transform",
-            "style",
-            "class",
-            "x",
-            "y",
-            "cx",
-            "cy",
-            "aria-grabbed",
-        ]
-        .map(|name| dom.attr(n, name))
-    };
-    let was = placed(from);
-    let watch = dom.watch(from);
-    drag(dom, from, to, patience_ms).await?;
+    let (source, target) = aim_both(dom, from, to, patience_ms).await?;
+    // Read once both are aimed at: aiming may scroll them, which is no change of the page.
+    let was = Lasting::read(dom, from);
+    drag_aimed(dom, source, target).await?;
     dom.checkpoint().await;
-    if dom.saw_change(&watch) || placed(from) != was {
+    if was.changed(dom, &Lasting::read(dom, from)) {
         Ok(())
     } else {
         Err(Refusal::NoEffect(
-            "was dragged, and nothing on the page changed: the page did not take the drag".into(),
+            "was dragged, and nothing on the page changed (the element is where it was, the \
+             page's text is the same): the page did not take the drag"
+                .into(),
         ))
     }
 }
@@ -129,12 +179,32 @@ pub async fn drag<D: Dom>(
     to: &D::Node,
     patience_ms: f64,
 ) -> Result<(), Refusal> {
-    // Aiming at one may scroll the other: each is aimed again once both were, so the points are
-    // those of the page as it is now (both in view when they fit).
+    let (source, target) = aim_both(dom, from, to, patience_ms).await?;
+    drag_aimed(dom, source, target).await
+}
+
+/// Aims at `from` and at `to` as a drag does: aiming at one may scroll the other, so each is
+/// aimed again once both were, and the points are those of the page as it is now (both in view
+/// when they fit).
+async fn aim_both<D: Dom>(
+    dom: &D,
+    from: &D::Node,
+    to: &D::Node,
+    patience_ms: f64,
+) -> Result<(Aim<D::Node>, Aim<D::Node>), Refusal> {
     aim_patiently(dom, from, true, patience_ms).await?;
     aim_patiently(dom, to, false, patience_ms).await?;
     let source = aim_patiently(dom, from, true, patience_ms).await?;
     let target = aim_patiently(dom, to, false, patience_ms).await?;
+    Ok((source, target))
+}
+
+/// The drag itself, from the point aimed at on the source to the one on the target.
+async fn drag_aimed<D: Dom>(
+    dom: &D,
+    source: Aim<D::Node>,
+    target: Aim<D::Node>,
+) -> Result<(), Refusal> {
     if dom.trusted_input() {
         let a = dom.top_point(&source.target, source.at);
         let b = dom.top_point(&target.target, target.at);
@@ -162,7 +232,7 @@ pub async fn drag<D: Dom>(
     for i in 1..=DRAG_STEPS {
         let at = between(source.at, target.at, i);
         let here = dom
-            .element_at(to, at)
+            .element_at(&target.target, at)
             .unwrap_or_else(|| target.target.clone());
         if html5 {
             dom.dispatch_drag(&source.target, DragKind::Drag, at);
@@ -206,4 +276,80 @@ pub async fn drag<D: Dom>(
     }
     dom.set_pointer_at(Some(last));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake_dom::{FakeDom, FakeNode};
+
+    /// The page (0) with two lists (1, 2), and a card (3) in the first.
+    fn board() -> FakeDom {
+        let dom = FakeDom::default();
+        dom.add(FakeNode {
+            tag: "body",
+            centre: Some((400.0, 300.0)),
+            text: "Todo Write docs Doing".into(),
+            ..Default::default()
+        });
+        for _ in 0..2 {
+            dom.add(FakeNode {
+                parent: Some(0),
+                tag: "ul",
+                ..Default::default()
+            });
+        }
+        dom.add(FakeNode {
+            parent: Some(1),
+            tag: "li",
+            centre: Some((100.0, 50.0)),
+            ..Default::default()
+        });
+        dom
+    }
+
+    fn changed_after(dom: &FakeDom, change: impl FnOnce(&mut Vec<FakeNode>)) -> bool {
+        let before = Lasting::read(dom, &3);
+        change(&mut dom.nodes.borrow_mut());
+        before.changed(dom, &Lasting::read(dom, &3))
+    }
+
+    #[test]
+    fn what_a_page_shows_only_during_a_drag_is_no_change() {
+        // A class and an opacity on the card, a highlight on the list: put back or not, none
+        // of them is where the card is or what the page says.
+        assert!(!changed_after(&board(), |nodes| {
+            nodes[3].classes.push("dragging");
+            nodes[3].attrs.push(("style", "opacity: 1"));
+            nodes[2].classes.push("over");
+        }));
+        // Scrolling moves the page and the card alike.
+        assert!(!changed_after(&board(), |nodes| {
+            nodes[0].centre = Some((400.0, 100.0));
+            nodes[3].centre = Some((100.0, -150.0));
+        }));
+        // Subpixel layout is not a move.
+        assert!(!changed_after(&board(), |nodes| {
+            nodes[3].centre = Some((100.4, 49.6))
+        }));
+    }
+
+    #[test]
+    fn a_drop_the_page_took_moved_the_element_or_changed_the_text() {
+        // Into the other list.
+        assert!(changed_after(&board(), |nodes| nodes[3].parent = Some(2)));
+        // Elsewhere in its list, or drawn elsewhere (its box, or an SVG element's placement).
+        assert!(changed_after(&board(), |nodes| {
+            nodes[3].centre = Some((100.0, 90.0))
+        }));
+        assert!(changed_after(&board(), |nodes| {
+            nodes[3].attrs.push(("transform", "translate(280,90)"))
+        }));
+        // The page says something else (items in another order, a drop's message).
+        assert!(changed_after(&board(), |nodes| {
+            nodes[0].text = "Todo Doing Write docs".into()
+        }));
+        // Removed (a framework re-rendered it elsewhere).
+        assert!(changed_after(&board(), |nodes| nodes[3].parent = None));
+    }
 }

@@ -421,23 +421,38 @@ fn an_editor_gets_lines_through_editing_commands() {
         text: "old text".into(),
         ..Default::default()
     });
+    let checkpoints = dom.checkpoints.get();
     let check = block_on(fill(&dom, &editor, "a \"b\"\n\n\tc")).unwrap();
     let n = editor;
-    assert_eq!(
-        events(&dom),
+    // Text as Chromium inserts typed text; each line break as an Enter key whose default action
+    // is the same for `insertParagraph` (its `textInput` is the line break).
+    let enter = |n: usize| {
         [
-            format!("focus {n}"),
-            format!("select all {n}"),
-            format!("beforeinput {n} insertText a \"b\""),
-            "exec insertText a \"b\"".into(),
+            format!("keydown {n} Enter 13 Enter"),
+            format!("keypress {n} Enter 13 Enter"),
             format!("beforeinput {n} insertParagraph "),
+            format!("textInput {n} \n"),
             "exec insertParagraph ".into(),
-            format!("beforeinput {n} insertParagraph "),
-            "exec insertParagraph ".into(),
-            format!("beforeinput {n} insertText \tc"),
-            "exec insertText \tc".into(),
+            format!("keyup {n} Enter 13 Enter"),
         ]
-    );
+    };
+    let mut wanted = vec![
+        format!("focus {n}"),
+        format!("select all {n}"),
+        format!("beforeinput {n} insertText a \"b\""),
+        format!("textInput {n} a \"b\""),
+        "exec insertText a \"b\"".into(),
+    ];
+    wanted.extend(enter(n));
+    wanted.extend(enter(n));
+    wanted.extend([
+        format!("beforeinput {n} insertText \tc"),
+        format!("textInput {n} \tc"),
+        "exec insertText \tc".into(),
+    ]);
+    assert_eq!(events(&dom), wanted);
+    // The selection's task, then one between each two of the four edits.
+    assert_eq!(dom.checkpoints.get() - checkpoints, 1 + 3);
     block_on(check.verify(&dom)).unwrap();
     assert_eq!(dom.nodes.borrow()[n].text, "a \"b\"\n\n\tc");
 
@@ -451,6 +466,40 @@ fn an_editor_gets_lines_through_editing_commands() {
     assert_eq!(
         block_on(check.verify(&dom)).unwrap_err().to_string(),
         "holds \"a \\\"b\\\"\\n\\tc\" after the edit, not \"x\": the edit did not stick"
+    );
+    dom.cancel.borrow_mut().clear();
+
+    // Clearing is Backspace over the selection, its default action the deletion.
+    dom.events.borrow_mut().clear();
+    let check = block_on(fill(&dom, &editor, "")).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            format!("select all {n}"),
+            format!("keydown {n} Backspace 8 Backspace"),
+            format!("beforeinput {n} deleteContentBackward "),
+            "exec delete ".into(),
+            format!("keyup {n} Backspace 8 Backspace"),
+        ]
+    );
+    block_on(check.verify(&dom)).unwrap();
+
+    // An editor that takes typing from `textInput` (React's `onBeforeInput`: Draft.js) and Enter
+    // from its `keydown` cancels them: the browser performs neither.
+    dom.events.borrow_mut().clear();
+    dom.cancel.borrow_mut().extend(["textInput", "keydown"]);
+    block_on(fill(&dom, &editor, "x\ny")).unwrap();
+    assert_eq!(
+        events(&dom),
+        [
+            format!("select all {n}"),
+            format!("beforeinput {n} insertText x"),
+            format!("textInput {n} x"),
+            format!("keydown {n} Enter 13 Enter"),
+            format!("keyup {n} Enter 13 Enter"),
+            format!("beforeinput {n} insertText y"),
+            format!("textInput {n} y"),
+        ]
     );
 }
 

@@ -117,6 +117,37 @@ pub fn is_draggable<D: PageDom>(dom: &D, node: &D::Node) -> bool {
                 || dom.attr(node, "aria-labelledby").is_some()))
 }
 
+/// A list a drag can end in, which no drop effect marks: one whose items are dragged (an item
+/// `draggable="true"` or with an ARIA grab state: a sortable list), or one its author named
+/// (`aria-label`/`aria-labelledby`: a board's column, named for people to tell it apart). Drop
+/// handlers leave no mark in the DOM, and SortableJS marks an item draggable only once it is
+/// pressed, so a plain column of a board is known only by its name. It gets a ref, for
+/// `page_act`'s `drag` to end in it (an empty column has no item to drop onto); unnamed lists
+/// of items that are not dragged (TodoMVC's) get none.
+pub fn is_drop_list<D: PageDom>(dom: &D, node: &D::Node, role: &str) -> bool {
+    /// Items looked at for a drag signal (a sortable list's items are alike).
+    const ITEMS_LOOKED_AT: usize = 8;
+    if role != "list" {
+        return false;
+    }
+    let named = ["aria-label", "aria-labelledby"]
+        .iter()
+        .any(|name| dom.attr(node, name).is_some_and(|v| !v.trim().is_empty()));
+    named
+        || dom
+            .kids(node)
+            .into_iter()
+            .filter_map(|kid| match kid {
+                Kid::Element(item) => Some(item),
+                Kid::Text(_) => None,
+            })
+            .take(ITEMS_LOOKED_AT)
+            .any(|item| {
+                dom.attr(&item, "draggable").as_deref() == Some("true")
+                    || dom.attr(&item, "aria-grabbed").is_some()
+            })
+}
+
 /// An element whose ARIA drop effect says it takes drops.
 fn is_drop_target<D: PageDom>(dom: &D, node: &D::Node) -> bool {
     dom.attr(node, "aria-dropeffect")

@@ -187,7 +187,10 @@ impl<D: PageDom> Walk<'_, D> {
         } else {
             role.to_owned()
         };
-        if aria::is_actionable(role) || aria::is_draggable(dom, node) {
+        if aria::is_actionable(role)
+            || aria::is_draggable(dom, node)
+            || aria::is_drop_list(dom, node, role)
+        {
             let r = self.refs.ref_for(dom, node);
             line.push(' ');
             line.push_str(&ref_name(r));

@@ -132,6 +132,36 @@ fn the_snapshot_shows_roles_names_states_and_refs_only_on_what_a_person_acts_on(
 }
 
 #[test]
+fn lists_a_drag_can_end_in_get_refs_and_other_lists_none() {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    // A board's empty column, named for people (SortableJS marks nothing before a press).
+    with(&dom, html, "ul", &[("aria-label", "Doing")]);
+    // A sortable list whose items are draggable (HTML5), and one whose items have a grab state.
+    let sortable = el(&dom, Some(html), "ul");
+    let item = with(&dom, sortable, "li", &[("draggable", "true")]);
+    text(&dom, item, "Plan");
+    let grabbing = with(&dom, html, "div", &[("role", "list")]);
+    let item = with(
+        &dom,
+        grabbing,
+        "div",
+        &[("role", "listitem"), ("aria-grabbed", "false")],
+    );
+    text(&dom, item, "Build");
+    // A plain list (TodoMVC's), and a named element that is no list: no ref.
+    let plain = el(&dom, Some(html), "ul");
+    let item = with(&dom, plain, "li", &[("draggable", "false")]);
+    text(&dom, item, "Ship");
+    with(&dom, html, "div", &[("aria-label", "Panel")]);
+    assert_eq!(
+        render(&dom, &mut Refs::new("d")),
+        "list e1 \"Doing\"\nlist e2\n listitem e3: Plan\nlist e4\n listitem e5 grabbable: Build\n\
+         list\n listitem e6: Ship\n"
+    );
+}
+
+#[test]
 fn names_come_from_labels_and_states_from_the_element() {
     let dom = FakeDom::default();
     let html = el(&dom, None, "html");

@@ -452,6 +452,10 @@ impl Dom for WebDom {
         input::before_input(node, edit)
     }
 
+    fn text_input(&self, node: &Element, text: &str) -> bool {
+        input::text_input(node, text)
+    }
+
     fn input_event(&self, node: &Element, edit: &Edit) {
         input::after_input(node, edit);
     }

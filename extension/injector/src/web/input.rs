@@ -303,6 +303,32 @@ pub fn before_input(node: &Element, edit: &Edit) -> bool {
     input_event(node, "beforeinput", edit, true)
 }
 
+/// Dispatches `textInput` (a `TextEvent`, which has no constructor: `createEvent` and
+/// `initTextEvent`, as Chromium's own is made); `false` when a listener cancelled it.
+pub fn text_input(node: &Element, text: &str) -> bool {
+    let Some(document) = document_of(node) else {
+        return true;
+    };
+    let Ok(event) = document.create_event("TextEvent") else {
+        return true;
+    };
+    let init = Reflect::get(&event, &"initTextEvent".into())
+        .and_then(|f| f.dyn_into::<Function>())
+        .ok();
+    let view: JsValue = window_of(node).map_or(JsValue::NULL, Into::into);
+    let args = Array::of5(
+        &"textInput".into(),
+        &true.into(),
+        &true.into(),
+        &view,
+        &text.into(),
+    );
+    if init.is_none_or(|init| init.apply(&event, &args).is_err()) {
+        return true;
+    }
+    node.dispatch_event(&event).unwrap_or(true)
+}
+
 pub fn after_input(node: &Element, edit: &Edit) {
     input_event(node, "input", edit, false);
 }
