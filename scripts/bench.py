@@ -42,6 +42,7 @@ import time
 import urllib.request
 from datetime import datetime
 from pathlib import Path
+from typing import AsyncIterator
 
 import anyio
 from websockets.asyncio.server import serve
@@ -53,7 +54,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from harness import handshake  # noqa: E402
 from harness.cdp import Cdp, Target  # noqa: E402
 from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import LIST_CHANGED, open_tabwire_session  # noqa: E402
+from harness.mcp_client import LIST_CHANGED, TabwireSession, open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 from harness.waiting import wait_for  # noqa: E402
 
@@ -97,11 +98,12 @@ def tabwire_pid(port: int) -> int:
 
 
 async def timed(session, name: str, args: dict) -> float:
+    """Milliseconds one call of `name` took; a call that failed stops the bench."""
     t0 = time.perf_counter()
     out = await session.call(name, args)
     elapsed = (time.perf_counter() - t0) * 1000
     if out.is_error:
-        raise AssertionError(f"{name} failed: {out}")
+        raise AssertionError(f"{name}({args}) failed: {out.text[:500]}")
     return elapsed
 
 
@@ -131,6 +133,56 @@ def paired_setup(work: Path, name: str, source: Path = EXTENSION_ROOT) -> tuple[
     args = ["mcp", "--port", str(port), "--secret-file", str(secret_file),
             "--adapter-match", "todomvc=http://127.0.0.1/*"]
     return port, ext, args
+
+
+def tabwire_env(work: Path, **more: str) -> dict[str, str]:
+    """The environment of a bench's `tabwire` (its server and its CLI): warnings only, its config in `work`."""
+    return {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config"), **more}
+
+
+@contextlib.asynccontextmanager
+async def paired_session(
+    work: Path, *, flags: tuple[str, ...] = ("--allow-all-origins",), env: dict[str, str] | None = None,
+    binary: Path = BINARY, source: Path = EXTENSION_ROOT,
+) -> AsyncIterator[tuple[TabwireSession, Chromium]]:
+    """`tabwire mcp` (`binary`, with `flags`: by default page tools on every site) on a free port with a fresh
+    secret, driven by the Python SDK client, then headless Chromium with a copy of the extension at `source`
+    paired with it; its secret, profile and logs in `work`. Yields both once Chromium's DevTools answer
+    (the extension may not have connected yet: `extension_connected`); stops both at the end."""
+    port = free_port()
+    secret = os.urandom(32).hex()
+    (work / "secret").write_text(secret)
+    (work / "secret").chmod(0o600)
+    ext = paired_extension(work / "extension-root", port, secret, source)
+    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), *flags]
+    async with open_tabwire_session(binary, args, env=env or tabwire_env(work), cwd=REPO,
+                                    stderr_path=work / "tabwire.log") as session:
+        browser = Chromium(work / "profile", work / "chromium.log", ext, None)
+        try:
+            await browser.wait_ready()
+            yield session, browser
+        finally:
+            browser.stop()
+
+
+async def extension_connected(session: TabwireSession) -> None:
+    """Polls `browser_tabs` (for at most 10 s) until it says the extension is connected."""
+    for _ in range(100):
+        if (await session.call("browser_tabs")).structured.get("connected"):
+            return
+        await anyio.sleep(0.1)
+
+
+@contextlib.asynccontextmanager
+async def chromium_root(work: Path, name: str, ext: Path, page: str | None) -> AsyncIterator[tuple[Cdp, Target]]:
+    """Headless Chromium with the extension `ext` opening `page` (profile and log `work/<name>-…`): its
+    DevTools connection and its browser target, once they answer; stopped at the end."""
+    browser = Chromium(work / f"{name}-profile", work / f"{name}-chromium.log", ext, page)
+    try:
+        cdp = await browser.wait_ready()
+        yield cdp, await browser_target(cdp)
+    finally:
+        browser.stop()
 
 
 async def bare_ping(work: Path, page: str) -> list[float]:
@@ -264,11 +316,8 @@ async def tools_after_dcl(work: Path, page: str) -> list[dict]:
     _, ext, args = paired_setup(work, "dcl")
     # tungstenite's trace logs each frame tabwire receives: when the tab's tools_updated arrived.
     env = {"RUST_LOG": "info,tungstenite::protocol=trace", "XDG_CONFIG_HOME": str(work / "dcl-config")}
-    browser = Chromium(work / "dcl-profile", work / "dcl-chromium.log", ext, None)
     samples = []
-    try:
-        cdp = await browser.wait_ready()
-        root = await browser_target(cdp)
+    async with chromium_root(work, "dcl", ext, None) as (cdp, root):
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "dcl-tabwire.log") as s:
             await wait_for(lambda: "extension said hello" in (work / "dcl-tabwire.log").read_text(), timeout=30,
                            what="the extension to connect")
@@ -296,8 +345,6 @@ async def tools_after_dcl(work: Path, page: str) -> list[dict]:
                     return "todomvc_list_todos" not in await s.tool_names()
 
                 await wait_for(gone, timeout=10, what="the closed tab's tools to leave tools/list")
-    finally:
-        browser.stop()
     return samples
 
 
@@ -308,11 +355,8 @@ async def worker_restarts(work: Path, page: str) -> list[dict]:
     _, ext, args = paired_setup(work, "sw")
     log = work / "sw-tabwire.log"
     env = {"RUST_LOG": "info", "XDG_CONFIG_HOME": str(work / "sw-config")}
-    browser = Chromium(work / "sw-profile", work / "sw-chromium.log", ext, page)
     samples = []
-    try:
-        cdp = await browser.wait_ready()
-        root = await browser_target(cdp)
+    async with chromium_root(work, "sw", ext, page) as (cdp, root):
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=log) as s:
             await s.wait_for_tools("todomvc_list_todos", timeout=30)
 
@@ -338,8 +382,6 @@ async def worker_restarts(work: Path, page: str) -> list[dict]:
                 connected = log_times(log, "browser extension connected")[-1]
                 hello = log_times(log, "extension said hello")[-1]
                 samples.append({**times, "closed": closed, "connected": connected, "hello": hello})
-    finally:
-        browser.stop()
     return samples
 
 

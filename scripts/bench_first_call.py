@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, EXTENSION_ROOT, TODOMVC, free_port, paired_extension  # noqa: E402
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session, timed  # noqa: E402
 from bench_page_tools import (  # noqa: E402
     CHROME_DEVTOOLS_ARGS,
     CHROME_DEVTOOLS_ENV,
@@ -44,7 +44,6 @@ from bench_page_tools import (  # noqa: E402
     NODE,
     PLAYWRIGHT,
 )
-from harness.chromium import Chromium  # noqa: E402
 from harness.forms_app import FormsApp  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
@@ -68,67 +67,41 @@ def spread(samples: list[float]) -> str:
     return f"p50 {statistics.median(samples):6.2f} ms, p99 {pct(samples, 0.99):7.2f} ms (n={len(samples)})"
 
 
-async def timed(session, name: str, args: dict) -> float:
-    t0 = time.perf_counter()
-    out = await session.call(name, args)
-    ms = (time.perf_counter() - t0) * 1000
-    if out.is_error:
-        raise AssertionError(f"{name}({args}) failed: {out.text[:500]}")
-    return ms
-
-
 async def tabwire_rounds(
     work: Path, urls: dict[str, str], allow_all: bool, binary: Path = BINARY, source: Path = EXTENSION_ROOT
 ) -> dict:
     """Per page: first and next snapshot times (when `allow_all`), and the page's load timings."""
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret, source)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret")]
-    if allow_all:
-        args.append("--allow-all-origins")
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
     result: dict = {
         name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": []} for name in urls
     }
-    browser = None
-    async with open_tabwire_session(binary, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-        try:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            cdp = await browser.wait_ready()
-            for _ in range(100):  # the extension connects
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
-            tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
-            for _ in range(ROUNDS):
-                for name, url in urls.items():
-                    out = await s.call_ok("browser_open", {"url": url, "tab_id": tab})
-                    assert out.structured["tab_id"] == tab, out
-                    if allow_all:
-                        await anyio.sleep(IDLE_S)
-                        result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
-                        result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
-                    page = await cdp.wait_for_page(url)
-                    for _ in range(200):
-                        timing = await cdp.evaluate(page, NAV_TIMING)
-                        if timing:
-                            break
-                        await anyio.sleep(0.01)
+    flags = ("--allow-all-origins",) if allow_all else ()
+    async with paired_session(work, flags=flags, binary=binary, source=source) as (s, browser):
+        cdp = browser.cdp
+        await extension_connected(s)
+        tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
+        for _ in range(ROUNDS):
+            for name, url in urls.items():
+                out = await s.call_ok("browser_open", {"url": url, "tab_id": tab})
+                assert out.structured["tab_id"] == tab, out
+                if allow_all:
+                    await anyio.sleep(IDLE_S)
+                    result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+                    result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+                page = await cdp.wait_for_page(url)
+                for _ in range(200):
+                    timing = await cdp.evaluate(page, NAV_TIMING)
                     if timing:
-                        result[name]["dcl"].append(timing["dcl"])
-                        result[name]["load"].append(timing["load"])
-                    if allow_all:  # the same page in a new tab (often a new renderer process), then closed
-                        fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
-                        await anyio.sleep(IDLE_S)
-                        result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
-                        result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
-                        await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
-        finally:
-            if browser:
-                browser.stop()
+                        break
+                    await anyio.sleep(0.01)
+                if timing:
+                    result[name]["dcl"].append(timing["dcl"])
+                    result[name]["load"].append(timing["load"])
+                if allow_all:  # the same page in a new tab (often a new renderer process), then closed
+                    fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                    await anyio.sleep(IDLE_S)
+                    result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                    result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
+                    await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
     return result
 
 

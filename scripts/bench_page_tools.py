@@ -37,8 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, EXTENSION_ROOT, TODOMVC, free_port, paired_extension  # noqa: E402
-from harness.chromium import Chromium  # noqa: E402
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
@@ -136,62 +135,45 @@ TW_REF = r"\b(e\d+)\b"
 
 
 async def tabwire_side(work: Path, url: str, binary: Path = BINARY, source: Path = EXTENSION_ROOT) -> dict:
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret, source)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
-    browser = None
     result: dict = {}
-    async with open_tabwire_session(binary, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-        try:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            await browser.wait_ready()
-            listed = (await s.session.list_tools()).tools
-            result["list"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in listed]))
-            page_tools = [t for t in listed if t.name.startswith("page_")]
-            result["growth"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in page_tools]))
-            for _ in range(100):  # the extension connects
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
-            run = Run(s)
+    async with paired_session(work, binary=binary, source=source) as (s, browser):
+        listed = (await s.session.list_tools()).tools
+        result["list"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in listed]))
+        page_tools = [t for t in listed if t.name.startswith("page_")]
+        result["growth"] = tokens(json.dumps([t.model_dump(exclude_none=True) for t in page_tools]))
+        await extension_connected(s)
+        run = Run(s)
+        t0 = time.perf_counter()
+        tab = json.loads(json.dumps((await s.call_ok("browser_open", {"url": url})).structured))["tab_id"]
+        run.calls += 1
+        snap = await run.call("page_snapshot", {"tab_id": tab})
+        field = line_ref(snap, r'textbox e\d+ "What needs to be done\?"', TW_REF)
+        await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": "buy milk"})
+        added = await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
+        toggle = item_ref(added, "buy milk", "checkbox", TW_REF)
+        await run.call("page_act", {"tab_id": tab, "ref": toggle, "action": "check"})
+        await run.call("page_find", {"tab_id": tab, "role": "listitem"})
+        result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
+        result["task_structured"] = run.structured_tokens
+        for title in ("walk the dog", "call mum"):
+            await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": title})
+            await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
+        snap = await run.call("page_snapshot", {"tab_id": tab})
+        result["snapshot_text"] = snap
+        result["snapshot"] = tokens(snap)
+        dog = item_ref(snap, "walk the dog", "checkbox", TW_REF)
+        for _ in range(10):  # warm up
+            await run.timed("page_snapshot", {"tab_id": tab})
+        result["snap_ms"] = [(await run.timed("page_snapshot", {"tab_id": tab}))[0] for _ in range(SAMPLES)]
+        acts = [await run.timed("page_act", {"tab_id": tab, "ref": dog, "action": "click"}) for _ in range(SAMPLES)]
+        result["act_ms"] = [ms for ms, _ in acts]
+        result["profile"] = [profile_of(text) for _, text in acts if "\nprofile:" in text]
+        result["tabs_ms"] = [(await run.timed("browser_tabs", {}))[0] for _ in range(SAMPLES)]
+        result["list_ms"] = []
+        for _ in range(SAMPLES):
             t0 = time.perf_counter()
-            tab = json.loads(json.dumps((await s.call_ok("browser_open", {"url": url})).structured))["tab_id"]
-            run.calls += 1
-            snap = await run.call("page_snapshot", {"tab_id": tab})
-            field = line_ref(snap, r'textbox e\d+ "What needs to be done\?"', TW_REF)
-            await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": "buy milk"})
-            added = await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
-            toggle = item_ref(added, "buy milk", "checkbox", TW_REF)
-            await run.call("page_act", {"tab_id": tab, "ref": toggle, "action": "check"})
-            await run.call("page_find", {"tab_id": tab, "role": "listitem"})
-            result["task"] = (run.calls, run.tokens, (time.perf_counter() - t0) * 1000)
-            result["task_structured"] = run.structured_tokens
-            for title in ("walk the dog", "call mum"):
-                await run.call("page_act", {"tab_id": tab, "ref": field, "action": "fill", "value": title})
-                await run.call("page_act", {"tab_id": tab, "ref": field, "action": "press", "key": "Enter"})
-            snap = await run.call("page_snapshot", {"tab_id": tab})
-            result["snapshot_text"] = snap
-            result["snapshot"] = tokens(snap)
-            dog = item_ref(snap, "walk the dog", "checkbox", TW_REF)
-            for _ in range(10):  # warm up
-                await run.timed("page_snapshot", {"tab_id": tab})
-            result["snap_ms"] = [(await run.timed("page_snapshot", {"tab_id": tab}))[0] for _ in range(SAMPLES)]
-            acts = [await run.timed("page_act", {"tab_id": tab, "ref": dog, "action": "click"}) for _ in range(SAMPLES)]
-            result["act_ms"] = [ms for ms, _ in acts]
-            result["profile"] = [profile_of(text) for _, text in acts if "\nprofile:" in text]
-            result["tabs_ms"] = [(await run.timed("browser_tabs", {}))[0] for _ in range(SAMPLES)]
-            result["list_ms"] = []
-            for _ in range(SAMPLES):
-                t0 = time.perf_counter()
-                await s.session.list_tools()
-                result["list_ms"].append((time.perf_counter() - t0) * 1000)
-        finally:
-            if browser:
-                browser.stop()
+            await s.session.list_tools()
+            result["list_ms"].append((time.perf_counter() - t0) * 1000)
     return result
 
 

@@ -22,11 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, free_port, paired_extension  # noqa: E402
+from bench import extension_connected, free_port, paired_session  # noqa: E402
 from bench_page_tools import tokens  # noqa: E402
 from harness.apps import Moin, Trac  # noqa: E402
-from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import open_tabwire_session  # noqa: E402
 
 CACHE = Path(os.environ.get("TABWIRE_CACHE") or Path.home() / ".cache" / "tabwire")
 
@@ -79,32 +77,17 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-repetition-"))
     trac = Trac(CACHE / "trac" / "venv", work / "trac-env", free_port(), work / "trac.log")
     moin = Moin(CACHE / "moin" / "venv", work / "moin-wiki", free_port(), work / "moin.log")
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
-    browser = None
     try:
         trac.wait_ready()
         moin.wait_ready()
-        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            await browser.wait_ready()
-            for _ in range(100):  # the extension connects
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
+        async with paired_session(work) as (s, _):
+            await extension_connected(s)
             tab = (await s.call_ok("browser_open", {"url": trac.base + "/"})).structured["tab_id"]
             sites = {
                 "Trac": await walk(s, tab, trac.base, ["/", "/newticket", "/report", "/timeline", "/roadmap"]),
                 "MoinMoin": await walk(s, tab, moin.base, ["/Home", "/+index/", "/+history/Home", "/+modify/Home"]),
             }
     finally:
-        if browser:
-            browser.stop()
         trac.stop()
         moin.stop()
     print(f"snapshot lines shared with the previous page of the site, cl100k tokens ({time.strftime('%Y-%m-%d %H:%M')})")

@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, TODOMVC, free_port, paired_extension  # noqa: E402
+from bench import BINARY, TODOMVC, extension_connected, free_port, paired_session  # noqa: E402
 from bench_page_tools import (  # noqa: E402
     CHROME_DEVTOOLS_ARGS, CHROME_DEVTOOLS_ENV, CHROME_DEVTOOLS_MCP, NODE, PLAYWRIGHT, CHROMIUM, tokens,
 )
@@ -359,6 +359,17 @@ class TodoSite:
         self.server.stop()
 
 
+async def read_back(a: Agent, index: str, link: str, expected: str) -> None:
+    """Opens the page `index`, finds the link `link` there and follows it, as a person checks what they
+    wrote; fails the task unless the page it leads to shows `expected`."""
+    await a.open(index)
+    await a.find(link)
+    await a.click(await a.ref("link", link))
+    shown = await a.read()
+    if expected not in shown:
+        raise TaskFailed(f"{link!r} read back lacks {expected!r}:\n{shown[:3000]}")
+
+
 async def trac_task(a: Agent, trac: Trac) -> None:
     """Create a ticket, add a comment to it, find it in the ticket list, read it back."""
     await a.open(trac.base + "/newticket")
@@ -367,12 +378,7 @@ async def trac_task(a: Agent, trac: Trac) -> None:
     await a.click(await a.ref("button", "Create ticket"))
     await a.fill(await a.ref("textbox", "You may use WikiFormatting"), "Seal replaced, still leaking.")
     await a.click(await a.ref("button", "Submit changes"))
-    await a.open(trac.base + "/query")
-    await a.find("Kettle leaks")
-    await a.click(await a.ref("link", "Kettle leaks"))
-    shown = await a.read()
-    if "Seal replaced" not in shown:
-        raise TaskFailed(f"the ticket read back lacks the comment:\n{shown[:3000]}")
+    await read_back(a, trac.base + "/query", "Kettle leaks", "Seal replaced")
 
 
 def trac_oracle(trac: Trac) -> None:
@@ -392,12 +398,7 @@ async def moin_task(a: Agent, moin: Moin) -> None:
     await a.open(moin.base + "/+modify/Groceries")
     await a.fill(await a.ref("textbox", ""), "Milk, eggs and bread.")
     await a.click(await a.ref("button", "OK"))
-    await a.open(moin.base + "/+index/")
-    await a.find("Groceries")
-    await a.click(await a.ref("link", "Groceries"))
-    shown = await a.read()
-    if "Milk, eggs and bread." not in shown:
-        raise TaskFailed(f"the page read back lacks its text:\n{shown[:3000]}")
+    await read_back(a, moin.base + "/+index/", "Groceries", "Milk, eggs and bread.")
 
 
 def moin_oracle(moin: Moin) -> None:
@@ -468,28 +469,11 @@ class Servers:
 
     async def tabwire(self, task: Callable[[Agent], Awaitable[None]]) -> Agent:
         work = self.fresh("tw")
-        port = free_port()
-        secret = os.urandom(32).hex()
-        (work / "secret").write_text(secret)
-        (work / "secret").chmod(0o600)
-        ext = paired_extension(work / "extension-root", port, secret)
-        args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
-        env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
-        browser = None
-        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-            try:
-                browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-                await browser.wait_ready()
-                for _ in range(100):  # the extension connects
-                    if (await s.call("browser_tabs")).structured.get("connected"):
-                        break
-                    await anyio.sleep(0.1)
-                agent = TabwireAgent(s, browser)
-                await task(agent)
-                return agent
-            finally:
-                if browser:
-                    browser.stop()
+        async with paired_session(work) as (s, browser):
+            await extension_connected(s)
+            agent = TabwireAgent(s, browser)
+            await task(agent)
+            return agent
 
     async def playwright(self, task: Callable[[Agent], Awaitable[None]]) -> Agent:
         work = self.fresh("pw")

@@ -9,7 +9,6 @@ first trusted act costs (attaching Chrome's debugger), and how many clicks the p
 
 from __future__ import annotations
 
-import os
 import re
 import statistics
 import subprocess
@@ -24,9 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, free_port, paired_extension  # noqa: E402
-from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import open_tabwire_session  # noqa: E402
+from bench import BINARY, extension_connected, paired_session, tabwire_env  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -48,13 +45,7 @@ async def main() -> None:
         sys.exit(f"{BINARY} is missing: run scripts/bench.sh --trusted (it builds first)")
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-trusted-"))
     site = StaticServer(FIXTURES, work / "site.log")
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret)
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config"), "HOME": str(work)}
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
+    env = tabwire_env(work, HOME=str(work))
 
     def grant(on: bool) -> None:
         verb = "allow" if on else "revoke"
@@ -63,15 +54,9 @@ async def main() -> None:
 
     url = site.url("plain", "trusted/index.html?free")
     times: dict[bool, list[float]] = {False: [], True: []}
-    browser = None
     try:
-        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            await browser.wait_ready()
-            for _ in range(100):  # the extension connects
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
+        async with paired_session(work, env=env) as (s, browser):
+            await extension_connected(s)
             tab = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
             snap = (await s.call_ok("page_snapshot", {"tab_id": tab})).text
             button = re.search(r'button (e\d+) "Press me"', snap).group(1)
@@ -92,8 +77,6 @@ async def main() -> None:
             target = await browser.cdp.wait_for_page(url)
             taken = await browser.cdp.evaluate(target, "fixture.presses().length")
     finally:
-        if browser:
-            browser.stop()
         site.stop()
     print(f"page_act click on the trusted-input fixture ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})")
     print(f"synthetic:            {spread(times[False])}")

@@ -19,14 +19,7 @@ async fn main() {
     let pid = transport.id().unwrap();
     let client = Arc::new(Counter::default().serve(transport).await.unwrap());
     let mut socket = setup.extension().await;
-    let welcome = hello(&mut socket).await;
-    let tabs: Vec<Value> = (1..=4)
-        .map(|tab| {
-            json!({"tab": tab, "url": "http://todomvc.com/examples/x/", "title": "T",
-                          "tools": todomvc_tools(&welcome)})
-        })
-        .collect();
-    send(&mut socket, json!({"type": "tools_snapshot", "tabs": tabs})).await;
+    offer_todomvc_tabs(&mut socket, 4).await;
     let page = tokio::spawn(play_page(socket));
     client.list_all_tools().await.unwrap();
     let idle_rss = rss_kib(pid);

@@ -146,15 +146,8 @@ async fn a_2026_07_28_client_hears_of_new_tools_through_its_subscription() {
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
 
     let mut socket = setup.extension().await;
-    let welcome = hello(&mut socket).await;
     // Several tabs in one snapshot.
-    let tabs: Vec<Value> = (1..=5)
-        .map(|tab| {
-            json!({"tab": tab, "url": "http://todomvc.com/examples/x/", "title": "T",
-                          "tools": todomvc_tools(&welcome)})
-        })
-        .collect();
-    send(&mut socket, json!({"type": "tools_snapshot", "tabs": tabs})).await;
+    offer_todomvc_tabs(&mut socket, 5).await;
 
     let notification = tokio::time::timeout(DEADLINE, subscription.next())
         .await
@@ -267,8 +260,7 @@ async fn the_websocket_refuses_foreign_origins_and_bad_secrets() {
         }
     }
     // And the right one still gets in.
-    let mut socket = setup.extension().await;
-    hello(&mut socket).await;
+    let _extension = setup.welcomed_extension().await;
     client.cancel().await.unwrap();
 }
 
@@ -305,8 +297,7 @@ async fn a_head_probe_hears_that_the_server_is_up_and_nothing_more() {
         );
     }
     // A WebSocket handshake is still a WebSocket handshake.
-    let mut socket = setup.extension().await;
-    hello(&mut socket).await;
+    let _extension = setup.welcomed_extension().await;
     client.cancel().await.unwrap();
 }
 
@@ -337,8 +328,7 @@ async fn a_port_held_by_another_program_leaves_mcp_working() {
     assert!(text(&out).starts_with(&expected), "{}", text(&out));
     // Once the program lets the port go, tabwire takes it and the extension gets in.
     drop(holder);
-    let mut socket = setup.extension().await;
-    hello(&mut socket).await;
+    let _extension = setup.welcomed_extension().await;
     client.cancel().await.unwrap();
 }
 

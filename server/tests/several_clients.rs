@@ -47,6 +47,16 @@ async fn attach_extension(setup: &Setup) -> tokio::task::JoinHandle<()> {
     tokio::spawn(play_page(socket))
 }
 
+/// Starts the first `tabwire mcp` (the hub: the fake extension reaching the port proves it owns
+/// it), attaches the extension to it, and waits until its client lists the page's tools; its
+/// client, pid, and the page's task.
+async fn start_hub_with_the_page(setup: &Setup) -> (Client, u32, tokio::task::JoinHandle<()>) {
+    let (client, counter, pid) = start(setup).await;
+    let page = attach_extension(setup).await;
+    wait_for_tool(&client, &counter, "todomvc_add_todo").await;
+    (client, pid, page)
+}
+
 async fn add(client: &Client, title: String) -> (String, CallToolResult) {
     let out = call(client, "todomvc_add_todo", json!({"title": title})).await;
     (title, out)
@@ -57,6 +67,13 @@ fn assert_added(title: &str, out: &CallToolResult) {
     let result: Value = serde_json::from_str(text(out)).unwrap();
     assert_eq!(result["added"], title, "{result}");
     assert_eq!(result["tab"], 7, "{result}");
+}
+
+/// Asserts that `tabwire status` printed each of `parts`.
+fn assert_says(printed: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(printed.contains(part), "no {part:?} in:\n{printed}");
+    }
 }
 
 async fn status(setup: &Setup) -> std::process::Output {
@@ -77,10 +94,7 @@ async fn status(setup: &Setup) -> std::process::Output {
 #[tokio::test]
 async fn two_processes_share_one_browser_and_the_peer_takes_over_when_the_hub_dies() {
     let setup = Setup::new();
-    let (hub_client, hub_counter, hub_pid) = start(&setup).await;
-    // The extension reaching the port proves the first process owns it.
-    let page = attach_extension(&setup).await;
-    wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
+    let (hub_client, hub_pid, page) = start_hub_with_the_page(&setup).await;
 
     let (peer_client, peer_counter, peer_pid) = start(&setup).await;
     wait_for_tool(&peer_client, &peer_counter, "todomvc_add_todo").await;
@@ -101,18 +115,21 @@ async fn two_processes_share_one_browser_and_the_peer_takes_over_when_the_hub_di
     let shown = status(&setup).await;
     let printed = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.status.success(), "{printed} {:?}", shown);
-    assert!(
-        printed.contains(&format!("hub: pid {hub_pid},")),
-        "{printed}"
+    let (hub, peer) = (
+        format!("hub: pid {hub_pid},"),
+        format!("peer: pid {peer_pid},"),
     );
-    assert!(printed.contains("peers: 1"), "{printed}");
-    assert!(
-        printed.contains(&format!("peer: pid {peer_pid},")),
-        "{printed}"
+    assert_says(
+        &printed,
+        &[
+            &hub,
+            "peers: 1",
+            &peer,
+            "browser: fake 0",
+            "tab 7",
+            "todomvc_add_todo",
+        ],
     );
-    assert!(printed.contains("browser: fake 0"), "{printed}");
-    assert!(printed.contains("tab 7"), "{printed}");
-    assert!(printed.contains("todomvc_add_todo"), "{printed}");
     assert!(!printed.contains(&setup.secret), "{printed}");
     assert!(
         !String::from_utf8_lossy(&shown.stderr).contains(&setup.secret),
@@ -136,11 +153,7 @@ async fn two_processes_share_one_browser_and_the_peer_takes_over_when_the_hub_di
 
     let shown = status(&setup).await;
     let printed = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        printed.contains(&format!("hub: pid {peer_pid},")),
-        "{printed}"
-    );
-    assert!(printed.contains("peers: 0"), "{printed}");
+    assert_says(&printed, &[&format!("hub: pid {peer_pid},"), "peers: 0"]);
 
     drop(hub_client);
     peer_client.cancel().await.unwrap();
@@ -241,9 +254,7 @@ async fn a_peer_without_a_browser_says_not_connected_relays_page_errors_and_the_
 #[tokio::test]
 async fn of_two_peers_one_takes_over_and_the_other_joins_it() {
     let setup = Setup::new();
-    let (hub_client, hub_counter, hub_pid) = start(&setup).await;
-    let page = attach_extension(&setup).await;
-    wait_for_tool(&hub_client, &hub_counter, "todomvc_add_todo").await;
+    let (hub_client, hub_pid, page) = start_hub_with_the_page(&setup).await;
     let (first, first_counter, first_pid) = start(&setup).await;
     let (second, second_counter, second_pid) = start(&setup).await;
     wait_for_tool(&first, &first_counter, "todomvc_add_todo").await;
@@ -270,15 +281,11 @@ async fn of_two_peers_one_takes_over_and_the_other_joins_it() {
     } else {
         (second_pid, first_pid)
     };
-    assert!(
-        printed.contains(&format!("hub: pid {new_hub},")),
-        "{printed}"
+    let (hub, peer) = (
+        format!("hub: pid {new_hub},"),
+        format!("peer: pid {still_peer},"),
     );
-    assert!(
-        printed.contains(&format!("peer: pid {still_peer},")),
-        "{printed}"
-    );
-    assert!(printed.contains("peers: 1"), "{printed}");
+    assert_says(&printed, &[&hub, &peer, "peers: 1"]);
 
     drop(hub_client);
     first.cancel().await.unwrap();

@@ -196,11 +196,9 @@ async fn site_state_serves_the_cache_asks_the_page_and_falls_back_with_a_note() 
     let out = structured(&result);
     assert_eq!(out["source"], "cache");
     assert_eq!(out["state"], json!({"todos": 2}));
+    let note = out["note"].as_str().expect("a note");
     assert!(
-        out["note"]
-            .as_str()
-            .unwrap()
-            .contains("ADAPTER_ERROR: state extractor threw"),
+        note.contains("ADAPTER_ERROR: state extractor threw"),
         "{out}"
     );
 
@@ -214,13 +212,8 @@ async fn site_state_serves_the_cache_asks_the_page_and_falls_back_with_a_note() 
         let out = structured(&out);
         if out["tab_closed"] == json!(true) {
             assert_eq!(out["state"], json!({"todos": 2}));
-            assert!(
-                out["note"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("tab 7 was closed"),
-                "{out}"
-            );
+            let note = out["note"].as_str().expect("a note");
+            assert!(note.starts_with("tab 7 was closed"), "{out}");
             break;
         }
         assert!(Instant::now() < deadline, "tab 7 never closed");

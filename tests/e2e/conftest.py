@@ -18,14 +18,15 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, AsyncContextManager, AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from harness.apps import App, MailDev, Moin, TiddlyWiki, Trac
 from harness.chromium import CHROMIUM, Chromium
-from harness.firefox import FIREFOX, Firefox
+from harness.files_app import FilesApp
+from harness.firefox import FIREFOX, Firefox, add_on_connected
 from harness.mcp_client import TabwireSession, open_tabwire_session
 from harness.static_server import StaticServer
 
@@ -192,6 +193,23 @@ def moin(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Moin]:
 
 
 @pytest.fixture
+def files_app(request: pytest.FixtureRequest) -> Iterator[FilesApp]:
+    """The files app (harness.files_app) on 127.0.0.1, offering the test module's `DOWNLOADS` (name → bytes)
+    for download if it has them; stopped at the end."""
+    app = FilesApp(getattr(request.module, "DOWNLOADS", None))
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+@pytest.fixture
+def downloads_dir(tmp_path: Path) -> Path:
+    """The folder `--downloads-dir` names, where `browser_downloads` saves copies (made by the save)."""
+    return tmp_path / "saved downloads"
+
+
+@pytest.fixture
 def todomvc_url(static_server: StaticServer) -> Callable[[str], str]:
     """The vanillajs TodoMVC page's URL for a variant: 'plain', 'csp-header' or 'csp-meta'."""
     return lambda variant: static_server.url(variant, TODOMVC_PAGE)
@@ -288,6 +306,14 @@ class TabwireCommand:
         (directory / f"{adapter['name']}.json").write_text(json.dumps(adapter))
         return self.without_adapter_match().with_adapters(directory).with_flags(**more)
 
+    def session(self, **options: Any) -> AsyncContextManager[TabwireSession]:
+        """`tabwire mcp` as this command says, driven by the official Python MCP client over stdio, for a test
+        that starts it itself (after its browser, or more than once); `options`: `open_tabwire_session`'s
+        (another `stderr_path` for a second process)."""
+        return open_tabwire_session(
+            self.binary, self.args, env=self.env, cwd=self.cwd, **{"stderr_path": self.stderr_path, **options}
+        )
+
     def stdio_parameters(self) -> StdioServerParameters:
         return StdioServerParameters(command=str(self.binary), args=self.args, env=self.env, cwd=self.cwd)
 
@@ -334,10 +360,16 @@ def tabwire_command(
 
 
 @pytest.fixture
+def unadapted_command(tabwire_command: TabwireCommand) -> TabwireCommand:
+    """`tabwire_command` with no adapter for 127.0.0.1: on the fixture pages only page tools and the tools a
+    page brings itself, for a test that starts the session itself."""
+    return tabwire_command.without_adapter_match()
+
+
+@pytest.fixture
 async def tabwire(tabwire_command: TabwireCommand) -> AsyncIterator[TabwireSession]:
     """`tabwire mcp` on this test's port and secret, driven by the official Python MCP client over stdio."""
-    c = tabwire_command
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as s:
+    async with tabwire_command.session() as s:
         yield s
 
 
@@ -391,6 +423,21 @@ def launch_firefox(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[.
     yield launch
     for browser in started:
         browser.stop()
+
+
+@pytest.fixture
+def firefox_connected_to(
+    launch_firefox: Callable[..., Awaitable[Firefox]], firefox_extension_dir: Path
+) -> Callable[[TabwireSession], Awaitable[Firefox]]:
+    """`await firefox_connected_to(tabwire)`: headless Firefox with this test's add-on (`launch_firefox`),
+    once `tabwire` has it connected."""
+
+    async def launch(tabwire: TabwireSession) -> Firefox:
+        browser = await launch_firefox(firefox_extension_dir)
+        await add_on_connected(tabwire)
+        return browser
+
+    return launch
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

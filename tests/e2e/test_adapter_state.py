@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, listed_state, text_of, tool
 from harness.fake_tabwire import FakeTabwire
 from harness.waiting import wait_for
 
@@ -23,50 +24,24 @@ pytestmark = pytest.mark.anyio
 
 PAGE = "live/index.html"
 
-LIST_ADAPTER = {
-    "name": "live",
-    "match": ["http://127.0.0.1/*"],
-    "tools": [
-        {
-            "name": "add_item",
-            "description": "Add an item.",
-            "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-            "steps": [
-                {"step": "fill", "selector": "#new-item", "value": "{{text}}"},
-                {"step": "click", "selector": "#add"},
-                {"step": "return", "value": {"added": "{{text}}"}},
-            ],
-        },
-        {
-            "name": "heading",
-            "description": "Read the heading.",
-            "annotations": {"read_only": True},
-            "steps": [{"step": "read", "selector": "#heading", "into": "h"}, {"step": "return", "value": "{{h}}"}],
-        },
+LIST_ADAPTER = adapter(
+    "live",
+    ["http://127.0.0.1/*"],
+    [
+        tool("add_item", "Add an item.", [
+            {"step": "fill", "selector": "#new-item", "value": "{{text}}"},
+            {"step": "click", "selector": "#add"},
+            {"step": "return", "value": {"added": "{{text}}"}},
+        ], input_schema=arguments("text")),
+        text_of("heading", "Read the heading.", "#heading"),
     ],
-    "state": {
-        "steps": [
-            {"step": "extract", "selector": "#items > li", "fields": {"text": {}}, "into": "items"},
-            {"step": "return", "value": {"items": "{{items}}"}},
-        ]
-    },
-}
+    state=listed_state("#items > li", "items"),
+)
 
 
 def gated(name: str, selector: str) -> dict:
-    return {
-        "name": name,
-        "match": ["http://127.0.0.1/*"],
-        "match_selector": selector,
-        "tools": [
-            {
-                "name": "heading",
-                "description": "Read the heading.",
-                "annotations": {"read_only": True},
-                "steps": [{"step": "read", "selector": "#heading", "into": "h"}, {"step": "return", "value": "{{h}}"}],
-            }
-        ],
-    }
+    return adapter(name, ["http://127.0.0.1/*"], [text_of("heading", "Read the heading.", "#heading")],
+                   match_selector=selector)
 
 
 async def page_items(browser, page) -> list[str]:

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from conftest import run_cli
-from harness.mcp_client import open_tabwire_http_session, open_tabwire_session
+from harness.mcp_client import open_tabwire_http_session
 from harness.tabwire_http import bearer, tabwire_http
 from harness.waiting import wait_for
 from test_clients_typescript import NODE, client_dir
@@ -50,11 +50,11 @@ async def hub_and_peer(stack: AsyncExitStack, c, pairing, tmp_path: Path):
     """Two MCP sessions, each in its own `tabwire mcp`: the first owns the port (the hub), the second joins
     it as a peer; both close with `stack`."""
     alpha = await stack.enter_async_context(
-        open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+        c.session()
     )
     await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
     bravo = await stack.enter_async_context(
-        open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log")
+        c.session(stderr_path=tmp_path / "tabwire-peer.stderr.log")
     )
     return alpha, bravo
 
@@ -95,14 +95,12 @@ async def test_agents_hold_their_tabs_and_answers_never_cross(
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
     async with AsyncExitStack() as stack:
         alpha = await stack.enter_async_context(
-            open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+            c.session()
         )
         await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port")
         bravo_session = AsyncExitStack()
         bravo = await bravo_session.enter_async_context(
-            open_tabwire_session(
-                c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log"
-            )
+            c.session(stderr_path=tmp_path / "tabwire-peer.stderr.log")
         )
         stack.push_async_callback(bravo_session.aclose)
         await launch_chromium(extension_dir=extension_dir, url=page_url(fixture_server, "the person"))
@@ -223,7 +221,7 @@ async def test_an_http_sessions_tabs_are_released_when_it_ends(
         await wait_for(lambda: hub_pid(c.binary, pairing), timeout=10, what="the HTTP tabwire to own the port")
         async with AsyncExitStack() as stack:
             peer = await stack.enter_async_context(
-                open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+                c.session()
             )
             await launch_chromium(extension_dir=extension_dir)
             async with open_tabwire_http_session(f"http://127.0.0.1:{port}/mcp", headers=bearer(c)) as http:

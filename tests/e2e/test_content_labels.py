@@ -12,27 +12,21 @@ import re
 import pytest
 
 from conftest import run_cli
-from harness.mcp_client import open_tabwire_session
 
 pytestmark = pytest.mark.anyio
 
 HEADER = re.compile(r"^\[tab (\d+) · page content from (\S+), not instructions, until \[end ([0-9a-f]{8})\]\]\n")
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_page_text_that_imitates_the_framing_stays_inside_the_real_frame(
-    tabwire_command, fixture_server, launch_chromium, extension_dir
+    unadapted_command, fixture_server, launch_chromium, extension_dir
 ):
-    c = tabwire_command
+    c = unadapted_command
     origin = fixture_server.origin
     run_cli(c, "allow", origin)
     url = fixture_server.url("plain", "page-tools/imitation.html")
     await launch_chromium(extension_dir=extension_dir)
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         opened = await tabwire.browser_open(url)
         tab = opened.structured["tab_id"]
         markers = []

@@ -12,27 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.files_app import FilesApp
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
 NAME = "résumé ü.bin"
-
-
-@pytest.fixture
-def files_app():
-    app = FilesApp()
-    app.downloads[NAME] = bytes(range(256)) * 200 + os.urandom(4096)
-    try:
-        yield app
-    finally:
-        app.stop()
-
-
-@pytest.fixture
-def downloads_dir(tmp_path: Path) -> Path:
-    return tmp_path / "saved downloads"
+# What the files app offers (conftest's `files_app`): every byte value, and random ones.
+DOWNLOADS = {NAME: bytes(range(256)) * 200 + os.urandom(4096)}
 
 
 @pytest.fixture

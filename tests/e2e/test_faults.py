@@ -27,7 +27,7 @@ import pytest
 
 from harness.cdp import Cdp, Target
 from harness.fixture_pages import FIXTURE_PAGES, with_fault_adapter
-from harness.mcp_client import TabwireSession, ToolOutcome, error_codes_in, open_tabwire_session
+from harness.mcp_client import TabwireSession, ToolOutcome, error_codes_in
 from harness.processes import pid_listening_on
 from harness.static_server import StaticServer
 from harness.waiting import wait_for
@@ -228,7 +228,7 @@ async def test_server_killed_and_restarted(tabwire_command, launch_chromium, ext
     browser = await launch_chromium(extension_dir=extension_dir)
     url_keep, url_close = page_url(fault_pages, "keep"), page_url(fault_pages, "close")
 
-    first = open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+    first = c.session()
     session = await first.__aenter__()
     try:
         tab_keep = await open_tab(session, url_keep)
@@ -247,7 +247,7 @@ async def test_server_killed_and_restarted(tabwire_command, launch_chromium, ext
     await browser.cdp.send(page_close, "Page.close")
 
     started = time.monotonic()
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as second:
+    async with c.session() as second:
         await second.wait_for_tools("faults_echo", timeout=10)
         reappeared = time.monotonic() - started
         tabs = (await second.call_ok("browser_tabs")).structured["tabs"]

@@ -20,8 +20,8 @@ import websockets
 
 from conftest import run_cli
 from harness import handshake
-from harness.firefox import ADDON_ORIGIN
-from harness.mcp_client import error_codes_in, open_tabwire_session
+from harness.firefox import ADDON_ORIGIN, add_on_connected
+from harness.mcp_client import error_codes_in
 from harness.todomvc import TODO_TOOLS, todos_from
 from harness.waiting import wait_for
 
@@ -30,26 +30,16 @@ pytestmark = [pytest.mark.anyio, pytest.mark.firefox]
 TODOS = "JSON.parse(localStorage.getItem('todos-vanillajs')).todos.map(t => ({title: t.title, completed: t.completed}))"
 
 
-async def connected(tabwire) -> None:
-    """Waits until a browser is connected (browser_tabs answers)."""
-
-    async def up() -> bool:
-        return not (await tabwire.call("browser_tabs")).is_error
-
-    await wait_for(up, timeout=30, what="the Firefox add-on to connect")
-
-
 def stderr_of(tabwire_command) -> str:
     return tabwire_command.stderr_path.read_text(errors="replace")
 
 
 async def test_firefox_connects_says_so_is_pinned_and_reconnects(
-    tabwire_command, pairing, launch_firefox, firefox_extension_dir
+    tabwire_command, pairing, firefox_connected_to
 ):
     c = tabwire_command
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        await firefox_connected_to(tabwire)
         # `hello` names the browser.
         await wait_for(lambda: "browser=Firefox" in stderr_of(c), timeout=5, what="hello naming Firefox")
     # The origin it proved itself from is pinned beside the secret.
@@ -58,9 +48,9 @@ async def test_firefox_connects_says_so_is_pinned_and_reconnects(
 
     # tabwire restarts: the add-on reconnects by itself.
     stderr2 = c.stderr_path.with_name("tabwire-2.stderr.log")
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=stderr2) as tabwire:
+    async with c.session(stderr_path=stderr2) as tabwire:
         started = time.monotonic()
-        await connected(tabwire)
+        await add_on_connected(tabwire)
         reconnect_s = time.monotonic() - started
         print(f"firefox reconnected {reconnect_s:.2f} s after tabwire restarted")
 
@@ -81,13 +71,12 @@ async def test_firefox_connects_says_so_is_pinned_and_reconnects(
         assert await knock("moz-extension://0badc0de-1b2c-4d5e-8f90-123456789abc") == 403
         assert await knock("moz-extension://" + "x" * 36) == 403
         assert await knock(ADDON_ORIGIN) == 101
-        await connected(tabwire)
+        await add_on_connected(tabwire)
 
 
-async def test_todomvc_adapter_in_firefox(tabwire, launch_firefox, firefox_extension_dir, todomvc_url):
+async def test_todomvc_adapter_in_firefox(tabwire, firefox_connected_to, todomvc_url):
     url = todomvc_url("plain")
-    browser = await launch_firefox(firefox_extension_dir)
-    await connected(tabwire)
+    browser = await firefox_connected_to(tabwire)
     opened = await tabwire.browser_open(url)
     assert not opened.is_error, opened
     await tabwire.wait_for_tools(*TODO_TOOLS)
@@ -115,14 +104,13 @@ async def test_todomvc_adapter_in_firefox(tabwire, launch_firefox, firefox_exten
 
 
 async def test_page_tools_ask_permission_then_act_in_firefox(
-    tabwire_command, launch_firefox, firefox_extension_dir, fixture_server
+    tabwire_command, firefox_connected_to, fixture_server
 ):
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000)
     url = fixture_server.url("plain", "page-tools/index.html")
     origin = re.match(r"http://[^/]+", url)[0]
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        browser = await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        browser = await firefox_connected_to(tabwire)
         opened = await tabwire.browser_open(url)
         assert not opened.is_error, opened
         tab = opened.structured["tab_id"]
@@ -152,14 +140,13 @@ async def test_page_tools_ask_permission_then_act_in_firefox(
 
 
 async def test_a_cross_origin_frame_in_a_firefox_snapshot(
-    tabwire_command, launch_firefox, firefox_extension_dir, fixture_server, second_fixture_server
+    tabwire_command, firefox_connected_to, fixture_server, second_fixture_server
 ):
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
     cross = second_fixture_server.url("plain", "page-tools/frame.html")
     url = fixture_server.url("plain", "page-tools/index.html") + f"?cross={cross}"
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        browser = await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        browser = await firefox_connected_to(tabwire)
         opened = await tabwire.browser_open(url)
         assert not opened.is_error, opened
         tab = opened.structured["tab_id"]
@@ -186,14 +173,13 @@ async def test_a_cross_origin_frame_in_a_firefox_snapshot(
 
 
 async def test_a_dialog_and_a_webmcp_page_in_firefox(
-    tabwire_command, launch_firefox, firefox_extension_dir, fixture_server
+    tabwire_command, firefox_connected_to, fixture_server
 ):
     from harness.webmcp_names import page_tool_name
 
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        browser = await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        browser = await firefox_connected_to(tabwire)
 
         # The page's confirm is answered as the call said (its main world's dialogs.js, in Firefox too).
         url = fixture_server.url("plain", "dialogs/index.html")
@@ -227,16 +213,15 @@ IDLE_S = 120
 
 
 async def test_the_link_stays_up_through_two_idle_minutes(
-    tabwire_command, launch_firefox, firefox_extension_dir, todomvc_url
+    tabwire_command, firefox_connected_to, todomvc_url
 ):
     """Firefox suspends an add-on's background ~30 s after its last API call or event, and socket traffic does
     not count: the link must stay up anyway. Polled from outside, in tabwire's log (no disconnect, no second
     hello), so that the polling itself never wakes the add-on; then a call works at once."""
     c = tabwire_command
     url = todomvc_url("plain")
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        browser = await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        await firefox_connected_to(tabwire)
         opened = await tabwire.browser_open(url)
         assert not opened.is_error, opened
         await tabwire.wait_for_tools(*TODO_TOOLS)
@@ -258,7 +243,7 @@ async def test_the_link_stays_up_through_two_idle_minutes(
         assert stderr_of(c).count("extension said hello") == connects
 
 
-async def test_a_code_adapter_in_firefox(tabwire_command, launch_firefox, firefox_extension_dir, fixture_server):
+async def test_a_code_adapter_in_firefox(tabwire_command, firefox_connected_to, firefox_extension_dir, fixture_server):
     """A code adapter's handlers (bundled JS, kept on the content scripts' own global) run in Firefox too."""
     from conftest import FIXTURES, REPO
 
@@ -266,9 +251,8 @@ async def test_a_code_adapter_in_firefox(tabwire_command, launch_firefox, firefo
     subprocess.run(["cargo", "xtask", "bundle-code-adapters", str(FIXTURES / "code-adapters"), str(bundle)],
                    check=True, cwd=REPO, timeout=120)
     c = tabwire_command.serving_page_tools_only(call_timeout_ms=4000)
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        browser = await launch_firefox(firefox_extension_dir)
-        await connected(tabwire)
+    async with c.session() as tabwire:
+        browser = await firefox_connected_to(tabwire)
         url = fixture_server.url("plain", "live/index.html")
         out = await tabwire.browser_open(url)
         assert not out.is_error, out

@@ -11,30 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.files_app import FilesApp
 from harness.png import close_to, image_of
 from harness.waiting import wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firefox]
 
 NAME = "résumé ü.bin"
+# What the files app offers (conftest's `files_app`): every byte value, and random ones.
+DOWNLOADS = {NAME: bytes(range(256)) * 200 + os.urandom(4096)}
 RED = (255, 0, 0)
 BLUE = (0, 0, 255)
-
-
-@pytest.fixture
-def files_app():
-    app = FilesApp()
-    app.downloads[NAME] = bytes(range(256)) * 200 + os.urandom(4096)
-    try:
-        yield app
-    finally:
-        app.stop()
-
-
-@pytest.fixture
-def downloads_dir(tmp_path: Path) -> Path:
-    return tmp_path / "saved downloads"
 
 
 @pytest.fixture
@@ -42,18 +28,10 @@ def tabwire_command(tabwire_command, downloads_dir: Path):
     return tabwire_command.with_flags(downloads_dir=downloads_dir).allowing_all_origins()
 
 
-async def connected(tabwire) -> None:
-    async def up() -> bool:
-        return not (await tabwire.call("browser_tabs")).is_error
-
-    await wait_for(up, timeout=30, what="the Firefox add-on to connect")
-
-
 async def test_a_download_is_listed_and_saved_in_firefox(
-    tabwire, launch_firefox, firefox_extension_dir, files_app, downloads_dir, tmp_path
+    tabwire, firefox_connected_to, files_app, downloads_dir, tmp_path
 ):
-    browser = await launch_firefox(firefox_extension_dir)
-    await connected(tabwire)
+    browser = await firefox_connected_to(tabwire)
     tab = (await tabwire.browser_open(files_app.url("/downloads"))).structured["tab_id"]
 
     async def listed() -> list[dict]:
@@ -90,10 +68,9 @@ async def test_a_download_is_listed_and_saved_in_firefox(
 
 
 async def test_a_screenshot_in_firefox_shows_the_page(
-    tabwire, launch_firefox, firefox_extension_dir, fixture_server
+    tabwire, firefox_connected_to, fixture_server
 ):
-    browser = await launch_firefox(firefox_extension_dir)
-    await connected(tabwire)
+    browser = await firefox_connected_to(tabwire)
     url = fixture_server.url("plain", "screenshot/index.html")
     tab = (await tabwire.browser_open(url)).structured["tab_id"]
     context = await browser.bidi.context_of(url)

@@ -14,63 +14,40 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from harness import popup as popup_dom
-from harness.mcp_client import open_tabwire_session
-from harness.waiting import wait_for
+from harness.popup import PopupSite
 
 pytestmark = [pytest.mark.anyio, pytest.mark.firefox]
 
 
-
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_the_popup_shows_the_site_and_allows_and_revokes_it_in_firefox(
-    tabwire_command, launch_firefox, firefox_extension_dir, fixture_server
+    unadapted_command, launch_firefox, firefox_extension_dir, fixture_server
 ):
-    c = tabwire_command
+    c = unadapted_command
     origin = fixture_server.origin
     url = fixture_server.url("plain", "screenshot/index.html")
     browser = await launch_firefox(firefox_extension_dir)
     page = await browser.bidi.open(url)
     popup = await browser.bidi.open_extension_page("extension/popup.html")
 
-    async def site_when(condition, what):
-        return await popup_dom.site_when(lambda js: browser.bidi.evaluate(popup, js), condition, what)
-
-    async def click(selector):
-        await browser.bidi.evaluate(popup, f"document.querySelector({selector!r}).click() ?? true")
+    site = PopupSite(lambda js: browser.bidi.evaluate(popup, js))
 
     # The popup's own tab is in front: not a website.
-    dom = await site_when(lambda d: d["site"] == "not_web", "that its own page is no website")
-    assert "Page tools do not work on this page (moz-extension: pages)" in dom["text"], dom
-    assert not (dom["allow"] or dom["revoke"] or dom["trusted_box"]), dom
+    await site.own_page("moz-extension")
 
     # The website in front, tabwire not running.
     await browser.bidi.activate(page)
-    dom = await site_when(lambda d: d["site"] == "disconnected", "that tabwire is not connected")
-    assert dom["origin"] == origin and dom["connection"] == "disconnected", dom
-    assert not (dom["allow"] or dom["revoke"]), dom
+    await site.disconnected(origin)
 
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-
-        async def web_tab():
-            out = await tabwire.call("browser_tabs")
-            tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(url)]
-            return tabs[0] if tabs else None
-
-        tab = (await wait_for(web_tab, timeout=30, what=f"browser_tabs to list {url}"))["id"]
-        dom = await site_when(lambda d: d["site"] == "not_allowed", "that page tools are not allowed here")
-        assert dom["origin"] == origin and dom["allow"] and not dom["revoke"], dom
+    async with c.session() as tabwire:
+        tab = (await tabwire.listed_tab(url))["id"]
+        dom = await site.not_allowed(origin)
         assert not dom["trusted_box"], "Firefox has no debugger API: trusted input is not offered"
         out = await tabwire.call("page_snapshot", {"tab_id": tab})
         assert out.is_error and out.text.startswith("PERMISSION_REQUIRED"), out
 
         # Allow: the popup's request is taken, and the next page call works.
-        await click("#allow")
-        dom = await site_when(lambda d: d["site"] == "allowed", "the site allowed")
+        await site.click("#allow")
+        dom = await site.when(lambda d: d["site"] == "allowed", "the site allowed")
         assert dom["revoke"] and not dom["allow"] and not dom["trusted_box"], dom
         assert [g.removesuffix("Revoke") for g in dom["grants"]] == [origin], dom
         out = await tabwire.call_ok("page_snapshot", {"tab_id": tab})
@@ -80,8 +57,8 @@ async def test_the_popup_shows_the_site_and_allows_and_revokes_it_in_firefox(
         assert "popup" in audit and "allow page_tools" in audit, audit
 
         # Revoke: the next page call is refused.
-        await click("#revoke")
-        await site_when(lambda d: d["site"] == "not_allowed", "the site revoked")
+        await site.click("#revoke")
+        await site.when(lambda d: d["site"] == "not_allowed", "the site revoked")
         out = await tabwire.call("page_snapshot", {"tab_id": tab})
         assert out.is_error and out.text.startswith("PERMISSION_REQUIRED"), out
         assert origin not in run_cli(c, "grants")

@@ -18,7 +18,6 @@ import time
 
 import pytest
 
-from harness.mcp_client import open_tabwire_session
 from harness.todomvc import TODO_TOOLS
 from harness.waiting import wait_for
 
@@ -37,7 +36,7 @@ async def test_after_a_suspension_the_link_waits_for_an_event_to_wake_the_backgr
 ):
     c = tabwire_command
     url = todomvc_url("plain")
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         browser = await launch_firefox(firefox_extension_dir)
 
         await wait_for(lambda: "extension said hello" in stderr_of(c), timeout=30, what="the Firefox add-on to connect")

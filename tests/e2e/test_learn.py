@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 from test_page_tools import Agent
+from test_page_tools_apps import open_the_quarterly_report
 
 pytestmark = pytest.mark.anyio
 
@@ -84,14 +84,9 @@ async def test_maildev_learned_saved_and_used_again_in_a_fresh_process(
     await wait_for(lambda: len(maildev.emails()) == 3, timeout=10, what="MailDev to receive the messages")
     c = tabwire_command
     await launch_chromium(extension_dir=extension_dir)
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-        opened = await tabwire.browser_open(maildev.base + "/")
-        assert not opened.is_error and not opened.structured.get("tools"), opened
-        agent = Learner(tabwire, opened.structured["tab_id"])
-        await agent.ok("page_wait", text="Quarterly report", timeout_ms=10_000)
-        lines = await agent.snapshot(max_chars=100_000)
-        await agent.ok("page_act", ref=agent.ref(lines, r"^link e\d+ .*Quarterly report"), action="click")
-        await agent.ok("page_wait", text="The numbers are in.", timeout_ms=10_000)
+    async with c.session() as tabwire:
+        agent = await Learner.on_unadapted_page(tabwire, maildev.base + "/")
+        await open_the_quarterly_report(agent)
         lines = await agent.snapshot(max_chars=100_000)
         delete = await agent.locator(lines, r'^(button|link) e\d+ "Delete"$')
         assert delete in ('role=link[name="Delete"]', 'role=button[name="Delete"]'), delete
@@ -166,7 +161,7 @@ async def test_maildev_learned_saved_and_used_again_in_a_fresh_process(
     assert "1 adapter file(s): 0 problem(s)" in checked.stderr, checked
 
     # A fresh tabwire: the adapter is loaded from the user adapter directory.
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         opened = await tabwire.browser_open(maildev.base + "/")
         assert "inbox_delete" in opened.structured["tools"], opened
         listed = await tabwire.call_ok("inbox_subjects", {"tab_id": opened.structured["tab_id"]})

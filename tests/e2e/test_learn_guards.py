@@ -17,7 +17,6 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from harness.mcp_client import open_tabwire_session
 from test_learn import user_adapters
 from test_locators import brittle, documented_adapter
 
@@ -132,9 +131,7 @@ async def test_replacing_a_hand_written_adapter_needs_the_users_yes_and_keeps_th
     v1 = fixture_server.url("plain", "redesign/v1.html")
     origin = v1.split("/plain/")[0]
     directory = user_adapters(c)
-    async with open_tabwire_session(
-        c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
-    ) as tabwire:
+    async with c.session(elicitation_callback=ask_the_user) as tabwire:
         await launch_chromium(extension_dir=extension_dir)
         tab = (await tabwire.browser_open(v1)).structured["tab_id"]
         by_hand = notes_for(origin, "mine")

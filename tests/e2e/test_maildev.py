@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, tool
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -29,26 +30,13 @@ def tabwire_command(tabwire_command, maildev, tmp_path: Path):
 
 
 def fetch_probe(base: str) -> dict:
-    return {
-        "name": "probe",
-        "match": [f"{base}/*"],
-        "tools": [
-            {
-                "name": "get_email",
-                "description": "One message through GET /email/<id> (MailDev marks it read).",
-                "input_schema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
-                "steps": [
-                    {"step": "fetch", "url": "/email/{{id}}", "into": "email"},
-                    {"step": "return", "value": {"id": "{{email.id}}", "subject": "{{email.subject}}"}},
-                ],
-            },
-            {
-                "name": "home_as_json",
-                "description": "MailDev's HTML page, wrongly read as JSON.",
-                "steps": [{"step": "fetch", "url": "/", "into": "home"}],
-            },
-        ],
-    }
+    return adapter("probe", [f"{base}/*"], [
+        tool("get_email", "One message through GET /email/<id> (MailDev marks it read).", [
+            {"step": "fetch", "url": "/email/{{id}}", "into": "email"},
+            {"step": "return", "value": {"id": "{{email.id}}", "subject": "{{email.subject}}"}},
+        ], input_schema=arguments("id")),
+        tool("home_as_json", "MailDev's HTML page, wrongly read as JSON.", [{"step": "fetch", "url": "/", "into": "home"}]),
+    ])
 
 
 async def test_list_open_and_delete_messages(tabwire, maildev, launch_chromium, extension_dir):

@@ -10,49 +10,33 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, tool
+
 pytestmark = pytest.mark.anyio
 
 
-def adapter(base: str) -> dict:
-    return {
-        "name": "moin",
-        "match": [f"{base}/*"],
-        "tools": [
-            {
-                "name": "write_page",
-                "description": "Create or replace a wiki page's text.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}, "text": {"type": "string"}},
-                    "required": ["name", "text"],
-                },
-                "steps": [
-                    {"step": "navigate",
-                     "url": "/+modify/{{name}}?itemtype=default&contenttype=text/x.moin.wiki;charset%3Dutf-8&template="},
-                    {"step": "wait", "selector": "#f_content_form_data_text"},
-                    {"step": "fill", "selector": "#f_content_form_data_text", "value": "{{text}}"},
-                    {"step": "click", "selector": "#moin-save-text-button"},
-                    {"step": "return", "value": {"saved": "{{name}}"}},
-                ],
-            },
-            {
-                "name": "search",
-                "description": "Search the wiki; the names of the pages found.",
-                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-                "steps": [
-                    {"step": "navigate", "url": "/+search?q={{q}}"},
-                    {"step": "wait", "selector": "#moin-content", "until": "attached"},
-                    {"step": "read", "selector": "#moin-content", "into": "text"},
-                    {"step": "return", "value": "{{text}}"},
-                ],
-            },
-        ],
-    }
+def moin_adapter(base: str) -> dict:
+    return adapter("moin", [f"{base}/*"], [
+        tool("write_page", "Create or replace a wiki page's text.", [
+            {"step": "navigate",
+             "url": "/+modify/{{name}}?itemtype=default&contenttype=text/x.moin.wiki;charset%3Dutf-8&template="},
+            {"step": "wait", "selector": "#f_content_form_data_text"},
+            {"step": "fill", "selector": "#f_content_form_data_text", "value": "{{text}}"},
+            {"step": "click", "selector": "#moin-save-text-button"},
+            {"step": "return", "value": {"saved": "{{name}}"}},
+        ], input_schema=arguments("name", "text")),
+        tool("search", "Search the wiki; the names of the pages found.", [
+            {"step": "navigate", "url": "/+search?q={{q}}"},
+            {"step": "wait", "selector": "#moin-content", "until": "attached"},
+            {"step": "read", "selector": "#moin-content", "into": "text"},
+            {"step": "return", "value": "{{text}}"},
+        ], input_schema=arguments("q")),
+    ])
 
 
 @pytest.fixture
 def tabwire_command(tabwire_command, moin, tmp_path: Path):
-    return tabwire_command.serving_adapter_file(adapter(moin.base), tmp_path / "adapters")
+    return tabwire_command.serving_adapter_file(moin_adapter(moin.base), tmp_path / "adapters")
 
 
 async def test_write_page_is_true_when_it_answers_and_the_next_call_in_the_tab_works(

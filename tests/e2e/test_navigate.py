@@ -11,33 +11,23 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, tool
 
 pytestmark = pytest.mark.anyio
 
-ADAPTER = {
-    "name": "pages",
-    "match": ["http://127.0.0.1/plain/navigate/*"],
-    "tools": [
-        {
-            "name": "search",
-            "description": "Go from the start page to the results for q.",
-            "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-            "steps": [
-                {"step": "read", "selector": "h1", "into": "start"},
-                {"step": "navigate", "url": "results.html?q={{q}}"},
-                {"step": "wait", "selector": "#q", "until": "attached", "timeout_ms": 5000},
-                {"step": "read", "selector": "#q", "into": "shown"},
-                {"step": "read", "selector": "h1", "into": "landed"},
-                {"step": "return", "value": {"start": "{{start}}", "landed": "{{landed}}", "shown": "{{shown}}"}},
-            ],
-        },
-        {
-            "name": "go_nowhere",
-            "description": "Navigate to a page no adapter serves.",
-            "steps": [{"step": "navigate", "url": "/elsewhere/"}, {"step": "read", "selector": "h1", "into": "x"}],
-        },
-    ],
-}
+ADAPTER = adapter("pages", ["http://127.0.0.1/plain/navigate/*"], [
+    tool("search", "Go from the start page to the results for q.", [
+        {"step": "read", "selector": "h1", "into": "start"},
+        {"step": "navigate", "url": "results.html?q={{q}}"},
+        {"step": "wait", "selector": "#q", "until": "attached", "timeout_ms": 5000},
+        {"step": "read", "selector": "#q", "into": "shown"},
+        {"step": "read", "selector": "h1", "into": "landed"},
+        {"step": "return", "value": {"start": "{{start}}", "landed": "{{landed}}", "shown": "{{shown}}"}},
+    ], input_schema=arguments("q")),
+    tool("go_nowhere", "Navigate to a page no adapter serves.", [
+        {"step": "navigate", "url": "/elsewhere/"}, {"step": "read", "selector": "h1", "into": "x"},
+    ]),
+])
 
 
 @pytest.fixture

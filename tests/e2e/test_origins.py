@@ -22,13 +22,15 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from harness.files_app import FilesApp
 from harness.waiting import wait_for
 from harness.webmcp_names import page_tool_name
 from test_learn import user_adapters
 from test_locators import documented_adapter
 
 pytestmark = pytest.mark.anyio
+
+# What the files app offers (conftest's `files_app`).
+DOWNLOADS = {"report.bin": os.urandom(2048)}
 
 WEBMCP_PAGE = "webmcp/index.html"
 NOTES = "[...document.querySelectorAll('#notes li')].map(li => li.textContent)"
@@ -140,16 +142,6 @@ async def test_a_saved_adapters_tools_pass_the_origin_gate_at_every_call(
 
     run_cli(tabwire_command, "allow", origin)
     assert (await tabwire.call_ok("learned_list", {"tab_id": tab})).structured == {"notes": []}
-
-
-@pytest.fixture
-def files_app():
-    app = FilesApp()
-    app.downloads["report.bin"] = os.urandom(2048)
-    try:
-        yield app
-    finally:
-        app.stop()
 
 
 async def test_a_download_no_document_of_the_tab_started_is_not_the_tabs(

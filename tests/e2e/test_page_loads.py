@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, tool
 from harness.forms_app import FormsApp
 
 pytestmark = pytest.mark.anyio
@@ -25,88 +26,50 @@ pytestmark = pytest.mark.anyio
 CALL_TIMEOUT_MS = 6000
 
 
-def adapter(app: FormsApp) -> dict:
+def forms_adapter(app: FormsApp) -> dict:
     paths = ["/new*", "/create*", "/item/*", "/search*", "/hang*"]
-    return {
-        "name": "forms",
-        "match": [app.origin + p for p in paths],
-        "tools": [
-            {
-                "name": "create",
-                "description": "Create an item; answers once the app has stored it.",
-                "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
-                "steps": [
-                    {"step": "fill", "selector": "#title", "value": "{{title}}"},
-                    {"step": "click", "selector": "#create"},
-                    {"step": "return", "value": {"submitted": "{{title}}"}},
-                ],
-            },
-            {
-                "name": "create_and_read",
-                "description": "Create an item and read its id from the page the app lands on.",
-                "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}},
-                "steps": [
-                    {"step": "fill", "selector": "#title", "value": "{{title}}"},
-                    {"step": "click", "selector": "#create", "navigates": True},
-                    {"step": "if", "selector": ".error", "then": [
-                        {"step": "read", "selector": ".error", "into": "why"},
-                        {"step": "fail", "message": "the app refused the item: {{why}}"},
-                    ]},
-                    {"step": "read", "read": "url:-1", "into": "id"},
-                    {"step": "read", "selector": "#title", "into": "shown"},
-                    {"step": "return", "value": {"id": "{{id}}", "shown": "{{shown}}"}},
-                ],
-            },
-            {
-                "name": "search",
-                "description": "Search the items (a GET form: a navigation).",
-                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-                "steps": [
-                    {"step": "fill", "selector": "#q", "value": "{{q}}"},
-                    {"step": "press", "selector": "#q", "key": "Enter", "navigates": True},
-                    {"step": "extract", "selector": "#results li", "into": "hits", "fields": {"title": {}}},
-                    {"step": "return", "value": "{{hits}}"},
-                ],
-            },
-            {
-                "name": "open_new",
-                "description": "Go to the create form.",
-                "steps": [{"step": "navigate", "url": "/new"}, {"step": "wait", "selector": "#title"}],
-            },
-            {
-                "name": "where",
-                "description": "The page's address.",
-                "annotations": {"read_only": True},
-                "steps": [{"step": "read", "read": "url", "into": "u"}, {"step": "return", "value": "{{u}}"}],
-            },
-            {
-                "name": "js_go",
-                "description": "A button whose script fetches, then sets location; goes on in the page it loads.",
-                "steps": [
-                    {"step": "click", "selector": "#js-go", "navigates": True},
-                    {"step": "read", "read": "url", "into": "u"},
-                    {"step": "return", "value": "{{u}}"},
-                ],
-            },
-            *[
-                {
-                    "name": f"submit_{button}",
-                    "description": f"Click #{button}, with a step left.",
-                    "steps": [
-                        {"step": "click", "selector": f"#{button}"},
-                        {"step": "read", "selector": "h1", "into": "h"},
-                        {"step": "return", "value": "{{h}}"},
-                    ],
-                }
-                for button in ("away", "plain")
-            ],
-            {
-                "name": "submit_hang",
-                "description": "Post a form the app never answers.",
-                "steps": [{"step": "click", "selector": "#hang"}],
-            },
+    return adapter("forms", [app.origin + p for p in paths], [
+        tool("create", "Create an item; answers once the app has stored it.", [
+            {"step": "fill", "selector": "#title", "value": "{{title}}"},
+            {"step": "click", "selector": "#create"},
+            {"step": "return", "value": {"submitted": "{{title}}"}},
+        ], input_schema=arguments("title")),
+        tool("create_and_read", "Create an item and read its id from the page the app lands on.", [
+            {"step": "fill", "selector": "#title", "value": "{{title}}"},
+            {"step": "click", "selector": "#create", "navigates": True},
+            {"step": "if", "selector": ".error", "then": [
+                {"step": "read", "selector": ".error", "into": "why"},
+                {"step": "fail", "message": "the app refused the item: {{why}}"},
+            ]},
+            {"step": "read", "read": "url:-1", "into": "id"},
+            {"step": "read", "selector": "#title", "into": "shown"},
+            {"step": "return", "value": {"id": "{{id}}", "shown": "{{shown}}"}},
+        ], input_schema=arguments("title", required=False)),
+        tool("search", "Search the items (a GET form: a navigation).", [
+            {"step": "fill", "selector": "#q", "value": "{{q}}"},
+            {"step": "press", "selector": "#q", "key": "Enter", "navigates": True},
+            {"step": "extract", "selector": "#results li", "into": "hits", "fields": {"title": {}}},
+            {"step": "return", "value": "{{hits}}"},
+        ], input_schema=arguments("q")),
+        tool("open_new", "Go to the create form.", [{"step": "navigate", "url": "/new"}, {"step": "wait", "selector": "#title"}]),
+        tool("where", "The page's address.", [
+            {"step": "read", "read": "url", "into": "u"}, {"step": "return", "value": "{{u}}"},
+        ], read_only=True),
+        tool("js_go", "A button whose script fetches, then sets location; goes on in the page it loads.", [
+            {"step": "click", "selector": "#js-go", "navigates": True},
+            {"step": "read", "read": "url", "into": "u"},
+            {"step": "return", "value": "{{u}}"},
+        ]),
+        *[
+            tool(f"submit_{button}", f"Click #{button}, with a step left.", [
+                {"step": "click", "selector": f"#{button}"},
+                {"step": "read", "selector": "h1", "into": "h"},
+                {"step": "return", "value": "{{h}}"},
+            ])
+            for button in ("away", "plain")
         ],
-    }
+        tool("submit_hang", "Post a form the app never answers.", [{"step": "click", "selector": "#hang"}]),
+    ])
 
 
 @pytest.fixture
@@ -123,7 +86,7 @@ def forms_app():
 @pytest.fixture
 def tabwire_command(tabwire_command, forms_app: FormsApp, tmp_path: Path):
     return tabwire_command.serving_adapter_file(
-        adapter(forms_app), tmp_path / "adapters", call_timeout_ms=str(CALL_TIMEOUT_MS)
+        forms_adapter(forms_app), tmp_path / "adapters", call_timeout_ms=str(CALL_TIMEOUT_MS)
     )
 
 

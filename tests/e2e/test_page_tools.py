@@ -44,6 +44,13 @@ class Agent:
         self.tab = tab
         self.calls = 0
 
+    @classmethod
+    async def on_unadapted_page(cls, tabwire: TabwireSession, url: str):
+        """An agent on the tab `browser_open` opened at `url`, a page no adapter serves (no site tools)."""
+        opened = await tabwire.browser_open(url)
+        assert not opened.is_error and not opened.structured.get("tools"), opened
+        return cls(tabwire, opened.structured["tab_id"])
+
     async def call(self, tool: str, **args):
         self.calls += 1
         return await self.tabwire.call(tool, {"tab_id": self.tab, **args})

@@ -13,7 +13,7 @@ import pytest
 
 from harness.mcp_client import error_codes_in
 from test_input import input_site  # noqa: F401 - a fixture
-from test_page_tools_input import open_page, tabwire_command  # noqa: F401 - fixtures
+from test_page_tools_input import open_input_page, tabwire_command  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
@@ -22,10 +22,9 @@ OLD = "old text\nsecond old line"
 
 
 async def test_a_textarea_keeps_its_lines_and_takes_text_at_the_caret(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "edit.html")
+    agent, browser, page = await open_input_page("edit.html")
     lines = await agent.snapshot()
     notes = agent.ref(lines, r'^textbox e\d+ "Notes"')
     # The snapshot shows the lines and the indentation (escaped), page_read of the ref all of it as it is.
@@ -53,10 +52,9 @@ async def test_a_textarea_keeps_its_lines_and_takes_text_at_the_caret(
 
 
 async def test_an_edit_that_does_not_stick_is_an_error_saying_what_the_field_holds(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page, tabwire  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "edit.html")
+    agent, browser, page = await open_input_page("edit.html")
     field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Stubborn"')
     for args in ({"action": "fill", "value": "new"}, {"action": "type", "value": "!", "at": "end"}, {"action": "clear"}):
         out = await agent.call("page_act", ref=field, **args)
@@ -68,12 +66,11 @@ async def test_an_edit_that_does_not_stick_is_an_error_saying_what_the_field_hol
 
 
 async def test_an_editor_that_changed_only_whitespace_did_not_take_the_edit(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
     """The read-back of an editor compares its text exactly but for what rendering changes (a no-break
     space, paragraph breaks): two spaces collapsed into one is an edit that did not stick."""
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "edit.html")
+    agent, browser, page = await open_input_page("edit.html")
     editor = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Squeezer"')
     out = await agent.call("page_act", ref=editor, action="fill", value="two  spaces")
     assert out.is_error and error_codes_in(out.text)[:1] == ["NO_EFFECT"], out
@@ -89,10 +86,9 @@ async def test_an_editor_that_changed_only_whitespace_did_not_take_the_edit(
 
 @pytest.mark.parametrize("editor", ("codemirror", "prosemirror", "lexical", "quill"))
 async def test_rich_editors_take_text_at_the_caret_and_over_a_selection(
-    tabwire, launch_chromium, extension_dir, input_site, editor  # noqa: F811
+    open_input_page, editor  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, f"lib.html?lib={editor}")
+    agent, browser, page = await open_input_page(f"lib.html?lib={editor}")
     field = agent.ref(await agent.snapshot(), r"^textbox e\d+")
     assert await browser.cdp.evaluate(page, "fixture.text()") == OLD
     await agent.ok("page_act", ref=field, action="type", value=" tail", at="end")
@@ -114,10 +110,9 @@ async def test_rich_editors_take_text_at_the_caret_and_over_a_selection(
 
 
 async def test_an_acts_answer_has_the_changes_shortly_after_it_and_those_the_page_made_by_itself(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "edit.html")
+    agent, browser, page = await open_input_page("edit.html")
     lines = await agent.snapshot()
     # Short text without letters that is the page's state is in the snapshot.
     assert any("[ ]:" in line for line in lines), lines
@@ -132,10 +127,9 @@ async def test_an_acts_answer_has_the_changes_shortly_after_it_and_those_the_pag
 
 
 async def test_drag_moves_a_card_html5_a_sorted_item_and_an_svg_node_by_pointer(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "drag.html")
+    agent, browser, page = await open_input_page("drag.html")
     lines = await agent.snapshot()
     # What is dragged and where it drops get refs, with their ARIA states.
     card = agent.ref(lines, r"^draggable e\d+")

@@ -30,12 +30,27 @@ async def open_page(tabwire, browser, site, page: str):
     return Agent(tabwire, out.structured["tab_id"]), target
 
 
+@pytest.fixture
+def open_input_page(tabwire, launch_chromium, extension_dir, input_site):  # noqa: F811
+    """`agent, browser, page = await open_input_page("edit.html")`: the input fixture page opened through
+    `browser_open` in Chromium with the extension (started at the first call) and started; a page-tools
+    agent on its tab, and its DevTools target."""
+    browsers = []
+
+    async def open_in_browser(page: str):
+        if not browsers:
+            browsers.append(await launch_chromium(extension_dir=extension_dir))
+        agent, target = await open_page(tabwire, browsers[0], input_site, page)
+        return agent, browsers[0], target
+
+    return open_in_browser
+
+
 @pytest.mark.parametrize("editor", EDITORS)
 async def test_fill_through_page_act_lands_in_a_rich_editors_model(
-    tabwire, launch_chromium, extension_dir, input_site, editor  # noqa: F811
+    open_input_page, editor
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, f"lib.html?lib={editor}")
+    agent, browser, page = await open_input_page(f"lib.html?lib={editor}")
     lines = await agent.snapshot()
     field = agent.ref(lines, r"^textbox e\d+")
     await agent.ok("page_act", ref=field, action="fill", value=TEXT)
@@ -47,16 +62,15 @@ async def test_fill_through_page_act_lands_in_a_rich_editors_model(
 
 
 async def test_react_select_and_a_radix_menu_open_on_the_press_of_a_page_act(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=react-select")
+    agent, browser, page = await open_input_page("lib.html?lib=react-select")
     await agent.ok("page_act", ref=agent.ref(await agent.snapshot(), r"^combobox e\d+"), action="click")
     option = agent.ref(await agent.snapshot(), r'^option e\d+ "Strawberry"')
     await agent.ok("page_act", ref=option, action="click")
     assert await browser.cdp.evaluate(page, "fixture.state()") == {"value": "strawberry", "label": "Strawberry"}
 
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=radix")
+    agent, browser, page = await open_input_page("lib.html?lib=radix")
     opened = await agent.ok("page_act", ref=agent.ref(await agent.snapshot(), r"^button e\d+.*Actions"), action="click")
     duplicate = agent.ref(opened.splitlines(), r'^\+?\s*menuitem e\d+ "Duplicate"')
     await agent.ok("page_act", ref=duplicate, action="click")
@@ -64,10 +78,9 @@ async def test_react_select_and_a_radix_menu_open_on_the_press_of_a_page_act(
 
 
 async def test_chords_through_page_act_carry_key_code_and_modifier_flags(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "keys.html")
+    agent, browser, page = await open_input_page("keys.html")
     pad = agent.ref(await agent.snapshot(), r"^textbox e\d+")
     for chord in ("Shift+Enter", "Control+a", "Meta+Enter", "Alt+ArrowUp", "Mod+s", "Shift+7", "Esc"):
         await agent.ok("page_act", ref=pad, action="press", key=chord)

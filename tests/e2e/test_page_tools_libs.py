@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli
 from test_input import input_site  # noqa: F401 - a fixture
-from test_page_tools_input import open_page, tabwire_command  # noqa: F401 - fixtures
+from test_page_tools_input import open_input_page, tabwire_command  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
@@ -19,10 +19,9 @@ OLD = "old text\nsecond old line"
 
 
 async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_clear(
-    tabwire, tabwire_command, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page, tabwire_command, input_site  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=draft")
+    agent, browser, page = await open_input_page("lib.html?lib=draft")
     field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
     assert await browser.cdp.evaluate(page, "fixture.text()") == OLD
     # Text at the end, and after a given text: the rest stays.
@@ -51,7 +50,7 @@ async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_cl
     assert await browser.cdp.evaluate(page, "fixture.text()") == "again"
     # With trusted input granted, the browser's own keys do the same.
     run_cli(tabwire_command, "allow", "--trusted-input", input_site.origin)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=draft")
+    agent, browser, page = await open_input_page("lib.html?lib=draft")
     field = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Body"')
     await agent.ok("page_act", ref=field, action="fill", value="brand new\nsecond line")
     assert await browser.cdp.evaluate(page, "fixture.text()") == "brand new\nsecond line"
@@ -60,10 +59,9 @@ async def test_draft_js_takes_text_at_the_caret_a_bold_selection_a_fill_and_a_cl
 
 
 async def test_sortablejs_reorders_a_list_and_moves_a_kanban_card_to_the_other_column(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=sortable")
+    agent, browser, page = await open_input_page("lib.html?lib=sortable")
     lines = await agent.snapshot()
     lists = await browser.cdp.evaluate(page, "fixture.lists()")
     assert lists == {"steps": ["plan", "build", "ship"], "todo": ["card-1", "card-2"], "doing": ["card-3"]}
@@ -81,10 +79,9 @@ async def test_sortablejs_reorders_a_list_and_moves_a_kanban_card_to_the_other_c
 
 
 async def test_monaco_reads_back_exactly_and_types_over_a_selection_made_with_its_keys(
-    tabwire, launch_chromium, extension_dir, input_site  # noqa: F811
+    open_input_page  # noqa: F811
 ):
-    browser = await launch_chromium(extension_dir=extension_dir)
-    agent, page = await open_page(tabwire, browser, input_site, "lib.html?lib=monaco")
+    agent, browser, page = await open_input_page("lib.html?lib=monaco")
     field = agent.ref(await agent.snapshot(), r"^textbox e\d+")
     # Text at both ends, each read back from the lines Monaco draws; the model holds exactly it.
     await agent.ok("page_act", ref=field, action="type", value=" tail", at="end")

@@ -19,7 +19,6 @@ import pytest
 
 from conftest import run_cli
 from harness import png
-from harness.mcp_client import open_tabwire_session
 from harness.png import close_to, image_of
 from harness.waiting import wait_for
 
@@ -38,12 +37,7 @@ async def open_page(tabwire, fixture_server, launch_chromium, extension_dir):
     url = fixture_server.url("plain", "screenshot/index.html")
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
 
-    async def listed():
-        out = await tabwire.call("browser_tabs")
-        tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(url)]
-        return tabs[0] if tabs else None
-
-    tab = await wait_for(listed, timeout=30, what=f"browser_tabs to list {url}")
+    tab = await tabwire.listed_tab(url)
     return browser, tab
 
 
@@ -134,9 +128,7 @@ async def test_the_users_yes_is_remembered_across_a_restart_and_a_no_is_not(
         action = answers.pop(0)
         return types.ElicitResult(action=action, content={"allow": True} if action == "accept" else None)
 
-    async with open_tabwire_session(
-        c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
-    ) as tabwire:
+    async with c.session(elicitation_callback=ask_the_user) as tabwire:
         await open_page(tabwire, fixture_server, launch_chromium, extension_dir)
         answers.append("decline")
         out = await tabwire.call("page_screenshot")
@@ -157,7 +149,7 @@ async def test_the_users_yes_is_remembered_across_a_restart_and_a_no_is_not(
         assert f"{origin}  page tools allowed" in run_cli(c, "grants")
 
     # A new tabwire (a client that cannot ask): the grant is still there.
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
 
         async def shot():
             out = await tabwire.call("page_screenshot")

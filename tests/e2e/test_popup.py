@@ -99,7 +99,7 @@ async def test_the_popup_says_what_is_wrong_and_shows_the_tools(
         await screenshot(browser.cdp, popup, tmp_path / "popup-pairing-mismatch.png")
 
     # 3. The right tabwire, and a TodoMVC tab with its tools.
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         opened = await tabwire.browser_open(todomvc_url("plain"))
         tab = opened.structured["tab_id"]
         listed = (await tabwire.call_ok("browser_tabs")).structured

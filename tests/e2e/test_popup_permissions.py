@@ -19,69 +19,46 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from harness import popup as popup_dom
+from harness.popup import PopupSite
 from harness.extension_pages import activate, open_extension_page, open_page, screenshot
-from harness.mcp_client import open_tabwire_session
-from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
 
-
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
-    tabwire_command, fixture_server, launch_chromium, extension_dir, extension_id, tmp_path
+    unadapted_command, fixture_server, launch_chromium, extension_dir, extension_id, tmp_path
 ):
-    c = tabwire_command
+    c = unadapted_command
     origin = fixture_server.origin
     url = fixture_server.url("plain", "screenshot/index.html")
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
     page = await browser.cdp.wait_for_page(url)
     popup = await open_extension_page(browser.cdp, extension_id, "extension/popup.html")
 
-    async def site_when(condition, what):
-        return await popup_dom.site_when(lambda js: browser.cdp.evaluate(popup, js), condition, what)
-
-    async def click(selector):
-        await browser.cdp.evaluate(popup, f"document.querySelector({selector!r}).click()")
+    site = PopupSite(lambda js: browser.cdp.evaluate(popup, js))
 
     # The popup's own tab is in front: not a website.
-    dom = await site_when(lambda d: d["site"] == "not_web", "that its own page is no website")
-    assert "Page tools do not work on this page (chrome-extension: pages)" in dom["text"], dom
-    assert not (dom["allow"] or dom["revoke"] or dom["trusted_box"]), dom
+    await site.own_page("chrome-extension")
     # (A page in a background tab cannot be captured: this is the one screenshot.)
     await screenshot(browser.cdp, popup, tmp_path / "popup-site-own-page.png")
 
     # 1. The website in front, tabwire not running.
     await activate(browser.cdp, page)
-    dom = await site_when(lambda d: d["site"] == "disconnected", "that tabwire is not connected")
-    assert dom["origin"] == origin and dom["connection"] == "disconnected", dom
+    dom = await site.disconnected(origin)
     assert dom["text"].startswith("Tabwire is not connected (see above)"), dom
-    assert not (dom["allow"] or dom["revoke"]), dom
     assert dom["grants_text"] == "Connect Tabwire to see the sites allowed.", dom
 
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-
-        async def web_tab():
-            out = await tabwire.call("browser_tabs")
-            tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(url)]
-            return tabs[0] if tabs else None
-
-        tab = (await wait_for(web_tab, timeout=30, what=f"browser_tabs to list {url}"))["id"]
-        dom = await site_when(lambda d: d["site"] == "not_allowed", "that page tools are not allowed here")
-        assert dom["origin"] == origin and dom["allow"] and not dom["revoke"], dom
+    async with c.session() as tabwire:
+        tab = (await tabwire.listed_tab(url))["id"]
+        dom = await site.not_allowed(origin)
         assert "only once you allow it" in dom["text"], dom
         assert dom["grants_text"].startswith("No site yet."), dom
         out = await tabwire.call("page_snapshot", {"tab_id": tab})
         assert out.is_error and out.text.startswith("PERMISSION_REQUIRED"), out
 
         # 3. Allow: the next page call works, without a question and without a restart.
-        await click("#allow")
-        dom = await site_when(lambda d: d["site"] == "allowed", "the site allowed")
+        await site.click("#allow")
+        dom = await site.when(lambda d: d["site"] == "allowed", "the site allowed")
         assert dom["revoke"] and not dom["allow"] and dom["trusted_box"] and not dom["trusted"], dom
         assert dom["text"].startswith("Page tools are allowed here since "), dom
         assert [g.removesuffix("Revoke") for g in dom["grants"]] == [origin], dom
@@ -93,20 +70,20 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
         assert "popup" in audit and "allow page_tools" in audit and f"{origin} (tab {tab})" in audit, audit
 
         # The trusted-input toggle records its grant (and its note explains Chrome's bar).
-        await click("#trusted")
-        dom = await site_when(lambda d: d["trusted"] and "trusted input" in "".join(d["grants"]), "trusted input on")
+        await site.click("#trusted")
+        dom = await site.when(lambda d: d["trusted"] and "trusted input" in "".join(d["grants"]), "trusted input on")
         assert f"{origin}  page tools allowed, trusted input on" in run_cli(c, "grants")
         assert "debugging this browser" in await browser.cdp.evaluate(popup, "document.querySelector('#trusted-note').textContent")
-        await click("#trusted")
-        await site_when(
+        await site.click("#trusted")
+        await site.when(
             lambda d: d["site"] == "allowed" and not d["trusted"] and "trusted input" not in "".join(d["grants"]),
             "trusted input off",
         )
         assert "trusted input" not in run_cli(c, "grants")
 
         # Revoke: the next page call is refused.
-        await click("#revoke")
-        dom = await site_when(lambda d: d["site"] == "not_allowed", "the site revoked")
+        await site.click("#revoke")
+        dom = await site.when(lambda d: d["site"] == "not_allowed", "the site revoked")
         assert dom["grants_text"].startswith("No site yet."), dom
         out = await tabwire.call("page_snapshot", {"tab_id": tab})
         assert out.is_error and out.text.startswith("PERMISSION_REQUIRED"), out
@@ -114,10 +91,10 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
 
         # 4. The CLI, in another process, while the popup is open: the popup follows.
         run_cli(c, "allow", origin)
-        dom = await site_when(lambda d: d["site"] == "allowed", "the CLI's grant")
+        dom = await site.when(lambda d: d["site"] == "allowed", "the CLI's grant")
         assert [g.removesuffix("Revoke") for g in dom["grants"]] == [origin], dom
-        await click(f"#grants li[data-origin='{origin}'] button")
-        dom = await site_when(lambda d: d["site"] == "not_allowed", "the row's revoke")
+        await site.click(f"#grants li[data-origin='{origin}'] button")
+        dom = await site.when(lambda d: d["site"] == "not_allowed", "the row's revoke")
         assert origin not in run_cli(c, "grants")
         out = await tabwire.call("page_snapshot", {"tab_id": tab})
         assert out.is_error and out.text.startswith("PERMISSION_REQUIRED"), out
@@ -129,8 +106,8 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
             ("file:///etc/passwd", '"file:///etc/passwd" is not a website origin'),
         ]:
             await browser.cdp.evaluate(popup, f"document.querySelector('#site').dataset.origin = {claimed!r}")
-            await click("#allow")
-            dom = await site_when(lambda d: d["problem"], "the refusal")
+            await site.click("#allow")
+            dom = await site.when(lambda d: d["problem"], "the refusal")
             assert dom["problem"].startswith("Not changed: ") and reason in dom["problem"], dom
             assert dom["site"] == "not_allowed", dom
         assert "allowed on no site yet" in run_cli(c, "grants")
@@ -138,6 +115,6 @@ async def test_the_popup_allows_and_revokes_a_site_and_follows_the_cli(
         # 2. A chrome:// tab in front: no website, no buttons.
         settings = await open_page(browser.cdp, "chrome://version/")
         await activate(browser.cdp, settings)
-        dom = await site_when(lambda d: d["site"] == "not_web", "that chrome:// pages are no website")
+        dom = await site.when(lambda d: d["site"] == "not_web", "that chrome:// pages are no website")
         assert "(chrome: pages)" in dom["text"] and "websites (http and https) only" in dom["text"], dom
         assert not (dom["allow"] or dom["revoke"] or dom["trusted_box"]), dom

@@ -14,7 +14,6 @@ import subprocess
 import pytest
 
 from harness.fake_extension import fake_extension, wait_listening
-from harness.mcp_client import open_tabwire_session
 from harness.processes import pid_listening_on
 from harness.waiting import wait_for
 
@@ -55,7 +54,7 @@ async def test_another_user_cannot_take_the_port_when_the_hub_hands_over(tabwire
     try:
         await wait_listening(pairing.port)
         assert pid_listening_on(pairing.port) == hub.pid
-        async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as peer:
+        async with c.session() as peer:
             await wait_for(lambda: "joined it as a peer" in c.stderr_path.read_text(), timeout=15,
                            what="the second tabwire to join as a peer")
             rogue = subprocess.Popen(["/usr/bin/python3", "-c", ROGUE, str(pairing.port), "6"], user=NOBODY,

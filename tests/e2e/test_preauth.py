@@ -12,7 +12,9 @@ Each test prints its numbers (RSS before and under the flood, successes out of t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from typing import AsyncContextManager, AsyncIterator, Callable
 
 import anyio
 import pytest
@@ -53,32 +55,48 @@ async def flooded(flood: Flood) -> None:
     await wait_for(lambda: flood.connects >= 2 * flood.count, timeout=30, what=f"the {flood.kind} flood to run")
 
 
+async def clients_get_in_under(
+    flood: Flood, pid: int, join: Callable[[], AsyncContextManager[None]], *, tries: int, per_try_s: float, who: str
+) -> None:
+    """Under `flood`, a client gets in (inside `join()`, once it checked what it was told; each try bounded
+    by `per_try_s`) `tries` times out of `tries`, and the server's RSS (process `pid`) grows by less than
+    MAX_RSS_GROWTH_KIB."""
+    before = rss_kib(pid)
+    got_in, peak = 0, before
+    async with flood:
+        await flooded(flood)
+        for n in range(tries):
+            try:
+                with anyio.fail_after(per_try_s):
+                    async with join():
+                        got_in += 1
+            except Exception as e:  # noqa: BLE001 - any failure to get in is counted and shown
+                print(f"try {n}: {who} did not get in: {e!r}")
+            peak = max(peak, rss_kib(pid))
+        connects = flood.connects
+    print(
+        f"{who} got in {got_in}/{tries} under a flood of {FLOOD} sockets ({connects} connections opened); "
+        f"tabwire RSS {before / 1024:.1f} MiB before, {peak / 1024:.1f} MiB at most under the flood"
+    )
+    assert got_in == tries, f"{who} got in {got_in} of {tries} times under the flood"
+    assert peak - before < MAX_RSS_GROWTH_KIB, f"RSS grew by {(peak - before) / 1024:.1f} MiB"
+
+
 @pytest.mark.parametrize("kind", ["silent", "big_frame"])
 async def test_a_flood_of_unauthenticated_sockets_neither_keeps_a_client_out_nor_costs_memory(
     tabwire, pairing, extension_id, kind
 ):
     await wait_listening(pairing.port)
     pid = await wait_for(lambda: pid_listening_on(pairing.port), timeout=5, what="tabwire's pid")
-    before = rss_kib(pid)
-    tries, got_in, peak = 30, 0, before
-    async with Flood(pairing.port, FLOOD, kind, extension_id=extension_id) as flood:
-        await flooded(flood)
-        for n in range(tries):
-            try:
-                with anyio.fail_after(10):
-                    async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:
-                        assert ext.welcome["type"] == "welcome"
-                        got_in += 1
-            except Exception as e:  # noqa: BLE001 - any failure to get in is counted and shown
-                print(f"try {n}: the client did not get in: {e!r}")
-            peak = max(peak, rss_kib(pid))
-        connects = flood.connects
-    print(
-        f"{kind} flood of {FLOOD} sockets ({connects} connections opened): client in {got_in}/{tries}; "
-        f"tabwire RSS {before / 1024:.1f} MiB before, {peak / 1024:.1f} MiB at most under the flood"
-    )
-    assert got_in == tries, f"the client got in {got_in} of {tries} times under the flood"
-    assert peak - before < MAX_RSS_GROWTH_KIB, f"RSS grew by {(peak - before) / 1024:.1f} MiB"
+
+    @contextlib.asynccontextmanager
+    async def join() -> AsyncIterator[None]:
+        async with fake_extension(pairing.port, extension_id, pairing.secret) as ext:
+            assert ext.welcome["type"] == "welcome"
+            yield
+
+    flood = Flood(pairing.port, FLOOD, kind, extension_id=extension_id)
+    await clients_get_in_under(flood, pid, join, tries=30, per_try_s=10, who=f"{kind}: the client")
 
 
 async def test_the_real_extension_gets_in_every_time_under_a_flood(
@@ -114,27 +132,15 @@ async def test_the_real_extension_gets_in_every_time_under_a_flood(
 @pytest.mark.parametrize("kind", ["no_bearer", "trickle", "silent"])
 async def test_http_without_the_bearer_never_keeps_the_real_client_out(tabwire_command, kind):
     with tabwire_http(tabwire_command, with_process=True) as (port, process):
-        before = rss_kib(process.pid)
-        tries, got_in, peak = 12, 0, before
-        async with Flood(port, FLOOD, kind) as flood:
-            await flooded(flood)
-            for n in range(tries):
-                try:
-                    with anyio.fail_after(15):
-                        url = f"http://127.0.0.1:{port}/mcp"
-                        async with open_tabwire_http_session(url, headers=bearer(tabwire_command)) as s:
-                            assert "browser_tabs" in await s.tool_names()
-                            got_in += 1
-                except Exception as e:  # noqa: BLE001 - any failure to get in is counted and shown
-                    print(f"try {n}: the HTTP client did not get in: {e!r}")
-                peak = max(peak, rss_kib(process.pid))
-            connects = flood.connects
-    print(
-        f"HTTP {kind} flood of {FLOOD} sockets ({connects} connections): the SDK client in {got_in}/{tries}; "
-        f"RSS {before / 1024:.1f} MiB before, {peak / 1024:.1f} MiB at most"
-    )
-    assert got_in == tries, f"the HTTP client got in {got_in} of {tries} times under the flood"
-    assert peak - before < MAX_RSS_GROWTH_KIB, f"RSS grew by {(peak - before) / 1024:.1f} MiB"
+
+        @contextlib.asynccontextmanager
+        async def join() -> AsyncIterator[None]:
+            async with open_tabwire_http_session(f"http://127.0.0.1:{port}/mcp", headers=bearer(tabwire_command)) as s:
+                assert "browser_tabs" in await s.tool_names()
+                yield
+
+        flood = Flood(port, FLOOD, kind)
+        await clients_get_in_under(flood, process.pid, join, tries=12, per_try_s=15, who=f"HTTP {kind}: the SDK client")
 
 
 async def refuse_for(port: int, seconds: float, extension_id: str) -> int:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from harness.mcp_client import open_tabwire_session
-from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +51,7 @@ async def test_the_config_folder_and_screenshots_are_private_whatever_runs_first
         async with open_tabwire_session(c.binary, c.args, env=env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
             await launch_chromium(extension_dir=extension_dir, url=url)
 
-            async def listed():
-                out = await tabwire.call("browser_tabs")
-                tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(url)]
-                return tabs[0] if tabs else None
-
-            await wait_for(listed, timeout=30, what=f"browser_tabs to list {url}")
+            await tabwire.listed_tab(url)
             out = await tabwire.call_ok("page_screenshot", {"to_file": True, "max_width": 200})
             shot = Path(out.structured["path"])
     finally:

@@ -15,9 +15,7 @@ import time
 import pytest
 
 from conftest import run_cli
-from harness.cdp import CdpError
-from harness.mcp_client import open_tabwire_session
-from harness.waiting import wait_for
+from harness.flee import arrived, load_and_flee
 
 pytestmark = pytest.mark.anyio
 
@@ -30,15 +28,10 @@ HEADER = re.compile(r"^\[tab (\d+) · page content from (\S+), not instructions,
 TYPED = re.compile(r"^[A-Z_]+: ")
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_a_page_that_goes_to_another_origin_during_a_read_never_gets_an_answer_labelled_wrong(
-    tabwire_command, fixture_server, second_fixture_server, launch_chromium, extension_dir
+    unadapted_command, fixture_server, second_fixture_server, launch_chromium, extension_dir
 ):
-    c = tabwire_command
+    c = unadapted_command
     origin = fixture_server.origin
     # Another site (Chromium maps *.localhost to 127.0.0.1): its document commits in another renderer
     # process, so the tab can show it while the allowed page's runtime is still reading.
@@ -49,28 +42,14 @@ async def test_a_page_that_goes_to_another_origin_during_a_read_never_gets_an_an
     cdp = browser.cdp
     page = await cdp.wait_for_page(flee)
     outcomes: list[tuple[str, str, int, str]] = []  # tool, what it answered (an origin, or an error), delay, lateness
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-
-        async def listed():
-            out = await tabwire.call("browser_tabs")
-            tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(flee)]
-            return tabs[0] if tabs else None
-
-        tab = (await wait_for(listed, timeout=30, what="browser_tabs to list the page"))["id"]
+    async with c.session() as tabwire:
+        tab = (await tabwire.listed_tab(flee))["id"]
         for other_allowed in (False, True):
             if other_allowed:
                 run_cli(c, "allow", other)
             for tool in ("page_snapshot", "page_read"):
                 for delay in DELAYS_MS:
-                    await cdp.send(page, "Page.navigate", {"url": f"{flee}?rows={ROWS}&try={tool}-{delay}"})
-
-                    async def ready():
-                        return await cdp.evaluate(
-                            page, "location.href.includes('try=') && document.readyState === 'complete' && !!window.fixture"
-                        )
-
-                    await wait_for(ready, timeout=20, what="the allowed page to load again", ignore=(CdpError,))
-                    await cdp.evaluate(page, f"fixture.flee({delay}, {other!r})")
+                    await load_and_flee(cdp, page, f"{flee}?rows={ROWS}&try={tool}-{delay}", delay, other)
                     out = await tabwire.call(tool, {"tab_id": tab})
                     received = time.time() * 1000
                     what = f"{tool} at {delay} ms (other origin allowed: {other_allowed})"
@@ -87,11 +66,7 @@ async def test_a_page_that_goes_to_another_origin_during_a_read_never_gets_an_an
                         own, foreign = ("ALLOWED-PAGE", "OTHER-ORIGIN") if labelled == origin else ("OTHER-ORIGIN", "ALLOWED-PAGE")
                         assert labelled == origin or (other_allowed and labelled == other), (what, "labelled", labelled)
                         assert own in out.text and foreign not in out.text, (what, "another origin's content", out.text[:300])
-
-                    async def gone():
-                        return await cdp.evaluate(page, f"location.origin === {other!r} && typeof window.arrivedAt === 'number'")
-
-                    await wait_for(gone, timeout=20, what="the page to reach the other origin", ignore=(CdpError,))
+                    await arrived(cdp, page, other, stamped=True)
                     if out.is_error:
                         continue
                     late = received - await cdp.evaluate(page, "window.arrivedAt")

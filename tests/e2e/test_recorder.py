@@ -26,7 +26,6 @@ import pytest
 from conftest import run_cli
 from harness.cdp import CdpError, evaluate_in_world
 from harness.extension_pages import activate, open_extension_page
-from harness.mcp_client import open_tabwire_session
 from harness.todomvc import stored_todos, wait_until_app_ready
 from harness.waiting import wait_for
 
@@ -46,17 +45,18 @@ RECORD_DOM = """(() => {
 })()"""
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    # No adapter for the sites: the recorded tool is the only one there.
-    return tabwire_command.without_adapter_match()
-
-
 class Recorder:
     """The popup page and the site's page of one browser."""
 
     def __init__(self, cdp, popup, page) -> None:
         self.cdp, self.popup, self.page = cdp, popup, page
+
+    @classmethod
+    async def beside(cls, browser, extension_id: str, url: str) -> "Recorder":
+        """The popup opened in a tab of `browser` beside its page at `url`."""
+        page = await browser.cdp.wait_for_page(url)
+        popup = await open_extension_page(browser.cdp, extension_id, "extension/popup.html")
+        return cls(browser.cdp, popup, page)
 
     async def when(self, condition, what: str) -> dict:
         async def check():
@@ -121,21 +121,20 @@ def adapter_file(tabwire_command, origin: str) -> Path:
     return Path(tabwire_command.env["XDG_CONFIG_HOME"]) / "tabwire" / "adapters" / f"{name}.json"
 
 
+# The tests start `unadapted_command`: no adapter for the sites, so the recorded tool is the only one there.
 async def test_a_recorded_todo_becomes_a_tool_that_adds_any_todo(
-    tabwire_command, todomvc_url, launch_chromium, extension_dir, extension_id
+    unadapted_command, todomvc_url, launch_chromium, extension_dir, extension_id
 ):
-    c = tabwire_command
+    c = unadapted_command
     url = todomvc_url("plain")
     origin = url.split("/plain/")[0]
     run_cli(c, "allow", origin)
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
-    cdp = browser.cdp
-    page = await cdp.wait_for_page(url)
+    rec = await Recorder.beside(browser, extension_id, url)
+    cdp, page = rec.cdp, rec.page
     await wait_until_app_ready(cdp, page)
-    popup = await open_extension_page(cdp, extension_id, "extension/popup.html")
-    rec = Recorder(cdp, popup, page)
 
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         await activate(cdp, page)
         await rec.start()
         new_todo = "#new-todo"
@@ -181,7 +180,7 @@ async def test_a_recorded_todo_becomes_a_tool_that_adds_any_todo(
         dom = await rec.stop_and_save("add_item")
         assert dom["problem"] == "Not saved: this site's adapter already has a tool named \"add_item\": choose another name", dom
         assert dom["state"] == "stopped" and len(dom["lines"]) == 2, dom
-        await rec.cdp.evaluate(popup, "document.querySelector('#record-name').value = 'Add Item'")
+        await rec.cdp.evaluate(rec.popup, "document.querySelector('#record-name').value = 'Add Item'")
         await rec.click("#record-save-button")
         dom = await rec.when(lambda d: d["problem"] and "Add Item" in d["problem"], "the bad name's refusal")
         assert '"Add Item" is not a tool name' in dom["problem"], dom
@@ -205,23 +204,21 @@ async def test_a_recorded_todo_becomes_a_tool_that_adds_any_todo(
 
 
 async def test_a_recording_survives_the_sign_in_page_and_never_keeps_the_password(
-    tabwire_command, fixture_server, launch_chromium, extension_dir, extension_id
+    unadapted_command, fixture_server, launch_chromium, extension_dir, extension_id
 ):
-    c = tabwire_command
+    c = unadapted_command
     url = fixture_server.url("plain", "record/sign-in.html")
     origin = fixture_server.origin
     list_url = fixture_server.url("plain", "reading-list/index.html")
     run_cli(c, "allow", origin)
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
-    cdp = browser.cdp
-    page = await cdp.wait_for_page(url)
-    popup = await open_extension_page(cdp, extension_id, "extension/popup.html")
-    rec = Recorder(cdp, popup, page)
+    rec = await Recorder.beside(browser, extension_id, url)
+    cdp, page = rec.cdp, rec.page
 
     async def stored(key: str):
         return json.loads(await cdp.evaluate(page, f"localStorage.getItem({key!r}) || 'null'"))
 
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         await activate(cdp, page)
         await rec.start()
         await rec.real_click("#user")

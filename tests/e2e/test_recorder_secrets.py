@@ -13,8 +13,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from harness.extension_pages import activate, open_extension_page
-from harness.mcp_client import open_tabwire_session
+from harness.extension_pages import activate
 from test_recorder import Recorder, adapter_file
 
 pytestmark = pytest.mark.anyio
@@ -29,31 +28,23 @@ SECRETS = {
 NOTE = "leave it at the door"
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    # No adapter for the site: the recorded tool is the only one there.
-    return tabwire_command.without_adapter_match()
-
-
 def assert_no_secret(where: str, text: str) -> None:
     leaked = [what for what, value in SECRETS.items() if value in text]
     assert PASSWORD not in text and not leaked, f"{where} holds {leaked or 'the password'}: {text}"
 
 
 async def test_a_field_that_was_ever_secret_stays_secret_and_no_secret_leaves_the_page(
-    tabwire_command, fixture_server, launch_chromium, extension_dir, extension_id
+    unadapted_command, fixture_server, launch_chromium, extension_dir, extension_id
 ):
-    c = tabwire_command
+    c = unadapted_command
     url = fixture_server.url("plain", "record/secrets.html")
     origin = fixture_server.origin
     run_cli(c, "allow", origin)
     browser = await launch_chromium(extension_dir=extension_dir, url=url)
-    cdp = browser.cdp
-    page = await cdp.wait_for_page(url)
-    popup = await open_extension_page(cdp, extension_id, "extension/popup.html")
-    rec = Recorder(cdp, popup, page)
+    rec = await Recorder.beside(browser, extension_id, url)
+    cdp, page = rec.cdp, rec.page
 
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         await activate(cdp, page)
         await rec.start()
         await rec.real_click("#field1")
@@ -78,7 +69,7 @@ async def test_a_field_that_was_ever_secret_stays_secret_and_no_secret_leaves_th
             assert any(f'name="{name}"' in line for line in secret_lines), (name, dom["lines"])
         assert_no_secret("the popup's steps", json.dumps(dom))
 
-        session = await cdp.evaluate(popup, "chrome.storage.session.get(null).then(JSON.stringify)", await_promise=True)
+        session = await cdp.evaluate(rec.popup, "chrome.storage.session.get(null).then(JSON.stringify)", await_promise=True)
         assert NOTE in session, session
         assert_no_secret("chrome.storage.session", session)
 

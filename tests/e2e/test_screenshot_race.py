@@ -10,10 +10,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
-from harness.cdp import CdpError
-from harness.mcp_client import open_tabwire_session
+from harness.flee import arrived, load_and_flee
 from harness.png import close_to, image_of
-from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -21,15 +19,10 @@ GREEN, RED = (0, 255, 0), (255, 0, 0)
 DELAYS_MS = (0, 10, 20, 30, 45, 60, 80, 100, 130, 160, 200, 250, 300, 400)
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_a_page_that_goes_to_another_origin_during_a_screenshot_never_gets_its_pixels_labelled_allowed(
-    tabwire_command, fixture_server, second_fixture_server, launch_chromium, extension_dir
+    unadapted_command, fixture_server, second_fixture_server, launch_chromium, extension_dir
 ):
-    c = tabwire_command
+    c = unadapted_command
     origin, other = fixture_server.origin, second_fixture_server.origin
     run_cli(c, "allow", origin)
     flee = fixture_server.url("plain", "screenshot/flee.html")
@@ -37,22 +30,10 @@ async def test_a_page_that_goes_to_another_origin_during_a_screenshot_never_gets
     cdp = browser.cdp
     page = await cdp.wait_for_page(flee)
     outcomes = []
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
-
-        async def listed():
-            out = await tabwire.call("browser_tabs")
-            tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(flee)]
-            return tabs[0] if tabs else None
-
-        tab = (await wait_for(listed, timeout=30, what="browser_tabs to list the page"))["id"]
+    async with c.session() as tabwire:
+        tab = (await tabwire.listed_tab(flee))["id"]
         for delay in DELAYS_MS:
-            await cdp.send(page, "Page.navigate", {"url": f"{flee}?try={delay}"})
-
-            async def ready():
-                return await cdp.evaluate(page, "location.href.includes('try=') && document.readyState === 'complete' && !!window.fixture")
-
-            await wait_for(ready, timeout=20, what="the allowed page to load again", ignore=(CdpError,))
-            await cdp.evaluate(page, f"fixture.flee({delay}, {other!r})")
+            await load_and_flee(cdp, page, f"{flee}?try={delay}", delay, other)
             shot = await tabwire.session.call_tool("page_screenshot", {"tab_id": tab})
             if shot.is_error:
                 outcomes.append((delay, "error"))
@@ -65,10 +46,6 @@ async def test_a_page_that_goes_to_another_origin_during_a_screenshot_never_gets
                 f"at {delay} ms the screenshot labelled {about['origin']} shows {middle}: another page's pixels",
                 outcomes,
             )
-
-            async def gone():
-                return await cdp.evaluate(page, "location.origin") == other
-
-            await wait_for(gone, timeout=20, what="the page to reach the other origin", ignore=(CdpError,))
+            await arrived(cdp, page, other, stamped=False)
     # The race was run: some captures were of the allowed page, at the shortest delays some were refused.
     assert any(o == "green" for _, o in outcomes), outcomes

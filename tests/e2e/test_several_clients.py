@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack
 
 import pytest
 
-from harness.mcp_client import error_codes_in, open_tabwire_session
+from harness.mcp_client import error_codes_in
 from harness.todomvc import TODO_TOOLS, stored_todos, wait_until_app_ready
 from harness.waiting import wait_for
 
@@ -47,15 +47,13 @@ async def test_two_clients_share_one_browser_and_the_peer_takes_over(
     url = todomvc_url("plain")
     async with AsyncExitStack() as stack:
         first = await stack.enter_async_context(
-            open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path)
+            c.session()
         )
         first_pid = await wait_for(
             lambda: hub_pid(c.binary, pairing), timeout=10, what="the first tabwire to own the port"
         )
         second = await stack.enter_async_context(
-            open_tabwire_session(
-                c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=tmp_path / "tabwire-peer.stderr.log"
-            )
+            c.session(stderr_path=tmp_path / "tabwire-peer.stderr.log")
         )
         browser = await launch_chromium(extension_dir=extension_dir, url=url)
         await first.wait_for_tools(*TODO_TOOLS)

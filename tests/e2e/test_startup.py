@@ -15,7 +15,6 @@ import asyncio
 
 import pytest
 
-from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +49,7 @@ async def test_the_extension_probes_a_missing_server_and_connects_when_it_starts
     assert kinds.count("GET") <= 1, f"at most one blind WebSocket in 30 s: {kinds}"
 
     c = tabwire_command
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path):
+    async with c.session():
         await wait_for(
             lambda: "browser extension connected" in c.stderr_path.read_text(),
             timeout=10,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cdp import CdpError
+from harness.adapter_docs import adapter, listed_state, text_of
 from harness.fake_tabwire import FakeTabwire
-from harness.waiting import wait_for
+from harness.flee import arrived, load_and_flee
 
 pytestmark = pytest.mark.anyio
 
@@ -22,24 +22,9 @@ ROWS = 12000
 # page's first script ran; one that arrives later than this came after the commit.
 LATE_MS = 150
 
-FLEE_ADAPTER = {
-    "name": "flee",
-    "match": ["http://127.0.0.1/*"],
-    "tools": [
-        {
-            "name": "heading",
-            "description": "Read the heading.",
-            "annotations": {"read_only": True},
-            "steps": [{"step": "read", "selector": "h1", "into": "h"}, {"step": "return", "value": "{{h}}"}],
-        }
-    ],
-    "state": {
-        "steps": [
-            {"step": "extract", "selector": "#rows > p", "fields": {"text": {}}, "into": "rows"},
-            {"step": "return", "value": {"rows": "{{rows}}"}},
-        ]
-    },
-}
+FLEE_ADAPTER = adapter(
+    "flee", ["http://127.0.0.1/*"], [text_of("heading", "Read the heading.", "h1")], state=listed_state("#rows > p", "rows")
+)
 
 
 async def test_a_state_read_while_the_page_goes_to_another_origin_is_never_passed_on_late(
@@ -54,25 +39,13 @@ async def test_a_state_read_while_the_page_goes_to_another_origin_is_never_passe
         tab = await fake.wait_tab_tools({"flee_heading"}, timeout=30)
         page = await cdp.wait_for_page(flee)
         for delay in DELAYS_MS:
-            await cdp.send(page, "Page.navigate", {"url": f"{flee}?rows={ROWS}&try={delay}"})
-
-            async def ready():
-                return await cdp.evaluate(
-                    page, "location.href.includes('try=') && document.readyState === 'complete' && !!window.fixture"
-                )
-
-            await wait_for(ready, timeout=20, what="the allowed page to load again", ignore=(CdpError,))
-            await cdp.evaluate(page, f"fixture.flee({delay}, {other!r})")
+            await load_and_flee(cdp, page, f"{flee}?rows={ROWS}&try={delay}", delay, other)
             answer = await fake.request({"type": "request_state", "tab": tab}, ("state_response", "state_error"), timeout=30)
             received = fake.arrived_ms(answer)
             if answer["type"] == "state_response":
                 rows = answer["state"]["flee"]["rows"]
                 assert rows and all("ALLOWED-PAGE" in r["text"] for r in rows), (delay, str(rows)[:300])
-
-            async def gone():
-                return await cdp.evaluate(page, f"location.origin === {other!r} && typeof window.arrivedAt === 'number'")
-
-            await wait_for(gone, timeout=20, what="the page to reach the other origin", ignore=(CdpError,))
+            await arrived(cdp, page, other, stamped=True)
             if answer["type"] == "state_error":
                 outcomes.append((delay, answer["error"]["code"], ""))
                 assert "OTHER-ORIGIN" not in str(answer), answer

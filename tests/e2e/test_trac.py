@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapter_docs import adapter, arguments, tool
+
 pytestmark = pytest.mark.anyio
 
 SUBMIT = "#propertyform input[name=submit]"
@@ -21,61 +23,38 @@ REFUSAL = [
 ]
 
 
-def adapter(base: str) -> dict:
-    return {
-        "name": "trac",
-        "match": [f"{base}/*"],
-        "tools": [
-            {
-                "name": "create_ticket",
-                "description": "Create a ticket; returns its id and summary as Trac shows them.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"summary": {"type": "string"}, "description": {"type": "string"}},
-                    "required": ["summary", "description"],
-                },
-                "steps": [
-                    {"step": "navigate", "url": "/newticket"},
-                    {"step": "wait", "selector": "#field-summary"},
-                    {"step": "fill", "selector": "#field-summary", "value": "{{summary}}"},
-                    {"step": "fill", "selector": "#field-description", "value": "{{description}}"},
-                    {"step": "click", "selector": SUBMIT, "navigates": True},
-                    *REFUSAL,
-                    {"step": "read", "read": "url:-1", "into": "id"},
-                    {"step": "read", "selector": "#trac-ticket-title .summary", "into": "shown"},
-                    {"step": "return", "value": {"id": "{{id}}", "summary": "{{shown}}"}},
-                ],
-            },
-            {
-                "name": "edit_ticket",
-                "description": "Change a ticket's summary, with a comment.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"id": {"type": "integer"}, "summary": {"type": "string"},
-                                   "comment": {"type": "string"}},
-                    "required": ["id", "summary", "comment"],
-                },
-                "steps": [
-                    {"step": "navigate", "url": "/ticket/{{id}}"},
-                    {"step": "wait", "selector": "#comment"},
-                    # Unfolds "Modify Ticket": a fragment link, not a new page.
-                    {"step": "click", "selector": "a[href='#modify']"},
-                    {"step": "wait", "selector": "#field-summary", "timeout_ms": 5000},
-                    {"step": "fill", "selector": "#field-summary", "value": "{{summary}}"},
-                    {"step": "fill", "selector": "#comment", "value": "{{comment}}"},
-                    {"step": "click", "selector": SUBMIT, "navigates": True},
-                    *REFUSAL,
-                    {"step": "read", "selector": "#trac-ticket-title .summary", "into": "shown"},
-                    {"step": "return", "value": {"summary": "{{shown}}"}},
-                ],
-            },
-        ],
-    }
+def trac_adapter(base: str) -> dict:
+    return adapter("trac", [f"{base}/*"], [
+        tool("create_ticket", "Create a ticket; returns its id and summary as Trac shows them.", [
+            {"step": "navigate", "url": "/newticket"},
+            {"step": "wait", "selector": "#field-summary"},
+            {"step": "fill", "selector": "#field-summary", "value": "{{summary}}"},
+            {"step": "fill", "selector": "#field-description", "value": "{{description}}"},
+            {"step": "click", "selector": SUBMIT, "navigates": True},
+            *REFUSAL,
+            {"step": "read", "read": "url:-1", "into": "id"},
+            {"step": "read", "selector": "#trac-ticket-title .summary", "into": "shown"},
+            {"step": "return", "value": {"id": "{{id}}", "summary": "{{shown}}"}},
+        ], input_schema=arguments("summary", "description")),
+        tool("edit_ticket", "Change a ticket's summary, with a comment.", [
+            {"step": "navigate", "url": "/ticket/{{id}}"},
+            {"step": "wait", "selector": "#comment"},
+            # Unfolds "Modify Ticket": a fragment link, not a new page.
+            {"step": "click", "selector": "a[href='#modify']"},
+            {"step": "wait", "selector": "#field-summary", "timeout_ms": 5000},
+            {"step": "fill", "selector": "#field-summary", "value": "{{summary}}"},
+            {"step": "fill", "selector": "#comment", "value": "{{comment}}"},
+            {"step": "click", "selector": SUBMIT, "navigates": True},
+            *REFUSAL,
+            {"step": "read", "selector": "#trac-ticket-title .summary", "into": "shown"},
+            {"step": "return", "value": {"summary": "{{shown}}"}},
+        ], input_schema=arguments("summary", "comment", id="integer")),
+    ])
 
 
 @pytest.fixture
 def tabwire_command(tabwire_command, trac, tmp_path: Path):
-    return tabwire_command.serving_adapter_file(adapter(trac.base), tmp_path / "adapters")
+    return tabwire_command.serving_adapter_file(trac_adapter(trac.base), tmp_path / "adapters")
 
 
 async def test_create_edit_and_a_refused_ticket_on_trac(tabwire, trac, launch_chromium, extension_dir):

@@ -21,7 +21,6 @@ from websockets.exceptions import ConnectionClosed
 
 from harness import handshake as hs
 from harness.fake_extension import wait_listening
-from harness.mcp_client import open_tabwire_session
 from harness.rogue import Rogue
 from harness.waiting import wait_for
 from test_faults import fault_pages, open_tab, page_url, tabwire_command  # noqa: F401 - shared fixtures
@@ -74,7 +73,7 @@ async def test_a_rogue_listener_learns_nothing_and_is_obeyed_in_nothing(
         assert status["last_error"].startswith(f"something else is listening on 127.0.0.1:{port}: it did not prove"), status
 
         c = tabwire_command
-        async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+        async with c.session() as tabwire:
             # A tabwire that finds the port taken tries the rogue as a hub, is not convinced, and says so.
             async def not_connected() -> str | None:
                 out = await tabwire.call("faults_echo", {"n": 1})
@@ -226,7 +225,7 @@ async def test_trace_logs_never_hold_the_secret(
     c = tabwire_command
     c.env["RUST_LOG"] = "trace"
     logs = [c.stderr_path]
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         await launch_chromium(extension_dir=extension_dir)
         tab = await open_tab(tabwire, page_url(fault_pages, "home"))
         assert (await tabwire.call_ok("faults_echo", {"n": 3, "tab_id": tab})).structured["n"] == 3

@@ -19,7 +19,6 @@ import anyio
 import mcp_types as types
 import pytest
 
-from harness.mcp_client import open_tabwire_session
 from harness.waiting import wait_for
 from test_page_tools import Agent
 from test_permission import run_cli
@@ -44,6 +43,14 @@ async def open_fixture(tabwire, browser, fixture_server, page: str):
         lambda: browser.cdp.evaluate(target, "document.body.dataset.ready === 'yes'"), timeout=20, what=f"{page} to start"
     )
     return out.structured["tab_id"], target
+
+
+async def open_free_page(tabwire, launch_chromium, extension_dir, fixture_server):
+    """The trusted fixture where its adapter does not match (`?free`: page tools only), opened in a new
+    Chromium with the extension: a page-tools agent on its tab, the browser, and the page's DevTools target."""
+    browser = await launch_chromium(extension_dir=extension_dir)
+    tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
+    return Agent(tabwire, tab), browser, page
 
 
 def names_the_setting(text: str, origin: str) -> bool:
@@ -115,15 +122,13 @@ async def test_page_act_fails_naming_the_setting_then_passes_on_a_page_without_a
     tabwire, tabwire_command, fixture_server, launch_chromium, extension_dir
 ):
     origin = fixture_server.origin
-    browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
-    agent = Agent(tabwire, tab)
+    agent, browser, page = await open_free_page(tabwire, launch_chromium, extension_dir, fixture_server)
     lines = await agent.snapshot()
     name = agent.ref(lines, r'^textbox e\d+ "Name"')
     agree = agent.ref(lines, r'^checkbox e\d+ "I agree"')
-    out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": tab})
+    out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": agent.tab})
     assert out.is_error and out.text.startswith("NO_EFFECT") and names_the_setting(out.text, origin), out
-    out = await tabwire.call("page_act", {"ref": agree, "action": "check", "tab_id": tab})
+    out = await tabwire.call("page_act", {"ref": agree, "action": "check", "tab_id": agent.tab})
     assert out.is_error and out.text.startswith("NO_EFFECT") and names_the_setting(out.text, origin), out
 
     run_cli(tabwire_command, "allow", "--trusted-input", origin)
@@ -197,14 +202,10 @@ async def test_a_client_that_can_ask_offers_trusted_input_when_an_action_had_no_
         questions.append(params.message)
         return types.ElicitResult(action="accept", content={"allow": True})
 
-    async with open_tabwire_session(
-        c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path, elicitation_callback=ask_the_user
-    ) as tabwire:
-        browser = await launch_chromium(extension_dir=extension_dir)
-        tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
-        agent = Agent(tabwire, tab)
+    async with c.session(elicitation_callback=ask_the_user) as tabwire:
+        agent, browser, page = await open_free_page(tabwire, launch_chromium, extension_dir, fixture_server)
         name = agent.ref(await agent.snapshot(), r'^textbox e\d+ "Name"')
-        out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": tab})
+        out = await tabwire.call("page_act", {"ref": name, "action": "fill", "value": "Ada", "tab_id": agent.tab})
         # The user was asked, with the bar explained; the yes is recorded and the error says to call again.
         assert len(questions) == 1 and origin in questions[0] and "debugging this browser" in questions[0], questions
         assert out.is_error and out.text.startswith("NO_EFFECT"), out
@@ -245,14 +246,12 @@ async def test_a_drag_fails_naming_the_setting_then_type_and_drag_pass_with_trus
     With it the browser's own mouse and keyboard (the debugger's Input domain) do both, checked in the
     page: the list reordered, and the text announced by a trusted `beforeinput`."""
     origin = fixture_server.origin
-    browser = await launch_chromium(extension_dir=extension_dir)
-    tab, page = await open_fixture(tabwire, browser, fixture_server, "index.html?free")
-    agent = Agent(tabwire, tab)
+    agent, browser, page = await open_free_page(tabwire, launch_chromium, extension_dir, fixture_server)
     lines = await agent.snapshot()
     name = agent.ref(lines, r'^textbox e\d+ "Name"')
     first = agent.ref(lines, r"^listitem e\d+: First")
     third = agent.ref(lines, r"^listitem e\d+: Third")
-    out = await tabwire.call("page_act", {"ref": first, "action": "drag", "to": third, "tab_id": tab})
+    out = await tabwire.call("page_act", {"ref": first, "action": "drag", "to": third, "tab_id": agent.tab})
     assert out.is_error and out.text.startswith("NO_EFFECT") and names_the_setting(out.text, origin), out
     assert await browser.cdp.evaluate(page, "fixture.order()") == ["First", "Second", "Third"]
 

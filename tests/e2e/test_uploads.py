@@ -58,15 +58,6 @@ def adapter(origin: str) -> dict:
 
 
 @pytest.fixture
-def files_app():
-    app = FilesApp()
-    try:
-        yield app
-    finally:
-        app.stop()
-
-
-@pytest.fixture
 def uploads(tmp_path: Path) -> Path:
     """The uploads directory: a binary file with a non-ASCII name (every byte value), a text file, a
     picture; beside it (outside), a secret and a link into it that leads out."""

@@ -11,7 +11,6 @@ import pytest
 
 from conftest import run_cli
 from harness.content_frame import described, framed
-from harness.mcp_client import open_tabwire_session
 from harness.webmcp_names import page_tool_name
 
 pytestmark = pytest.mark.anyio
@@ -23,20 +22,15 @@ FORGED = (
 )
 
 
-@pytest.fixture
-def tabwire_command(tabwire_command):
-    return tabwire_command.without_adapter_match()
-
-
 async def test_a_pages_schema_text_imitating_tabwires_header_stays_framed(
-    tabwire_command, launch_chromium, extension_dir, fixture_server
+    unadapted_command, launch_chromium, extension_dir, fixture_server
 ):
-    c = tabwire_command
+    c = unadapted_command
     url = fixture_server.url("plain", "live/index.html")
     origin = fixture_server.origin
     run_cli(c, "allow", origin)  # for the page_snapshot at the end
     browser = await launch_chromium(extension_dir=extension_dir)
-    async with open_tabwire_session(c.binary, c.args, env=c.env, cwd=c.cwd, stderr_path=c.stderr_path) as tabwire:
+    async with c.session() as tabwire:
         await attack(tabwire, browser, url, origin)
 
 

@@ -260,19 +260,15 @@ fn state_extractors_and_dom_predicates_are_validated() {
     let text = serde_json::to_string_pretty(&doc).unwrap();
     let problems = parse_adapter(&text).unwrap_err();
     let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    assert_eq!(problems.len(), 3, "{rendered:#?}");
-    assert!(
-        rendered[0].contains("match_selector: expected a CSS selector"),
-        "{rendered:#?}"
-    );
-    assert!(
-        rendered[1].contains("state.steps: expected the state's steps to end with a \"return\""),
-        "{rendered:#?}"
-    );
-    assert!(
-        rendered[2].contains("state.steps[1].selector: {{title}} is neither"),
-        "{rendered:#?}"
-    );
+    let expected = [
+        "match_selector: expected a CSS selector",
+        "state.steps: expected the state's steps to end with a \"return\"",
+        "state.steps[1].selector: {{title}} is neither",
+    ];
+    assert_eq!(problems.len(), expected.len(), "{rendered:#?}");
+    for (got, want) in rendered.iter().zip(expected) {
+        assert!(got.contains(want), "{rendered:#?}");
+    }
     assert!(problems.iter().all(|p| p.line.is_some()), "{rendered:#?}");
 }
 

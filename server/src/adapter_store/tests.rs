@@ -21,6 +21,11 @@ fn notes(name: &str, pattern: &str) -> String {
     )
 }
 
+/// The adapter most tests save: `mynotes`, for the pages of ORIGIN.
+fn my_notes() -> String {
+    notes("mynotes", &format!("{ORIGIN}/*"))
+}
+
 fn store_in(dir: &Path) -> AdapterStore {
     AdapterStore::open(dir.join("adapters"), &[], &[])
         .unwrap()
@@ -50,15 +55,10 @@ fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn a_save_writes_the_file_and_serves_it_after_a_reload() {
     let root = tempfile::tempdir().unwrap();
     let store = store_in(root.path());
-    let saved = store
-        .save(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, false)
-        .unwrap();
+    let saved = store.save(&my_notes(), ORIGIN, false).unwrap();
     assert_eq!(saved.path, store.dir.as_path().join("mynotes.json"));
     assert_eq!(saved.backup, None);
-    assert_eq!(
-        std::fs::read_to_string(&saved.path).unwrap(),
-        notes("mynotes", "http://127.0.0.1:1080/*")
-    );
+    assert_eq!(std::fs::read_to_string(&saved.path).unwrap(), my_notes());
     assert!(store.lock().served.iter().any(|a| a.name == "mynotes"));
     // A fresh store (a new tabwire process) loads it from the directory.
     let (_, loaded) = AdapterStore::open(store.dir.clone(), &[], &[]).unwrap();
@@ -70,7 +70,7 @@ fn a_save_writes_the_file_and_serves_it_after_a_reload() {
 fn saving_over_a_saved_adapter_keeps_a_backup() {
     let root = tempfile::tempdir().unwrap();
     let store = store_in(root.path());
-    let first = notes("mynotes", "http://127.0.0.1:1080/*");
+    let first = my_notes();
     store.save(&first, ORIGIN, false).unwrap();
     let second = first.replace("How many notes.", "Count the notes.");
     let saved = store.save(&second, ORIGIN, false).unwrap();
@@ -107,12 +107,10 @@ fn a_hand_written_or_hand_edited_file_is_kept_unless_overwrite() {
     let root = tempfile::tempdir().unwrap();
     let store = store_in(root.path());
     let path = store.dir.as_path().join("mynotes.json");
-    let by_hand = notes("mynotes", "http://127.0.0.1:1080/*").replace("How many", "Number of");
+    let by_hand = my_notes().replace("How many", "Number of");
     std::fs::write(&path, &by_hand).unwrap();
     let before = contents(root.path());
-    let refusal = store
-        .save(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, false)
-        .unwrap_err();
+    let refusal = store.save(&my_notes(), ORIGIN, false).unwrap_err();
     assert!(
         matches!(refusal, SaveRefusal::HandWritten { .. }),
         "{refusal}"
@@ -121,9 +119,7 @@ fn a_hand_written_or_hand_edited_file_is_kept_unless_overwrite() {
     assert_eq!(refusal.code(), ErrorCode::Refused);
     assert_eq!(contents(root.path()), before);
 
-    let saved = store
-        .save(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, true)
-        .unwrap();
+    let saved = store.save(&my_notes(), ORIGIN, true).unwrap();
     assert_eq!(
         std::fs::read_to_string(saved.backup.unwrap()).unwrap(),
         by_hand
@@ -131,9 +127,7 @@ fn a_hand_written_or_hand_edited_file_is_kept_unless_overwrite() {
 
     // Tabwire's file, edited by a person, is theirs again.
     std::fs::write(&path, &by_hand).unwrap();
-    let refusal = store
-        .save(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, false)
-        .unwrap_err();
+    let refusal = store.save(&my_notes(), ORIGIN, false).unwrap_err();
     assert!(
         matches!(refusal, SaveRefusal::HandWritten { .. }),
         "{refusal}"
@@ -151,9 +145,8 @@ fn each_refusal_is_clear_and_writes_nothing() {
     .unwrap();
     store.reload();
     let before = contents(root.path());
-    let huge = notes("mynotes", "http://127.0.0.1:1080/*")
-        .replace("How many notes.", &"x".repeat(MAX_DOCUMENT_BYTES));
-    let javascript = notes("mynotes", "http://127.0.0.1:1080/*").replace(
+    let huge = my_notes().replace("How many notes.", &"x".repeat(MAX_DOCUMENT_BYTES));
+    let javascript = my_notes().replace(
         r#"{"step": "read""#,
         r#"{"step": "navigate", "url": "javascript:alert(1)"}, {"step": "read""#,
     );
@@ -212,8 +205,7 @@ fn each_refusal_is_clear_and_writes_nothing() {
 fn validation_problems_are_located() {
     let root = tempfile::tempdir().unwrap();
     let store = store_in(root.path());
-    let text = notes("mynotes", "http://127.0.0.1:1080/*")
-        .replace("\"read\": \"count\"", "\"read\": \"cont\"");
+    let text = my_notes().replace("\"read\": \"count\"", "\"read\": \"cont\"");
     let SaveRefusal::Invalid(problems) = store.save(&text, ORIGIN, false).unwrap_err() else {
         panic!("expected Invalid");
     };
@@ -226,9 +218,7 @@ fn validation_problems_are_located() {
 fn a_trial_is_served_until_it_ends() {
     let root = tempfile::tempdir().unwrap();
     let store = store_in(root.path());
-    let checked = store
-        .check(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, false)
-        .unwrap();
+    let checked = store.check(&my_notes(), ORIGIN, false).unwrap();
     assert!(!checked.replaces);
     assert!(!checked.path.exists());
     let hub = std::sync::Arc::new(crate::hub::Hub::new(crate::hub::HubConfig {
@@ -245,8 +235,6 @@ fn a_trial_is_served_until_it_ends() {
     assert!(hub.adapters().iter().any(|a| a.name == "mynotes"));
     store.end_trial();
     assert!(!hub.adapters().iter().any(|a| a.name == "mynotes"));
-    store
-        .save(&notes("mynotes", "http://127.0.0.1:1080/*"), ORIGIN, false)
-        .unwrap();
+    store.save(&my_notes(), ORIGIN, false).unwrap();
     assert!(hub.adapters().iter().any(|a| a.name == "mynotes"));
 }

@@ -25,6 +25,16 @@ impl FakeExtension {
         hub.handle_frame(self.conn, &message.to_string());
     }
 
+    /// Says `hello` at this protocol version, with the fields of `more` (an object).
+    fn says_hello(&self, hub: &Hub, more: serde_json::Value) {
+        let mut hello = json!({"type": "hello", "protocol": PROTOCOL_VERSION});
+        hello
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        self.say(hub, hello);
+    }
+
     /// The next frame the hub sent to this extension.
     async fn next(&mut self) -> ToExtension {
         let frame = tokio::time::timeout(Duration::from_secs(5), self.frames.recv())
@@ -32,6 +42,22 @@ impl FakeExtension {
             .expect("a frame within 5 s")
             .expect("outbox open");
         ToExtension::decode(&frame).expect("the hub sends valid frames")
+    }
+
+    /// Pings the hub: the next frame it sends this extension is the pong (nothing came before it).
+    async fn pings(&mut self, hub: &Hub, nonce: u64) {
+        self.say(hub, json!({"type": "ping", "nonce": nonce}));
+        assert_eq!(self.next().await, ToExtension::Pong { nonce });
+    }
+
+    /// The next frame, a call: its id and whether its input is to be trusted.
+    async fn next_call_input(&mut self) -> (RequestId, bool) {
+        match self.next().await {
+            ToExtension::CallTool {
+                id, trusted_input, ..
+            } => (id, trusted_input),
+            other => panic!("expected call_tool, got {other:?}"),
+        }
     }
 
     async fn next_call(&mut self) -> (RequestId, TabId, String, Value) {
@@ -295,10 +321,7 @@ async fn past_the_pending_bound_a_call_fails_at_once_with_too_many() {
 async fn hello_is_answered_with_welcome_and_the_adapters() {
     let hub = hub();
     let mut ext = FakeExtension::connect(&hub);
-    ext.say(
-        &hub,
-        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "instance_id": "b1"}),
-    );
+    ext.says_hello(&hub, json!({"instance_id": "b1"}));
     match ext.next().await {
         ToExtension::Welcome {
             protocol,
@@ -312,8 +335,7 @@ async fn hello_is_answered_with_welcome_and_the_adapters() {
         }
         other => panic!("expected welcome, got {other:?}"),
     }
-    ext.say(&hub, json!({"type": "ping", "nonce": 7}));
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 7 });
+    ext.pings(&hub, 7).await;
 }
 
 #[tokio::test]
@@ -335,7 +357,7 @@ async fn new_adapters_are_pushed_to_every_extension_and_greet_later_ones() {
     }
     assert_eq!(hub.adapters()[0].name, "renamed");
     let mut late = FakeExtension::connect(&hub);
-    late.say(&hub, json!({"type": "hello", "protocol": PROTOCOL_VERSION}));
+    late.says_hello(&hub, json!({}));
     match late.next().await {
         ToExtension::Welcome { adapters, .. } => assert_eq!(adapters[0].name, "renamed"),
         other => panic!("expected welcome, got {other:?}"),
@@ -631,9 +653,8 @@ async fn answers_for_unknown_ids_are_dropped() {
         &hub,
         json!({"type": "call_tool_result", "id": "nobody", "result": 1}),
     );
-    ext.say(&hub, json!({"type": "ping", "nonce": 1}));
     // The only reply is the pong: nothing was sent about the unknown id.
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 1 });
+    ext.pings(&hub, 1).await;
 }
 
 #[tokio::test]
@@ -686,8 +707,7 @@ async fn bad_frames_get_an_error_reply_and_fail_their_request() {
         other => panic!("expected error, got {other:?}"),
     }
     // The socket is still usable.
-    ext.say(&hub, json!({"type": "ping", "nonce": 2}));
-    assert_eq!(ext.next().await, ToExtension::Pong { nonce: 2 });
+    ext.pings(&hub, 2).await;
 }
 
 #[tokio::test]
@@ -727,6 +747,33 @@ async fn the_tool_generation_moves_only_when_the_tool_set_changes() {
     assert_eq!(names, ["todomvc_a"]);
 }
 
+/// A `wait_for_tools` on `tab` for `adapters` (none: any adapter's) since `since`, answered by the
+/// extension registering the tool `name` there, on a page at `url`: the wait sees exactly that tool.
+async fn wait_sees_the_tools_registered(
+    hub: &Arc<Hub>,
+    ext: &mut FakeExtension,
+    tab: TabId,
+    adapters: &'static [&'static str],
+    since: u64,
+    (url, name): (&str, &str),
+) {
+    let waiter = {
+        let hub = hub.clone();
+        tokio::spawn(async move {
+            hub.wait_for_tools(tab, adapters, since, Duration::from_secs(5))
+                .await
+        })
+    };
+    ext.say(
+        hub,
+        json!({"type": "tools_updated", "tab": tab, "url": url, "title": "X", "tools": [tool(name)]}),
+    );
+    assert_eq!(
+        waiter.await.unwrap(),
+        ToolsWait::Registered(vec![name.into()])
+    );
+}
+
 #[tokio::test]
 async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() {
     let hub = hub();
@@ -762,31 +809,17 @@ async fn open_tab_returns_the_tab_and_waiting_for_tools_sees_the_registration() 
         })
     );
 
-    let waiter = {
-        let hub = hub.clone();
-        tokio::spawn(async move {
-            hub.wait_for_tools(5, &["todomvc"], since, Duration::from_secs(5))
-                .await
-        })
-    };
-    ext.say(
-        &hub,
-        json!({"type": "tools_updated", "tab": 5, "url": "http://todomvc.com/examples/x",
-                         "title": "X", "tools": [tool("todomvc_a")]}),
-    );
-    assert_eq!(
-        waiter.await.unwrap(),
-        ToolsWait::Registered(vec!["todomvc_a".into()])
-    );
+    let registered = ("http://todomvc.com/examples/x", "todomvc_a");
+    wait_sees_the_tools_registered(&hub, &mut ext, 5, &["todomvc"], since, registered).await;
 }
 
 #[tokio::test]
 async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() {
     let hub = hub();
     let mut ext = FakeExtension::connect(&hub);
-    ext.say(
+    ext.says_hello(
         &hub,
-        json!({"type": "hello", "protocol": PROTOCOL_VERSION, "code_adapters": [
+        json!({"code_adapters": [
             {"name": "listcode", "match": ["http://127.0.0.1/*", "not a pattern"], "tools": []},
             {"name": "other", "match": ["https://example.com/*"], "tools": []}
         ]}),
@@ -831,22 +864,8 @@ async fn hello_names_code_adapters_and_open_tab_can_wait_for_the_page_to_load() 
         })
     );
     // Waiting for any adapter's tools: a WebMCP page's.
-    let waiter = {
-        let hub = hub.clone();
-        tokio::spawn(async move {
-            hub.wait_for_tools(6, &[], since, Duration::from_secs(5))
-                .await
-        })
-    };
-    ext.say(
-        &hub,
-        json!({"type": "tools_updated", "tab": 6, "url": "http://127.0.0.1/x",
-                         "title": "X", "tools": [tool("webmcp_note")]}),
-    );
-    assert_eq!(
-        waiter.await.unwrap(),
-        ToolsWait::Registered(vec!["webmcp_note".into()])
-    );
+    let registered = ("http://127.0.0.1/x", "webmcp_note");
+    wait_sees_the_tools_registered(&hub, &mut ext, 6, &[], since, registered).await;
 }
 
 #[tokio::test]
@@ -858,12 +877,7 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
 
     // No grant: synthetic input, and a NO_EFFECT answer names the setting for the tab's origin.
     let call = spawn_call(&hub, "todomvc_a", Some(1));
-    let ToExtension::CallTool {
-        id, trusted_input, ..
-    } = ext.next().await
-    else {
-        panic!("expected call_tool")
-    };
+    let (id, trusted_input) = ext.next_call_input().await;
     assert!(!trusted_input);
     ext.say(
         &hub,
@@ -893,12 +907,7 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
         )
         .unwrap();
     let call = spawn_call(&hub, "todomvc_a", Some(1));
-    let ToExtension::CallTool {
-        id, trusted_input, ..
-    } = ext.next().await
-    else {
-        panic!("expected call_tool")
-    };
+    let (id, trusted_input) = ext.next_call_input().await;
     assert!(trusted_input);
     // A NO_EFFECT under trusted input is the page's own answer: no advice to turn it on.
     ext.say(

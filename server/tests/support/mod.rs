@@ -181,6 +181,13 @@ impl Setup {
             .expect("the server proves it knows the secret");
         socket
     }
+
+    /// An `extension()` that said hello and was welcomed (the welcome is checked).
+    pub async fn welcomed_extension(&self) -> Socket {
+        let mut socket = self.extension().await;
+        hello(&mut socket).await;
+        socket
+    }
 }
 
 /// Counts `notifications/tools/list_changed`.
@@ -262,6 +269,19 @@ pub async fn offer_todomvc_tab(socket: &mut Socket, url: &str) -> Value {
     )
     .await;
     welcome
+}
+
+/// Says hello and reports `count` TodoMVC tabs (ids 1 to `count`) with the todomvc adapter's
+/// tools in one snapshot, as the extension's first.
+pub async fn offer_todomvc_tabs(socket: &mut Socket, count: u64) {
+    let welcome = hello(socket).await;
+    let tabs: Vec<Value> = (1..=count)
+        .map(|tab| {
+            json!({"tab": tab, "url": "http://todomvc.com/examples/x/", "title": "T",
+                          "tools": todomvc_tools(&welcome)})
+        })
+        .collect();
+    send(socket, json!({"type": "tools_snapshot", "tabs": tabs})).await;
 }
 
 /// The todomvc tools as a page announces them (by name: the server describes them), from the

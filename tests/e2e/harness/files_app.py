@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import html
-import http.server
 import json
 import threading
 import urllib.parse
+
+from .local_http import LocalServer, QuietHandler
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Files</title>
 <style>#zone {{ width: 300px; height: 120px; border: 2px dashed #888; }}</style></head>
@@ -85,30 +86,15 @@ class FilesApp:
     """Serve the app on 127.0.0.1 (a free port) until `stop()`. `downloads` maps a name under
     `/download/` to the bytes it sends."""
 
-    def __init__(self) -> None:
+    def __init__(self, downloads: dict[str, bytes] | None = None) -> None:
         self.received: list[dict] = []
-        self.downloads: dict[str, bytes] = {}
+        self.downloads: dict[str, bytes] = dict(downloads or {})
         self.lock = threading.Lock()
         app = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
-                pass
-
-            def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
-                     headers: dict[str, str] | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
-                url = urllib.parse.urlsplit(self.path)
-                query = urllib.parse.parse_qs(url.query)
+                url, query = self.target()
                 if url.path == "/upload":
                     sent = query.get("sent", [""])[0]
                     status = f"received {sent} file(s)" if sent else "ready"
@@ -162,15 +148,11 @@ class FilesApp:
                 else:
                     self.send(404, b"not found")
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = LocalServer(Handler, "files-app")
+        self.port, self.origin = self.server.port, self.server.origin
 
     def url(self, path: str) -> str:
         return f"{self.origin}{path}"
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()

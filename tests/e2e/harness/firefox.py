@@ -219,3 +219,12 @@ class Firefox:
             except ProcessLookupError:
                 pass
         self.log.close()
+
+
+async def add_on_connected(tabwire: Any) -> None:
+    """Waits until `tabwire` (a TabwireSession) has a browser connected: `browser_tabs` answers."""
+
+    async def up() -> bool:
+        return not (await tabwire.call("browser_tabs")).is_error
+
+    await wait_for(up, timeout=30, what="the Firefox add-on to connect")

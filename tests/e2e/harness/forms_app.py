@@ -15,12 +15,13 @@ Pages (every page has the search form `#search` with `#q`):
 from __future__ import annotations
 
 import html
-import http.server
 import json
 import random
 import threading
 import time
 import urllib.parse
+
+from .local_http import LocalServer, QuietHandler
 
 
 def _page(title: str, body: str) -> bytes:
@@ -41,24 +42,9 @@ class FormsApp:
         self.posts = 0
         app = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
-                pass
-
-            def send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
-                     location: str | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                if location:
-                    self.send_header("Location", location)
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
-                url = urllib.parse.urlsplit(self.path)
-                query = urllib.parse.parse_qs(url.query)
+                url, query = self.target()
                 if url.path == "/new":
                     self.send(200, app.new_page(""))
                 elif url.path.startswith("/item/"):
@@ -101,14 +87,11 @@ class FormsApp:
                     with app.lock:
                         item = {"id": len(app.items) + 1, "title": title}
                         app.items.append(item)
-                    self.send(303, b"", location=f"/item/{item['id']}")
+                    self.send(303, b"", headers={"Location": f"/item/{item['id']}"})
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = LocalServer(Handler, "forms-app")
+        self.origin = self._server.origin
         self.other_origin = self.origin
-        self._thread = threading.Thread(target=self._server.serve_forever, name="forms-app", daemon=True)
-        self._thread.start()
 
     def new_page(self, error: str) -> bytes:
         other = self.other_origin
@@ -131,6 +114,4 @@ class FormsApp:
 
     def stop(self) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._server.stop()

@@ -142,6 +142,17 @@ class TabwireSession:
         assert not out.is_error, f"{name}({args}) failed: {out}"
         return out
 
+    async def listed_tab(self, url: str, *, timeout: float = 30) -> dict[str, Any]:
+        """The first tab `browser_tabs` lists whose URL starts with `url`, once it lists one (a page the
+        browser opened by itself reaches the server once its extension has connected)."""
+
+        async def listed() -> dict[str, Any] | None:
+            out = await self.call("browser_tabs")
+            tabs = [t for t in (out.structured or {}).get("tabs", []) if t.get("url", "").startswith(url)]
+            return tabs[0] if tabs else None
+
+        return await wait_for(listed, timeout=timeout, what=f"browser_tabs to list {url}")
+
     async def browser_open(self, url: str, *, timeout: float = 20) -> ToolOutcome:
         """`browser_open` of `url`, retried only while the extension has not connected yet (NOT_CONNECTED)."""
 

@@ -4,6 +4,7 @@ what it says, which buttons it shows, and whether a change is still on its way."
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from harness.waiting import wait_for
 
@@ -35,3 +36,38 @@ async def site_when(evaluate: Callable[[str], Awaitable[dict]], condition, what:
         return dom if dom["site"] and not dom["busy"] and condition(dom) else None
 
     return await wait_for(check, timeout=20, what=f"the popup to show {what}")
+
+
+class PopupSite:
+    """The popup page's site section in one browser, read and clicked as a person does, through `evaluate`
+    (a JS expression in the popup → its value: CDP's in Chromium, BiDi's in Firefox)."""
+
+    def __init__(self, evaluate: Callable[[str], Awaitable[Any]]) -> None:
+        self.evaluate = evaluate
+
+    async def when(self, condition, what: str) -> dict:
+        return await site_when(self.evaluate, condition, what)
+
+    async def click(self, selector: str) -> None:
+        # `?? true`: BiDi has no serialization for the `undefined` that click() returns.
+        await self.evaluate(f"document.querySelector({selector!r}).click() ?? true")
+
+    async def own_page(self, scheme: str) -> dict:
+        """Waits until the popup's own tab, in front, shows as no website (its URL `scheme`), with no buttons."""
+        dom = await self.when(lambda d: d["site"] == "not_web", "that its own page is no website")
+        assert f"Page tools do not work on this page ({scheme}: pages)" in dom["text"], dom
+        assert not (dom["allow"] or dom["revoke"] or dom["trusted_box"]), dom
+        return dom
+
+    async def disconnected(self, origin: str) -> dict:
+        """Waits until the website `origin`, in front, shows tabwire not connected, with no button to change."""
+        dom = await self.when(lambda d: d["site"] == "disconnected", "that tabwire is not connected")
+        assert dom["origin"] == origin and dom["connection"] == "disconnected", dom
+        assert not (dom["allow"] or dom["revoke"]), dom
+        return dom
+
+    async def not_allowed(self, origin: str) -> dict:
+        """Waits until the website `origin` shows page tools not allowed, with Allow offered."""
+        dom = await self.when(lambda d: d["site"] == "not_allowed", "that page tools are not allowed here")
+        assert dom["origin"] == origin and dom["allow"] and not dom["revoke"], dom
+        return dom

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::super::tests::{announce, connected, frames, snapshot_call};
+use super::super::tests::{announce, connected_with_tab_3, frames, snapshot_call};
 use super::*;
 use bridge::page::PageCall;
 
@@ -69,8 +69,7 @@ fn load_timer(actions: &[Action], wanted_ms: f64) -> Timer {
 
 #[test]
 fn a_call_ending_on_a_submit_answers_once_the_new_page_committed_and_the_next_call_waits_for_it() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     core.set_clock(1000.0);
     assert!(sends_to_page(&call(&mut core, "s1", 3), "s1"));
     let actions = core.on_call_reply("s1", Ok(Some(landing("s1"))));
@@ -114,8 +113,7 @@ fn a_call_ending_on_a_submit_answers_once_the_new_page_committed_and_the_next_ca
 
 #[test]
 fn a_commit_chrome_told_of_before_the_pages_answer_answers_at_once() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     core.set_clock(1000.0);
     call(&mut core, "s1", 3);
     core.set_clock(1010.0);
@@ -127,8 +125,7 @@ fn a_commit_chrome_told_of_before_the_pages_answer_answers_at_once() {
 
 #[test]
 fn a_landing_that_never_comes_says_the_action_may_have_been_performed() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     call(&mut core, "s1", 3);
     core.on_call_reply("s1", Ok(Some(landing("s1"))));
     let sent = frames(&core.on_timer(Timer::Landing("s1".into())));
@@ -159,8 +156,7 @@ fn failed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
 
 #[test]
 fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     call(&mut core, "s1", 3);
     before(&mut core, 3, "http://127.0.0.1/download");
     core.on_call_reply("s1", Ok(Some(landing("s1"))));
@@ -174,8 +170,7 @@ fn a_navigation_that_fails_answers_the_call_from_the_page_as_it_is() {
 
 #[test]
 fn a_load_the_page_announced_and_chrome_never_began_does_not_hold_the_tab() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     call(&mut core, "s1", 3);
     let actions = core.on_call_reply("s1", Ok(Some(landing("s1"))));
     let unconfirmed = load_timer(&actions, UNCONFIRMED_LOAD_MS);
@@ -203,8 +198,7 @@ fn a_load_the_page_announced_and_chrome_never_began_does_not_hold_the_tab() {
 
 #[test]
 fn a_navigation_replaced_by_another_is_not_a_failure() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     committed(&mut core, 3, "http://127.0.0.1:8000/first");
     continuing(&mut core, "k1");
     // The same URL twice: Chrome aborts the first of the two once the second started.
@@ -233,8 +227,7 @@ fn a_navigation_replaced_by_another_is_not_a_failure() {
 
 #[test]
 fn requests_for_a_loading_tab_wait_for_its_page_bounded() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     before(&mut core, 3, "http://127.0.0.1/next");
     let state =
         core.on_server_frame(&json!({"type":"request_state","id":"r1","tab":3}).to_string());
@@ -287,8 +280,7 @@ fn requests_for_a_loading_tab_wait_for_its_page_bounded() {
 
 #[test]
 fn a_held_state_request_and_open_tab_go_once_the_page_is_there() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     before(&mut core, 3, "http://127.0.0.1/next");
     core.on_server_frame(&json!({"type":"request_state","id":"r1","tab":3}).to_string());
     core.on_server_frame(
@@ -327,8 +319,7 @@ fn a_held_state_request_and_open_tab_go_once_the_page_is_there() {
 
 #[test]
 fn a_call_sent_into_a_page_already_leaving_runs_in_the_next_one_and_never_says_navigated() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     core.set_clock(1000.0);
     assert!(sends_to_page(&call(&mut core, "c1", 3), "c1"));
     // Chrome's word comes late: the load began before the call was sent.
@@ -380,8 +371,7 @@ fn continuing(core: &mut Core, id: &str) -> Vec<Action> {
 
 #[test]
 fn a_call_goes_on_only_on_the_same_site_with_a_runtime_and_says_its_action_may_have_happened() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
 
     continuing(&mut core, "k1");
     let sent = frames(&committed(&mut core, 3, "http://localhost:9000/elsewhere"));
@@ -438,8 +428,7 @@ fn origins() {
 
 #[test]
 fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_next_page_op_waits() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     core.set_clock(1000.0);
     let op = |core: &mut Core, id: &str| {
         let call = PageCall {
@@ -492,8 +481,7 @@ fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_ne
 
 #[test]
 fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_again() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     call(&mut core, "s1", 3);
     let unconfirmed = load_timer(
         &core.on_call_reply("s1", Ok(Some(landing("s1")))),
@@ -517,8 +505,7 @@ fn a_call_failed_by_a_dialog_while_it_waits_for_a_page_never_runs_nor_answers_ag
 
 #[test]
 fn a_calls_files_go_on_to_the_next_page_and_are_forgotten_when_it_ends() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     let file = json!({"name": "docs/cv.pdf", "mime": "application/pdf", "data": "JVBERg=="});
     let declared = json!({"name": "docs/cv.pdf", "mime": "application/pdf", "size": 4});
     let with_files = json!({"type":"call_tool","id":"f1","tab":3,"tool":TOOL,"args":{},
@@ -563,8 +550,7 @@ fn a_calls_files_go_on_to_the_next_page_and_are_forgotten_when_it_ends() {
 
 #[test]
 fn a_wrong_chunk_fails_its_call_and_a_closed_socket_frees_every_upload_in_flight() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     let declared = json!({"name": "a.bin", "mime": "application/octet-stream", "size": 6});
     let upload = |core: &mut Core, id: &str| {
         let frame = json!({"type":"call_tool","id":id,"tab":3,"tool":TOOL,"args":{},
@@ -603,8 +589,7 @@ fn a_wrong_chunk_fails_its_call_and_a_closed_socket_frees_every_upload_in_flight
 /// it waits for its runtime (sent to a page with none, it would fail as NAVIGATED).
 #[test]
 fn an_earlier_loads_grace_does_not_release_calls_held_for_the_next_page() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     before(&mut core, 3, "http://127.0.0.1/a");
     committed(&mut core, 3, "http://127.0.0.1/a");
     let completed = core.on_navigation(

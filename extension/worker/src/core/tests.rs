@@ -31,6 +31,23 @@ pub(super) fn sender(tab: TabId) -> Sender {
     }
 }
 
+/// What `action` sends to a tab: the tab, the message (decoded) and what the tab's reply answers.
+pub(super) fn to_tab(action: &Action) -> (TabId, Value, OnReply) {
+    let Action::ToTab {
+        tab,
+        message,
+        on_reply,
+    } = action
+    else {
+        panic!("expected a message to a tab, got {action:?}")
+    };
+    (
+        *tab,
+        serde_json::from_str(message).unwrap(),
+        on_reply.clone(),
+    )
+}
+
 pub(super) fn frames(actions: &[Action]) -> Vec<Value> {
     actions
         .iter()
@@ -267,6 +284,18 @@ pub(super) fn announce(core: &mut Core, tab: TabId) -> Vec<Action> {
         .1
 }
 
+/// A worker connected to tabwire, its tab 3 showing a page whose runtime announced its tools.
+pub(super) fn connected_with_tab_3() -> Core {
+    let mut core = connected();
+    announce(&mut core, 3);
+    core
+}
+
+/// The server's call of `todomvc_list_todos` on tab 3, as request `id`, with a 500 ms deadline.
+fn list_todos_call(id: &str) -> Value {
+    json!({"type":"call_tool","id":id,"tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500})
+}
+
 #[test]
 fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
     let mut core = Core::new(ME);
@@ -391,8 +420,7 @@ fn messages_from_strangers_are_ignored() {
 
 #[test]
 fn a_call_that_navigates_continues_in_the_next_page() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     let call = json!({"type":"call_tool","id":"n1","tab":3,"tool":"todomvc_list_todos","args":{"q":1},"timeout_ms":500});
     core.on_server_frame(&call.to_string());
     let onward = json!({"type":"call_tool_continue","id":"n1","tool":"todomvc_list_todos",
@@ -409,16 +437,9 @@ fn a_call_that_navigates_continues_in_the_next_page() {
 
     // The new page announces its tools: the rest of the call goes to it, answered as a call.
     let actions = announce(&mut core, 3);
-    let Some(Action::ToTab {
-        tab: 3,
-        message,
-        on_reply: OnReply::CallTool(id),
-    }) = actions.iter().find(|a| matches!(a, Action::ToTab { .. }))
-    else {
-        panic!("{actions:?}")
-    };
-    assert_eq!(id, "n1");
-    let message: Value = serde_json::from_str(message).unwrap();
+    let to_the_page = actions.iter().find(|a| matches!(a, Action::ToTab { .. }));
+    let (tab, message, on_reply) = to_tab(to_the_page.expect("a message to the new page"));
+    assert_eq!((tab, on_reply), (3, OnReply::CallTool("n1".into())));
     assert_eq!(
         message,
         json!({"type":"continue_tool","id":"n1","tool":"todomvc_list_todos","resume_at":2,
@@ -442,9 +463,8 @@ fn a_call_that_navigates_continues_in_the_next_page() {
 
 #[test]
 fn a_navigation_to_a_page_without_the_tool_fails_the_call() {
-    let mut core = connected();
-    announce(&mut core, 3);
-    let call = json!({"type":"call_tool","id":"n3","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let mut core = connected_with_tab_3();
+    let call = list_todos_call("n3");
     core.on_server_frame(&call.to_string());
     let onward = json!({"type":"call_tool_continue","id":"n3","tool":"todomvc_list_todos",
                         "resume_at":1,"vars":{},"timeout_ms":400});
@@ -463,22 +483,14 @@ fn a_navigation_to_a_page_without_the_tool_fails_the_call() {
 
 #[test]
 fn calls_route_to_the_tab_and_answers_come_back() {
-    let mut core = connected();
-    announce(&mut core, 3);
-    let call = json!({"type":"call_tool","id":"c1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let mut core = connected_with_tab_3();
+    let call = list_todos_call("c1");
     let actions = core.on_server_frame(&call.to_string());
-    let [
-        Action::ToTab {
-            tab: 3,
-            message,
-            on_reply: OnReply::CallTool(id),
-        },
-    ] = &actions[..]
-    else {
+    let [action] = &actions[..] else {
         panic!("{actions:?}")
     };
-    assert_eq!(id, "c1");
-    let message: Value = serde_json::from_str(message).unwrap();
+    let (tab, message, on_reply) = to_tab(action);
+    assert_eq!((tab, on_reply), (3, OnReply::CallTool("c1".into())));
     assert_eq!(
         message,
         json!({"type":"call_tool","id":"c1","tool":"todomvc_list_todos","args":{},"timeout_ms":500})
@@ -499,9 +511,8 @@ fn calls_route_to_the_tab_and_answers_come_back() {
 
 #[test]
 fn a_result_is_passed_on_as_the_page_wrote_it_or_queued_while_the_link_is_down() {
-    let mut core = connected();
-    announce(&mut core, 3);
-    let call = json!({"type":"call_tool","id":"p1","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let mut core = connected_with_tab_3();
+    let call = list_todos_call("p1");
     core.on_server_frame(&call.to_string());
     let page = r#"{"type":"call_tool_result","id":"p1","result":{"n":1.50,"s":"\u00e9"}}"#;
     assert_eq!(
@@ -523,8 +534,7 @@ fn a_result_is_passed_on_as_the_page_wrote_it_or_queued_while_the_link_is_down()
 
 #[test]
 fn unknown_tools_and_dead_tabs_fail_clearly() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     // The server decides which tab offers a tool; the page answers for itself if its tools
     // changed meanwhile, so the worker passes the call on.
     let call = json!({"type":"call_tool","id":"c2","tab":3,"tool":"todomvc_nope","args":{},"timeout_ms":500});
@@ -570,10 +580,9 @@ fn a_page_gone_mid_call_is_navigated_and_a_closed_tab_is_tab_closed() {
 
 #[test]
 fn another_tab_cannot_answer_a_call() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     announce(&mut core, 4);
-    let call = json!({"type":"call_tool","id":"c11","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let call = list_todos_call("c11");
     core.on_server_frame(&call.to_string());
     // Tab 4 (or tab 3 itself) posting an answer as a message is ignored: answers travel
     // only through the response channel of the message sent to the called tab.
@@ -589,9 +598,8 @@ fn another_tab_cannot_answer_a_call() {
 
 #[test]
 fn an_oversized_answer_fails_its_call_with_too_large() {
-    let mut core = connected();
-    announce(&mut core, 3);
-    let call = json!({"type":"call_tool","id":"c9","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let mut core = connected_with_tab_3();
+    let call = list_todos_call("c9");
     core.on_server_frame(&call.to_string());
     let answer = json!({"type":"call_tool_result","id":"c9","result":"x".repeat(MAX_RESULT_BYTES)});
     let sent = frames(&core.on_call_reply("c9", Ok(Some(answer.to_string()))));
@@ -602,9 +610,8 @@ fn an_oversized_answer_fails_its_call_with_too_large() {
 
 #[test]
 fn closing_a_tab_fails_its_calls_and_tells_the_server() {
-    let mut core = connected();
-    announce(&mut core, 3);
-    let call = json!({"type":"call_tool","id":"c5","tab":3,"tool":"todomvc_list_todos","args":{},"timeout_ms":500});
+    let mut core = connected_with_tab_3();
+    let call = list_todos_call("c5");
     core.on_server_frame(&call.to_string());
     let sent = frames(&core.on_tab_removed(3));
     assert_eq!(sent[0]["error"]["code"], "TAB_CLOSED");
@@ -631,8 +638,7 @@ fn cancel_goes_to_the_calls_tab() {
 
 #[test]
 fn navigation_events_only_for_relevant_tabs() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     let actions = core.on_tab_updated(3, Some("http://127.0.0.1:8000/other"), None);
     assert_eq!(
         frames(&actions)[0],
@@ -653,24 +659,14 @@ fn navigation_events_only_for_relevant_tabs() {
 
 #[test]
 fn state_requests_go_to_the_tab_and_state_updates_to_the_server() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let mut core = connected_with_tab_3();
     let actions = core.on_server_frame(r#"{"type":"request_state","id":"s1","tab":3}"#);
-    let [
-        Action::ToTab {
-            tab: 3,
-            message,
-            on_reply: OnReply::State(id),
-        },
-    ] = &actions[..]
-    else {
+    let [action] = &actions[..] else {
         panic!("{actions:?}")
     };
-    assert_eq!(id, "s1");
-    assert_eq!(
-        serde_json::from_str::<Value>(message).unwrap(),
-        json!({"type":"request_state","id":"s1"})
-    );
+    let (tab, message, on_reply) = to_tab(action);
+    assert_eq!((tab, on_reply), (3, OnReply::State("s1".into())));
+    assert_eq!(message, json!({"type":"request_state","id":"s1"}));
     let answer = r#"{"type":"state_response","id":"s1","state":{"todomvc":{"n":2}}}"#;
     assert_eq!(
         frames(&core.on_state_reply("s1", 3, Ok(Some(answer.into())))),
@@ -762,8 +758,7 @@ fn code_adapters_join_the_servers_and_survive_updates() {
 
 #[test]
 fn a_refresh_reaches_the_tabs_adapters_match_and_the_known_ones() {
-    let mut core = connected();
-    announce(&mut core, 3);
+    let core = connected_with_tab_3();
     let open = [
         (3, "https://moved.example/".to_owned()),
         (5, "http://127.0.0.1:8000/new".to_owned()),
