@@ -9,8 +9,8 @@
 use std::cell::{Cell, RefCell};
 
 use bridge::WireError;
-use bridge::page_ops;
-use serde_json::{Value, json};
+use bridge::page_ops::{self, PageOp};
+use serde_json::Value;
 
 use super::{PageDom, Refs, run};
 
@@ -31,13 +31,17 @@ pub async fn warm_up<D: PageDom>(
     dom: &D,
     refs: &RefCell<Refs<D::Node>>,
 ) -> Result<Value, WireError> {
-    let op = page_ops::parse("page_snapshot", json!({})).expect("a snapshot needs no arguments");
+    let op = PageOp::Snapshot {
+        within: None,
+        max_chars: page_ops::DEFAULT_MAX_CHARS,
+        cursor: 0,
+    };
     run(dom, refs, op, None, NO_FRAMES_MS, &Cell::new(false)).await
 }
 
 #[cfg(test)]
 mod tests {
-    use bridge::page_ops::PageOp;
+    use serde_json::json;
 
     use super::*;
     use crate::fake_dom::{FakeDom, block_on};
