@@ -112,7 +112,9 @@ fn call(
     tool: &str,
     args: Value,
 ) -> Result<Value, bridge::WireError> {
+    // As a call comes: read by the server, then carried to the page whole.
     let op: PageOp = page_ops::parse(tool, args).expect("valid arguments");
+    let op = page_ops::WireOp::of(&op).decode().expect("it travels");
     block_on(run(dom, refs, op, None, 5000, &Cell::new(false)))
 }
 
@@ -288,6 +290,23 @@ fn bad_input_gets_a_typed_error_at_once() {
         page.dom.nodes.borrow()[page.input].value.as_deref(),
         Some("milk")
     );
+}
+
+/// The server read the value once; the page acts with it as it is: text that looks like a
+/// template (issue 27's `{{value}}` round trip) is typed, never interpolated.
+#[test]
+fn an_acts_text_is_put_as_the_client_wrote_it() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    for text in ["{{value}}", "{{ref}} and {{value}}", "{{"] {
+        let fill = json!({"ref": "e1", "action": "fill", "value": text});
+        call(&page.dom, &refs, page_ops::ACT, fill).unwrap();
+        assert_eq!(
+            page.dom.nodes.borrow()[page.input].value.as_deref(),
+            Some(text)
+        );
+    }
 }
 
 #[test]
