@@ -253,7 +253,7 @@ impl<F: serde::de::DeserializeOwned> PageCall<F> {
     /// a derived one costs the wasm builds: see [`crate::tagged`]).
     pub(crate) fn take(f: &mut tagged::Fields) -> Result<PageCall<F>, serde_json::Error> {
         Ok(PageCall {
-            op: f.req("op")?,
+            op: crate::page_ops::WireOp::take(f)?,
             frame: f.opt("frame")?,
             doc: f.opt("doc")?,
             origin: f.opt("origin")?,
@@ -421,7 +421,7 @@ impl FromPage {
                 src: f.req("src")?,
                 nth: f.req("nth")?,
                 index: f.req("index")?,
-                op: f.req("op")?,
+                op: crate::page_ops::WireOp::take(&mut f)?,
                 timeout_ms: f.req("timeout_ms")?,
             },
             "recorded" => FromPage::Recorded {

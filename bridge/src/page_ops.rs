@@ -186,6 +186,18 @@ pub enum ReadFormat {
     Markdown,
 }
 
+/// `page_read`'s formats, by name.
+const READ_FORMATS: &[&str] = &["text", "markdown"];
+
+impl ReadFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadFormat::Text => "text",
+            ReadFormat::Markdown => "markdown",
+        }
+    }
+}
+
 /// What `page_find` looks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FindBy {
@@ -534,7 +546,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             let mut p = target_properties();
             p.insert(
                 "format".into(),
-                json!({"type": "string", "enum": ["text", "markdown"]}),
+                json!({"type": "string", "enum": READ_FORMATS}),
             );
             p.insert("max_chars".into(), budget());
             p.insert("cursor".into(), cursor());

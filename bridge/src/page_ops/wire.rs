@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{
-    ACT, Action, Caret, FIND, FindBy, LineMatch, PageOp, READ, ReadFormat, SNAPSHOT, Target,
-    TextAt, WAIT, WaitFor, parse_ref,
+    ACT, Action, Caret, FIND, FindBy, LineMatch, PageOp, READ, READ_FORMATS, ReadFormat, SNAPSHOT,
+    Target, TextAt, WAIT, WaitFor, parse_ref,
 };
 use crate::dialog::DialogAnswer;
 use crate::tagged::{self, Fields};
@@ -41,12 +41,8 @@ impl WireOp {
                 max_chars,
                 cursor,
             } => {
-                let format = match format {
-                    ReadFormat::Text => "text",
-                    ReadFormat::Markdown => "markdown",
-                };
-                json!({"tool": READ, "within": within.as_ref().map(target), "format": format,
-                       "max_chars": max_chars, "cursor": cursor})
+                json!({"tool": READ, "within": within.as_ref().map(target), "format": format.name(),
+                        "max_chars": max_chars, "cursor": cursor})
             }
             PageOp::Act {
                 target: on,
@@ -83,6 +79,11 @@ impl WireOp {
         WireOp(snapshot(None, max_chars, 0))
     }
 
+    /// The `op` field of a message: decoded as the JSON value it is (the worker reads no more).
+    pub(crate) fn take(f: &mut Fields) -> Decoded<WireOp> {
+        f.req::<Value>("op").map(WireOp)
+    }
+
     /// The page tool it is a call of (`page_act`, …).
     pub fn tool(&self) -> &str {
         self.0.get("tool").and_then(Value::as_str).unwrap_or("")
@@ -102,7 +103,7 @@ impl WireOp {
                 format: match f.req::<String>("format")?.as_str() {
                     "markdown" => ReadFormat::Markdown,
                     "text" => ReadFormat::Text,
-                    other => return Err(tagged::unknown_type(other, &["text", "markdown"])),
+                    other => return Err(tagged::unknown_type(other, READ_FORMATS)),
                 },
                 max_chars: f.req("max_chars")?,
                 cursor: f.opt("cursor")?,
