@@ -40,10 +40,7 @@ impl WireOp {
                 format,
                 max_chars,
                 cursor,
-            } => {
-                json!({"tool": READ, "within": within.as_ref().map(target), "format": format.name(),
-                        "max_chars": max_chars, "cursor": cursor})
-            }
+            } => read(within.as_ref(), *format, *max_chars, *cursor),
             PageOp::Act {
                 target: on,
                 action,
@@ -157,6 +154,11 @@ impl WireOp {
 
 fn snapshot(within: Option<&Target>, max_chars: usize, cursor: usize) -> Value {
     json!({"tool": SNAPSHOT, "within": within.map(target), "max_chars": max_chars, "cursor": cursor})
+}
+
+fn read(within: Option<&Target>, format: ReadFormat, max_chars: usize, cursor: usize) -> Value {
+    json!({"tool": READ, "within": within.map(target), "format": format.name(),
+           "max_chars": max_chars, "cursor": cursor})
 }
 
 fn target(target: &Target) -> Value {
