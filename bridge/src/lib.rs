@@ -41,8 +41,9 @@ pub use protocol::{ErrorCode, TabId, ToExtension, ToServer, WireError};
 /// subprotocols. 3 (one step over 1): the mutual proof of the secret in [`handshake`]; pages
 /// announce adapter tools by name, adapters travel packed, `hello` carries the code adapters'
 /// declarations. A side of any other version is told so. 4: page tools (`page_op`,
-/// `STALE_REF`).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// `STALE_REF`). 5: a `page_op` carries the operation the server read
+/// ([`page_ops::WireOp`], not the client's arguments) and its ref's frame.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Largest WebSocket frame or page message either side accepts, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;

@@ -108,15 +108,15 @@ pub enum FromPage {
     /// content script no frame id for an element), or, when none shows it (the frame went to
     /// another page by itself), the child frame at `index` among the sender's (`window.frames`
     /// order, the document's, which is also the order Chrome lists a frame's children in). The
-    /// worker finds that frame, runs the runtime in it, sends it [`ToPage::PageOp`]
-    /// `page_snapshot` with `args`, and gives its answer (the text of a `call_tool_result` or
+    /// worker finds that frame, runs the runtime in it, sends it [`ToPage::PageOp`] with `op`
+    /// (a whole snapshot, [`crate::page_ops::WireOp::whole_snapshot`]), and gives its answer (the text of a `call_tool_result` or
     /// `call_tool_error`) as the response, within `timeout_ms`; no response when there is no
     /// such frame or it did not answer in time.
     FrameSnapshot {
         src: String,
         nth: u32,
         index: u32,
-        args: Value,
+        op: crate::page_ops::WireOp,
         timeout_ms: u64,
     },
     /// A person's input the page recorded while the popup records this tab
@@ -176,10 +176,6 @@ pub enum ToPage {
         id: RequestId,
         /// The tab the worker sent it to, echoed in the answer (the call may not have named one).
         tab: crate::protocol::TabId,
-        /// The Chrome frame id of the frame it was sent to (0, left out: the top frame); the
-        /// runtime there names its refs with it (`f3e12`).
-        #[serde(default, skip_serializing_if = "is_top_frame")]
-        frame: crate::page_ops::FrameId,
         /// Its fields are the message's own. The worker leaves out `origin` for a child frame
         /// (it checks the tab's origin itself); a top frame's runtime whose document shows
         /// another refuses the call (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
@@ -224,10 +220,14 @@ pub enum ToPage {
 /// ([`crate::upload::DeclaredFile`]); whole, to the page, once the worker has them all.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct PageCall<F = crate::upload::UploadFile> {
-    /// The page tool (`page_snapshot`, `page_act`, …).
-    pub op: String,
-    /// Its arguments as the client gave them, checked by [`crate::page_ops::parse`].
-    pub args: Value,
+    /// The operation, read from the client's arguments once, by the server
+    /// ([`crate::page_ops::parse`]); the page decodes it, the worker only reads its tool.
+    pub op: crate::page_ops::WireOp,
+    /// The Chrome frame id of the frame whose runtime runs it (0, left out: the top frame): the
+    /// frame of its ref (`f3e12`), which the server read, so the worker routes it without
+    /// decoding the operation; the runtime there names its refs with it.
+    #[serde(default, skip_serializing_if = "is_top_frame")]
+    pub frame: crate::page_ops::FrameId,
     /// The document the call's ref came from, when the server knows it: the page refuses a ref
     /// of another one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,8 +253,8 @@ impl<F: serde::de::DeserializeOwned> PageCall<F> {
     /// a derived one costs the wasm builds: see [`crate::tagged`]).
     pub(crate) fn take(f: &mut tagged::Fields) -> Result<PageCall<F>, serde_json::Error> {
         Ok(PageCall {
-            op: f.req("op")?,
-            args: f.req("args")?,
+            op: crate::page_ops::WireOp::take(f)?,
+            frame: f.opt("frame")?,
             doc: f.opt("doc")?,
             origin: f.opt("origin")?,
             timeout_ms: f.req("timeout_ms")?,
@@ -267,7 +267,7 @@ impl<F: serde::de::DeserializeOwned> PageCall<F> {
     pub fn with_files<G>(self, files: Vec<G>) -> PageCall<G> {
         PageCall {
             op: self.op,
-            args: self.args,
+            frame: self.frame,
             doc: self.doc,
             origin: self.origin,
             timeout_ms: self.timeout_ms,
@@ -277,7 +277,7 @@ impl<F: serde::de::DeserializeOwned> PageCall<F> {
     }
 }
 
-fn is_top_frame(frame: &crate::page_ops::FrameId) -> bool {
+pub(crate) fn is_top_frame(frame: &crate::page_ops::FrameId) -> bool {
     *frame == 0
 }
 
@@ -421,7 +421,7 @@ impl FromPage {
                 src: f.req("src")?,
                 nth: f.req("nth")?,
                 index: f.req("index")?,
-                args: f.req("args")?,
+                op: crate::page_ops::WireOp::take(&mut f)?,
                 timeout_ms: f.req("timeout_ms")?,
             },
             "recorded" => FromPage::Recorded {
@@ -464,7 +464,6 @@ impl ToPage {
             "page_op" => ToPage::PageOp {
                 id: f.req("id")?,
                 tab: f.req("tab")?,
-                frame: f.opt("frame")?,
                 call: PageCall::take(&mut f)?,
             },
             "record" => ToPage::Record {
@@ -663,7 +662,7 @@ mod tests {
                 src: "http://b.test/pay".into(),
                 nth: 1,
                 index: 2,
-                args: json!({"max_chars": 500}),
+                op: crate::page_ops::WireOp::whole_snapshot(500),
                 timeout_ms: 2000,
             },
             FromPage::Recorded {
@@ -711,10 +710,9 @@ mod tests {
             ToPage::PageOp {
                 id: "i".into(),
                 tab: 4,
-                frame: 0,
                 call: PageCall {
-                    op: "page_act".into(),
-                    args: json!({"ref": "e1", "action": "click"}),
+                    op: act_on(crate::page_ops::Ref::top(1)),
+                    frame: 0,
                     doc: None,
                     origin: Some("http://127.0.0.1:8000".into()),
                     timeout_ms: 9,
@@ -744,12 +742,13 @@ mod tests {
     }
 
     /// The worker passes the server's page call on whole: its fields stay flat in the page's
-    /// message, beside the tab and frame the worker adds.
+    /// message, beside the tab the worker adds.
     #[test]
     fn a_page_op_carries_the_servers_call_flat() {
+        let op = act_on(crate::page_ops::Ref { frame: 3, n: 1 });
         let call = PageCall {
-            op: "page_act".into(),
-            args: json!({"ref": "f3e1", "action": "click"}),
+            op: op.clone(),
+            frame: 3,
             doc: Some("d".into()),
             origin: None,
             timeout_ms: 9,
@@ -769,18 +768,26 @@ mod tests {
         let message = ToPage::PageOp {
             id: "i".into(),
             tab: 4,
-            frame: 3,
             // The worker hands on the files whose chunks it assembled (none here).
             call: call.with_files(Vec::new()),
         };
         let text = serde_json::to_string(&message).unwrap();
         assert_eq!(
             serde_json::from_str::<Value>(&text).unwrap(),
-            json!({"type": "page_op", "id": "i", "tab": 4, "frame": 3, "op": "page_act",
-                   "args": {"ref": "f3e1", "action": "click"}, "doc": "d", "timeout_ms": 9,
-                   "trusted_input": true})
+            json!({"type": "page_op", "id": "i", "tab": 4, "frame": 3, "op": op,
+                   "doc": "d", "timeout_ms": 9, "trusted_input": true})
         );
         assert_eq!(serde_json::from_str::<ToPage>(&text).unwrap(), message);
+    }
+
+    /// A click on ref `r`, as it travels.
+    fn act_on(r: crate::page_ops::Ref) -> crate::page_ops::WireOp {
+        crate::page_ops::WireOp::of(&crate::page_ops::PageOp::Act {
+            target: crate::page_ops::Target::Ref(r),
+            action: crate::page_ops::Action::Click,
+            snapshot: false,
+            dialog: None,
+        })
     }
 
     #[test]

@@ -12,6 +12,9 @@ use crate::TabId;
 use crate::args;
 use crate::dialog::{self, DialogAnswer};
 
+mod wire;
+pub use wire::WireOp;
+
 pub const SNAPSHOT: &str = "page_snapshot";
 pub const ACT: &str = "page_act";
 pub const READ: &str = "page_read";
@@ -183,6 +186,18 @@ pub enum ReadFormat {
     Markdown,
 }
 
+/// `page_read`'s formats, by name.
+const READ_FORMATS: &[&str] = &["text", "markdown"];
+
+impl ReadFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadFormat::Text => "text",
+            ReadFormat::Markdown => "markdown",
+        }
+    }
+}
+
 /// What `page_find` looks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FindBy {
@@ -242,6 +257,17 @@ pub enum PageOp {
 }
 
 impl PageOp {
+    /// The page tool it is a call of.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            PageOp::Snapshot { .. } => SNAPSHOT,
+            PageOp::Act { .. } => ACT,
+            PageOp::Read { .. } => READ,
+            PageOp::Find { .. } => FIND,
+            PageOp::Wait { .. } => WAIT,
+        }
+    }
+
     /// Whether the operation may change the page.
     pub fn acts(&self) -> bool {
         matches!(self, PageOp::Act { .. })
@@ -413,15 +439,6 @@ fn positive<N: std::str::FromStr>(digits: &str) -> Option<N> {
     digits.parse().ok()
 }
 
-/// The frame a call of a page tool goes to: the frame its ref names (0, the top document, when it
-/// names none or is not a call this module reads).
-pub fn frame_of(args: &Value) -> FrameId {
-    args.get("ref")
-        .and_then(Value::as_str)
-        .and_then(parse_ref)
-        .map_or(0, |r| r.frame)
-}
-
 /// A page tool as the server lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageToolSpec {
@@ -529,7 +546,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             let mut p = target_properties();
             p.insert(
                 "format".into(),
-                json!({"type": "string", "enum": ["text", "markdown"]}),
+                json!({"type": "string", "enum": READ_FORMATS}),
             );
             p.insert("max_chars".into(), budget());
             p.insert("cursor".into(), cursor());
@@ -810,7 +827,6 @@ mod tests {
         ] {
             assert_eq!(parse_ref(bad), None, "{bad}");
         }
-        assert_eq!(frame_of(&json!({"ref": "f7e2"})), 7);
         // Firefox's frame ids pass 32 bits.
         let firefox = Ref {
             frame: 17_179_869_185,
@@ -818,8 +834,6 @@ mod tests {
         };
         assert_eq!(parse_ref("f17179869185e4"), Some(firefox));
         assert_eq!(ref_name(firefox), "f17179869185e4");
-        assert_eq!(frame_of(&json!({"ref": "e2"})), 0);
-        assert_eq!(frame_of(&json!({"selector": "a"})), 0);
     }
 
     #[test]

@@ -37,6 +37,17 @@ impl Fields {
         }
     }
 
+    /// The fields of an object with no tag.
+    pub(crate) fn of(value: Value) -> Result<Fields, serde_json::Error> {
+        match value {
+            Value::Object(map) => Ok(Fields(map)),
+            other => Err(serde_json::Error::invalid_type(
+                unexpected(&other),
+                &"a message object",
+            )),
+        }
+    }
+
     /// The message itself as one struct (a newtype variant): every field, unknown ones included.
     pub(crate) fn rest<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
         T::deserialize(Value::Object(self.0))
@@ -53,12 +64,7 @@ pub(crate) fn split_by(
     value: Value,
     tag: &'static str,
 ) -> Result<(String, Fields), serde_json::Error> {
-    let Value::Object(mut map) = value else {
-        return Err(serde_json::Error::invalid_type(
-            unexpected(&value),
-            &"a message object",
-        ));
-    };
+    let Fields(mut map) = Fields::of(value)?;
     match map.remove(tag) {
         Some(Value::String(kind)) => Ok((kind, Fields(map))),
         Some(other) => Err(serde_json::Error::invalid_type(

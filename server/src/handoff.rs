@@ -17,6 +17,7 @@ use bridge::browser_ops::{BrowserOp, TabList};
 use bridge::handoff::{
     HandoffAnswer, MAX_ANSWER_WAIT_MS, MAX_MESSAGE_CHARS, PersonSaid, ShowHandoff,
 };
+use bridge::page_ops::{PageOp, Target, WaitFor};
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
     CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
@@ -293,9 +294,10 @@ async fn condition_holds(
             DoneWhen::UrlMatches(pattern) => tab_now(hub.clone(), tab)
                 .await
                 .is_ok_and(|(url, _)| glob_matches(pattern, &url)),
-            DoneWhen::Text(text) => look(&hub, tab, &origin, json!({"text": text})).await,
+            DoneWhen::Text(text) => look(&hub, tab, &origin, WaitFor::Text(text.clone())).await,
             DoneWhen::Selector(selector) => {
-                look(&hub, tab, &origin, json!({"selector": selector})).await
+                let element = WaitFor::Element(Target::Selector(selector.clone()));
+                look(&hub, tab, &origin, element).await
             }
         };
         if holds {
@@ -307,12 +309,15 @@ async fn condition_holds(
 }
 
 /// Whether `what` shows on `tab`'s page within a short wait (`page_wait`).
-async fn look(hub: &Hub, tab: TabId, origin: &str, mut what: Value) -> bool {
-    what["timeout_ms"] = json!(CONDITION_LOOK_MS);
+async fn look(hub: &Hub, tab: TabId, origin: &str, what: WaitFor) -> bool {
+    let wait = PageOp::Wait {
+        what,
+        gone: false,
+        timeout_ms: CONDITION_LOOK_MS,
+    };
     let waited = hub
         .page_op(
-            bridge::page_ops::WAIT,
-            what,
+            &wait,
             Some(tab),
             None,
             Some(origin.to_owned()),

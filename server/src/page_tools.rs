@@ -60,10 +60,10 @@ pub struct Framed {
     pub text: String,
 }
 
-/// A page tool's call, checked and routed: its arguments, the tab (absent: the focused one) and
+/// A page tool's call, checked and routed: its operation, the tab (absent: the focused one) and
 /// the document its ref came from.
 pub struct Routed {
-    pub args: Value,
+    pub op: page_ops::PageOp,
     pub tab: Option<TabId>,
     pub doc: Option<String>,
     /// The files it puts on the page (names in the uploads directory).
@@ -78,8 +78,7 @@ impl PageTools {
         args: Map<String, Value>,
         tab: Option<TabId>,
     ) -> Result<Routed, WireError> {
-        let args = Value::Object(args);
-        let op = page_ops::parse(tool, args.clone())
+        let op = page_ops::parse(tool, Value::Object(args))
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{tool}: {why}")))?;
         let (tab, doc) = match op.named_ref() {
             Some(n) => self.route(n, tab)?,
@@ -90,7 +89,7 @@ impl PageTools {
             .map(<[String]>::to_vec)
             .unwrap_or_default();
         Ok(Routed {
-            args,
+            op,
             tab,
             doc,
             files,

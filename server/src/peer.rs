@@ -285,18 +285,22 @@ where
                 call:
                     PageCall {
                         op,
-                        args,
                         doc,
                         origin,
                         trusted_input,
                         ..
                     },
+                ..
             } => {
                 let (h, answer_id) = (hub.clone(), id.clone());
                 // The peer's permission gate decided both, from the same grants file.
                 let work = async move {
+                    // The peer read the client's arguments; its encoding is decoded, not re-read.
+                    let op = op.decode().map_err(|e| {
+                        WireError::new(ErrorCode::Protocol, format!("the peer's page_op: {e}"))
+                    })?;
                     let result = h
-                        .page_op(&op, args, tab, doc, origin, trusted_input, files)
+                        .page_op(&op, tab, doc, origin, trusted_input, files)
                         .await?;
                     Ok(ToServer::CallToolResult {
                         id: answer_id,

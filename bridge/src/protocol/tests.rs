@@ -189,16 +189,24 @@ fn call_messages_golden() {
     );
 }
 
-/// The page call's fields are the message's own (flat), as before it was one struct.
+/// The page call's fields are the message's own (flat), as before it was one struct; its
+/// operation travels as the server read it (`page_ops::WireOp`), its ref's frame beside it.
 #[test]
 fn page_op_golden() {
+    use crate::page_ops::{Action, PageOp, Ref, Target, WireOp};
+    let click = PageOp::Act {
+        target: Target::Ref(Ref { frame: 7, n: 4 }),
+        action: Action::Click,
+        snapshot: false,
+        dialog: None,
+    };
     golden_to_extension(
         ToExtension::PageOp {
             id: "p1".into(),
             tab: Some(3),
             call: crate::page::PageCall {
-                op: "page_act".into(),
-                args: json!({"ref": "e4", "action": "click"}),
+                op: WireOp::of(&click),
+                frame: 7,
                 doc: Some("d2".into()),
                 origin: Some("http://127.0.0.1:8000".into()),
                 timeout_ms: 5000,
@@ -206,16 +214,18 @@ fn page_op_golden() {
                 files: Vec::new(),
             },
         },
-        json!({"type":"page_op","id":"p1","tab":3,"op":"page_act","args":{"ref":"e4","action":"click"},
-               "doc":"d2","origin":"http://127.0.0.1:8000","timeout_ms":5000,"trusted_input":true}),
+        json!({"type":"page_op","id":"p1","tab":3,
+               "op":{"tool":"page_act","target":{"ref":"f7e4"},"action":{"do":"click"},
+                     "snapshot":false,"dialog":null},
+               "frame":7,"doc":"d2","origin":"http://127.0.0.1:8000","timeout_ms":5000,"trusted_input":true}),
     );
     golden_to_extension(
         ToExtension::PageOp {
             id: "p2".into(),
             tab: None,
             call: crate::page::PageCall {
-                op: "page_snapshot".into(),
-                args: json!({}),
+                op: WireOp::whole_snapshot(900),
+                frame: 0,
                 doc: None,
                 origin: None,
                 timeout_ms: 10,
@@ -223,7 +233,8 @@ fn page_op_golden() {
                 files: Vec::new(),
             },
         },
-        json!({"type":"page_op","id":"p2","tab":null,"op":"page_snapshot","args":{},"timeout_ms":10}),
+        json!({"type":"page_op","id":"p2","tab":null,
+               "op":{"tool":"page_snapshot","within":null,"max_chars":900,"cursor":0},"timeout_ms":10}),
     );
     // A call missing one of its own fields names it, like any message's, with the request's id.
     let bad = ToExtension::decode(r#"{"type":"page_op","id":"p3","args":{},"timeout_ms":1}"#)
@@ -384,8 +395,8 @@ fn every_known_type_round_trips() {
             id: "p".into(),
             tab: None,
             call: crate::page::PageCall {
-                op: "page_snapshot".into(),
-                args: json!({"max_chars": 900}),
+                op: crate::page_ops::WireOp::whole_snapshot(900),
+                frame: 0,
                 doc: Some("d1".into()),
                 origin: Some("http://127.0.0.1:8000".into()),
                 timeout_ms: 5,

@@ -726,7 +726,7 @@ impl crate::page::PageDom for FakeDom {
         &self,
         frame: crate::page::ChildFrame,
         nth: u32,
-        _args: serde_json::Value,
+        _op: bridge::page_ops::WireOp,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>> {
         let src = frame.src;

@@ -21,6 +21,7 @@ use crate::dom::{FetchFailure, Leaving};
 use crate::input::{self, FillCheck, Refusal};
 use crate::page::{PageDom, locate};
 use bridge::dialog::DialogAnswer;
+pub use perform::{Act, act_on};
 
 /// Longest pause between two checks of a waited-for condition when the DOM does not change
 /// (visibility can change through CSS alone).
@@ -74,17 +75,7 @@ pub async fn run_tool<D: PageDom>(
     for name in tool.argument_names() {
         args.entry(name).or_insert(Value::Null);
     }
-    let mut run = Run {
-        dom,
-        deadline: dom.now_ms() + timeout_ms as f64,
-        timeout_ms,
-        cancelled,
-        vars: args,
-        focus_value: None,
-        after_settle: None,
-        detached: Cell::new(false),
-        again: None,
-    };
+    let mut run = Run::new(dom, args, timeout_ms, cancelled);
     for (i, step) in tool.steps.iter().enumerate().skip(resume_at) {
         let label = format!("steps[{i}] ({})", step.kind());
         if let Step::Navigate { url } = step {
@@ -154,48 +145,6 @@ pub async fn run_tool<D: PageDom>(
     Ok(Outcome::Finished(Value::Null))
 }
 
-/// Performs one action step on `node` (a page tool's act: the step's selector is `:scope`, the
-/// element itself; `{{value}}` in the step is `value`: text, or the names of the files to upload), then lets the page settle and checks
-/// that it took a fill, exactly as after an adapter's step. `edited`: the text field an earlier
-/// act filled and its value before, so that Enter there commits it with `change` as in Chrome.
-/// Answers where the page is going when the action set another page loading (a submitted form
-/// gets a moment to start its navigation, as after an adapter's step). `again` finds the element
-/// anew when the page replaced it before anything was dispatched to it.
-#[allow(clippy::too_many_arguments)]
-pub async fn act_on<D: PageDom>(
-    dom: &D,
-    node: &D::Node,
-    step: &Step,
-    value: Value,
-    edited: Option<(D::Node, String)>,
-    again: &dyn Fn() -> Option<D::Node>,
-    timeout_ms: u64,
-    cancelled: &Cell<bool>,
-) -> Result<Option<String>, WireError> {
-    let mut vars = Vars::new();
-    vars.insert("value".into(), value);
-    let mut run = Run {
-        dom,
-        deadline: dom.now_ms() + timeout_ms as f64,
-        timeout_ms,
-        cancelled,
-        vars,
-        focus_value: edited,
-        after_settle: None,
-        detached: Cell::new(false),
-        again: Some(again),
-    };
-    dom.watch_leaving();
-    run.steps(
-        std::slice::from_ref(step),
-        Some(node.clone()),
-        "act".to_owned(),
-        0,
-    )
-    .await?;
-    run.leaving(false, "act").await
-}
-
 struct Run<'d, D: PageDom> {
     dom: &'d D,
     deadline: f64,
@@ -212,9 +161,6 @@ struct Run<'d, D: PageDom> {
     /// dispatched to it (`Refusal::Detached` is only ever decided before input): the step may
     /// find its element again, once.
     detached: Cell<bool>,
-    /// How a step acting on its scope element (a page tool's ref) finds that element again when
-    /// the page replaced it by an equivalent one; `None`: it cannot.
-    again: Option<&'d dyn Fn() -> Option<D::Node>>,
 }
 
 /// One round of a `for_each`: the scope its steps run in, and (over `items`) the item.
@@ -231,6 +177,19 @@ fn template_error(label: &str, e: TemplateError) -> WireError {
 }
 
 impl<'d, D: PageDom> Run<'d, D> {
+    fn new(dom: &'d D, vars: Vars, timeout_ms: u64, cancelled: &'d Cell<bool>) -> Self {
+        Run {
+            dom,
+            deadline: dom.now_ms() + timeout_ms as f64,
+            timeout_ms,
+            cancelled,
+            vars,
+            focus_value: None,
+            after_settle: None,
+            detached: Cell::new(false),
+        }
+    }
+
     fn time_left(&self) -> u64 {
         (self.deadline - self.dom.now_ms()).max(0.0) as u64
     }
@@ -282,20 +241,7 @@ impl<'d, D: PageDom> Run<'d, D> {
             for (i, step) in steps.iter().enumerate() {
                 let path = format!("{prefix}[{}]", first + i);
                 let label = format!("{path} ({})", step.kind());
-                if self.cancelled.get() {
-                    return Err(fail(
-                        ErrorCode::Cancelled,
-                        &label,
-                        "the call was cancelled before this step",
-                    ));
-                }
-                if !matches!(step, Step::Return { .. }) && self.dom.now_ms() >= self.deadline {
-                    return Err(fail(
-                        ErrorCode::Timeout,
-                        &label,
-                        format!("the call's {} ms ran out before this step", self.timeout_ms),
-                    ));
-                }
+                self.may_start(&label, matches!(step, Step::Return { .. }))?;
                 let mut outcome = self.step(step, scope.as_ref(), &path, &label).await;
                 if outcome.is_err()
                     && self.detached.take()
@@ -309,20 +255,49 @@ impl<'d, D: PageDom> Run<'d, D> {
                 if let Some(value) = outcome? {
                     return Ok(Some(value));
                 }
-                // A page already leaving is not waited for: a fast one would be gone before the
-                // call could say where it went.
-                if step.acts_on_page() && !matches!(self.dom.leaving(), Leaving::To(_)) {
-                    crate::page::profile::span("checkpoint", self.dom.checkpoint()).await;
-                    if let Some((label, who, check)) = self.after_settle.take() {
-                        check
-                            .verify(self.dom)
-                            .await
-                            .map_err(|r| refused(&label, &who, r))?;
-                    }
+                if step.acts_on_page() {
+                    self.settle_after().await?;
                 }
             }
             Ok(None)
         })
+    }
+
+    /// Whether the step `label` may start: not once the call was cancelled, nor past its
+    /// deadline (but a `return`, which only reads variables).
+    fn may_start(&self, label: &str, returns: bool) -> Result<(), WireError> {
+        if self.cancelled.get() {
+            return Err(fail(
+                ErrorCode::Cancelled,
+                label,
+                "the call was cancelled before this step",
+            ));
+        }
+        if !returns && self.dom.now_ms() >= self.deadline {
+            return Err(fail(
+                ErrorCode::Timeout,
+                label,
+                format!("the call's {} ms ran out before this step", self.timeout_ms),
+            ));
+        }
+        Ok(())
+    }
+
+    /// After an action: the page settles (at least a microtask checkpoint), then an edit is
+    /// checked to have stuck. A page already leaving is not waited for: a fast one would be gone
+    /// before the call could say where it went.
+    async fn settle_after(&mut self) -> Result<(), WireError> {
+        if matches!(self.dom.leaving(), Leaving::To(_)) {
+            return Ok(());
+        }
+        crate::page::profile::span("checkpoint", self.dom.checkpoint()).await;
+        match self.after_settle.take() {
+            Some((label, who, check)) => check
+                .verify(self.dom)
+                .await
+                .map_err(|r| refused(&label, &who, r)),
+            None => Ok(()),
+        }
     }
 
     async fn step(
@@ -349,20 +324,16 @@ impl<'d, D: PageDom> Run<'d, D> {
                 } else {
                     1
                 };
-                let click = input::click(self.dom, &node, clicks, self.patience());
-                crate::page::profile::span("click", click)
-                    .await
-                    .map_err(|r| self.refused(label, &who, r))?;
+                self.perform(&node, &who, &Act::Click(clicks), label)
+                    .await?;
             }
             Step::Hover { selector } => {
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
-                input::hover(self.dom, &node, self.patience())
-                    .await
-                    .map_err(|r| self.refused(label, &who, r))?;
+                self.perform(&node, &who, &Act::Hover, label).await?;
             }
             Step::ScrollIntoView { selector } => {
-                self.dom
-                    .scroll_into_view(&self.element(scope, selector.as_deref(), label)?)
+                let (node, who) = self.target(scope, selector.as_deref(), label)?;
+                self.perform(&node, &who, &Act::Scroll, label).await?;
             }
             Step::Blur { selector } => {
                 let node = match (selector, scope) {
@@ -384,79 +355,31 @@ impl<'d, D: PageDom> Run<'d, D> {
                 };
                 let wanted = template::render_text(wanted, &self.vars)
                     .map_err(|e| template_error(label, e))?;
-                let options = self.dom.options(&node).ok_or_else(|| {
-                    fail(
-                        ErrorCode::AdapterError,
-                        label,
-                        "the element is not a <select>",
-                    )
-                })?;
-                let index = options
-                    .iter()
-                    .position(|(v, t)| if by_text { t == &wanted } else { v == &wanted })
-                    .ok_or_else(|| {
-                        let listed: Vec<&str> = options
-                            .iter()
-                            .map(|(v, t)| if by_text { t.as_str() } else { v.as_str() })
-                            .collect();
-                        fail(
-                            ErrorCode::ElementNotFound,
-                            label,
-                            format!(
-                                "no option with {} {wanted:?} (there are: {})",
-                                if by_text { "text" } else { "value" },
-                                listed.join(", ")
-                            ),
-                        )
-                    })?;
-                if !self.dom.is_connected(&node) {
-                    return Err(self.refused(label, &who, Refusal::Detached));
-                }
-                if self.dom.is_disabled(&node) {
-                    return Err(self.refused(label, &who, Refusal::Disabled));
-                }
-                self.dom.set_selected_index(&node, index);
-                self.dom.dispatch_select_input(&node);
-                self.dom.dispatch_change(&node);
-                if self.dom.prop(&node, "selectedIndex").as_f64() != Some(index as f64) {
-                    return Err(self.refused(
-                        label,
-                        &who,
-                        Refusal::NoEffect(format!(
-                            "did not keep the option {wanted:?}: the page chose another"
-                        )),
-                    ));
-                }
+                let act = Act::Select {
+                    wanted: &wanted,
+                    by_text,
+                };
+                self.perform(&node, &who, &act, label).await?;
             }
             Step::Check { selector } | Step::Uncheck { selector } => {
                 let wanted = matches!(step, Step::Check { .. });
                 let (node, who) = self.target(scope, selector.as_deref(), label)?;
-                if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
-                    input::click(self.dom, &node, 1, self.patience())
-                        .await
-                        .map_err(|r| self.refused(label, &who, r))?;
-                    if self.dom.prop(&node, "checked") != Value::Bool(wanted) {
-                        let why = format!(
-                            "is still {}checked after a click (is it a checkbox the page lets change?)",
-                            if wanted { "un" } else { "" }
-                        );
-                        return Err(self.refused(label, &who, Refusal::NoEffect(why)));
-                    }
-                }
+                self.perform(&node, &who, &Act::Check(wanted), label)
+                    .await?;
             }
             Step::Fill { selector, value } => {
                 let selector = self.selector(selector, label)?;
                 let value = template::render_text(value, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let node = self.find(scope, &selector, label)?;
-                self.fill(&node, &format!("`{selector}`"), &value, label)
-                    .await?;
+                let who = format!("`{selector}`");
+                self.perform(&node, &who, &Act::Fill(&value), label).await?;
             }
             Step::Clear { selector } => {
                 let selector = self.selector(selector, label)?;
                 let node = self.find(scope, &selector, label)?;
-                self.fill(&node, &format!("`{selector}`"), "", label)
-                    .await?;
+                let who = format!("`{selector}`");
+                self.perform(&node, &who, &Act::Fill(""), label).await?;
             }
             Step::Type {
                 selector,
@@ -465,29 +388,26 @@ impl<'d, D: PageDom> Run<'d, D> {
                 nth,
             } => {
                 let selector = self.selector(selector, label)?;
-                let value = template::render_text(value, &self.vars)
+                let text = template::render_text(value, &self.vars)
                     .map_err(|e| template_error(label, e))?;
                 let caret = match at {
                     Some(at) => Some(self.caret(at, *nth, label)?),
                     None => None,
                 };
                 let node = self.find(scope, &selector, label)?;
-                let who = format!("`{selector}`");
-                if let Some(before) = self.dom.value(&node) {
-                    self.focus_value = Some((node.clone(), before));
-                }
-                let check = input::type_text(self.dom, &node, &value, caret.as_ref())
-                    .await
-                    .map_err(|r| self.refused(label, &who, r))?;
-                self.after_settle = Some((label.to_owned(), who, check));
+                let act = Act::Type {
+                    text: &text,
+                    at: caret.as_ref(),
+                };
+                self.perform(&node, &format!("`{selector}`"), &act, label)
+                    .await?;
             }
             Step::Caret { selector, at, nth } => {
                 let selector = self.selector(selector, label)?;
                 let caret = self.caret(at, *nth, label)?;
                 let node = self.find(scope, &selector, label)?;
-                input::place_caret(self.dom, &node, &caret)
-                    .await
-                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
+                self.perform(&node, &format!("`{selector}`"), &Act::Caret(&caret), label)
+                    .await?;
             }
             Step::SelectText {
                 selector,
@@ -504,53 +424,40 @@ impl<'d, D: PageDom> Run<'d, D> {
                     None => None,
                 };
                 let node = self.find(scope, &selector, label)?;
-                input::select_text(self.dom, &node, which.as_ref())
-                    .await
-                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
+                let act = Act::SelectText(which.as_ref());
+                self.perform(&node, &format!("`{selector}`"), &act, label)
+                    .await?;
             }
             Step::Drag { selector, to } => {
                 let selector = self.selector(selector, label)?;
                 let to = self.selector(to, label)?;
                 let node = self.find(scope, &selector, label)?;
                 let onto = self.find(scope, &to, label)?;
-                input::drag_checked(self.dom, &node, &onto, self.patience())
-                    .await
-                    .map_err(|r| self.refused(label, &format!("`{selector}`"), r))?;
+                self.perform(&node, &format!("`{selector}`"), &Act::Drag(onto), label)
+                    .await?;
             }
             Step::Press { selector, key, .. } => {
                 let chord = bridge::keys::parse_chord(key)
                     .map_err(|e| fail(ErrorCode::AdapterError, label, e))?;
-                let node = match selector {
+                match selector {
                     Some(selector) => {
                         let selector = self.selector(selector, label)?;
                         let node = self.find(scope, &selector, label)?;
-                        if !self.dom.is_connected(&node) {
-                            return Err(self.refused(
-                                label,
-                                &format!("`{selector}`"),
-                                Refusal::Detached,
-                            ));
-                        }
-                        // Keys go to the focused element: a person focuses the field first.
-                        if !self.dom.has_focus(&node) {
-                            self.dom.focus(&node);
-                        }
-                        node
+                        let act = Act::Press { chord: &chord, key };
+                        self.perform(&node, &format!("`{selector}`"), &act, label)
+                            .await?;
                     }
-                    None => self.dom.active_element().unwrap_or_else(|| self.dom.root()),
-                };
-                if self.dom.trusted_input() {
-                    input::press_trusted(self.dom, &chord)
-                        .await
-                        .map_err(|r| self.refused(label, &format!("`{key}`"), r))?;
-                } else {
-                    self.press(&node, &chord);
+                    None => {
+                        let node = self.dom.active_element().unwrap_or_else(|| self.dom.root());
+                        self.keys(&node, &chord, key, label).await?;
+                    }
                 }
             }
             Step::Upload { selector, files } => {
                 let names = files::names(&self.vars, files, label)?;
                 let (node, who) = self.target(scope, Some(selector), label)?;
-                files::upload(self.dom, &node, &who, &names, label)?;
+                self.perform(&node, &who, &Act::Upload(&names), label)
+                    .await?;
             }
             Step::Read {
                 selector,
@@ -862,8 +769,8 @@ impl<'d, D: PageDom> Run<'d, D> {
                     .is_some_and(|node| self.dom.is_connected(&node))
                     .then(|| scope.cloned())
             }
-            Some(Err(_)) => None,
-            Some(Ok(_)) | None => (self.again?)().map(Some),
+            // A step on its scope element: the scope is the step's own to find again.
+            Some(Ok(_)) | Some(Err(_)) | None => None,
         }
     }
 
@@ -898,25 +805,6 @@ impl<'d, D: PageDom> Run<'d, D> {
         });
     }
 
-    /// Types `value` into `node` (see [`input::fill`]); the page must take it, checked after it
-    /// settled. `who` names the element in errors.
-    async fn fill(
-        &mut self,
-        node: &D::Node,
-        who: &str,
-        value: &str,
-        label: &str,
-    ) -> Result<(), WireError> {
-        if let Some(before) = self.dom.value(node) {
-            self.focus_value = Some((node.clone(), before));
-        }
-        let check = input::fill(self.dom, node, value)
-            .await
-            .map_err(|r| self.refused(label, who, r))?;
-        self.after_settle = Some((label.to_owned(), who.to_owned(), check));
-        Ok(())
-    }
-
     /// A `type` or `caret` step's `at` (a template) as a caret place.
     fn caret(
         &self,
@@ -945,12 +833,6 @@ impl<'d, D: PageDom> Run<'d, D> {
 /// A step's `nth` (from 1; the first when absent).
 fn occurrence(nth: Option<u64>) -> usize {
     nth.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX))
-}
-
-/// An action the element `who` names could not take (or did not take), as a page tool says it.
-pub fn refused_error(who: &str, refusal: Refusal) -> WireError {
-    let code = refusal_code(&refusal);
-    WireError::new(code, format!("{who} {refusal}"))
 }
 
 fn refusal_code(refusal: &Refusal) -> ErrorCode {
@@ -983,6 +865,7 @@ fn bad_selector(label: &str, selector: &str, why: &str) -> WireError {
 
 mod fetch_step;
 mod files;
+mod perform;
 mod query;
 mod read;
 

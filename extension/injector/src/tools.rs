@@ -145,17 +145,22 @@ pub enum Start {
     Continue { resume_at: usize, vars: Vars },
 }
 
+/// A run of an adapter tool's steps, as [`Backends::steps`] is given it.
+pub(crate) struct StepsRun<'a> {
+    pub tool: &'a ToolDef,
+    /// The checked arguments, or the variables of a call that navigated here.
+    pub args: Vars,
+    /// The top-level step to start from.
+    pub resume_at: usize,
+    pub timeout_ms: u64,
+    /// Set when the call is cancelled.
+    pub cancelled: &'a Cell<bool>,
+}
+
 /// What runs a tool, on each back-end: the browser in the page, a fake in tests.
 pub(crate) trait Backends {
-    /// Runs `tool`'s steps from `resume_at` on, cancelled when `cancelled` is set.
-    async fn steps(
-        &self,
-        tool: &ToolDef,
-        args: Vars,
-        resume_at: usize,
-        timeout_ms: u64,
-        cancelled: &Cell<bool>,
-    ) -> Result<Outcome, WireError>;
+    /// Runs a tool's steps.
+    async fn steps(&self, run: StepsRun<'_>) -> Result<Outcome, WireError>;
     /// Runs the bundled handler of code adapter `adapter`'s tool `tool`.
     async fn code(
         &self,
@@ -194,10 +199,15 @@ pub(crate) async fn call<B: Backends>(
         Start::Continue { resume_at, vars } => (vars, resume_at, true),
     };
     let result = match tool {
-        Tool::Steps(def) => {
-            backends
-                .steps(def, args, resume_at, timeout_ms, cancelled)
-                .await
+        Tool::Steps(tool) => {
+            let run = StepsRun {
+                tool,
+                args,
+                resume_at,
+                timeout_ms,
+                cancelled,
+            };
+            backends.steps(run).await
         }
         // Only steps navigate, so only they continue in the next page.
         Tool::Code { .. } | Tool::Page(_) if continuing => Err(WireError::new(

@@ -9,6 +9,7 @@ use bridge::browser_ops::BrowserOp;
 use bridge::grants::GrantChange;
 use bridge::handshake::{self, Exchange, Nonce, Role, ServerProof, Side};
 use bridge::page::{PageCall, ToPage};
+use bridge::page_ops::ACT;
 use bridge::protocol::{BrowserInfo, RequestId, TabId};
 use bridge::{ErrorCode, ToExtension, ToServer, WireError};
 use serde::Serialize;
@@ -787,7 +788,7 @@ impl Core {
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
-        self.gate_answer(&id, call.origin.as_deref(), call.op == "page_act");
+        self.gate_answer(&id, call.origin.as_deref(), call.op.tool() == ACT);
         let action = Action::PageOp {
             id: id.clone(),
             tab,

@@ -22,6 +22,7 @@ use bridge::browser_ops::{BrowserOp, TabAction};
 use bridge::grants::{GrantChange, GrantList};
 use bridge::packed::PackedAdapter;
 use bridge::page::PageCall;
+use bridge::page_ops::{PageOp, WireOp};
 use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::upload::UploadFile;
 use bridge::{ErrorCode, TabId, ToExtension, ToServer, WireError};
@@ -764,15 +765,14 @@ impl Hub {
             })
     }
 
-    /// Runs page tool `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
+    /// Runs page operation `op` ([`bridge::page_ops`]) in `tab` (absent: the browser's focused tab),
     /// whose runtime the extension injects where it does not run; `doc` is the document the
     /// call's ref came from; `origin` and `trusted_input` are what the permission gate allowed
     /// (it read the grants already); `files` what it puts on the page. Answers the page's result.
     #[allow(clippy::too_many_arguments)]
     pub async fn page_op(
         &self,
-        op: &str,
-        args: Value,
+        op: &PageOp,
         tab: Option<TabId>,
         doc: Option<String>,
         origin: Option<String>,
@@ -784,9 +784,11 @@ impl Hub {
         // A NO_EFFECT's advice names the origin the gate allowed (the registry may not know the
         // URL of a page whose runtime was only just injected).
         let hint_origin = origin.clone();
+        // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
+        let frame = op.named_ref().map_or(0, |r| r.frame);
         let call = PageCall {
-            op: op.to_owned(),
-            args,
+            op: WireOp::of(op),
+            frame,
             doc,
             origin,
             timeout_ms,
@@ -804,8 +806,8 @@ impl Hub {
             (started, url)
         };
         let what = match tab {
-            Some(tab) => format!("{op} in tab {tab}"),
-            None => format!("{op} in the focused tab"),
+            Some(tab) => format!("{} in tab {tab}", op.tool()),
+            None => format!("{} in the focused tab", op.tool()),
         };
         // An act that set a page loading is answered once that page committed: where it landed.
         self.finish(started, None, || what)

@@ -157,7 +157,8 @@ fn spawn_upload(
     let hub = hub.clone();
     tokio::spawn(async move {
         let args = json!({"ref": "e1", "action": "upload", "files": ["big.bin"]});
-        let op = hub.page_op("page_act", args, Some(2), None, None, false, files);
+        let upload = bridge::page_ops::parse(bridge::page_ops::ACT, args).unwrap();
+        let op = hub.page_op(&upload, Some(2), None, None, false, files);
         op.await
     })
 }
@@ -919,9 +920,10 @@ async fn a_calls_input_is_trusted_where_the_user_granted_it_and_no_effect_says_h
     let op = {
         let hub = hub.clone();
         tokio::spawn(async move {
+            let click = json!({"selector": "#go", "action": "click"});
+            let click = bridge::page_ops::parse(bridge::page_ops::ACT, click).unwrap();
             hub.page_op(
-                "page_act",
-                json!({}),
+                &click,
                 Some(2),
                 None,
                 None,

@@ -40,8 +40,7 @@ impl<const I: usize> ServerTool for PageTool<I> {
         let result = mcp
             .hub
             .page_op(
-                Self::NAME,
-                call.args.args,
+                &call.args.op,
                 Some(page.tab),
                 call.args.doc,
                 Some(page.origin.clone()),

@@ -16,7 +16,7 @@ STATUS = "tabwire.status.v3"
 NONCE_PREFIX = "tabwire.nonce."
 CLOSE_UNPROVEN = 4001
 CLOSE_BAD_PROOF = 4003
-PROTOCOL_VERSION = 4  # bridge::PROTOCOL_VERSION
+PROTOCOL_VERSION = 5  # bridge::PROTOCOL_VERSION
 
 
 def fresh_nonce() -> str:

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use bridge::page_ops::{FRAME_ANSWER_MS, FrameId, MAX_MAX_CHARS};
-use serde_json::{Value, json};
+use bridge::page_ops::{FRAME_ANSWER_MS, FrameId, MAX_MAX_CHARS, WireOp};
+use serde_json::Value;
 
 use super::PageDom;
 use super::snapshot::Line;
@@ -42,8 +42,8 @@ pub async fn splice<D: PageDom>(
                 let nth = seen.entry(frame.src.clone()).or_default();
                 *nth += 1;
                 // The whole of the frame: the budget and cursor apply to the spliced snapshot.
-                let args = json!({ "max_chars": MAX_MAX_CHARS });
-                Some(dom.frame_snapshot(frame.clone(), *nth - 1, args, wait_ms))
+                let op = WireOp::whole_snapshot(MAX_MAX_CHARS);
+                Some(dom.frame_snapshot(frame.clone(), *nth - 1, op, wait_ms))
             }
             _ => None,
         })

@@ -59,7 +59,7 @@ pub trait PageDom: Dom {
     /// An `<iframe>` whose document this runtime cannot reach (another origin's): that frame's
     /// runtime is asked for its part of a snapshot. `None` for any other element.
     fn child_frame(&self, node: &Self::Node) -> Option<ChildFrame>;
-    /// The answer to a `page_snapshot` with `args` of the runtime of `frame`, the `nth` child
+    /// The answer to snapshot `op` of the runtime of `frame`, the `nth` child
     /// frame showing its `src`, or `None` when it gave none within `timeout_ms` (the worker
     /// bounds it). The question leaves when this is called, not when the future is awaited:
     /// frames asked one after the other answer at the same time.
@@ -67,7 +67,7 @@ pub trait PageDom: Dom {
         &self,
         frame: ChildFrame,
         nth: u32,
-        args: serde_json::Value,
+        op: bridge::page_ops::WireOp,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>>;
     /// Scrolls the page down by one screen.

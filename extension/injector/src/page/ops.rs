@@ -4,10 +4,9 @@
 
 use std::cell::{Cell, RefCell};
 
-use bridge::adapter::{OptionChoice, Step};
 use bridge::locator::Locator;
 use bridge::page_ops::{
-    Action, Caret, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, TextAt, WaitFor, ref_name,
+    Action, FindBy, LineMatch, PageAnswer, PageOp, Ref, Target, WaitFor, ref_name,
 };
 use bridge::{ErrorCode, WireError};
 use serde_json::Value;
@@ -16,8 +15,7 @@ use super::frames::{self, FrameDocs};
 use super::profile::Phases;
 use super::snapshot::{self, Line};
 use super::{PageDom, Refs, Shown, aria, diff, locate, read};
-use crate::input::{self, Refusal};
-use crate::steps;
+use crate::steps::{self, Act};
 
 /// How often a wait looks again when the page does not change.
 const WAIT_POLL_MS: f64 = 100.0;
@@ -296,24 +294,18 @@ async fn act<D: PageDom>(
             format!("{who} {why}: `{}` does not apply to it", action.name()),
         ))
     };
-    let here = || Some(":scope".to_owned());
-    let step = match action {
+    // The values the server read, as they are: no template, no variable.
+    let chord;
+    let act = match action {
         // Whether it leaves the page is seen, not declared: a page tool knows nothing in advance.
-        Action::Click => Ok(Step::Click {
-            selector: here(),
-            navigates: false,
-        }),
-        Action::Dblclick => Ok(Step::Dblclick { selector: here() }),
-        Action::Hover => Ok(Step::Hover { selector: here() }),
-        Action::Check | Action::Uncheck => {
-            if !dom.prop(&node, "checked").is_boolean() {
-                return invalid("is not a checkbox or radio button");
-            }
-            Ok(match action {
-                Action::Check => Step::Check { selector: here() },
-                _ => Step::Uncheck { selector: here() },
-            })
+        Action::Click => Act::Click(1),
+        Action::Dblclick => Act::Click(2),
+        Action::Hover => Act::Hover,
+        Action::Check | Action::Uncheck if !dom.prop(&node, "checked").is_boolean() => {
+            return invalid("is not a checkbox or radio button");
         }
+        Action::Check => Act::Check(true),
+        Action::Uncheck => Act::Check(false),
         Action::Fill(_)
         | Action::Clear
         | Action::Type { .. }
@@ -323,45 +315,32 @@ async fn act<D: PageDom>(
         {
             return invalid("is neither a text field nor an editor, and holds none");
         }
-        // The value travels as a variable: text that looks like a template stays as it is.
-        Action::Fill(_) => Ok(Step::Fill {
-            selector: ":scope".into(),
-            value: "{{value}}".into(),
-        }),
-        Action::Clear => Ok(Step::Clear {
-            selector: ":scope".into(),
-        }),
+        Action::Fill(text) => Act::Fill(text),
+        Action::Clear => Act::Fill(""),
         Action::Select(wanted) => {
             let Some(options) = dom.options(&node) else {
                 return invalid("is not a <select>");
             };
             let by_value = options.iter().any(|(value, _)| value == wanted);
-            let wanted = "{{value}}".to_owned();
-            Ok(Step::Select {
-                selector: ":scope".into(),
-                option: if by_value {
-                    OptionChoice::Value(wanted)
-                } else {
-                    OptionChoice::Label(wanted)
-                },
-            })
+            Act::Select {
+                wanted,
+                by_text: !by_value,
+            }
         }
-        Action::Press(key) => Ok(Step::Press {
-            selector: here(),
-            key: key.clone(),
-            navigates: false,
-        }),
-        Action::Scroll => Ok(Step::ScrollIntoView { selector: here() }),
-        // The names travel as a variable, as a fill's text does.
-        Action::Upload(_) => Ok(Step::Upload {
-            selector: ":scope".into(),
-            files: "{{value}}".into(),
-        }),
-        // The caret and selection act through the input module directly (see `act_directly`).
-        Action::Type { text, at } => Err(Direct::Type(text, at.as_ref())),
-        Action::Caret(caret) => Err(Direct::Caret(caret)),
-        Action::SelectText(which) => Err(Direct::Select(which.as_ref())),
-        Action::Drag(to) => Err(Direct::Drag(element(dom, &refs.borrow(), to)?)),
+        Action::Press(key) => {
+            chord = bridge::keys::parse_chord(key)
+                .map_err(|e| WireError::new(ErrorCode::InvalidArgs, format!("`key`: {e}")))?;
+            Act::Press { chord: &chord, key }
+        }
+        Action::Scroll => Act::Scroll,
+        Action::Upload(names) => Act::Upload(names),
+        Action::Type { text, at } => Act::Type {
+            text,
+            at: at.as_ref(),
+        },
+        Action::Caret(caret) => Act::Caret(caret),
+        Action::SelectText(which) => Act::SelectText(which.as_ref()),
+        Action::Drag(to) => Act::Drag(element(dom, &refs.borrow(), to)?),
     };
     let root = dom.root();
     phases.mark("lookup");
@@ -379,11 +358,6 @@ async fn act<D: PageDom>(
     if matches!(action, Action::Scroll) && dom.same(&node, &root) {
         dom.scroll_page();
     } else {
-        let value = match action {
-            Action::Fill(value) | Action::Select(value) => Value::String(value.clone()),
-            Action::Upload(names) => Value::from(names.clone()),
-            _ => Value::String(String::new()),
-        };
         let edited = commit_elsewhere(dom, refs, &node);
         let edits = matches!(
             action,
@@ -392,27 +366,11 @@ async fn act<D: PageDom>(
         if edits && edited.is_none() {
             refs.borrow_mut().edited = dom.value(&node).map(|before| (node.clone(), before));
         }
-        leaving = match step {
-            Ok(step) => steps::act_on(
-                dom, &node, &step, value, edited, &again, timeout_ms, cancelled,
-            )
-            .await
-            .map_err(|e| WireError::new(e.code, act_error(&e.message, &who)))?,
-            Err(edit) => {
-                // As long as a step waits for a covered element, within the call's time.
-                let patience = (timeout_ms as f64).min(steps::COVERED_PATIENCE_MS);
-                let mut done = act_directly(dom, &node, &edit, patience).await;
-                // Refused before any input reached it (see `Refusal::Detached`): once more on
-                // the element that took its place.
-                if done == Err(Refusal::Detached)
-                    && let Some(node) = again()
-                {
-                    done = act_directly(dom, &node, &edit, patience).await;
-                }
-                done.map_err(|r| steps::refused_error(&who, r))?;
-                None
-            }
-        };
+        leaving = steps::act_on(
+            dom, &node, &who, &act, edited, &again, timeout_ms, cancelled,
+        )
+        .await
+        .map_err(|e| WireError::new(e.code, act_error(&e.message)))?;
         if matches!(action, Action::Press(key) if key == "Enter") {
             refs.borrow_mut().edited = None;
         }
@@ -517,14 +475,10 @@ fn commit_elsewhere<D: PageDom>(
     None
 }
 
-/// The interpreter's error, said of the element: "act[0] (click): `:scope` is covered by …"
+/// The interpreter's error without its step's label: "act: e4 (button "Save") is covered by …"
 /// becomes "e4 (button "Save") is covered by …".
-fn act_error(message: &str, who: &str) -> String {
-    let message = message
-        .split_once("): ")
-        .filter(|(label, _)| label.starts_with("act["))
-        .map_or(message, |(_, rest)| rest);
-    message.replace("`:scope`", who)
+fn act_error(message: &str) -> String {
+    message.strip_prefix("act: ").unwrap_or(message).to_owned()
 }
 
 fn past(action: &Action) -> &'static str {
@@ -544,36 +498,6 @@ fn past(action: &Action) -> &'static str {
         Action::Caret(_) => "placed the caret in",
         Action::SelectText(_) => "selected text in",
         Action::Drag(_) => "dragged",
-    }
-}
-
-/// What `page_act` does through the input module directly: the caret, the selection, a drag
-/// (the other actions are steps).
-enum Direct<'a, N> {
-    Type(&'a str, Option<&'a Caret>),
-    Caret(&'a Caret),
-    Select(Option<&'a TextAt>),
-    /// Onto this element.
-    Drag(N),
-}
-
-/// Places the caret, selects text, or types at the caret, through the input module; an edit is
-/// read back once the page settled (as a fill's is).
-async fn act_directly<D: PageDom>(
-    dom: &D,
-    node: &D::Node,
-    edit: &Direct<'_, D::Node>,
-    patience_ms: f64,
-) -> Result<(), Refusal> {
-    match edit {
-        Direct::Caret(caret) => input::place_caret(dom, node, caret).await,
-        Direct::Select(which) => input::select_text(dom, node, *which).await,
-        Direct::Type(text, at) => {
-            let check = input::type_text(dom, node, text, *at).await?;
-            dom.checkpoint().await;
-            check.verify(dom).await
-        }
-        Direct::Drag(to) => input::drag_checked(dom, node, to, patience_ms).await,
     }
 }
 

@@ -112,8 +112,19 @@ fn call(
     tool: &str,
     args: Value,
 ) -> Result<Value, bridge::WireError> {
+    // As a call comes: read by the server, then carried to the page whole.
     let op: PageOp = page_ops::parse(tool, args).expect("valid arguments");
+    let op = page_ops::WireOp::of(&op).decode().expect("it travels");
     block_on(run(dom, refs, op, None, 5000, &Cell::new(false)))
+}
+
+/// A `page_act` call with `args`.
+fn act(
+    dom: &FakeDom,
+    refs: &RefCell<Refs<usize>>,
+    args: Value,
+) -> Result<Value, bridge::WireError> {
+    call(dom, refs, page_ops::ACT, args)
 }
 
 #[test]
@@ -215,13 +226,7 @@ fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
     let page = todo_page();
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    let answer = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e3", "action": "check"}),
-    )
-    .unwrap();
+    let answer = act(&page.dom, &refs, json!({"ref": "e3", "action": "check"})).unwrap();
     let text = answer["text"].as_str().unwrap();
     assert!(text.starts_with("checked e3 (checkbox)\n"), "{text}");
     assert!(
@@ -231,13 +236,7 @@ fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
     assert_eq!(answer["refs"], json!(["e2", "e3"]));
     assert_eq!(answer["doc"], "d1");
     // Acting again with no change to make says so.
-    let again = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e3", "action": "check"}),
-    )
-    .unwrap();
+    let again = act(&page.dom, &refs, json!({"ref": "e3", "action": "check"})).unwrap();
     assert!(
         again["text"]
             .as_str()
@@ -247,13 +246,7 @@ fn an_act_answers_with_what_changed_and_refs_stay_while_their_element_lives() {
     // Its item removed: the ref is stale, never another element's.
     page.dom.nodes.borrow_mut()[page.item].attached = false;
     page.dom.nodes.borrow_mut()[page.toggle].attached = false;
-    let gone = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e3", "action": "click"}),
-    )
-    .unwrap_err();
+    let gone = act(&page.dom, &refs, json!({"ref": "e3", "action": "click"})).unwrap_err();
     assert_eq!(gone.code, ErrorCode::StaleRef);
     assert!(gone.message.contains("no longer in the page"), "{gone}");
 }
@@ -263,7 +256,7 @@ fn bad_input_gets_a_typed_error_at_once() {
     let page = todo_page();
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    let err = |args: Value| call(&page.dom, &refs, page_ops::ACT, args).unwrap_err();
+    let err = |args: Value| act(&page.dom, &refs, args).unwrap_err();
     // A ref this page never gave.
     let unknown = err(json!({"ref": "e99", "action": "click"}));
     assert_eq!(unknown.code, ErrorCode::StaleRef);
@@ -306,10 +299,9 @@ fn bad_input_gets_a_typed_error_at_once() {
     assert!(old.message.contains("earlier page"), "{old}");
     // And the next call works.
     assert!(
-        call(
+        act(
             &page.dom,
             &refs,
-            page_ops::ACT,
             json!({"ref": "e1", "action": "fill", "value": "milk"})
         )
         .is_ok()
@@ -318,6 +310,23 @@ fn bad_input_gets_a_typed_error_at_once() {
         page.dom.nodes.borrow()[page.input].value.as_deref(),
         Some("milk")
     );
+}
+
+/// The server read the value once; the page acts with it as it is: text that looks like a
+/// template (issue 27's `{{value}}` round trip) is typed, never interpolated.
+#[test]
+fn an_acts_text_is_put_as_the_client_wrote_it() {
+    let page = todo_page();
+    let refs = RefCell::new(Refs::new("d1"));
+    call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
+    for text in ["{{value}}", "{{ref}} and {{value}}", "{{"] {
+        let fill = json!({"ref": "e1", "action": "fill", "value": text});
+        act(&page.dom, &refs, fill).unwrap();
+        assert_eq!(
+            page.dom.nodes.borrow()[page.input].value.as_deref(),
+            Some(text)
+        );
+    }
 }
 
 #[test]
@@ -329,19 +338,17 @@ fn a_value_missing_from_a_select_names_the_options_there_are() {
     dom.nodes.borrow_mut()[select].selected = Some(0);
     let refs = RefCell::new(Refs::new("d"));
     call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    let missing = call(
+    let missing = act(
         &dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "select", "value": "Huge"}),
     )
     .unwrap_err();
     assert_eq!(missing.code, ErrorCode::ElementNotFound);
     assert!(missing.message.contains("Small, Medium"), "{missing}");
-    let by_text = call(
+    let by_text = act(
         &dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "select", "value": "Medium"}),
     )
     .unwrap();
@@ -359,13 +366,7 @@ fn a_covered_button_names_what_covers_it() {
     page.dom.nodes.borrow_mut()[page.input].covered_by = Some(cover);
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    let covered = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    )
-    .unwrap_err();
+    let covered = act(&page.dom, &refs, json!({"ref": "e1", "action": "click"})).unwrap_err();
     assert_eq!(covered.code, ErrorCode::NotActionable);
     assert!(
         covered
@@ -478,10 +479,9 @@ fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
     page.dom.nodes.borrow_mut()[page.input].text_input = true;
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    call(
+    act(
         &page.dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "fill", "value": "milk"}),
     )
     .unwrap();
@@ -493,38 +493,29 @@ fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
             .count()
     };
     assert_eq!(changes(&page.dom), 0);
-    call(
+    act(
         &page.dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "press", "key": "Enter"}),
     )
     .unwrap();
     assert_eq!(changes(&page.dom), 1, "{:?}", page.dom.events.borrow());
     // Committed: another Enter with nothing new fires none.
-    call(
+    act(
         &page.dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "press", "key": "Enter"}),
     )
     .unwrap();
     assert_eq!(changes(&page.dom), 1);
     // A fill, then an act elsewhere: the field is committed as the focus leaves it.
-    call(
+    act(
         &page.dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "e1", "action": "fill", "value": "bread"}),
     )
     .unwrap();
-    call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e5", "action": "click"}),
-    )
-    .unwrap();
+    act(&page.dom, &refs, json!({"ref": "e5", "action": "click"})).unwrap();
     assert_eq!(changes(&page.dom), 2);
 }
 
@@ -575,25 +566,13 @@ fn an_act_compares_with_what_the_model_last_saw_of_the_page() {
     // so the model learns of the page's own change too, and is told it was not the act's.
     let footer = 16;
     text(&page.dom, footer, "Saved by the page");
-    let answer = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e3", "action": "check"}),
-    )
-    .unwrap();
+    let answer = act(&page.dom, &refs, json!({"ref": "e3", "action": "check"})).unwrap();
     let said = answer["text"].as_str().unwrap();
     assert!(said.contains("+ Saved by the page"), "{answer}");
     assert!(said.contains("also changed by itself"), "{answer}");
     // Nothing changed since that act: the next one starts from its answer's page.
     assert!(refs.borrow().last.is_some());
-    let again = call(
-        &page.dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e3", "action": "uncheck"}),
-    )
-    .unwrap();
+    let again = act(&page.dom, &refs, json!({"ref": "e3", "action": "uncheck"})).unwrap();
     assert!(
         again["text"]
             .as_str()
@@ -825,10 +804,9 @@ fn a_frames_runtime_names_its_refs_with_its_frame_and_refuses_others() {
         "{text}"
     );
     assert_eq!(answer["frame"], 7);
-    let filled = call(
+    let filled = act(
         &dom,
         &refs,
-        page_ops::ACT,
         json!({"ref": "f7e1", "action": "fill", "value": "x"}),
     )
     .unwrap();
@@ -876,12 +854,7 @@ fn clicked(dom: &FakeDom, node: usize) -> usize {
 fn a_ref_whose_element_was_re_rendered_acts_on_the_equal_new_one() {
     let (dom, refs) = save_page();
     let new = rerender(&dom, 2, "Save");
-    let answer = call(
-        &dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    );
+    let answer = act(&dom, &refs, json!({"ref": "e1", "action": "click"}));
     let answer = answer.expect("the new button is e1's");
     assert!(
         answer["text"]
@@ -892,13 +865,7 @@ fn a_ref_whose_element_was_re_rendered_acts_on_the_equal_new_one() {
     );
     assert_eq!((clicked(&dom, 2), clicked(&dom, new)), (0, 1));
     // From then on the ref names the new button.
-    call(
-        &dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    )
-    .unwrap();
+    act(&dom, &refs, json!({"ref": "e1", "action": "click"})).unwrap();
     assert_eq!(clicked(&dom, new), 2);
 }
 
@@ -907,23 +874,13 @@ fn a_ref_stays_stale_when_no_single_equal_element_took_its_place() {
     // Another name: not the element the model saw.
     let (dom, refs) = save_page();
     rerender(&dom, 2, "Saving…");
-    let stale = call(
-        &dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    );
+    let stale = act(&dom, &refs, json!({"ref": "e1", "action": "click"}));
     assert_eq!(stale.unwrap_err().code, ErrorCode::StaleRef);
     // Two equal ones: which one is not known.
     let (dom, refs) = save_page();
     rerender(&dom, 2, "Save");
     rerender(&dom, 2, "Save");
-    let stale = call(
-        &dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    );
+    let stale = act(&dom, &refs, json!({"ref": "e1", "action": "click"}));
     assert_eq!(stale.unwrap_err().code, ErrorCode::StaleRef);
     assert!(!dom.events.borrow().iter().any(|e| e.starts_with("click")));
 }
@@ -941,12 +898,6 @@ fn a_ref_whose_element_was_re_rendered_while_the_click_waited_is_clicked_once() 
         nodes[2].attached = false;
         nodes[new].attached = true;
     }));
-    call(
-        &dom,
-        &refs,
-        page_ops::ACT,
-        json!({"ref": "e1", "action": "click"}),
-    )
-    .expect("the new button is clicked");
+    act(&dom, &refs, json!({"ref": "e1", "action": "click"})).expect("the new button is clicked");
     assert_eq!((clicked(&dom, 2), clicked(&dom, new)), (0, 1));
 }

@@ -10,7 +10,7 @@
 //! showed ~74 functions compiled on its way in and out (the message's decoding, the call's
 //! bookkeeping, the answer's encoding: ~3 ms; scripts/trace_first_call.py, BENCHMARKS.md).
 
-use bridge::page_ops::FrameId;
+use bridge::page_ops::{self, FrameId, WireOp};
 use serde_json::json;
 
 use super::Refs;
@@ -38,8 +38,7 @@ pub fn message(frame: FrameId, origin: Option<&str>) -> String {
         "type": "page_op",
         "id": WARM_UP_ID,
         "tab": 0,
-        "op": "page_snapshot",
-        "args": {},
+        "op": WireOp::whole_snapshot(page_ops::DEFAULT_MAX_CHARS),
         "timeout_ms": NO_FRAMES_MS,
     });
     if frame != 0 {
@@ -56,7 +55,7 @@ mod tests {
     use std::cell::{Cell, RefCell};
 
     use bridge::page::{PageCall, ToPage};
-    use bridge::page_ops::{self, PageOp};
+    use bridge::page_ops::PageOp;
     use serde_json::Value;
 
     use super::*;
@@ -89,7 +88,7 @@ mod tests {
         let ToPage::PageOp { call, .. } = serde_json::from_str(&message(0, None)).unwrap() else {
             panic!("the warm-up's message is a page op")
         };
-        let op = page_ops::parse(&call.op, call.args).expect("a snapshot needs no arguments");
+        let op = call.op.decode().expect("the warm-up's operation decodes");
         block_on(run(
             dom,
             refs,
@@ -108,8 +107,8 @@ mod tests {
         let decoded: ToPage =
             serde_json::from_str(&message(7, Some("http://127.0.0.1:8000"))).expect("decodes");
         let call = PageCall {
-            op: "page_snapshot".into(),
-            args: json!({}),
+            op: WireOp::whole_snapshot(page_ops::DEFAULT_MAX_CHARS),
+            frame: 7,
             doc: None,
             origin: Some("http://127.0.0.1:8000".into()),
             timeout_ms: NO_FRAMES_MS,
@@ -119,7 +118,6 @@ mod tests {
         let expected = ToPage::PageOp {
             id: WARM_UP_ID.into(),
             tab: 0,
-            frame: 7,
             call: call.clone(),
         };
         assert_eq!(decoded, expected);
@@ -127,8 +125,8 @@ mod tests {
         let expected = ToPage::PageOp {
             id: WARM_UP_ID.into(),
             tab: 0,
-            frame: 0,
             call: PageCall {
+                frame: 0,
                 origin: None,
                 ..call
             },

@@ -16,30 +16,28 @@ fn confirm_page() -> FakeDom {
         centre: Some((50.0, 50.0)),
         ..Default::default()
     });
-    dom.add(FakeNode {
+    dom.add(confirm_button(Some(panel)));
+    dom
+}
+
+/// A "Confirm" button at the page's centre, covered by `covered_by`.
+fn confirm_button(covered_by: Option<usize>) -> FakeNode {
+    FakeNode {
         parent: Some(0),
         selectors: vec!["#confirm"],
         tag: "button",
         visible: true,
         centre: Some((50.0, 50.0)),
-        covered_by: Some(panel),
+        covered_by,
         ..Default::default()
-    });
-    dom
+    }
 }
 
 /// What the page does while the step waits for the panel to move away: re-renders the button
 /// (the old one leaves the page, an equal new one comes), then the panel is gone. The new
 /// button's node.
 fn rerender_while_waiting(dom: &FakeDom) -> usize {
-    let new = dom.add(FakeNode {
-        parent: Some(0),
-        selectors: vec!["#confirm"],
-        tag: "button",
-        visible: true,
-        centre: Some((50.0, 50.0)),
-        ..Default::default()
-    });
+    let new = dom.add(confirm_button(None));
     dom.nodes.borrow_mut()[new].attached = false;
     *dom.on_settle.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
         let mut nodes = dom.nodes.borrow_mut();
@@ -119,14 +117,7 @@ fn a_button_gone_for_good_is_refused_as_gone_after_one_look() {
 fn a_click_whose_element_is_replaced_during_its_trusted_input_is_not_sent_again() {
     let dom = FakeDom::default();
     dom.add(FakeNode::default());
-    dom.add(FakeNode {
-        parent: Some(0),
-        selectors: vec!["#confirm"],
-        tag: "button",
-        visible: true,
-        centre: Some((50.0, 50.0)),
-        ..Default::default()
-    });
+    dom.add(confirm_button(None));
     *dom.trusted.borrow_mut() = Some(Vec::new());
     // The pointer arriving (the first batch of trusted input) makes the page re-render the
     // button: the press and release that follow are the same click, not a new one.

@@ -23,12 +23,10 @@ pub(super) async fn run_value<D: crate::page::PageDom>(
 #[test]
 fn navigate_never_loads_another_scheme_than_http_s() {
     // Arguments are percent-encoded, but an adapter can still spell a scheme around one.
-    let tool: ToolDef = serde_json::from_value(json!({
-        "name": "t", "description": "d",
-        "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}},
-        "steps": [{"step": "navigate", "url": "{{x}}script:alert(1)"}]
-    }))
-    .unwrap();
+    let tool: ToolDef = tool_with(
+        json!({"x": {"type": "string"}}),
+        json!([{"step": "navigate", "url": "{{x}}script:alert(1)"}]),
+    );
     let args = json!({"x": "java"}).as_object().cloned().unwrap();
     let failed = block_on(run_tool(
         &todomvc(&[]),
@@ -48,17 +46,15 @@ fn navigate_never_loads_another_scheme_than_http_s() {
 
 #[test]
 fn navigate_hands_over_the_rest_of_the_call() {
-    let tool: ToolDef = serde_json::from_value(json!({
-        "name": "t", "description": "d",
-        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
-        "steps": [
+    let tool: ToolDef = tool_with(
+        json!({"q": {"type": "string"}}),
+        json!([
             {"step": "read", "selector": "label", "into": "before"},
             {"step": "navigate", "url": "results.html?q={{q}}"},
             {"step": "read", "selector": "label", "into": "after"},
             {"step": "return", "value": ["{{q}}", "{{before}}", "{{after}}"]}
-        ]
-    }))
-    .unwrap();
+        ]),
+    );
     let dom = todomvc(&[("a", false)]);
     let args = json!({"q": "x y&z"}).as_object().cloned().unwrap();
     let outcome = block_on(run_tool(&dom, &tool, args, 0, 1000, &Cell::new(false))).unwrap();
@@ -154,6 +150,15 @@ fn clicks(dom: &FakeDom) -> Vec<String> {
         .filter(|e| e.starts_with("click "))
         .cloned()
         .collect()
+}
+
+/// A tool taking arguments of these `properties`, running `steps`.
+pub(super) fn tool_with(properties: Value, steps: Value) -> ToolDef {
+    serde_json::from_value(json!({
+        "name": "t", "description": "d", "steps": steps,
+        "input_schema": {"type": "object", "properties": properties}
+    }))
+    .unwrap()
 }
 
 pub(super) fn adhoc(steps: Value) -> ToolDef {
@@ -727,12 +732,11 @@ fn for_each_runs_per_match_and_collects_what_it_read() {
 
 /// A tool with an optional `tags` argument (an array of strings) and these steps.
 fn tagging_tool(steps: Value) -> ToolDef {
-    serde_json::from_value(json!({
-        "name": "t", "description": "d", "steps": steps,
-        "input_schema": {"type": "object", "properties": {
-            "tags": {"type": "array", "items": {"type": "string"}}}}
-    }))
-    .unwrap()
+    tool_with(
+        json!({
+            "tags": {"type": "array", "items": {"type": "string"}}}),
+        steps,
+    )
 }
 
 fn run_with(dom: &FakeDom, tool: &ToolDef, args: Value) -> Result<Value, WireError> {
@@ -805,11 +809,7 @@ fn for_each_over_items_runs_in_the_enclosing_scope_and_reaches_into_objects() {
             ]}
         ]}
     ]);
-    let tool: ToolDef = serde_json::from_value(json!({
-        "name": "t", "description": "d", "steps": steps,
-        "input_schema": {"type": "object", "properties": {"todos": {"type": "array"}}}
-    }))
-    .unwrap();
+    let tool: ToolDef = tool_with(json!({"todos": {"type": "array"}}), steps);
     run_with(
         &dom,
         &tool,
@@ -871,11 +871,10 @@ fn if_branches_on_presence_or_on_a_variable() {
         {"step": "if", "var": "flag", "then": [{"step": "return", "value": "flagged"}]},
         {"step": "return", "value": {"yes": "{{yes}}", "no": "{{no}}"}}
     ]);
-    let tool: ToolDef = serde_json::from_value(json!({
-        "name": "t", "description": "d", "steps": steps,
-        "input_schema": {"type": "object", "properties": {"tag": {"type": "string"}, "flag": {"type": "boolean"}}}
-    }))
-    .unwrap();
+    let tool: ToolDef = tool_with(
+        json!({"tag": {"type": "string"}, "flag": {"type": "boolean"}}),
+        steps,
+    );
     let run = |args: Value| {
         block_on(run_value(
             &dom,
@@ -961,16 +960,14 @@ fn within_matches_contained_text_other_reads_and_waits() {
 
 #[test]
 fn a_dialog_step_tells_the_page_how_to_answer_with_its_text_rendered() {
-    let tool: ToolDef = serde_json::from_value(json!({
-        "name": "t", "description": "d",
-        "input_schema": {"type": "object", "properties": {"name": {"type": "string"}}},
-        "steps": [
+    let tool: ToolDef = tool_with(
+        json!({"name": {"type": "string"}}),
+        json!([
             {"step": "dialog", "answer": "accept", "text": "{{name}}"},
             {"step": "dialog", "answer": "dismiss"},
             {"step": "return", "value": "done"}
-        ]
-    }))
-    .unwrap();
+        ]),
+    );
     let dom = todomvc(&[]);
     let args = json!({"name": "Zoë \"Z\""}).as_object().cloned().unwrap();
     let value = block_on(run_value(&dom, &tool, args, 1000, &Cell::new(false))).unwrap();

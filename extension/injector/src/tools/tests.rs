@@ -17,17 +17,16 @@ struct FakeBackends {
 }
 
 impl Backends for FakeBackends {
-    async fn steps(
-        &self,
-        tool: &ToolDef,
-        args: Vars,
-        resume_at: usize,
-        timeout_ms: u64,
-        _cancelled: &Cell<bool>,
-    ) -> Result<Outcome, WireError> {
+    async fn steps(&self, run: StepsRun<'_>) -> Result<Outcome, WireError> {
+        let StepsRun {
+            args,
+            resume_at,
+            timeout_ms,
+            ..
+        } = run;
         self.ran.borrow_mut().push(format!(
             "steps {} from {resume_at} with {} in {timeout_ms}",
-            tool.name,
+            run.tool.name,
             Value::Object(args.clone())
         ));
         Ok(if self.navigate {

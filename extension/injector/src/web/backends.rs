@@ -3,7 +3,7 @@
 //! and the page's own tools (WebMCP), relayed to the page's world by `extension/webmcp.js` as
 //! CustomEvents with JSON string details (untrusted).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use bridge::adapter::ToolDef;
@@ -18,7 +18,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::basics::{location_and_title, set_timeout};
 use super::dom::WebDom;
 use crate::steps::{Outcome, run_tool};
-use crate::tools::Backends;
+use crate::tools::{Backends, StepsRun};
 
 const PAGE_RESULT_EVENT: &str = "tabwire:webmcp-result";
 
@@ -37,18 +37,18 @@ pub struct WebBackends {
 }
 
 impl Backends for WebBackends {
-    async fn steps(
-        &self,
-        tool: &ToolDef,
-        args: Vars,
-        resume_at: usize,
-        timeout_ms: u64,
-        cancelled: &Cell<bool>,
-    ) -> Result<Outcome, WireError> {
+    async fn steps(&self, run: StepsRun<'_>) -> Result<Outcome, WireError> {
         let dom = WebDom::new()
             .ok_or_else(|| WireError::new(ErrorCode::Internal, "this page has no document"))?
             .with_trusted_input(self.trusted_call.clone())
             .with_files(self.files.clone());
+        let StepsRun {
+            tool,
+            args,
+            resume_at,
+            timeout_ms,
+            cancelled,
+        } = run;
         run_tool(&dom, tool, args, resume_at, timeout_ms, cancelled).await
     }
 

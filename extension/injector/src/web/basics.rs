@@ -99,14 +99,14 @@ pub(crate) async fn trusted_input(
 pub(crate) fn ask_frame(
     frame: crate::page::ChildFrame,
     nth: u32,
-    args: serde_json::Value,
+    op: bridge::page_ops::WireOp,
     timeout_ms: u64,
 ) -> impl Future<Output = Option<serde_json::Value>> {
     let ask = FromPage::FrameSnapshot {
         src: frame.src,
         nth,
         index: frame.index,
-        args,
+        op,
         timeout_ms,
     };
     let sent = JsFuture::from(runtime_send_message(&encode(&ask)));

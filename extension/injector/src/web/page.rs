@@ -220,10 +220,10 @@ impl PageDom for WebDom {
         &self,
         frame: ChildFrame,
         nth: u32,
-        args: serde_json::Value,
+        op: bridge::page_ops::WireOp,
         timeout_ms: u64,
     ) -> impl Future<Output = Option<serde_json::Value>> {
-        super::basics::ask_frame(frame, nth, args, timeout_ms)
+        super::basics::ask_frame(frame, nth, op, timeout_ms)
     }
 
     fn masked(&self, node: &Element) -> bool {

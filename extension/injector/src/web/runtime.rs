@@ -369,14 +369,9 @@ fn handle(msg: ToPage, reply: Reply) -> bool {
             spawn_local(answer(id, tool, start, timeout_ms, carried, reply));
             true
         }
-        ToPage::PageOp {
-            id,
-            tab,
-            frame,
-            call,
-        } => {
+        ToPage::PageOp { id, tab, call } => {
             // Chrome's id of this frame, said by the worker that sent it here: refs carry it.
-            super::page::REFS.with(|refs| refs.borrow_mut().frame = frame);
+            super::page::REFS.with(|refs| refs.borrow_mut().frame = call.frame);
             spawn_local(page_op(id, tab, call, reply));
             true
         }
@@ -622,7 +617,7 @@ async fn call(
 async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
     let PageCall {
         op,
-        args,
+        frame: _, // the refs' frame, set as the message arrived
         doc,
         origin,
         timeout_ms,
@@ -643,8 +638,10 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
             let not_done = "the page tool did not act";
             bridge::browser_ops::still_shows(tab, allowed, &url, not_done)?;
         }
-        let op = bridge::page_ops::parse(&op, args)
-            .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{op}: {why}")))?;
+        // The server read the client's arguments; what it read arrives typed.
+        let op = op.decode().map_err(|why| {
+            WireError::new(ErrorCode::Protocol, format!("the page operation: {why}"))
+        })?;
         if let Some(answer) = op.dialog_answer() {
             dialogs::plan(answer);
         }

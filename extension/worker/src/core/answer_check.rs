@@ -130,8 +130,8 @@ mod tests {
 
     fn page_call(op: &str, origin: &str) -> PageCall {
         PageCall {
-            op: op.into(),
-            args: json!({}),
+            op: super::super::tests::op_of(op),
+            frame: 0,
             doc: None,
             origin: Some(origin.into()),
             timeout_ms: 500,

@@ -432,7 +432,7 @@ fn a_page_tools_act_that_set_a_page_loading_answers_once_it_committed_and_the_ne
     core.set_clock(1000.0);
     let op = |core: &mut Core, id: &str| {
         let call = PageCall {
-            op: "page_act".into(),
+            op: super::super::tests::op_of(bridge::page_ops::ACT),
             timeout_ms: 5000,
             ..snapshot_call()
         };

@@ -12,7 +12,7 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
     let pay = "http://b.test/pay";
     let ask = |nth: u32, timeout_ms: u64| {
         format!(
-            r#"{{"type":"frame_snapshot","src":"{pay}","nth":{nth},"index":9,"args":{{}},"timeout_ms":{timeout_ms}}}"#
+            r#"{{"type":"frame_snapshot","src":"{pay}","nth":{nth},"index":9,"op":{{"tool":"page_snapshot","max_chars":900}},"timeout_ms":{timeout_ms}}}"#
         )
     };
     let request = core
@@ -59,7 +59,7 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
     assert_eq!(nested.pick(&frames), Some(5));
     let message: Value = serde_json::from_str(&request.message(9)).unwrap();
     assert_eq!(message["type"], "page_op");
-    assert_eq!(message["op"], "page_snapshot");
+    assert_eq!(message["op"]["tool"], "page_snapshot");
     assert_eq!(
         (message["frame"].clone(), message["tab"].clone()),
         (json!(9), json!(3))
@@ -73,7 +73,7 @@ fn a_frame_snapshot_request_goes_to_the_child_frame_showing_that_url_bounded() {
     assert_eq!(first.pick(&firefox), Some(17_179_869_185));
     let sent = first.message(17_179_869_185);
     match serde_json::from_str::<bridge::page::ToPage>(&sent) {
-        Ok(bridge::page::ToPage::PageOp { frame, .. }) => assert_eq!(frame, 17_179_869_185),
+        Ok(bridge::page::ToPage::PageOp { call, .. }) => assert_eq!(call.frame, 17_179_869_185),
         other => panic!("{other:?}: {sent}"),
     }
     // Not ours, not from a tab, or another message: not a frame request.

@@ -26,7 +26,8 @@ pub struct FrameRequest {
     pub src: String,
     pub nth: u32,
     pub index: u32,
-    pub args: serde_json::Value,
+    /// What the frame runs (a whole snapshot, as the asking runtime encoded it).
+    pub op: bridge::page_ops::WireOp,
     pub timeout_ms: u64,
 }
 
@@ -71,10 +72,9 @@ impl FrameRequest {
         let message = ToPage::PageOp {
             id: format!("frame-{frame}"),
             tab: self.tab,
-            frame,
             call: bridge::page::PageCall {
-                op: bridge::page_ops::SNAPSHOT.to_owned(),
-                args: self.args.clone(),
+                op: self.op.clone(),
+                frame,
                 doc: None,
                 origin: None,
                 timeout_ms: self.timeout_ms,
@@ -335,7 +335,7 @@ impl Core {
             src,
             nth,
             index,
-            args,
+            op,
             timeout_ms,
         }) = serde_json::from_str(text)
         else {
@@ -347,7 +347,7 @@ impl Core {
             src,
             nth,
             index,
-            args,
+            op,
             timeout_ms: timeout_ms.min(bridge::page_ops::FRAME_ANSWER_MS),
         })
     }

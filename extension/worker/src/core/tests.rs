@@ -321,10 +321,19 @@ fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
     );
 }
 
+/// Page tool `tool`'s operation as the server sends it: a whole snapshot, a read, or a click.
+pub(super) fn op_of(tool: &str) -> bridge::page_ops::WireOp {
+    let args = match tool {
+        bridge::page_ops::ACT => json!({"selector": "#go", "action": "click"}),
+        _ => json!({}),
+    };
+    bridge::page_ops::WireOp::of(&bridge::page_ops::parse(tool, args).unwrap())
+}
+
 pub(super) fn snapshot_call() -> PageCall {
     PageCall {
-        op: "page_snapshot".into(),
-        args: json!({}),
+        op: op_of(bridge::page_ops::SNAPSHOT),
+        frame: 0,
         doc: None,
         origin: None,
         timeout_ms: 500,
@@ -336,7 +345,8 @@ pub(super) fn snapshot_call() -> PageCall {
 #[test]
 fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     let mut core = connected();
-    let call = json!({"type":"page_op","id":"p1","op":"page_snapshot","args":{},"timeout_ms":500});
+    let op = op_of(bridge::page_ops::SNAPSHOT);
+    let call = json!({"type":"page_op","id":"p1","op":op,"timeout_ms":500});
     let actions = core.on_server_frame(&call.to_string());
     // The glue picks the tab (none given: the focused one) and injects the runtime first.
     assert_eq!(

@@ -107,7 +107,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
         }
     };
     // A ref of a cross-origin frame (`f3e12`) goes to that frame's runtime.
-    let frame = bridge::page_ops::frame_of(&call.args);
+    let frame = call.frame;
     // The permission gate allowed an origin: the page acts only while the tab shows it. The top
     // frame's runtime checks its own document as it starts the call (no round trip to the
     // browser); a frame's call, or one to a page with no runtime yet, is checked here first.
@@ -119,7 +119,6 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
     let message = ToPage::PageOp {
         id: id.clone(),
         tab,
-        frame,
         call,
     };
     let message = serde_json::to_string(&message).expect("page messages serialize");
