@@ -78,6 +78,20 @@ def quantiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(s):.2f} ms  p90 {pick(0.9):.2f} ms  p99 {pick(0.99):.2f} ms"
 
 
+def pct(samples: list[float], q: float) -> float:
+    """The `q` quantile of `samples` (the nearest sample at or above it)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def spread(samples: list[float]) -> str:
+    """p50, p90 and p99 of `samples` (ms), and how many."""
+    if not samples:
+        return "n/a"
+    return (f"p50 {statistics.median(samples):6.2f} ms, p90 {pct(samples, 0.9):6.2f}, "
+            f"p99 {pct(samples, 0.99):7.2f} (n={len(samples)})")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

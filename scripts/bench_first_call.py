@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session, timed  # noqa: E402
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session, spread, timed  # noqa: E402
 from bench_page_tools import (  # noqa: E402
     CHROME_DEVTOOLS_ARGS,
     CHROME_DEVTOOLS_ENV,
@@ -54,17 +54,6 @@ NAV_TIMING = (
     "(() => { const n = performance.getEntriesByType('navigation')[0];"
     " return n && n.loadEventEnd > 0 ? {dcl: n.domContentLoadedEventEnd, load: n.loadEventEnd} : null; })()"
 )
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def spread(samples: list[float]) -> str:
-    if not samples:
-        return "n/a"
-    return f"p50 {statistics.median(samples):6.2f} ms, p99 {pct(samples, 0.99):7.2f} ms (n={len(samples)})"
 
 
 async def tabwire_rounds(

@@ -14,7 +14,6 @@ loaded machine's drift falls on all of them alike.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -26,9 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, EXTENSION_ROOT, TODOMVC, free_port, paired_extension  # noqa: E402
-from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import open_tabwire_session  # noqa: E402
+from bench import TODOMVC, extension_connected, paired_session, spread, timed  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 ROUNDS = int(os.environ.get("TABWIRE_BENCH_ROUNDS", "4"))
@@ -46,36 +43,15 @@ IN_WORKER = """(async () => {
 })()"""
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def spread(samples: list[float]) -> str:
-    return f"p50 {statistics.median(samples):6.3f} ms, p90 {pct(samples, 0.9):6.3f}, p99 {pct(samples, 0.99):6.3f} (n={len(samples)})"
-
-
 async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-get-frame-"))
     site = StaticServer(TODOMVC, work / "site.log")
     url = site.url("plain", "examples/vanillajs/index.html")
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret, EXTENSION_ROOT)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
     samples: dict[str, list[float]] = {}
-    browser = None
     try:
-        async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=work / "tabwire.log") as s:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            cdp = await browser.wait_ready()
-            for _ in range(100):
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
+        async with paired_session(work) as (s, browser):
+            cdp = browser.cdp
+            await extension_connected(s)
             tab = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
             worker = next(t for t in await cdp.targets() if t.type == "service_worker" and t.url.endswith("worker.js"))
             for _ in range(20):  # warm every path measured
@@ -90,12 +66,8 @@ async def main() -> None:
                     samples.setdefault(f"worker {key}", []).extend(ms)
                 for label, (name, arguments) in calls.items():
                     for _ in range(PER_ROUND):
-                        t0 = time.perf_counter()
-                        await s.call(name, arguments)
-                        samples.setdefault(label, []).append((time.perf_counter() - t0) * 1000)
+                        samples.setdefault(label, []).append(await timed(s, name, arguments))
     finally:
-        if browser:
-            browser.stop()
         site.stop()
     print(f"the worker's browser round trips and whole calls ({time.strftime('%Y-%m-%d %H:%M')}, "
           f"load {os.getloadavg()[0]:.2f}, {ROUNDS} rounds of {PER_ROUND})")

@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session  # noqa: E402
+from bench import BINARY, EXTENSION_ROOT, TODOMVC, extension_connected, paired_session, spread  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
@@ -68,15 +68,6 @@ ENC = bpe_openai.get_encoding("cl100k_base")
 
 def tokens(text: str) -> int:
     return len(ENC.encode(text))
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def spread(samples: list[float]) -> str:
-    return f"p50 {statistics.median(samples):.2f} ms, p99 {pct(samples, 0.99):.2f} ms (n={len(samples)})"
 
 
 class Run:

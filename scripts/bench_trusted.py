@@ -10,7 +10,6 @@ first trusted act costs (attaching Chrome's debugger), and how many clicks the p
 from __future__ import annotations
 
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,21 +22,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import BINARY, extension_connected, paired_session, tabwire_env  # noqa: E402
+from bench import BINARY, extension_connected, paired_session, spread, tabwire_env  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 TURNS = 8
 PER_TURN = 10
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def spread(samples: list[float]) -> str:
-    return f"p50 {statistics.median(samples):.2f} ms, p99 {pct(samples, 0.99):.2f} ms (n={len(samples)})"
 
 
 async def main() -> None:

@@ -39,9 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench import TODOMVC, free_port, paired_extension  # noqa: E402
-from harness.chromium import Chromium  # noqa: E402
-from harness.mcp_client import open_tabwire_session  # noqa: E402
+from bench import TODOMVC, extension_connected, paired_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 CATEGORIES = [
@@ -227,24 +225,10 @@ def report(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
 async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
     site = StaticServer(TODOMVC, work / "site.log")
     url = site.url("plain", "examples/vanillajs/index.html")
-    port = free_port()
-    secret = os.urandom(32).hex()
-    (work / "secret").write_text(secret)
-    (work / "secret").chmod(0o600)
-    ext = paired_extension(work / "extension-root", port, secret, root)
-    args = ["mcp", "--port", str(port), "--secret-file", str(work / "secret"), "--allow-all-origins"]
-    env = {"RUST_LOG": "warn", "XDG_CONFIG_HOME": str(work / "config")}
-    browser = None
     try:
-        async with open_tabwire_session(
-            root / "target" / "release" / "tabwire", args, env=env, cwd=REPO, stderr_path=work / "tabwire.log"
-        ) as s:
-            browser = Chromium(work / "profile", work / "chromium.log", ext, None)
-            cdp = await browser.wait_ready()
-            for _ in range(100):
-                if (await s.call("browser_tabs")).structured.get("connected"):
-                    break
-                await anyio.sleep(0.1)
+        async with paired_session(work, binary=root / "target" / "release" / "tabwire", source=root) as (s, browser):
+            cdp = browser.cdp
+            await extension_connected(s)
             warm = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
             for _ in range(20):
                 await s.call_ok("page_snapshot", {"tab_id": warm})
@@ -275,17 +259,14 @@ async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
                 snap = (await s.call_ok("page_snapshot", {"tab_id": warm})).text
                 field = re.search(r'textbox (e\d+) "What needs to be done\?"', snap)[1]
                 await s.call_ok("page_act", {"tab_id": warm, "ref": field, "action": "fill", "value": "walk the dog"})
-                added = (await s.call_ok("page_act", {"tab_id": warm, "ref": field, "action": "press", "key": "Enter"}))
+                await s.call_ok("page_act", {"tab_id": warm, "ref": field, "action": "press", "key": "Enter"})
                 snap = (await s.call_ok("page_snapshot", {"tab_id": warm})).text
                 toggle = re.search(r"checkbox (e\d+)", snap)[1]
                 for _ in range(20):
                     await s.call_ok("page_act", {"tab_id": warm, "ref": toggle, "action": "click"})
-                del added
             tracer = Tracer(cdp.port)
             windows = await tracer.record(acts if act else body)
     finally:
-        if browser:
-            browser.stop()
         site.stop()
     if keep:
         keep.write_text(json.dumps({"traceEvents": tracer.events, "windows": windows}))
