@@ -171,18 +171,29 @@ pub(super) async fn select_drawn<D: Dom>(
     }
     press_times(dom, field, "ArrowRight", true, length);
     dom.checkpoint().await;
-    let drew_selection = editor_root(dom, field)
-        .and_then(|root| dom.query(Some(&root), SELECTION).ok().flatten())
-        .is_some();
-    if drew_selection {
-        Ok(())
-    } else {
-        Err(Refusal::NoEffect(format!(
-            "drew no selection after its keys selected {:?}: the editor did not take them",
-            at.text
-        )))
+    // The editor draws its selection in an animation frame, which a busy machine can hold back
+    // well past one task: wait for the drawing (a DOM change), within a bound.
+    let deadline = dom.now_ms() + SELECTION_DRAWN_WITHIN_MS;
+    loop {
+        let drew_selection = editor_root(dom, field)
+            .and_then(|root| dom.query(Some(&root), SELECTION).ok().flatten())
+            .is_some();
+        if drew_selection {
+            return Ok(());
+        }
+        let left = deadline - dom.now_ms();
+        if left <= 0.0 {
+            return Err(Refusal::NoEffect(format!(
+                "drew no selection after its keys selected {:?}: the editor did not take them",
+                at.text
+            )));
+        }
+        dom.settle(left).await;
     }
 }
+
+/// How long an editor may take to draw the selection its keys made.
+const SELECTION_DRAWN_WITHIN_MS: f64 = 1_000.0;
 
 /// The editor around `field`.
 fn editor_root<D: Dom>(dom: &D, field: &D::Node) -> Option<D::Node> {
@@ -227,6 +238,48 @@ mod tests {
         assert!(typed_into("old text", "x", "x"));
         assert!(!typed_into("old", "x", "oldy"));
         assert!(!typed_into("abc", "x", "xabcabc"));
+    }
+
+    /// An editor that never draws the selection its keys made is waited for, within the bound,
+    /// then named as not having taken them; one that drew it is done at once.
+    #[test]
+    fn a_selection_is_waited_for_within_a_bound_and_its_absence_named() {
+        use crate::fake_dom::{FakeDom, FakeNode, block_on};
+        let dom = FakeDom::default();
+        let editor = dom.add(FakeNode {
+            tag: "div",
+            classes: vec![EDITOR_ROOT_CLASS],
+            attached: true,
+            ..FakeNode::default()
+        });
+        let field = dom.add(FakeNode {
+            parent: Some(editor),
+            tag: "textarea",
+            attached: true,
+            ..FakeNode::default()
+        });
+        let at = TextAt {
+            text: "text".into(),
+            nth: 1,
+        };
+        let started = dom.now_ms();
+        let refused = block_on(select_drawn(&dom, &field, "old text", &at, false));
+        let Err(Refusal::NoEffect(why)) = refused else {
+            panic!("not refused as no effect: {refused:?}")
+        };
+        assert!(why.contains("drew no selection"), "{why}");
+        assert!(dom.now_ms() - started >= SELECTION_DRAWN_WITHIN_MS);
+
+        dom.add(FakeNode {
+            parent: Some(editor),
+            tag: "div",
+            selectors: vec![SELECTION],
+            attached: true,
+            ..FakeNode::default()
+        });
+        let started = dom.now_ms();
+        block_on(select_drawn(&dom, &field, "old text", &at, false)).expect("drawn");
+        assert_eq!(dom.now_ms(), started, "no wait once drawn");
     }
 
     #[test]
