@@ -121,7 +121,8 @@ fn zip_files(
 ) -> anyhow::Result<PathBuf> {
     let sources: Vec<PathBuf> = files.iter().map(|f| paths.root.join(f)).collect();
     let inputs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
-    if newer_than(&zip_path, &inputs) {
+    let time = entry_time()?;
+    if newer_than(&zip_path, &inputs) && stamped_with(&zip_path, time) {
         return Ok(zip_path);
     }
     let entries = files
@@ -162,6 +163,16 @@ pub fn mcpb(paths: &Paths, server: &Path) -> anyhow::Result<PathBuf> {
     )?;
     log(&format!("{}", bundle.display()));
     Ok(bundle)
+}
+
+/// Whether the zip at `zip_path` carries `time` on its entries: one written before a
+/// `SOURCE_DATE_EPOCH` was set (or another one) is stale, however new its file is.
+fn stamped_with(zip_path: &Path, time: zip::DateTime) -> bool {
+    std::fs::File::open(zip_path)
+        .ok()
+        .and_then(|file| zip::ZipArchive::new(file).ok())
+        .and_then(|mut archive| archive.by_index(0).ok().and_then(|e| e.last_modified()))
+        .is_some_and(|stamped| stamped == time)
 }
 
 /// The time stamped on every zip entry: `SOURCE_DATE_EPOCH` (the reproducible-builds convention)
@@ -247,6 +258,13 @@ mod tests {
             assert_eq!(stamped, zip::DateTime::default());
         }
         drop(entry);
+        // A zip stamped with another time is stale even when newer than its files (a
+        // `SOURCE_DATE_EPOCH` set since: `cargo xtask repro`'s first build).
+        assert!(stamped_with(&dir.join("1.zip"), stamped));
+        let other = zip::DateTime::from_date_and_time(2026, 11, 27, 7, 44, 0).unwrap();
+        assert_ne!(other, stamped);
+        assert!(!stamped_with(&dir.join("1.zip"), other));
+        assert!(!stamped_with(&dir.join("missing.zip"), stamped));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
