@@ -167,9 +167,32 @@ pub fn after_load(runtime: bool, webmcp_asked: bool, adapter_matches: bool) -> A
     }
 }
 
+/// How long `open_tab` waits, once its page has loaded, for the runtime there to warm its call
+/// path up (`injector/src/page/warm.rs`), so that a call made at once after `browser_open` is as
+/// fast as the next. A runtime that compiled while the page parsed starts and warms within tens
+/// of ms; this bounds one still compiling on a busy machine, or one that never starts.
+pub const WARM_WAIT_MS: f64 = 1500.0;
+
+/// How long `open_tab` waits for the warm-up (`None`: not at all): only where a runtime runs
+/// (loaded with the page: an adapter matched or page tools are allowed; or just injected), and
+/// within what is left of its wait for the page. It never fails because of it.
+pub fn warm_wait_ms(runtime: bool, left_ms: f64) -> Option<f64> {
+    let wait = WARM_WAIT_MS.min(left_ms);
+    (runtime && wait > 0.0).then_some(wait)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_warm_up_is_waited_for_only_where_a_runtime_runs_and_within_the_wait() {
+        assert_eq!(warm_wait_ms(false, 5000.0), None);
+        assert_eq!(warm_wait_ms(true, 5000.0), Some(WARM_WAIT_MS));
+        assert_eq!(warm_wait_ms(true, 200.0), Some(200.0));
+        assert_eq!(warm_wait_ms(true, 0.0), None, "no wait left: answer at once");
+        assert_eq!(warm_wait_ms(true, -3.0), None);
+    }
 
     #[test]
     fn tools_are_waited_for_only_where_an_adapter_or_the_page_brings_some() {
