@@ -183,7 +183,8 @@ async def compare_builds(roots: list[Path], rounds: int = int(os.environ.get("TA
     try:
         url = site.url("plain", "examples/vanillajs/index.html")
         for n in range(rounds):
-            for i, root in enumerate(roots):
+            # The builds' order alternates round by round: a loaded machine's drift falls on each alike.
+            for i, root in enumerate(roots if n % 2 == 0 else list(reversed(roots))):
                 side = work / f"r{n}-b{i}"
                 side.mkdir()
                 results[root].append(await tabwire_side(side, url, root / "target" / "release" / "tabwire", root))

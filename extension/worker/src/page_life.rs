@@ -190,7 +190,11 @@ mod tests {
         assert_eq!(warm_wait_ms(false, 5000.0), None);
         assert_eq!(warm_wait_ms(true, 5000.0), Some(WARM_WAIT_MS));
         assert_eq!(warm_wait_ms(true, 200.0), Some(200.0));
-        assert_eq!(warm_wait_ms(true, 0.0), None, "no wait left: answer at once");
+        assert_eq!(
+            warm_wait_ms(true, 0.0),
+            None,
+            "no wait left: answer at once"
+        );
         assert_eq!(warm_wait_ms(true, -3.0), None);
     }
 
