@@ -249,17 +249,21 @@ async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Op
     let mark = |name: &str| get(&probed, name).as_bool().unwrap_or(false);
     let (runtime, webmcp) = (mark("runtime"), mark("webmcp"));
     let url = get(&loaded, "url").as_string().unwrap_or_default();
-    let adapter_matches = with_core(|core| core.any_adapter_matches(&url));
-    let (page, runs) = match page_life::after_load(runtime, webmcp, adapter_matches) {
+    let (adapter_matches, preloaded) =
+        with_core(|core| (core.any_adapter_matches(&url), core.preloads(&url)));
+    let (page, runs) = match page_life::after_load(runtime, webmcp, adapter_matches, preloaded) {
         AfterLoad::Report(page) => (page, runtime),
-        AfterLoad::Inject => {
+        AfterLoad::Inject { tools_coming } => {
             let injection =
                 json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
             let injected =
                 JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
                     .await
                     .is_ok();
-            (LoadedPage { runtime: injected }, injected)
+            let page = LoadedPage {
+                runtime: injected && tools_coming,
+            };
+            (page, injected)
         }
     };
     // Until the runtime has warmed its call path up (at most `wait_ms`), so that the first call
