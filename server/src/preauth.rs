@@ -500,7 +500,8 @@ mod tests {
         let mut metered = client.meter(server);
         for part in [&b"GET / HTTP/1.1\r\n\r"[..], b"\n"] {
             writer.write_all(part).await.unwrap();
-            metered.read(&mut [0u8; 64]).await.unwrap();
+            let read = metered.read(&mut [0u8; 64]).await.unwrap();
+            assert_eq!(read, part.len());
         }
         // A newcomer finds the pool full: the silent one goes, though younger.
         let (newcomer, evicted) = pool.admit_unseen(Opening::Nothing);
