@@ -10,6 +10,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
 use super::table::{Call, Needs, Request, ServerTool};
+use super::typed::Arguments;
 use super::{Failure, TabwireMcp};
 use crate::browser_tools;
 use crate::grants::Need;
@@ -27,12 +28,16 @@ pub(super) async fn run<T: ServerTool>(
         target,
     } = request;
     let mut tab = take_tab_id(&mut args)?;
-    let args = T::read(mcp, args, &mut tab)?;
+    let given = T::Given::parse(T::ABOUT.name, args)?;
+    let args = T::read(mcp, given, &mut tab)?;
     // A tool that names its tab names it whatever else the call needs.
-    if T::NEEDS == Needs::NamedTab && tab.is_none() {
+    if T::ABOUT.needs == Needs::NamedTab && tab.is_none() {
         return Err(WireError::new(
             ErrorCode::InvalidArgs,
-            format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
+            format!(
+                "{} needs `tab_id`, a tab id from browser_tabs",
+                T::ABOUT.name
+            ),
         )
         .into());
     }

@@ -1,20 +1,20 @@
 //! The meta-tools that need no page of their own: `browser_tabs`, `browser_open`, `site_call`
-//! and `site_state`, each one [`ServerTool`] (its spec, typed arguments, needs and handler).
+//! and `site_state`, each one [`ServerTool`] (what it is, its typed arguments and its handler).
 
 use std::time::{Duration, Instant};
 
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::listing::{TAB_ID_DESCRIPTION, hints, listed};
-use super::table::{Call, Needs, ServerTool};
-use super::typed::{self, TabIdArgument};
-use super::{Failure, TabwireMcp, bad_argument, object, success};
+use super::listing::TAB_ID_DESCRIPTION;
+use super::table::{About, Call, Hints, Needs, ServerTool};
+use super::typed::TabIdArgument;
+use super::{Failure, TabwireMcp, bad_argument, success};
 use crate::browser_tools::{self, PageTab};
 use crate::hub::{PageProgress, ToolsWait};
 use crate::site_state;
@@ -41,24 +41,20 @@ pub(crate) struct BrowserTabs;
 pub(crate) struct NoArgs {}
 
 impl ServerTool for BrowserTabs {
-    const NAME: &'static str = "browser_tabs";
-    const NEEDS: Needs = Needs::Nothing;
+    const ABOUT: About = About {
+        name: "browser_tabs",
+        title: "Browser tabs",
+        description: "Whether a browser is connected, and every web tab: id, URL, title, site \
+            tools, and whether page tools are allowed on its origin. When nothing can be used, a \
+            note says why and what the user should do.",
+        hints: Hints::READS_AGAIN_ALIKE,
+        tab_id: TabIdArgument::None,
+        needs: Needs::Nothing,
+    };
+    type Given = NoArgs;
     type Args = ();
 
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
-             whether page tools are allowed on its origin. When nothing can be used, a note says \
-             why and what the user should do.",
-            object(typed::input_schema::<NoArgs>(TabIdArgument::None)),
-        )
-        .with_title("Browser tabs")
-        .with_annotations(read_only().idempotent(true))
-    }
-
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<(), WireError> {
-        let NoArgs {} = typed::read(Self::NAME, args)?;
+    fn read(_: &TabwireMcp, _: NoArgs, _: &mut Option<TabId>) -> Result<(), WireError> {
         Ok(())
     }
 
@@ -101,28 +97,24 @@ pub(crate) struct OpenArgs {
 }
 
 impl ServerTool for BrowserOpen {
-    const NAME: &'static str = "browser_open";
-    const NEEDS: Needs = Needs::Nothing;
+    const ABOUT: About = About {
+        name: "browser_open",
+        title: "Open a page",
+        description: "Open a URL in a new tab (or navigate tab_id) and wait until the page's site \
+            tools are ready. Returns the tab id and its tools.",
+        hints: Hints::says(false, false, true),
+        tab_id: TabIdArgument::Shown(Some("Navigate this tab instead of opening a new one")),
+        needs: Needs::Nothing,
+    };
+    type Given = OpenArgs;
     /// The URL.
     type Args = String;
 
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Open a page"),
-            "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
-             are ready. Returns the tab id and its tools.",
-            typed::input_schema::<OpenArgs>(TabIdArgument::Optional(Some(
-                "Navigate this tab instead of opening a new one",
-            ))),
-            hints(false, false, true),
-        )
-    }
-
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<String, WireError> {
-        let OpenArgs { url } = typed::read(Self::NAME, args)?;
+    fn read(_: &TabwireMcp, given: OpenArgs, _: &mut Option<TabId>) -> Result<String, WireError> {
+        let OpenArgs { url } = given;
         if !bridge::pattern::is_web_url(&url) {
             return Err(bad_argument(
-                "browser_open",
+                Self::ABOUT.name,
                 &format!("{url:?} is not an http:// or https:// URL"),
             ));
         }
@@ -245,29 +237,24 @@ pub(crate) struct SiteCallArgs {
 }
 
 impl ServerTool for SiteCall {
-    const NAME: &'static str = "site_call";
-    const NEEDS: Needs = Needs::Nothing;
+    const ABOUT: About = About {
+        name: "site_call",
+        title: "Call a site tool",
+        description: "Call a site tool by name (see browser_tabs) with its arguments, e.g. one \
+            your tool list does not show yet.",
+        hints: Hints::OPEN_WORLD,
+        tab_id: TabIdArgument::Shown(Some(TAB_ID_DESCRIPTION)),
+        needs: Needs::Nothing,
+    };
+    type Given = SiteCallArgs;
     type Args = SiteCallArgs;
-
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
-             tool list does not show yet.",
-            object(typed::input_schema::<SiteCallArgs>(
-                TabIdArgument::Optional(Some(TAB_ID_DESCRIPTION)),
-            )),
-        )
-        .with_title("Call a site tool")
-        .with_annotations(ToolAnnotations::new().open_world(true))
-    }
 
     fn read(
         _: &TabwireMcp,
-        args: JsonObject,
+        given: SiteCallArgs,
         _: &mut Option<TabId>,
     ) -> Result<SiteCallArgs, WireError> {
-        typed::read(Self::NAME, args)
+        Ok(given)
     }
 
     /// The site tool's tab, as a direct call of it records.
@@ -294,27 +281,21 @@ pub(crate) struct StateArgs {
 }
 
 impl ServerTool for SiteState {
-    const NAME: &'static str = "site_state";
-    const NEEDS: Needs = Needs::Nothing;
+    const ABOUT: About = About {
+        name: "site_state",
+        title: "Site state",
+        description: "Read a tab's site state: cached (with its age) by default, fresh from the \
+            page with force_refresh.",
+        hints: Hints::READS_AGAIN_ALIKE,
+        tab_id: TabIdArgument::Shown(Some(TAB_ID_DESCRIPTION)),
+        needs: Needs::Nothing,
+    };
+    type Given = StateArgs;
     /// `force_refresh`.
     type Args = bool;
 
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Read a tab's site state: cached (with its age) by default, fresh from the page \
-             with force_refresh.",
-            object(typed::input_schema::<StateArgs>(TabIdArgument::Optional(
-                Some(TAB_ID_DESCRIPTION),
-            ))),
-        )
-        .with_title("Site state")
-        .with_annotations(read_only().idempotent(true))
-    }
-
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<bool, WireError> {
-        let StateArgs { force_refresh } = typed::read(Self::NAME, args)?;
-        Ok(force_refresh)
+    fn read(_: &TabwireMcp, given: StateArgs, _: &mut Option<TabId>) -> Result<bool, WireError> {
+        Ok(given.force_refresh)
     }
 
     async fn run(mcp: &TabwireMcp, call: Call<bool>) -> Result<CallToolResult, Failure> {
@@ -329,8 +310,4 @@ impl ServerTool for SiteState {
             site_state::site_state(&mcp.hub, tab, call.args).await?,
         ))
     }
-}
-
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations::new().read_only(true).destructive(false)
 }

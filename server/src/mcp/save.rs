@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{
-    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
+    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject,
 };
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
@@ -20,16 +20,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
-use super::table::{Call, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ServerTool};
 use crate::adapter_store::{AdapterStore, SaveRefusal};
 use crate::browser_tools::PageTab;
 use crate::health;
 use crate::hub::Hub;
-use crate::mcp::listing::{hints, listed};
-use crate::mcp::typed::{TabIdArgument, input_schema, read};
+use crate::mcp::typed::TabIdArgument;
 use crate::mcp::{Failure, success};
-
-pub const NAME: &str = "site_save";
 
 /// `site_save`: the model saves an adapter for the tab's site.
 pub(crate) struct SiteSave;
@@ -46,7 +43,7 @@ pub(crate) struct SaveArgs {
 
 /// `site_save`'s arguments as the call gives them (and as `tools/list` shows them).
 #[derive(Deserialize, JsonSchema)]
-struct GivenSave {
+pub(crate) struct GivenSave {
     #[schemars(schema_with = "object_or_text")]
     adapter: AdapterDocument,
     /// Replace a hand-written file
@@ -69,26 +66,23 @@ fn object_or_text(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl ServerTool for SiteSave {
-    const NAME: &'static str = NAME;
-    const NEEDS: Needs = Needs::AllowedPage;
+    const ABOUT: About = About {
+        name: "site_save",
+        title: "Save a site adapter",
+        description: "Save an adapter for the tab's site: checked (errors located), its read-only \
+            tools tried in the tab, then saved and loaded.",
+        hints: Hints::says(false, false, true),
+        tab_id: TabIdArgument::Shown(Some("default: the focused tab")),
+        needs: Needs::AllowedPage,
+    };
+    type Given = GivenSave;
     type Args = SaveArgs;
-
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Save a site adapter"),
-            "Save an adapter for the tab's site: checked (errors located), its read-only tools \
-             tried in the tab, then saved and loaded.",
-            input_schema::<GivenSave>(TabIdArgument::Optional(Some("default: the focused tab"))),
-            hints(false, false, true),
-        )
-    }
 
     fn read(
         _: &TabwireMcp,
-        args: JsonObject,
+        given: GivenSave,
         _: &mut Option<TabId>,
     ) -> Result<SaveArgs, WireError> {
-        let given: GivenSave = read(NAME, args)?;
         // An object's key order is gone by now (and so the lines the model would count): its
         // problems are located by path alone.
         let (text, as_object) = match given.adapter {
