@@ -76,14 +76,22 @@ impl WireOp {
         WireOp(snapshot(None, max_chars, 0))
     }
 
-    /// The `op` field of a message: decoded as the JSON value it is (the worker reads no more).
+    /// The `op` field of a message: decoded as the JSON value it is (the worker reads no more
+    /// than that it names its page tool, so that a message without one fails to decode, saying
+    /// so, and its call is answered with that).
     pub(crate) fn take(f: &mut Fields) -> Decoded<WireOp> {
-        f.req::<Value>("op").map(WireOp)
+        let op = WireOp(f.req::<Value>("op")?);
+        match op.0.get("tool") {
+            Some(Value::String(_)) => Ok(op),
+            Some(other) => Err(tagged::not_a("the page tool's name", other)),
+            None => Err(serde::de::Error::missing_field("tool")),
+        }
     }
 
-    /// The page tool it is a call of (`page_act`, …).
-    pub fn tool(&self) -> &str {
-        self.0.get("tool").and_then(Value::as_str).unwrap_or("")
+    /// The page tool it is a call of (`page_act`, …); `None` when it names none (a `WireOp` that
+    /// did not come through a message's decoding, which refuses that).
+    pub fn tool(&self) -> Option<&str> {
+        self.0.get("tool").and_then(Value::as_str)
     }
 
     /// The operation it encodes.
@@ -286,8 +294,17 @@ mod tests {
         let wire = WireOp::of(&op);
         let text = serde_json::to_string(&wire).unwrap();
         let back: WireOp = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.tool(), op.tool(), "{text}");
+        assert_eq!(back.tool(), Some(op.tool()), "{text}");
         assert_eq!(back.decode().unwrap(), op, "{text}");
+    }
+
+    /// An encoding that names no page tool says so: no tool, rather than an empty name.
+    #[test]
+    fn an_encoding_without_its_tool_names_none() {
+        let bare: WireOp = serde_json::from_value(json!({"max_chars": 100})).unwrap();
+        assert_eq!(bare.tool(), None);
+        let numbered: WireOp = serde_json::from_value(json!({"tool": 3})).unwrap();
+        assert_eq!(numbered.tool(), None);
     }
 
     /// Every operation, every action, every either-or field comes out of the page as the server

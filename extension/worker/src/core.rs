@@ -788,7 +788,7 @@ impl Core {
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
-        self.gate_answer(&id, call.origin.as_deref(), call.op.tool() == ACT);
+        self.gate_answer(&id, call.origin.as_deref(), call.op.tool() == Some(ACT));
         let action = Action::PageOp {
             id: id.clone(),
             tab,
