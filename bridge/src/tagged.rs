@@ -67,14 +67,12 @@ pub(crate) fn split_by(
     let Fields(mut map) = Fields::of(value)?;
     match map.remove(tag) {
         Some(Value::String(kind)) => Ok((kind, Fields(map))),
-        Some(other) => Err(not_a("a message type name", &other)),
+        Some(other) => Err(serde_json::Error::invalid_type(
+            unexpected(&other),
+            &"a message type name",
+        )),
         None => Err(serde_json::Error::missing_field(tag)),
     }
-}
-
-/// The error for a value that is not `expected`.
-pub(crate) fn not_a(expected: &'static str, value: &Value) -> serde_json::Error {
-    serde_json::Error::invalid_type(unexpected(value), &expected)
 }
 
 /// The error for a `"type"` not in `types`.

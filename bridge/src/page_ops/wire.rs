@@ -76,20 +76,13 @@ impl WireOp {
         WireOp(snapshot(None, max_chars, 0))
     }
 
-    /// The `op` field of a message: decoded as the JSON value it is (the worker reads no more
-    /// than that it names its page tool, so that a message without one fails to decode, saying
-    /// so, and its call is answered with that).
+    /// The `op` field of a message: decoded as the JSON value it is (the worker reads no more).
     pub(crate) fn take(f: &mut Fields) -> Decoded<WireOp> {
-        let op = WireOp(f.req::<Value>("op")?);
-        match op.0.get("tool") {
-            Some(Value::String(_)) => Ok(op),
-            Some(other) => Err(tagged::not_a("the page tool's name", other)),
-            None => Err(serde::de::Error::missing_field("tool")),
-        }
+        f.req::<Value>("op").map(WireOp)
     }
 
-    /// The page tool it is a call of (`page_act`, …); `None` when it names none (a `WireOp` that
-    /// did not come through a message's decoding, which refuses that).
+    /// The page tool it is a call of (`page_act`, …); `None` when it names none (the worker
+    /// answers such a call with what was wrong; the page's [`WireOp::decode`] refuses it).
     pub fn tool(&self) -> Option<&str> {
         self.0.get("tool").and_then(Value::as_str)
     }
