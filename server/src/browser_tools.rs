@@ -21,7 +21,9 @@ use serde_json::{Value, json};
 
 use crate::hub::Hub;
 use crate::mcp::typed::{self, TabIdArgument};
-use crate::mcp::{About, Call, Failure, Hints, Needs, ServerTool, TabwireMcp, success};
+use crate::mcp::{
+    About, Call, Failure, Hints, Needs, ReadFrom, Reading, ServerTool, TabwireMcp, success,
+};
 use crate::permission::{Need, Permission};
 
 /// What the model is told about the text of a tab list.
@@ -175,14 +177,10 @@ impl ServerTool for BrowserTab {
         needs: Needs::NamedTab,
     };
     type Given = TabArgs;
-    type Args = TabAction;
+    type Args = TabArgs;
 
-    fn read(_: &TabwireMcp, given: TabArgs, _: &mut Option<TabId>) -> Result<TabAction, WireError> {
-        Ok(given.action)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<TabAction>) -> Result<CallToolResult, Failure> {
-        let (tab, action) = (call.tab(), call.args);
+    async fn run(mcp: &TabwireMcp, call: Call<TabArgs>) -> Result<CallToolResult, Failure> {
+        let (tab, action) = (call.tab(), call.args.action);
         let answer = mcp.hub.browser(BrowserOp::Tab { tab, action }).await?;
         if let TabAction::Claim | TabAction::Release = action {
             let holder = answer.get("holder").cloned().unwrap_or(Value::Null);
@@ -221,23 +219,6 @@ impl ServerTool for PageScreenshot {
     };
     type Given = GivenShot;
     type Args = ScreenshotArgs;
-
-    fn read(
-        mcp: &TabwireMcp,
-        given: GivenShot,
-        tab: &mut Option<TabId>,
-    ) -> Result<ScreenshotArgs, WireError> {
-        let mut read = ScreenshotArgs::read(given)?;
-        if let Some(Element::Ref(r)) = read.element {
-            let (routed, doc) = mcp.page_tools.route(r, *tab)?;
-            *tab = routed;
-            read.shot = Some(Shot::Ref {
-                name: page_ops::ref_name(r),
-                doc,
-            });
-        }
-        Ok(read)
-    }
 
     async fn run(mcp: &TabwireMcp, call: Call<ScreenshotArgs>) -> Result<CallToolResult, Failure> {
         let page = call.page().clone();
@@ -285,6 +266,21 @@ impl ServerTool for PageScreenshot {
             ContentBlock::text(about.to_string()),
         ];
         Ok(result)
+    }
+}
+
+impl ReadFrom<GivenShot> for ScreenshotArgs {
+    fn read_from(given: GivenShot, at: &mut Reading<'_>) -> Result<Self, WireError> {
+        let mut read = ScreenshotArgs::read(given)?;
+        if let Some(Element::Ref(r)) = read.element {
+            let (routed, doc) = at.mcp.page_tools.route(r, at.tab)?;
+            at.tab = routed;
+            read.shot = Some(Shot::Ref {
+                name: page_ops::ref_name(r),
+                doc,
+            });
+        }
+        Ok(read)
     }
 }
 
@@ -402,19 +398,10 @@ impl ServerTool for BrowserDownloads {
         needs: Needs::AllowedPage,
     };
     type Given = DownloadsArgs;
-    /// The download to save, if any.
-    type Args = Option<u64>;
+    type Args = DownloadsArgs;
 
-    fn read(
-        _: &TabwireMcp,
-        given: DownloadsArgs,
-        _: &mut Option<TabId>,
-    ) -> Result<Option<u64>, WireError> {
-        Ok(given.save)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<Option<u64>>) -> Result<CallToolResult, Failure> {
-        let (page, save) = (call.page().clone(), call.args);
+    async fn run(mcp: &TabwireMcp, call: Call<DownloadsArgs>) -> Result<CallToolResult, Failure> {
+        let (page, save) = (call.page().clone(), call.args.save);
         let list: DownloadList = decode(
             mcp.hub
                 .browser(BrowserOp::Downloads { tab: page.tab })

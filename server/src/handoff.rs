@@ -27,7 +27,9 @@ use serde_json::{Value, json};
 
 use crate::hub::{CallFiles, Hub};
 use crate::mcp::typed::TabIdArgument;
-use crate::mcp::{About, Call, Failure, Hints, Needs, ServerTool, TabwireMcp, success};
+use crate::mcp::{
+    About, Call, Failure, Hints, Needs, ReadFrom, Reading, ServerTool, TabwireMcp, success,
+};
 
 /// The time the person has when the call names none, and the most it may name.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -88,22 +90,6 @@ impl ServerTool for BrowserHandoff {
     type Given = GivenArgs;
     type Args = HandoffArgs;
 
-    fn read(
-        _: &TabwireMcp,
-        given: GivenArgs,
-        _: &mut Option<TabId>,
-    ) -> Result<HandoffArgs, WireError> {
-        let message = given.message.trim();
-        if message.is_empty() {
-            return Err(invalid("`message` must be the words the user reads"));
-        }
-        Ok(HandoffArgs {
-            message: message.to_owned(),
-            done_when: given.done_when.map(done_when).transpose()?,
-            timeout: given.timeout_s.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
-        })
-    }
-
     /// Looking for text or an element reads the page: the page tools' gate, as for a read.
     fn needs(args: &HandoffArgs) -> Needs {
         match args.done_when {
@@ -159,6 +145,20 @@ impl ServerTool for BrowserHandoff {
             "title": title,
             "page_content": "the title is the page's own words",
         })))
+    }
+}
+
+impl ReadFrom<GivenArgs> for HandoffArgs {
+    fn read_from(given: GivenArgs, _: &mut Reading<'_>) -> Result<Self, WireError> {
+        let message = given.message.trim();
+        if message.is_empty() {
+            return Err(invalid("`message` must be the words the user reads"));
+        }
+        Ok(HandoffArgs {
+            message: message.to_owned(),
+            done_when: given.done_when.map(done_when).transpose()?,
+            timeout: given.timeout_s.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::listing::TAB_ID_DESCRIPTION;
-use super::table::{About, Call, Hints, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 use super::typed::TabIdArgument;
 use super::{Failure, TabwireMcp, bad_argument, success};
 use crate::browser_tools::{self, PageTab};
@@ -52,13 +52,9 @@ impl ServerTool for BrowserTabs {
         needs: Needs::Nothing,
     };
     type Given = NoArgs;
-    type Args = ();
+    type Args = NoArgs;
 
-    fn read(_: &TabwireMcp, _: NoArgs, _: &mut Option<TabId>) -> Result<(), WireError> {
-        Ok(())
-    }
-
-    async fn run(mcp: &TabwireMcp, _: Call<()>) -> Result<CallToolResult, Failure> {
+    async fn run(mcp: &TabwireMcp, _: Call<NoArgs>) -> Result<CallToolResult, Failure> {
         Ok(success(browser_tabs(mcp).await))
     }
 }
@@ -107,22 +103,26 @@ impl ServerTool for BrowserOpen {
         needs: Needs::Nothing,
     };
     type Given = OpenArgs;
-    /// The URL.
-    type Args = String;
+    type Args = WebUrl;
 
-    fn read(_: &TabwireMcp, given: OpenArgs, _: &mut Option<TabId>) -> Result<String, WireError> {
+    async fn run(mcp: &TabwireMcp, call: Call<WebUrl>) -> Result<CallToolResult, Failure> {
+        open(mcp, call.args.0, call.tab, call.report.as_ref()).await
+    }
+}
+
+/// An http(s) URL: what `browser_open` opens.
+pub(crate) struct WebUrl(String);
+
+impl ReadFrom<OpenArgs> for WebUrl {
+    fn read_from(given: OpenArgs, _: &mut Reading<'_>) -> Result<Self, WireError> {
         let OpenArgs { url } = given;
         if !bridge::pattern::is_web_url(&url) {
             return Err(bad_argument(
-                Self::ABOUT.name,
+                BrowserOpen::ABOUT.name,
                 &format!("{url:?} is not an http:// or https:// URL"),
             ));
         }
-        Ok(url)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<String>) -> Result<CallToolResult, Failure> {
-        open(mcp, call.args, call.tab, call.report.as_ref()).await
+        Ok(WebUrl(url))
     }
 }
 
@@ -249,14 +249,6 @@ impl ServerTool for SiteCall {
     type Given = SiteCallArgs;
     type Args = SiteCallArgs;
 
-    fn read(
-        _: &TabwireMcp,
-        given: SiteCallArgs,
-        _: &mut Option<TabId>,
-    ) -> Result<SiteCallArgs, WireError> {
-        Ok(given)
-    }
-
     /// The site tool's tab, as a direct call of it records.
     fn audited(mcp: &TabwireMcp, args: &SiteCallArgs, tab: Option<TabId>) -> Option<PageTab> {
         mcp.site_tool_target(&args.tool, tab)
@@ -291,14 +283,9 @@ impl ServerTool for SiteState {
         needs: Needs::Nothing,
     };
     type Given = StateArgs;
-    /// `force_refresh`.
-    type Args = bool;
+    type Args = StateArgs;
 
-    fn read(_: &TabwireMcp, given: StateArgs, _: &mut Option<TabId>) -> Result<bool, WireError> {
-        Ok(given.force_refresh)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<bool>) -> Result<CallToolResult, Failure> {
+    async fn run(mcp: &TabwireMcp, call: Call<StateArgs>) -> Result<CallToolResult, Failure> {
         let Some(tab) = call.tab.or_else(|| mcp.hub.default_state_tab()) else {
             return Err(WireError::new(
                 ErrorCode::NoSuchTab,
@@ -307,7 +294,7 @@ impl ServerTool for SiteState {
             .into());
         };
         Ok(success(
-            site_state::site_state(&mcp.hub, tab, call.args).await?,
+            site_state::site_state(&mcp.hub, tab, call.args.force_refresh).await?,
         ))
     }
 }

@@ -5,11 +5,11 @@
 //! trusted input after an act that had no effect.
 
 use bridge::page_ops::{self, PageOp, PageReply};
-use bridge::{ErrorCode, TabId, WireError};
+use bridge::{ErrorCode, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
-use super::table::{About, Call, Hints, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 use super::typed::{Arguments, TabIdArgument};
 use super::{Failure, TabwireMcp};
 use crate::hub::CallFiles;
@@ -94,16 +94,6 @@ impl<const I: usize> ServerTool for PageTool<I> {
     type Given = PageArgs<I>;
     type Args = Routed;
 
-    fn read(
-        mcp: &TabwireMcp,
-        PageArgs(op): PageArgs<I>,
-        tab: &mut Option<TabId>,
-    ) -> Result<Routed, WireError> {
-        let routed = mcp.page_tools.prepare(op, *tab)?;
-        *tab = routed.tab;
-        Ok(routed)
-    }
-
     async fn run(mcp: &TabwireMcp, call: Call<Routed>) -> Result<CallToolResult, Failure> {
         let page = call.page().clone();
         let result = mcp
@@ -138,5 +128,13 @@ impl<const I: usize> ServerTool for PageTool<I> {
         Ok(CallToolResult::success(vec![ContentBlock::text(
             answer.text,
         )]))
+    }
+}
+
+impl<const I: usize> ReadFrom<PageArgs<I>> for Routed {
+    fn read_from(PageArgs(op): PageArgs<I>, at: &mut Reading<'_>) -> Result<Self, WireError> {
+        let routed = at.mcp.page_tools.prepare(op, at.tab)?;
+        at.tab = routed.tab;
+        Ok(routed)
     }
 }

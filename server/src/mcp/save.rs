@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bridge::{ErrorCode, TabId, WireError};
+use bridge::{ErrorCode, WireError};
 use rmcp::model::{
     CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject,
 };
@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
-use super::table::{About, Call, Hints, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 use crate::adapter_store::{AdapterStore, SaveRefusal};
 use crate::browser_tools::PageTab;
 use crate::health;
@@ -78,11 +78,15 @@ impl ServerTool for SiteSave {
     type Given = GivenSave;
     type Args = SaveArgs;
 
-    fn read(
-        _: &TabwireMcp,
-        given: GivenSave,
-        _: &mut Option<TabId>,
-    ) -> Result<SaveArgs, WireError> {
+    async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
+        let store = &mcp.safeguards.adapter_store;
+        let page = call.page().clone();
+        site_save(&mcp.hub, store, &call.peer, &page, call.args).await
+    }
+}
+
+impl ReadFrom<GivenSave> for SaveArgs {
+    fn read_from(given: GivenSave, _: &mut Reading<'_>) -> Result<Self, WireError> {
         // An object's key order is gone by now (and so the lines the model would count): its
         // problems are located by path alone.
         let (text, as_object) = match given.adapter {
@@ -99,12 +103,6 @@ impl ServerTool for SiteSave {
             overwrite: given.overwrite,
             dry_run: given.dry_run,
         })
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
-        let store = &mcp.safeguards.adapter_store;
-        let page = call.page().clone();
-        site_save(&mcp.hub, store, &call.peer, &page, call.args).await
     }
 }
 

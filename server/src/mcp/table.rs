@@ -140,21 +140,33 @@ impl About {
     }
 }
 
+/// What a tool's handler gets, read from its arguments as given: the checks the schema cannot say
+/// (a URL's scheme, one of two fields) and a ref's routing, before anything reaches the browser or
+/// the gate. Arguments the handler takes as given need nothing more.
+pub(crate) trait ReadFrom<G>: Sized {
+    fn read_from(given: G, at: &mut Reading<'_>) -> Result<Self, WireError>;
+}
+
+impl<G> ReadFrom<G> for G {
+    fn read_from(given: G, _: &mut Reading<'_>) -> Result<G, WireError> {
+        Ok(given)
+    }
+}
+
+/// Where a call's arguments are read: the server, and the tab the call named (`tab_id`, already
+/// taken out), which a ref may route elsewhere.
+pub(crate) struct Reading<'a> {
+    pub mcp: &'a TabwireMcp,
+    pub tab: Option<TabId>,
+}
+
 /// A server tool: one value holding everything about it.
 pub(crate) trait ServerTool: Send + Sync + 'static {
     const ABOUT: About;
     /// Its arguments as a call gives them: the schema `tools/list` shows and their reader.
     type Given: Arguments;
-    /// What its handler gets.
-    type Args: Send;
-    /// Checks what the schema cannot say (a URL's scheme, one of two fields) and routes a ref
-    /// (`tab_id` already taken out into `tab`, which a ref may route elsewhere), before anything
-    /// reaches the browser or the gate.
-    fn read(
-        mcp: &TabwireMcp,
-        given: Self::Given,
-        tab: &mut Option<TabId>,
-    ) -> Result<Self::Args, WireError>;
+    /// What its handler gets: the arguments as given, or what they are read into.
+    type Args: ReadFrom<Self::Given> + Send;
     /// What this call needs: [`About::needs`], unless what it asks for reads more (a hand-off
     /// that waits for text on the page needs the page tools' gate, one that waits for a URL does
     /// not).
