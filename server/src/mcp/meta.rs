@@ -175,52 +175,47 @@ async fn open(
             }
             _ => Duration::ZERO,
         };
-        return Ok(match mcp.hub.wait_for_tools(tab, &[], since, wait).await {
-            ToolsWait::Registered(tools) => {
-                success(json!({"tab_id": tab, "url": url, "tools": tools}))
-            }
-            ToolsWait::TabClosed => {
-                return Err(WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed while its page loaded"),
-                )
-                .into());
-            }
-            ToolsWait::TimedOut => {
-                success(json!({"tab_id": tab, "url": url, "tools": [], "note": note}))
-            }
-        });
+        let waited = mcp.hub.wait_for_tools(tab, &[], since, wait).await;
+        return tools_answer(waited, tab, &url, "while its page loaded", note);
     }
     // A page an adapter serves may also register its own tools (WebMCP).
     adapters.push(bridge::webmcp::ADAPTER);
-    Ok(
-        match mcp
-            .hub
-            .wait_for_tools(
-                tab,
-                &adapters,
-                since,
-                deadline.saturating_duration_since(Instant::now()),
-            )
-            .await
-        {
-            ToolsWait::Registered(tools) => {
-                success(json!({"tab_id": tab, "url": url, "tools": tools}))
-            }
-            ToolsWait::TabClosed => {
-                return Err(WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed before its page registered its tools"),
-                )
-                .into());
-            }
-            ToolsWait::TimedOut => success(json!({
-                "tab_id": tab, "url": url, "tools": [],
-                "note": format!("the page did not register its site tools within {} s; \
-                    browser_tabs shows them once it does", OPEN_WAIT.as_secs()),
-            })),
-        },
+    let left = deadline.saturating_duration_since(Instant::now());
+    let waited = mcp.hub.wait_for_tools(tab, &adapters, since, left).await;
+    let note = format!(
+        "the page did not register its site tools within {} s; browser_tabs shows them once it \
+         does",
+        OPEN_WAIT.as_secs()
+    );
+    tools_answer(
+        waited,
+        tab,
+        &url,
+        "before its page registered its tools",
+        note,
     )
+}
+
+/// `browser_open`'s answer once the wait for the page's tools ended: its tools, or none and
+/// `note` saying why, or `TAB_CLOSED` (the tab was closed `when`).
+fn tools_answer(
+    waited: ToolsWait,
+    tab: TabId,
+    url: &str,
+    when: &str,
+    note: String,
+) -> Result<CallToolResult, Failure> {
+    match waited {
+        ToolsWait::Registered(tools) => {
+            Ok(success(json!({"tab_id": tab, "url": url, "tools": tools})))
+        }
+        ToolsWait::TabClosed => {
+            Err(WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed {when}")).into())
+        }
+        ToolsWait::TimedOut => Ok(success(
+            json!({"tab_id": tab, "url": url, "tools": [], "note": note}),
+        )),
+    }
 }
 
 /// `site_call`: any site tool by name, for clients whose tool list is behind.
