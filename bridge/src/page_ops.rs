@@ -439,24 +439,6 @@ fn positive<N: std::str::FromStr>(digits: &str) -> Option<N> {
     digits.parse().ok()
 }
 
-/// A page tool as the server lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PageToolSpec {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub input_schema: Value,
-    pub read_only: bool,
-}
-
-/// The page tools' specs (without `tab_id`, which the server adds to every browser tool).
-pub fn specs() -> Vec<PageToolSpec> {
-    PAGE_TOOLS
-        .iter()
-        .map(|name| spec(name).expect("every page tool has a spec"))
-        .collect()
-}
-
 fn target_properties() -> Map<String, Value> {
     let mut p = Map::new();
     p.insert(
@@ -470,7 +452,9 @@ fn target_properties() -> Map<String, Value> {
     p
 }
 
-fn spec(name: &str) -> Option<PageToolSpec> {
+/// The input schema of page tool `name` (without `tab_id`, which the server adds to every
+/// browser tool; what else the server lists of a page tool is its own, `mcp/page.rs`).
+pub fn input_schema(name: &str) -> Option<Value> {
     let budget = || {
         json!({"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
                "description": format!("default {DEFAULT_MAX_CHARS}")})
@@ -482,15 +466,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             let mut p = target_properties();
             p.insert("max_chars".into(), budget());
             p.insert("cursor".into(), cursor());
-            PageToolSpec {
-                name: SNAPSHOT,
-                title: "Page snapshot",
-                description: "What a person sees, one element a line: role, ref (eN, to act on), \
-                    \"name\", states; long text cut (see page_read). Optional subtree (ref or \
-                    selector), budget, cursor.",
-                input_schema: object(p, &[]),
-                read_only: true,
-            }
+            object(p, &[])
         }
         ACT => {
             let mut p = target_properties();
@@ -533,14 +509,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
                 "dialog_text".into(),
                 json!({"type": "string", "description": "prompt's answer (with accept)"}),
             );
-            PageToolSpec {
-                name: ACT,
-                title: "Act on the page",
-                description: "Act on an element as a person would, once it can be used. Answers \
-                    what changed and whether the page navigated.",
-                input_schema: object(p, &["action"]),
-                read_only: false,
-            }
+            object(p, &["action"])
         }
         READ => {
             let mut p = target_properties();
@@ -550,13 +519,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
             );
             p.insert("max_chars".into(), budget());
             p.insert("cursor".into(), cursor());
-            PageToolSpec {
-                name: READ,
-                title: "Read the page",
-                description: "The page's (or an element's) visible text, as text or markdown.",
-                input_schema: object(p, &[]),
-                read_only: true,
-            }
+            object(p, &[])
         }
         FIND => {
             let mut p = Map::new();
@@ -570,14 +533,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
                 "ref".into(),
                 json!({"type": "string", "description": "its robust locator, for an adapter"}),
             );
-            PageToolSpec {
-                name: FIND,
-                title: "Find on the page",
-                description: "Elements by visible text, or by role and name, with their refs; or a \
-                    ref's robust locator.",
-                input_schema: object(p, &[]),
-                read_only: true,
-            }
+            object(p, &[])
         }
         WAIT => {
             let mut p = target_properties();
@@ -590,13 +546,7 @@ fn spec(name: &str) -> Option<PageToolSpec> {
                 "timeout_ms".into(),
                 json!({"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS}),
             );
-            PageToolSpec {
-                name: WAIT,
-                title: "Wait on the page",
-                description: "Wait (bounded) until text or an element appears, or is gone.",
-                input_schema: object(p, &[]),
-                read_only: true,
-            }
+            object(p, &[])
         }
         _ => return None,
     })
@@ -614,8 +564,8 @@ fn object(properties: Map<String, Value>, required: &[&str]) -> Value {
 /// Reads the arguments of a call of page tool `tool` (`tab_id` already taken out). The error
 /// names what was wrong, for an `INVALID_ARGS` failure.
 pub fn parse(tool: &str, args: Value) -> Result<PageOp, String> {
-    let spec = spec(tool).ok_or_else(|| format!("{tool} is not a page tool"))?;
-    let args = args::checked(&spec.input_schema, args).map_err(|e| e.to_string())?;
+    let schema = input_schema(tool).ok_or_else(|| format!("{tool} is not a page tool"))?;
+    let args = args::checked(&schema, args).map_err(|e| e.to_string())?;
     let text = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
     let number = |name: &str| args.get(name).and_then(Value::as_u64);
     let max_chars = number("max_chars").map_or(DEFAULT_MAX_CHARS, |n| {
@@ -838,10 +788,11 @@ mod tests {
 
     #[test]
     fn every_tool_has_a_closed_object_schema() {
-        for spec in specs() {
-            assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
-            assert_eq!(spec.input_schema["additionalProperties"], false);
-            assert!(is_page_tool(spec.name));
+        for name in PAGE_TOOLS {
+            let schema = input_schema(name).expect("every page tool has a schema");
+            assert_eq!(schema["type"], "object", "{name}");
+            assert_eq!(schema["additionalProperties"], false);
+            assert!(is_page_tool(name));
         }
         assert!(!is_page_tool("page_nope"));
     }

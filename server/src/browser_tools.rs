@@ -14,15 +14,16 @@ use bridge::browser_ops::{
 use bridge::download::{Download, DownloadList, DownloadState};
 use bridge::page_ops::{self, Ref};
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::hub::Hub;
-use crate::mcp::listing::{hints, listed};
 use crate::mcp::typed::{self, TabIdArgument};
-use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, success};
+use crate::mcp::{
+    About, Call, Failure, Hints, Needs, ReadFrom, Reading, ServerTool, TabwireMcp, success,
+};
 use crate::permission::{Need, Permission};
 
 /// What the model is told about the text of a tab list.
@@ -160,37 +161,26 @@ pub(crate) struct BrowserTab;
 
 /// `browser_tab`'s own argument (the tab is the dispatcher's).
 #[derive(Deserialize, JsonSchema)]
-struct TabArgs {
+pub(crate) struct TabArgs {
     #[schemars(transform = typed::without_description)]
     action: TabAction,
 }
 
 impl ServerTool for BrowserTab {
-    const NAME: &'static str = "browser_tab";
-    const NEEDS: Needs = Needs::NamedTab;
-    type Args = TabAction;
+    const ABOUT: About = About {
+        name: "browser_tab",
+        title: "Tab action",
+        description: "Go back, forward, reload, activate or close a tab; claim holds it for you \
+            alone, release shares it again.",
+        hints: Hints::says(false, true, true),
+        tab_id: TabIdArgument::Shown(None),
+        needs: Needs::NamedTab,
+    };
+    type Given = TabArgs;
+    type Args = TabArgs;
 
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Tab action"),
-            "Go back, forward, reload, activate or close a tab; claim holds it for you alone, \
-             release shares it again.",
-            typed::input_schema::<TabArgs>(TabIdArgument::Required),
-            hints(false, true, true),
-        )
-    }
-
-    fn read(
-        _: &TabwireMcp,
-        args: JsonObject,
-        _: &mut Option<TabId>,
-    ) -> Result<TabAction, WireError> {
-        let TabArgs { action } = typed::read(Self::NAME, args)?;
-        Ok(action)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<TabAction>) -> Result<CallToolResult, Failure> {
-        let (tab, action) = (call.tab(), call.args);
+    async fn run(mcp: &TabwireMcp, call: Call<TabArgs>) -> Result<CallToolResult, Failure> {
+        let (tab, action) = (call.tab(), call.args.action);
         let answer = mcp.hub.browser(BrowserOp::Tab { tab, action }).await?;
         if let TabAction::Claim | TabAction::Release = action {
             let holder = answer.get("holder").cloned().unwrap_or(Value::Null);
@@ -217,36 +207,18 @@ pub struct Screenshots {
 pub(crate) struct PageScreenshot;
 
 impl ServerTool for PageScreenshot {
-    const NAME: &'static str = "page_screenshot";
-    const NEEDS: Needs = Needs::AllowedPage;
+    const ABOUT: About = About {
+        name: "page_screenshot",
+        title: "Page screenshot",
+        description: "Screenshot of a tab (default: the focused one) or one element (ref or CSS \
+            selector), scaled to fit max_width x max_height (default 1024). to_file: save it, \
+            return the path.",
+        hints: Hints::says(true, false, true),
+        tab_id: TabIdArgument::Shown(None),
+        needs: Needs::AllowedPage,
+    };
+    type Given = GivenShot;
     type Args = ScreenshotArgs;
-
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Page screenshot"),
-            "Screenshot of a tab (default: the focused one) or one element (ref or CSS selector), \
-             scaled to fit max_width x max_height (default 1024). to_file: save it, return the path.",
-            typed::input_schema::<GivenShot>(TabIdArgument::Optional(None)),
-            hints(true, false, true),
-        )
-    }
-
-    fn read(
-        mcp: &TabwireMcp,
-        args: JsonObject,
-        tab: &mut Option<TabId>,
-    ) -> Result<ScreenshotArgs, WireError> {
-        let mut read = ScreenshotArgs::read(args)?;
-        if let Some(Element::Ref(r)) = read.element {
-            let (routed, doc) = mcp.page_tools.route(r, *tab)?;
-            *tab = routed;
-            read.shot = Some(Shot::Ref {
-                name: page_ops::ref_name(r),
-                doc,
-            });
-        }
-        Ok(read)
-    }
 
     async fn run(mcp: &TabwireMcp, call: Call<ScreenshotArgs>) -> Result<CallToolResult, Failure> {
         let page = call.page().clone();
@@ -297,6 +269,21 @@ impl ServerTool for PageScreenshot {
     }
 }
 
+impl ReadFrom<GivenShot> for ScreenshotArgs {
+    fn read_from(given: GivenShot, at: &mut Reading<'_>) -> Result<Self, WireError> {
+        let mut read = ScreenshotArgs::read(given)?;
+        if let Some(Element::Ref(r)) = read.element {
+            let (routed, doc) = at.mcp.page_tools.route(r, at.tab)?;
+            at.tab = routed;
+            read.shot = Some(Shot::Ref {
+                name: page_ops::ref_name(r),
+                doc,
+            });
+        }
+        Ok(read)
+    }
+}
+
 /// The element `page_screenshot` was asked for.
 pub(crate) enum Element {
     Selector(String),
@@ -316,7 +303,7 @@ pub(crate) struct ScreenshotArgs {
 
 /// `page_screenshot`'s arguments as the call gives them (and as `tools/list` shows them).
 #[derive(Deserialize, JsonSchema)]
-struct GivenShot {
+pub(crate) struct GivenShot {
     #[serde(rename = "ref")]
     reference: Option<String>,
     selector: Option<String>,
@@ -330,8 +317,7 @@ struct GivenShot {
 }
 
 impl ScreenshotArgs {
-    fn read(args: JsonObject) -> Result<ScreenshotArgs, WireError> {
-        let given: GivenShot = typed::read(PageScreenshot::NAME, args)?;
+    fn read(given: GivenShot) -> Result<ScreenshotArgs, WireError> {
         let element = match (given.selector, given.reference) {
             (None, None) => None,
             (Some(selector), None) if !selector.trim().is_empty() => {
@@ -396,38 +382,26 @@ pub(crate) struct BrowserDownloads;
 
 /// `browser_downloads`' own argument.
 #[derive(Deserialize, JsonSchema)]
-struct DownloadsArgs {
+pub(crate) struct DownloadsArgs {
     /// download id
     save: Option<u64>,
 }
 
 impl ServerTool for BrowserDownloads {
-    const NAME: &'static str = "browser_downloads";
-    const NEEDS: Needs = Needs::AllowedPage;
-    /// The download to save, if any.
-    type Args = Option<u64>;
+    const ABOUT: About = About {
+        name: "browser_downloads",
+        title: "Downloads",
+        description: "List a tab's downloads; save: copy that finished download to the downloads \
+            folder and return its path.",
+        hints: Hints::says(false, false, false),
+        tab_id: TabIdArgument::Shown(None),
+        needs: Needs::AllowedPage,
+    };
+    type Given = DownloadsArgs;
+    type Args = DownloadsArgs;
 
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Downloads"),
-            "List a tab's downloads; save: copy that finished download to the downloads folder and \
-             return its path.",
-            typed::input_schema::<DownloadsArgs>(TabIdArgument::Optional(None)),
-            hints(false, false, false),
-        )
-    }
-
-    fn read(
-        _: &TabwireMcp,
-        args: JsonObject,
-        _: &mut Option<TabId>,
-    ) -> Result<Option<u64>, WireError> {
-        let DownloadsArgs { save } = typed::read(Self::NAME, args)?;
-        Ok(save)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<Option<u64>>) -> Result<CallToolResult, Failure> {
-        let (page, save) = (call.page().clone(), call.args);
+    async fn run(mcp: &TabwireMcp, call: Call<DownloadsArgs>) -> Result<CallToolResult, Failure> {
+        let (page, save) = (call.page().clone(), call.args.save);
         let list: DownloadList = decode(
             mcp.hub
                 .browser(BrowserOp::Downloads { tab: page.tab })
@@ -496,6 +470,7 @@ fn invalid(problem: &str) -> WireError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::typed::Arguments;
 
     /// A tab the hub knows from its runtime resolves without asking the browser (there is no
     /// browser here to ask: a round trip would fail NOT_CONNECTED).
@@ -529,25 +504,27 @@ mod tests {
         assert_eq!(unknown.code, ErrorCode::NotConnected);
     }
 
-    fn args(value: Value) -> JsonObject {
-        value.as_object().unwrap().clone()
+    /// `page_screenshot`'s arguments read as a call's are: typed, then checked.
+    fn read_shot(value: Value) -> Result<ScreenshotArgs, WireError> {
+        let args = value.as_object().unwrap().clone();
+        ScreenshotArgs::read(GivenShot::parse(PageScreenshot::ABOUT.name, args)?)
     }
 
     #[test]
     fn screenshot_arguments_are_checked_with_clear_errors() {
-        let read = ScreenshotArgs::read(args(json!({}))).unwrap();
+        let read = read_shot(json!({})).unwrap();
         assert_eq!(
             (read.max_width, read.max_height),
             (browser_ops::DEFAULT_MAX_SIDE, browser_ops::DEFAULT_MAX_SIDE)
         );
         assert_eq!(read.format, ImageFormat::Png);
         assert!(!read.to_file && read.element.is_none());
-        let read = ScreenshotArgs::read(args(json!({"ref": "f3e12"}))).unwrap();
+        let read = read_shot(json!({"ref": "f3e12"})).unwrap();
         assert!(matches!(
             read.element,
             Some(Element::Ref(Ref { frame: 3, n: 12 }))
         ));
-        let read = ScreenshotArgs::read(args(json!({"max_width": 200, "format": "jpeg"}))).unwrap();
+        let read = read_shot(json!({"max_width": 200, "format": "jpeg"})).unwrap();
         assert_eq!((read.max_width, read.format), (200, ImageFormat::Jpeg));
         for (bad, names) in [
             (json!({"max_width": 5}), "max_width"),
@@ -558,7 +535,7 @@ mod tests {
             (json!({"ref": "e1", "selector": "#a"}), "not both"),
             (json!({"to_file": "yes"}), "to_file"),
         ] {
-            let Err(error) = ScreenshotArgs::read(args(bad.clone())) else {
+            let Err(error) = read_shot(bad.clone()) else {
                 panic!("{bad} was accepted");
             };
             assert_eq!(error.code, ErrorCode::InvalidArgs);
@@ -583,7 +560,7 @@ mod tests {
 
     #[test]
     fn tool_schemas_list_every_tab_action() {
-        let tab = BrowserTab::spec();
+        let tab = BrowserTab::ABOUT.spec(TabArgs::schema());
         assert_eq!(
             tab.input_schema["properties"]["action"]["enum"],
             json!([

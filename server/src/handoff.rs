@@ -19,18 +19,17 @@ use bridge::handoff::{
 };
 use bridge::page_ops::{PageOp, Target, WaitFor};
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{
-    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
-};
+use rmcp::model::{CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::hub::{CallFiles, Hub};
-use crate::mcp::listing::{hints, listed};
-use crate::mcp::typed::{TabIdArgument, input_schema, read};
-use crate::mcp::{Call, Failure, Needs, ServerTool, TabwireMcp, success};
+use crate::mcp::typed::TabIdArgument;
+use crate::mcp::{
+    About, Call, Failure, Hints, Needs, ReadFrom, Reading, ServerTool, TabwireMcp, success,
+};
 
 /// The time the person has when the call names none, and the most it may name.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -58,7 +57,7 @@ pub(crate) struct HandoffArgs {
 
 /// `browser_handoff`'s arguments as the call gives them (and as `tools/list` shows them).
 #[derive(Deserialize, JsonSchema)]
-struct GivenArgs {
+pub(crate) struct GivenArgs {
     #[schemars(length(max = MAX_MESSAGE_CHARS))]
     message: String,
     /// Exactly one of text, selector, url_matches
@@ -69,7 +68,7 @@ struct GivenArgs {
 
 /// `done_when` as given: exactly one of its fields, checked by [`done_when`].
 #[derive(Deserialize, JsonSchema)]
-struct GivenDoneWhen {
+pub(crate) struct GivenDoneWhen {
     text: Option<String>,
     selector: Option<String>,
     url_matches: Option<String>,
@@ -79,36 +78,17 @@ struct GivenDoneWhen {
 pub(crate) struct BrowserHandoff;
 
 impl ServerTool for BrowserHandoff {
-    const NAME: &'static str = "browser_handoff";
-    const NEEDS: Needs = Needs::NamedTab;
+    const ABOUT: About = About {
+        name: "browser_handoff",
+        title: "Hand a step to the person",
+        description: "Let the user do a step (sign-in, code, CAPTCHA, payment) instead of typing \
+            their secrets: shows them message; answers when they are done or done_when holds.",
+        hints: Hints::says(false, false, true),
+        tab_id: TabIdArgument::Shown(None),
+        needs: Needs::NamedTab,
+    };
+    type Given = GivenArgs;
     type Args = HandoffArgs;
-
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Hand a step to the person"),
-            "Let the user do a step (sign-in, code, CAPTCHA, payment) instead of typing their \
-             secrets: shows them message; answers when they are done or done_when holds.",
-            input_schema::<GivenArgs>(TabIdArgument::Required),
-            hints(false, false, true),
-        )
-    }
-
-    fn read(
-        _: &TabwireMcp,
-        args: JsonObject,
-        _: &mut Option<TabId>,
-    ) -> Result<HandoffArgs, WireError> {
-        let given: GivenArgs = read(Self::NAME, args)?;
-        let message = given.message.trim();
-        if message.is_empty() {
-            return Err(invalid("`message` must be the words the user reads"));
-        }
-        Ok(HandoffArgs {
-            message: message.to_owned(),
-            done_when: given.done_when.map(done_when).transpose()?,
-            timeout: given.timeout_s.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
-        })
-    }
 
     /// Looking for text or an element reads the page: the page tools' gate, as for a read.
     fn needs(args: &HandoffArgs) -> Needs {
@@ -165,6 +145,20 @@ impl ServerTool for BrowserHandoff {
             "title": title,
             "page_content": "the title is the page's own words",
         })))
+    }
+}
+
+impl ReadFrom<GivenArgs> for HandoffArgs {
+    fn read_from(given: GivenArgs, _: &mut Reading<'_>) -> Result<Self, WireError> {
+        let message = given.message.trim();
+        if message.is_empty() {
+            return Err(invalid("`message` must be the words the user reads"));
+        }
+        Ok(HandoffArgs {
+            message: message.to_owned(),
+            done_when: given.done_when.map(done_when).transpose()?,
+            timeout: given.timeout_s.map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+        })
     }
 }
 

@@ -861,6 +861,6 @@ pub(crate) mod typed;
 
 pub use listing::meta_tool_summaries;
 use listing::{meta_tools, site_tool};
-pub(crate) use table::{Call, Needs, ServerTool};
+pub(crate) use table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 #[cfg(test)]
 mod tests;

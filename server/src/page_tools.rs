@@ -1,4 +1,4 @@
-//! The page tools' server side ([`bridge::page_ops`]; no MCP types): checks a call, routes it
+//! The page tools' server side ([`bridge::page_ops`]; no MCP types): routes a call
 //! (a ref goes to the tab whose snapshot showed it, and carries that document's id so the page
 //! refuses a ref of an older document), and frames the page's answer as that origin's content.
 //! It remembers, per tab, the refs the model was shown. `mcp.rs` passes the call through the
@@ -9,7 +9,6 @@ use std::sync::{Mutex, PoisonError};
 
 use bridge::page_ops::{self, PageReply, Ref, ref_name};
 use bridge::{ErrorCode, TabId, WireError};
-use serde_json::{Map, Value};
 
 use crate::content_frame::ContentFrame;
 
@@ -71,15 +70,8 @@ pub struct Routed {
 }
 
 impl PageTools {
-    /// Checks a call of page tool `tool` with `args` (`tab_id` taken out) and routes its ref.
-    pub fn prepare(
-        &self,
-        tool: &str,
-        args: Map<String, Value>,
-        tab: Option<TabId>,
-    ) -> Result<Routed, WireError> {
-        let op = page_ops::parse(tool, Value::Object(args))
-            .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{tool}: {why}")))?;
+    /// Routes a page tool's operation (its ref to the tab and document that showed it).
+    pub fn prepare(&self, op: page_ops::PageOp, tab: Option<TabId>) -> Result<Routed, WireError> {
         let (tab, doc) = match op.named_ref() {
             Some(n) => self.route(n, tab)?,
             None => (tab, None),
@@ -262,7 +254,7 @@ fn origin_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// The answer a page gave, as it travels.
     fn page(answer: Value) -> PageReply {

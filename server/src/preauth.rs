@@ -5,11 +5,11 @@
 //! - has [`PREAUTH_DEADLINE`] to authenticate, and
 //! - is one of at most `capacity` unauthenticated connections: a new one evicts one of them, so a
 //!   flood of silent sockets can never keep a legitimate client out. The one evicted is the oldest
-//!   of those that have not sent a whole request head by then (judged by a peek at what waits
-//!   unread and by what its reader took, not by one look when it was accepted). A legitimate client
-//!   sends its whole head at once, which a silent or trickling flood never does, so under a flood
-//!   it is kept however long a busy machine takes to accept or read it; and a client that has not
-//!   written yet is the youngest, so a flood must turn over the whole pool before it comes to it.
+//!   of those that have not sent a whole request head by then (judged by a peek when it was
+//!   accepted and by what its reader took since). A legitimate client sends its whole head at
+//!   once, which a silent or trickling flood never does, so under a flood it is kept however long
+//!   a busy machine takes to read it; and a client accepted before it wrote is the youngest, so a
+//!   flood must turn over the whole pool before it comes to it.
 //!
 //! Once it authenticated, a connection takes one of the pool's authenticated slots (bounded too)
 //! and none of the limits above applies any more.
@@ -53,29 +53,12 @@ struct Waiting {
 struct Member {
     id: u64,
     said: Arc<Said>,
-    /// Another handle on the connection's socket, to peek at what it sent since; `None` for a
-    /// connection that is not a socket (tests).
-    socket: Option<std::net::TcpStream>,
     /// How to tell it that it was evicted.
     evicted: Arc<Notify>,
 }
 
-impl Member {
-    /// The most it has said by now: what it was seen to say before, or what waits unread.
-    fn said_by_now(&self) -> Opening {
-        if let Some(socket) = &self.socket {
-            // A peek that fails tells nothing new; the connection's own reader sees the error.
-            if let Ok(unread) = Opening::peek(socket) {
-                self.said.raise(unread);
-            }
-        }
-        self.said.most()
-    }
-}
-
-/// The most a connection was seen to say, raised by peeks and by its reader. A connection accepted
-/// before its client's bytes arrived, or whose head its reader already took, is judged by this,
-/// not by what one look at one moment showed.
+/// The most a connection was seen to say: by the look when it was accepted, raised by what its
+/// reader took since.
 #[derive(Default)]
 struct Said(AtomicU8);
 
@@ -121,27 +104,20 @@ impl Opening {
         }
     }
 
-    /// What `socket` (non-blocking) has been sent and nobody read yet, looked at without reading
-    /// it: one `recv(MSG_PEEK)`.
-    fn peek(socket: &std::net::TcpStream) -> std::io::Result<Opening> {
-        let mut buf = [0u8; Opening::PEEK];
-        match socket.peek(&mut buf) {
-            Ok(n) => Ok(Opening::classify(&buf[..n])),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Opening::Nothing),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// What `stream` has sent so far ([`Self::peek`]), and another handle on its socket to peek
-    /// at it again later. The stream comes back re-registered with the runtime: tokio peeks only
-    /// once its reactor saw the socket readable, which a just-accepted socket is not yet.
-    pub fn of(stream: TcpStream) -> std::io::Result<(TcpStream, Opening, std::net::TcpStream)> {
+    /// What `stream` has sent and nobody read yet, looked at without reading it (one
+    /// non-blocking `recv(MSG_PEEK)`). The stream comes back re-registered with the runtime: tokio
+    /// peeks only once its reactor saw the socket readable, which a just-accepted socket is not yet.
+    /// (Looking again at eviction would need a second handle on every waiting socket: twice the
+    /// file descriptors, which macOS limits to 256 by default.)
+    pub fn of(stream: TcpStream) -> std::io::Result<(TcpStream, Opening)> {
         let stream = stream.into_std()?;
-        let opening = Opening::peek(&stream)?;
-        let other = stream.try_clone()?;
-        // Windows does not promise a duplicated socket keeps the original's mode.
-        other.set_nonblocking(true)?;
-        Ok((TcpStream::from_std(stream)?, opening, other))
+        let mut buf = [0u8; Opening::PEEK];
+        let opening = match stream.peek(&mut buf) {
+            Ok(n) => Opening::classify(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Opening::Nothing,
+            Err(e) => return Err(e),
+        };
+        Ok((TcpStream::from_std(stream)?, opening))
     }
 }
 
@@ -159,24 +135,18 @@ impl Pool {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Admits a new connection that opened with `opening` (`socket`: another handle on it, to
-    /// look at what it says later); when the pool is full, one waiting connection is evicted (it is
-    /// told, and closes): the oldest of those that have not sent a whole request head by now, or
-    /// the oldest when all have. Says whether one was.
-    fn admit(
-        self: &Arc<Self>,
-        opening: Opening,
-        socket: Option<std::net::TcpStream>,
-    ) -> (Admission, bool) {
+    /// Admits a new connection that opened with `opening`; when the pool is full, one waiting
+    /// connection is evicted (it is told, and closes): the oldest of those that have not sent a
+    /// whole request head by now, or the oldest when all have. Says whether one was.
+    pub fn admit(self: &Arc<Self>, opening: Opening) -> (Admission, bool) {
         let evicted = Arc::new(Notify::new());
         let said = Arc::new(Said::default());
         said.raise(opening);
         let mut waiting = self.waiting();
         let mut evicted_one = false;
         while waiting.members.len() >= self.capacity {
-            // Oldest first, so the look usually stops at the first member.
             let unfinished = (waiting.members.iter())
-                .position(|member| member.said_by_now() != Opening::WholeHead);
+                .position(|member| member.said.most() != Opening::WholeHead);
             let Some(member) = waiting.members.remove(unfinished.unwrap_or(0)) else {
                 break;
             };
@@ -188,7 +158,6 @@ impl Pool {
         waiting.members.push_back(Member {
             id,
             said: said.clone(),
-            socket,
             evicted: evicted.clone(),
         });
         drop(waiting);
@@ -213,8 +182,8 @@ impl Pool {
         peer: SocketAddr,
     ) -> Option<(TcpStream, Admission, bool)> {
         match Opening::of(stream) {
-            Ok((stream, opening, socket)) => {
-                let (admission, evicted) = self.admit(opening, Some(socket));
+            Ok((stream, opening)) => {
+                let (admission, evicted) = self.admit(opening);
                 Some((stream, admission, evicted))
             }
             Err(e) => {
@@ -222,12 +191,6 @@ impl Pool {
                 None
             }
         }
-    }
-
-    /// [`Self::admit`] for a connection that is not a socket: judged by `opening` and its reader.
-    #[cfg(test)]
-    fn admit_unseen(self: &Arc<Self>, opening: Opening) -> (Admission, bool) {
-        self.admit(opening, None)
     }
 
     /// How many connections are waiting to authenticate.
@@ -398,17 +361,17 @@ mod tests {
     #[tokio::test]
     async fn a_full_pool_evicts_its_oldest_waiting_connection() {
         let pool = Pool::new(2, 8);
-        let (first, evicted) = pool.admit_unseen(Opening::Nothing);
+        let (first, evicted) = pool.admit(Opening::Nothing);
         assert!(!evicted);
-        let (second, _) = pool.admit_unseen(Opening::Nothing);
-        let (third, evicted) = pool.admit_unseen(Opening::Nothing);
+        let (second, _) = pool.admit(Opening::Nothing);
+        let (third, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted);
         assert_eq!(first.lost().await, Lost::Evicted);
         assert_eq!(pool.waiting_count(), 2);
         // An authenticated connection leaves the pool and is never evicted.
         assert!(second.authenticate());
-        let (_fourth, _) = pool.admit_unseen(Opening::Nothing);
-        let (_fifth, evicted) = pool.admit_unseen(Opening::Nothing);
+        let (_fourth, _) = pool.admit(Opening::Nothing);
+        let (_fifth, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted, "third was the oldest waiting");
         assert_eq!(third.lost().await, Lost::Evicted);
         let still = tokio::time::timeout(Duration::from_millis(50), second.lost()).await;
@@ -418,15 +381,15 @@ mod tests {
     #[tokio::test]
     async fn a_full_pool_evicts_the_oldest_that_has_not_sent_a_whole_head() {
         let pool = Pool::new(3, 8);
-        let (client, _) = pool.admit_unseen(Opening::WholeHead);
-        let (trickle, _) = pool.admit_unseen(Opening::Partial);
-        let (silent, _) = pool.admit_unseen(Opening::Nothing);
-        let (newer, evicted) = pool.admit_unseen(Opening::Nothing);
+        let (client, _) = pool.admit(Opening::WholeHead);
+        let (trickle, _) = pool.admit(Opening::Partial);
+        let (silent, _) = pool.admit(Opening::Nothing);
+        let (newer, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted);
         assert_eq!(trickle.lost().await, Lost::Evicted);
-        let (_newest, _) = pool.admit_unseen(Opening::Partial);
+        let (_newest, _) = pool.admit(Opening::Partial);
         assert_eq!(silent.lost().await, Lost::Evicted);
-        let (_whole, _) = pool.admit_unseen(Opening::WholeHead);
+        let (_whole, _) = pool.admit(Opening::WholeHead);
         assert_eq!(newer.lost().await, Lost::Evicted);
         let kept = tokio::time::timeout(Duration::from_millis(50), client.lost()).await;
         assert!(
@@ -435,8 +398,8 @@ mod tests {
         );
         // When every one sent a whole head, the oldest goes.
         let pool = Pool::new(1, 8);
-        let (older, _) = pool.admit_unseen(Opening::WholeHead);
-        let (_younger, evicted) = pool.admit_unseen(Opening::WholeHead);
+        let (older, _) = pool.admit(Opening::WholeHead);
+        let (_younger, evicted) = pool.admit(Opening::WholeHead);
         assert!(evicted);
         assert_eq!(older.lost().await, Lost::Evicted);
     }
@@ -444,10 +407,10 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_has_not_written_yet_outlives_an_older_trickle() {
         let pool = Pool::new(2, 8);
-        let (trickle, _) = pool.admit_unseen(Opening::Partial);
+        let (trickle, _) = pool.admit(Opening::Partial);
         // A busy client connected but has not written its request yet.
-        let (client, _) = pool.admit_unseen(Opening::Nothing);
-        let (_newcomer, evicted) = pool.admit_unseen(Opening::Partial);
+        let (client, _) = pool.admit(Opening::Nothing);
+        let (_newcomer, evicted) = pool.admit(Opening::Partial);
         assert!(evicted);
         assert_eq!(trickle.lost().await, Lost::Evicted);
         let kept = tokio::time::timeout(Duration::from_millis(50), client.lost()).await;
@@ -458,52 +421,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_client_accepted_before_it_spoke_is_judged_by_what_it_said_since() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let pool = Pool::new(2, 8);
-        // A busy server accepts the client before its head arrives: the one look says nothing.
-        let mut client = TcpStream::connect(address).await.unwrap();
-        let (server, peer) = listener.accept().await.unwrap();
-        let (server, client_admission, _) = pool.admit_stream(server, peer).unwrap();
-        client
-            .write_all(b"POST /mcp HTTP/1.1\r\n\r\n")
-            .await
-            .unwrap();
-        server.peek(&mut [0u8; 1]).await.unwrap();
-        // Two trickling sockets come in after it, each having sent a byte.
-        let mut trickles = Vec::new();
-        for _ in 0..2 {
-            let mut trickle = TcpStream::connect(address).await.unwrap();
-            trickle.write_all(b"P").await.unwrap();
-            let (accepted, peer) = listener.accept().await.unwrap();
-            accepted.peek(&mut [0u8; 1]).await.unwrap();
-            let (accepted, admission, evicted) = pool.admit_stream(accepted, peer).unwrap();
-            trickles.push((trickle, accepted, admission, evicted));
-        }
-        assert!(trickles[1].3, "the second trickle found the pool full");
-        assert_eq!(trickles[0].2.lost().await, Lost::Evicted);
-        let kept = tokio::time::timeout(Duration::from_millis(50), client_admission.lost()).await;
-        assert!(
-            kept.is_err(),
-            "the client's whole head, sent after it was accepted, kept it"
-        );
-        drop(server);
-    }
-
-    #[tokio::test]
     async fn a_head_its_reader_took_counts_though_its_end_came_in_two_reads() {
         let pool = Pool::new(2, 8);
-        let (client, _) = pool.admit_unseen(Opening::Nothing);
-        let (younger_silent, _) = pool.admit_unseen(Opening::Nothing);
+        let (client, _) = pool.admit(Opening::Nothing);
+        let (younger_silent, _) = pool.admit(Opening::Nothing);
         let (mut writer, server) = tokio::io::duplex(1024);
         let mut metered = client.meter(server);
         for part in [&b"GET / HTTP/1.1\r\n\r"[..], b"\n"] {
             writer.write_all(part).await.unwrap();
-            metered.read(&mut [0u8; 64]).await.unwrap();
+            let read = metered.read(&mut [0u8; 64]).await.unwrap();
+            assert_eq!(read, part.len());
         }
         // A newcomer finds the pool full: the silent one goes, though younger.
-        let (newcomer, evicted) = pool.admit_unseen(Opening::Nothing);
+        let (newcomer, evicted) = pool.admit(Opening::Nothing);
         assert!(evicted);
         assert_eq!(younger_silent.lost().await, Lost::Evicted);
         let kept = tokio::time::timeout(Duration::from_millis(50), client.lost()).await;
@@ -528,12 +458,12 @@ mod tests {
             .await
             .unwrap();
         let (server, _) = listener.accept().await.unwrap();
-        let (server, opening, _) = Opening::of(server).unwrap();
+        let (server, opening) = Opening::of(server).unwrap();
         assert_eq!(opening, Opening::Nothing);
         client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
         // Waits until the bytes arrived (a peek leaves them where they are).
         server.peek(&mut [0u8; 1]).await.unwrap();
-        let (mut server, opening, _) = Opening::of(server).unwrap();
+        let (mut server, opening) = Opening::of(server).unwrap();
         assert_eq!(opening, Opening::WholeHead);
         let mut head = [0u8; 18];
         server.read_exact(&mut head).await.unwrap();
@@ -543,7 +473,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_does_not_authenticate_in_time_is_lost() {
         let pool = Pool::new(4, 8);
-        let (admission, _) = pool.admit_unseen(Opening::Nothing);
+        let (admission, _) = pool.admit(Opening::Nothing);
         assert_eq!(admission.lost().await, Lost::TimedOut);
         drop(admission);
         assert_eq!(pool.waiting_count(), 0);
@@ -552,8 +482,8 @@ mod tests {
     #[tokio::test]
     async fn authenticated_slots_are_bounded_and_freed_with_the_connection() {
         let pool = Pool::new(4, 1);
-        let (a, _) = pool.admit_unseen(Opening::Nothing);
-        let (b, _) = pool.admit_unseen(Opening::Nothing);
+        let (a, _) = pool.admit(Opening::Nothing);
+        let (b, _) = pool.admit(Opening::Nothing);
         assert!(a.authenticate());
         assert!(!b.authenticate());
         drop(a);
@@ -563,7 +493,7 @@ mod tests {
     #[tokio::test]
     async fn reading_past_the_budget_fails_until_authenticated() {
         let pool = Pool::new(4, 4);
-        let (admission, _) = pool.admit_unseen(Opening::Nothing);
+        let (admission, _) = pool.admit(Opening::Nothing);
         let (mut client, server) = tokio::io::duplex(64 * 1024);
         let mut metered = admission.meter(server);
         client.write_all(&vec![1u8; PREAUTH_BYTES]).await.unwrap();
@@ -573,7 +503,7 @@ mod tests {
         let over = metered.read(&mut [0u8; 10]).await;
         assert!(over.is_err(), "{over:?}");
 
-        let (admission, _) = pool.admit_unseen(Opening::Nothing);
+        let (admission, _) = pool.admit(Opening::Nothing);
         let (mut client, server) = tokio::io::duplex(64 * 1024);
         let mut metered = admission.meter(server);
         assert!(admission.authenticate());

@@ -277,3 +277,31 @@ async def test_browser_open_injects_the_runtime_a_page_missed(
     assert await browser.cdp.evaluate(workers[0], registered, await_promise=True) == 0
     tab = await open_tab(tabwire, page_url(fault_pages, "missed"))
     assert await echo(tabwire, tab, 3) == {"n": 3, "marker": "missed"}
+
+
+async def test_a_page_the_person_opens_gets_its_runtime_though_the_registration_missed_it(
+    tabwire, launch_chromium, extension_dir, fault_pages, extension_id
+):
+    """A page a person opens (not browser_open) while the content script's registration is not in force
+    (right after the extension connected, on a busy machine; here made certain by unregistering it) still
+    gets its runtime once it has loaded, and its tools reach the server. This raced in CI: a page loaded in
+    the second the extension connected offered no tools, ever."""
+    browser = await launch_chromium(extension_dir=extension_dir)
+    await open_tab(tabwire, page_url(fault_pages, "first"))
+    workers = await wait_for(
+        lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
+    )
+    await browser.cdp.evaluate(
+        workers[0], "chrome.scripting.unregisterContentScripts({ids: ['tabwire-injector']}).then(() => 0)",
+        await_promise=True,
+    )
+    persons = page_url(fault_pages, "persons")
+    await browser.cdp.send(await browser_target(browser.cdp), "Target.createTarget", {"url": persons})
+    tab = (await tabwire.listed_tab(persons))["id"]
+
+    async def offers_tools() -> bool:
+        listed = await tabwire.listed_tab(persons)
+        return "faults_echo" in listed.get("tools", [])
+
+    await wait_for(offers_tools, timeout=20, what="the page the person opened to offer its tools")
+    assert await echo(tabwire, tab, 4) == {"n": 4, "marker": "persons"}

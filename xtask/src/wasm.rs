@@ -39,9 +39,11 @@ pub fn build_crate(
         bindgen(tools, "web", &wasm, &tmp.0, name)?;
         let raw = tmp.0.join(format!("{name}_bg.wasm"));
         let optimized = tmp.0.join(format!("{name}_bg.opt.wasm"));
+        // The `producers` and `target_features` sections are for toolchains and linkers; a
+        // browser ignores them (about 280 bytes of each module).
         run(
             Command::new(&tools.wasm_opt)
-                .arg("-Oz")
+                .args(["-Oz", "--strip-producers", "--strip-target-features"])
                 .arg(&raw)
                 .arg("-o")
                 .arg(&optimized),

@@ -81,9 +81,10 @@ impl WireOp {
         f.req::<Value>("op").map(WireOp)
     }
 
-    /// The page tool it is a call of (`page_act`, …).
-    pub fn tool(&self) -> &str {
-        self.0.get("tool").and_then(Value::as_str).unwrap_or("")
+    /// The page tool it is a call of (`page_act`, …); `None` when it names none (the worker
+    /// answers such a call with what was wrong; the page's [`WireOp::decode`] refuses it).
+    pub fn tool(&self) -> Option<&str> {
+        self.0.get("tool").and_then(Value::as_str)
     }
 
     /// The operation it encodes.
@@ -286,8 +287,17 @@ mod tests {
         let wire = WireOp::of(&op);
         let text = serde_json::to_string(&wire).unwrap();
         let back: WireOp = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.tool(), op.tool(), "{text}");
+        assert_eq!(back.tool(), Some(op.tool()), "{text}");
         assert_eq!(back.decode().unwrap(), op, "{text}");
+    }
+
+    /// An encoding that names no page tool says so: no tool, rather than an empty name.
+    #[test]
+    fn an_encoding_without_its_tool_names_none() {
+        let bare: WireOp = serde_json::from_value(json!({"max_chars": 100})).unwrap();
+        assert_eq!(bare.tool(), None);
+        let numbered: WireOp = serde_json::from_value(json!({"tool": 3})).unwrap();
+        assert_eq!(numbered.tool(), None);
     }
 
     /// Every operation, every action, every either-or field comes out of the page as the server

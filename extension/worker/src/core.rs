@@ -794,7 +794,11 @@ impl Core {
     pub fn page_op(&mut self, id: RequestId, tab: Option<TabId>, call: PageCall) -> Vec<Action> {
         let mut actions = Vec::new();
         let timeout_ms = call.timeout_ms;
-        self.gate_answer(&id, call.origin.as_deref(), call.op.tool() == ACT);
+        let Some(tool) = call.op.tool() else {
+            let error = WireError::new(ErrorCode::Protocol, "its `op` names no page tool");
+            return self.fail_call(&id, error);
+        };
+        self.gate_answer(&id, call.origin.as_deref(), tool == ACT);
         let action = Action::PageOp {
             id: id.clone(),
             tab,

@@ -264,6 +264,23 @@ mod tests {
         Arc::new(hub)
     }
 
+    /// A browser (or, when `relay`, a peer) that said hello to `hub` and has no tabs yet: its
+    /// connection and the frames it hears.
+    fn connected(
+        hub: &Hub,
+        relay: bool,
+    ) -> (super::super::ConnId, mpsc::UnboundedReceiver<String>) {
+        let (outbox, frames) = mpsc::unbounded_channel();
+        let conn = match relay {
+            true => hub.connect_relay(outbox),
+            false => hub.connect(outbox),
+        };
+        let hello = json!({"type": "hello", "protocol": PROTOCOL_VERSION});
+        hub.handle_frame(conn, &hello.to_string());
+        hub.handle_frame(conn, r#"{"type":"tools_snapshot","tabs":[]}"#);
+        (conn, frames)
+    }
+
     /// The next frame `frames` got, as JSON.
     async fn next(frames: &mut mpsc::UnboundedReceiver<String>) -> serde_json::Value {
         let frame = tokio::time::timeout(Duration::from_secs(5), frames.recv())
@@ -305,11 +322,7 @@ mod tests {
     #[tokio::test]
     async fn the_hub_refuses_another_agents_tab_before_sending_anything_and_tells_the_browser() {
         let hub = hub();
-        let (outbox, mut frames) = mpsc::unbounded_channel();
-        let conn = hub.connect(outbox);
-        let hello = json!({"type": "hello", "protocol": PROTOCOL_VERSION});
-        hub.handle_frame(conn, &hello.to_string());
-        hub.handle_frame(conn, r#"{"type":"tools_snapshot","tabs":[]}"#);
+        let (conn, mut frames) = connected(&hub, false);
         let (a, b) = (hub.join_agent("Claude Code"), hub.join_agent("claude-code"));
         assert_eq!((&*a, &*b), ("claude-code", "claude-code-2"));
         open_as(&hub, &a, conn, &mut frames).await;
@@ -349,11 +362,7 @@ mod tests {
     #[tokio::test]
     async fn a_peer_stamps_its_agents_and_leaves_the_deciding_to_its_hub() {
         let peer = hub();
-        let (outbox, mut to_hub) = mpsc::unbounded_channel();
-        let conn = peer.connect_relay(outbox);
-        let hello = json!({"type": "hello", "protocol": PROTOCOL_VERSION});
-        peer.handle_frame(conn, &hello.to_string());
-        peer.handle_frame(conn, r#"{"type":"tools_snapshot","tabs":[]}"#);
+        let (conn, mut to_hub) = connected(&peer, true);
         let a = peer.join_agent("mcp");
         let joined = loop {
             let frame = next(&mut to_hub).await;

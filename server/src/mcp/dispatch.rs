@@ -9,7 +9,8 @@ use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
-use super::table::{Call, Needs, Request, ServerTool};
+use super::table::{Call, Needs, ReadFrom, Reading, Request, ServerTool};
+use super::typed::Arguments;
 use super::{Failure, TabwireMcp};
 use crate::browser_tools;
 use crate::grants::Need;
@@ -26,13 +27,19 @@ pub(super) async fn run<T: ServerTool>(
         report,
         target,
     } = request;
-    let mut tab = take_tab_id(&mut args)?;
-    let args = T::read(mcp, args, &mut tab)?;
+    let tab = take_tab_id(&mut args)?;
+    let given = T::Given::parse(T::ABOUT.name, args)?;
+    let mut at = Reading { mcp, tab };
+    let args = T::Args::read_from(given, &mut at)?;
+    let tab = at.tab;
     // A tool that names its tab names it whatever else the call needs.
-    if T::NEEDS == Needs::NamedTab && tab.is_none() {
+    if T::ABOUT.needs == Needs::NamedTab && tab.is_none() {
         return Err(WireError::new(
             ErrorCode::InvalidArgs,
-            format!("{} needs `tab_id`, a tab id from browser_tabs", T::NAME),
+            format!(
+                "{} needs `tab_id`, a tab id from browser_tabs",
+                T::ABOUT.name
+            ),
         )
         .into());
     }

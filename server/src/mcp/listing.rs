@@ -1,4 +1,5 @@
-//! What `tools/list` shows: the server's tools (from their table; page tools' specs from `bridge`),
+//! What `tools/list` shows: the server's tools (each derived from its table entry: `table::About`
+//! and its arguments),
 //! and the MCP tool each site tool becomes (its schema with `tab_id`, its title, its hints, and the
 //! untrusted-content mark).
 
@@ -9,8 +10,6 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use crate::content_frame::ContentFrame;
-
-const PAGE_TAB_ID_DESCRIPTION: &str = "default: the ref's tab, else the focused one";
 
 pub(super) const TAB_ID_DESCRIPTION: &str =
     "The tab to use (default: the most recently focused tab offering this tool)";
@@ -32,51 +31,9 @@ pub fn meta_tool_summaries() -> Vec<(String, String)> {
         .collect()
 }
 
-/// A server tool as `tools/list` shows it.
-pub(crate) fn listed(
-    (name, title): (&'static str, &'static str),
-    description: &'static str,
-    schema: Value,
-    hints: ToolAnnotations,
-) -> Tool {
-    Tool::new(name, description, super::object(schema))
-        .with_title(title)
-        .with_annotations(hints)
-}
-
-/// The hints of a tool that says all three: whether it only reads, whether it may destroy, and
-/// whether it reaches outside (the web).
-pub(crate) fn hints(read_only: bool, destructive: bool, open_world: bool) -> ToolAnnotations {
-    ToolAnnotations::new()
-        .read_only(read_only)
-        .destructive(destructive)
-        .open_world(open_world)
-}
-
 /// The server's tools, in the table's order ([`super::table::TOOLS`]).
 pub(super) fn meta_tools() -> Vec<Tool> {
     super::table::TOOLS.iter().map(|tool| tool.spec()).collect()
-}
-
-/// A page tool ([`bridge::page_ops`]: any page, no adapter) as `tools/list` shows it.
-pub(super) fn page_tool(spec: bridge::page_ops::PageToolSpec) -> Tool {
-    let mut schema = match spec.input_schema {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    };
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.insert(
-            "tab_id".into(),
-            json!({"type": "integer", "minimum": 0, "description": PAGE_TAB_ID_DESCRIPTION}),
-        );
-    }
-    let hints = match spec.read_only {
-        true => ToolAnnotations::new().read_only(true).destructive(false),
-        false => ToolAnnotations::new().read_only(false).destructive(true),
-    };
-    Tool::new(spec.name, spec.description, Arc::new(schema))
-        .with_title(spec.title)
-        .with_annotations(hints.open_world(true))
 }
 
 /// The MCP tool for a tool a page registered: its schema plus an optional `tab_id`.

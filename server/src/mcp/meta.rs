@@ -1,20 +1,20 @@
 //! The meta-tools that need no page of their own: `browser_tabs`, `browser_open`, `site_call`
-//! and `site_state`, each one [`ServerTool`] (its spec, typed arguments, needs and handler).
+//! and `site_state`, each one [`ServerTool`] (what it is, its typed arguments and its handler).
 
 use std::time::{Duration, Instant};
 
 use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::listing::{TAB_ID_DESCRIPTION, hints, listed};
-use super::table::{Call, Needs, ServerTool};
-use super::typed::{self, TabIdArgument};
-use super::{Failure, TabwireMcp, bad_argument, object, success};
+use super::listing::TAB_ID_DESCRIPTION;
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
+use super::typed::TabIdArgument;
+use super::{Failure, TabwireMcp, bad_argument, success};
 use crate::browser_tools::{self, PageTab};
 use crate::hub::{PageProgress, ToolsWait};
 use crate::site_state;
@@ -41,28 +41,20 @@ pub(crate) struct BrowserTabs;
 pub(crate) struct NoArgs {}
 
 impl ServerTool for BrowserTabs {
-    const NAME: &'static str = "browser_tabs";
-    const NEEDS: Needs = Needs::Nothing;
-    type Args = ();
+    const ABOUT: About = About {
+        name: "browser_tabs",
+        title: "Browser tabs",
+        description: "Whether a browser is connected, and every web tab: id, URL, title, site \
+            tools, and whether page tools are allowed on its origin. When nothing can be used, a \
+            note says why and what the user should do.",
+        hints: Hints::READS_AGAIN_ALIKE,
+        tab_id: TabIdArgument::None,
+        needs: Needs::Nothing,
+    };
+    type Given = NoArgs;
+    type Args = NoArgs;
 
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Whether a browser is connected, and every web tab: id, URL, title, site tools, and \
-             whether page tools are allowed on its origin. When nothing can be used, a note says \
-             why and what the user should do.",
-            object(typed::input_schema::<NoArgs>(TabIdArgument::None)),
-        )
-        .with_title("Browser tabs")
-        .with_annotations(read_only().idempotent(true))
-    }
-
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<(), WireError> {
-        let NoArgs {} = typed::read(Self::NAME, args)?;
-        Ok(())
-    }
-
-    async fn run(mcp: &TabwireMcp, _: Call<()>) -> Result<CallToolResult, Failure> {
+    async fn run(mcp: &TabwireMcp, _: Call<NoArgs>) -> Result<CallToolResult, Failure> {
         Ok(success(browser_tabs(mcp).await))
     }
 }
@@ -101,36 +93,36 @@ pub(crate) struct OpenArgs {
 }
 
 impl ServerTool for BrowserOpen {
-    const NAME: &'static str = "browser_open";
-    const NEEDS: Needs = Needs::Nothing;
-    /// The URL.
-    type Args = String;
+    const ABOUT: About = About {
+        name: "browser_open",
+        title: "Open a page",
+        description: "Open a URL in a new tab (or navigate tab_id) and wait until the page's site \
+            tools are ready. Returns the tab id and its tools.",
+        hints: Hints::says(false, false, true),
+        tab_id: TabIdArgument::Shown(Some("Navigate this tab instead of opening a new one")),
+        needs: Needs::Nothing,
+    };
+    type Given = OpenArgs;
+    type Args = WebUrl;
 
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Open a page"),
-            "Open a URL in a new tab (or navigate tab_id) and wait until the page's site tools \
-             are ready. Returns the tab id and its tools.",
-            typed::input_schema::<OpenArgs>(TabIdArgument::Optional(Some(
-                "Navigate this tab instead of opening a new one",
-            ))),
-            hints(false, false, true),
-        )
+    async fn run(mcp: &TabwireMcp, call: Call<WebUrl>) -> Result<CallToolResult, Failure> {
+        open(mcp, call.args.0, call.tab, call.report.as_ref()).await
     }
+}
 
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<String, WireError> {
-        let OpenArgs { url } = typed::read(Self::NAME, args)?;
+/// An http(s) URL: what `browser_open` opens.
+pub(crate) struct WebUrl(String);
+
+impl ReadFrom<OpenArgs> for WebUrl {
+    fn read_from(given: OpenArgs, _: &mut Reading<'_>) -> Result<Self, WireError> {
+        let OpenArgs { url } = given;
         if !bridge::pattern::is_web_url(&url) {
             return Err(bad_argument(
-                "browser_open",
+                BrowserOpen::ABOUT.name,
                 &format!("{url:?} is not an http:// or https:// URL"),
             ));
         }
-        Ok(url)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<String>) -> Result<CallToolResult, Failure> {
-        open(mcp, call.args, call.tab, call.report.as_ref()).await
+        Ok(WebUrl(url))
     }
 }
 
@@ -183,52 +175,47 @@ async fn open(
             }
             _ => Duration::ZERO,
         };
-        return Ok(match mcp.hub.wait_for_tools(tab, &[], since, wait).await {
-            ToolsWait::Registered(tools) => {
-                success(json!({"tab_id": tab, "url": url, "tools": tools}))
-            }
-            ToolsWait::TabClosed => {
-                return Err(WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed while its page loaded"),
-                )
-                .into());
-            }
-            ToolsWait::TimedOut => {
-                success(json!({"tab_id": tab, "url": url, "tools": [], "note": note}))
-            }
-        });
+        let waited = mcp.hub.wait_for_tools(tab, &[], since, wait).await;
+        return tools_answer(waited, tab, &url, "while its page loaded", note);
     }
     // A page an adapter serves may also register its own tools (WebMCP).
     adapters.push(bridge::webmcp::ADAPTER);
-    Ok(
-        match mcp
-            .hub
-            .wait_for_tools(
-                tab,
-                &adapters,
-                since,
-                deadline.saturating_duration_since(Instant::now()),
-            )
-            .await
-        {
-            ToolsWait::Registered(tools) => {
-                success(json!({"tab_id": tab, "url": url, "tools": tools}))
-            }
-            ToolsWait::TabClosed => {
-                return Err(WireError::new(
-                    ErrorCode::TabClosed,
-                    format!("tab {tab} was closed before its page registered its tools"),
-                )
-                .into());
-            }
-            ToolsWait::TimedOut => success(json!({
-                "tab_id": tab, "url": url, "tools": [],
-                "note": format!("the page did not register its site tools within {} s; \
-                    browser_tabs shows them once it does", OPEN_WAIT.as_secs()),
-            })),
-        },
+    let left = deadline.saturating_duration_since(Instant::now());
+    let waited = mcp.hub.wait_for_tools(tab, &adapters, since, left).await;
+    let note = format!(
+        "the page did not register its site tools within {} s; browser_tabs shows them once it \
+         does",
+        OPEN_WAIT.as_secs()
+    );
+    tools_answer(
+        waited,
+        tab,
+        &url,
+        "before its page registered its tools",
+        note,
     )
+}
+
+/// `browser_open`'s answer once the wait for the page's tools ended: its tools, or none and
+/// `note` saying why, or `TAB_CLOSED` (the tab was closed `when`).
+fn tools_answer(
+    waited: ToolsWait,
+    tab: TabId,
+    url: &str,
+    when: &str,
+    note: String,
+) -> Result<CallToolResult, Failure> {
+    match waited {
+        ToolsWait::Registered(tools) => {
+            Ok(success(json!({"tab_id": tab, "url": url, "tools": tools})))
+        }
+        ToolsWait::TabClosed => {
+            Err(WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed {when}")).into())
+        }
+        ToolsWait::TimedOut => Ok(success(
+            json!({"tab_id": tab, "url": url, "tools": [], "note": note}),
+        )),
+    }
 }
 
 /// `site_call`: any site tool by name, for clients whose tool list is behind.
@@ -245,30 +232,17 @@ pub(crate) struct SiteCallArgs {
 }
 
 impl ServerTool for SiteCall {
-    const NAME: &'static str = "site_call";
-    const NEEDS: Needs = Needs::Nothing;
+    const ABOUT: About = About {
+        name: "site_call",
+        title: "Call a site tool",
+        description: "Call a site tool by name (see browser_tabs) with its arguments, e.g. one \
+            your tool list does not show yet.",
+        hints: Hints::OPEN_WORLD,
+        tab_id: TabIdArgument::Shown(Some(TAB_ID_DESCRIPTION)),
+        needs: Needs::Nothing,
+    };
+    type Given = SiteCallArgs;
     type Args = SiteCallArgs;
-
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Call a site tool by name (see browser_tabs) with its arguments, e.g. one your \
-             tool list does not show yet.",
-            object(typed::input_schema::<SiteCallArgs>(
-                TabIdArgument::Optional(Some(TAB_ID_DESCRIPTION)),
-            )),
-        )
-        .with_title("Call a site tool")
-        .with_annotations(ToolAnnotations::new().open_world(true))
-    }
-
-    fn read(
-        _: &TabwireMcp,
-        args: JsonObject,
-        _: &mut Option<TabId>,
-    ) -> Result<SiteCallArgs, WireError> {
-        typed::read(Self::NAME, args)
-    }
 
     /// The site tool's tab, as a direct call of it records.
     fn audited(mcp: &TabwireMcp, args: &SiteCallArgs, tab: Option<TabId>) -> Option<PageTab> {
@@ -294,30 +268,19 @@ pub(crate) struct StateArgs {
 }
 
 impl ServerTool for SiteState {
-    const NAME: &'static str = "site_state";
-    const NEEDS: Needs = Needs::Nothing;
-    /// `force_refresh`.
-    type Args = bool;
+    const ABOUT: About = About {
+        name: "site_state",
+        title: "Site state",
+        description: "Read a tab's site state: cached (with its age) by default, fresh from the \
+            page with force_refresh.",
+        hints: Hints::READS_AGAIN_ALIKE,
+        tab_id: TabIdArgument::Shown(Some(TAB_ID_DESCRIPTION)),
+        needs: Needs::Nothing,
+    };
+    type Given = StateArgs;
+    type Args = StateArgs;
 
-    fn spec() -> Tool {
-        Tool::new(
-            Self::NAME,
-            "Read a tab's site state: cached (with its age) by default, fresh from the page \
-             with force_refresh.",
-            object(typed::input_schema::<StateArgs>(TabIdArgument::Optional(
-                Some(TAB_ID_DESCRIPTION),
-            ))),
-        )
-        .with_title("Site state")
-        .with_annotations(read_only().idempotent(true))
-    }
-
-    fn read(_: &TabwireMcp, args: JsonObject, _: &mut Option<TabId>) -> Result<bool, WireError> {
-        let StateArgs { force_refresh } = typed::read(Self::NAME, args)?;
-        Ok(force_refresh)
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<bool>) -> Result<CallToolResult, Failure> {
+    async fn run(mcp: &TabwireMcp, call: Call<StateArgs>) -> Result<CallToolResult, Failure> {
         let Some(tab) = call.tab.or_else(|| mcp.hub.default_state_tab()) else {
             return Err(WireError::new(
                 ErrorCode::NoSuchTab,
@@ -326,11 +289,7 @@ impl ServerTool for SiteState {
             .into());
         };
         Ok(success(
-            site_state::site_state(&mcp.hub, tab, call.args).await?,
+            site_state::site_state(&mcp.hub, tab, call.args.force_refresh).await?,
         ))
     }
-}
-
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations::new().read_only(true).destructive(false)
 }

@@ -1,13 +1,16 @@
 //! The page tools (`page_snapshot`, `page_act`, `page_read`, `page_find`, `page_wait`) as server
-//! tools: their specs and the reading of their arguments come from `bridge::page_ops`, their ref
-//! routing and the framing of the page's answer from `page_tools.rs`; the dispatcher resolves the
-//! tab, passes the gate and offers trusted input after an act that had no effect.
+//! tools: what each is ([`ABOUT`]) is here, their arguments' schemas and reader are
+//! `bridge::page_ops`' (the page runtime shares them), their ref routing and the framing of the
+//! page's answer `page_tools.rs`'; the dispatcher resolves the tab, passes the gate and offers
+//! trusted input after an act that had no effect.
 
-use bridge::page_ops::{self, PageReply};
-use bridge::{ErrorCode, TabId, WireError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use bridge::page_ops::{self, PageOp, PageReply};
+use bridge::{ErrorCode, WireError};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use serde_json::Value;
 
-use super::table::{Call, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
+use super::typed::{Arguments, TabIdArgument};
 use super::{Failure, TabwireMcp};
 use crate::hub::CallFiles;
 use crate::page_tools::Routed;
@@ -15,25 +18,81 @@ use crate::page_tools::Routed;
 /// The page tool `bridge::page_ops::PAGE_TOOLS[I]`.
 pub(crate) struct PageTool<const I: usize>;
 
+/// What each page tool is, in `page_ops::PAGE_TOOLS`' order.
+const ABOUT: [About; 5] = [
+    page_tool(
+        page_ops::SNAPSHOT,
+        "Page snapshot",
+        "What a person sees, one element a line: role, ref (eN, to act on), \"name\", states; \
+         long text cut (see page_read). Optional subtree (ref or selector), budget, cursor.",
+        true,
+    ),
+    page_tool(
+        page_ops::ACT,
+        "Act on the page",
+        "Act on an element as a person would, once it can be used. Answers what changed and \
+         whether the page navigated.",
+        false,
+    ),
+    page_tool(
+        page_ops::READ,
+        "Read the page",
+        "The page's (or an element's) visible text, as text or markdown.",
+        true,
+    ),
+    page_tool(
+        page_ops::FIND,
+        "Find on the page",
+        "Elements by visible text, or by role and name, with their refs; or a ref's robust \
+         locator.",
+        true,
+    ),
+    page_tool(
+        page_ops::WAIT,
+        "Wait on the page",
+        "Wait (bounded) until text or an element appears, or is gone.",
+        true,
+    ),
+];
+
+/// A page tool: it acts on a page whose origin the user allowed, and only reads, or acts as a
+/// person would (which may destroy).
+const fn page_tool(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    read_only: bool,
+) -> About {
+    About {
+        name,
+        title,
+        description,
+        hints: Hints::says(read_only, !read_only, true),
+        tab_id: TabIdArgument::Shown(Some("default: the ref's tab, else the focused one")),
+        needs: Needs::AllowedPageTrustedInput,
+    }
+}
+
+/// Page tool `I`'s arguments, read into its operation by `bridge::page_ops`, which also has
+/// their schema (the page runtime shares both).
+pub(crate) struct PageArgs<const I: usize>(PageOp);
+
+impl<const I: usize> Arguments for PageArgs<I> {
+    fn schema() -> Value {
+        page_ops::input_schema(ABOUT[I].name).expect("every page tool has a schema")
+    }
+
+    fn parse(tool: &str, args: JsonObject) -> Result<PageArgs<I>, WireError> {
+        page_ops::parse(tool, Value::Object(args))
+            .map(PageArgs)
+            .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{tool}: {why}")))
+    }
+}
+
 impl<const I: usize> ServerTool for PageTool<I> {
-    const NAME: &'static str = page_ops::PAGE_TOOLS[I];
-    const NEEDS: Needs = Needs::AllowedPageTrustedInput;
+    const ABOUT: About = ABOUT[I];
+    type Given = PageArgs<I>;
     type Args = Routed;
-
-    fn spec() -> Tool {
-        let spec = page_ops::specs().swap_remove(I);
-        super::listing::page_tool(spec)
-    }
-
-    fn read(
-        mcp: &TabwireMcp,
-        args: JsonObject,
-        tab: &mut Option<TabId>,
-    ) -> Result<Routed, WireError> {
-        let routed = mcp.page_tools.prepare(Self::NAME, args, *tab)?;
-        *tab = routed.tab;
-        Ok(routed)
-    }
 
     async fn run(mcp: &TabwireMcp, call: Call<Routed>) -> Result<CallToolResult, Failure> {
         let page = call.page().clone();
@@ -60,8 +119,8 @@ impl<const I: usize> ServerTool for PageTool<I> {
             &page.origin,
             mcp.hub.tab_url(page.tab).as_deref(),
         )
-        .map_err(|e| match Self::NAME {
-            "page_act" => e.maybe_performed(),
+        .map_err(|e| match Self::ABOUT.name {
+            page_ops::ACT => e.maybe_performed(),
             _ => e,
         })?;
         let answer = mcp.page_tools.answer(answer);
@@ -69,5 +128,13 @@ impl<const I: usize> ServerTool for PageTool<I> {
         Ok(CallToolResult::success(vec![ContentBlock::text(
             answer.text,
         )]))
+    }
+}
+
+impl<const I: usize> ReadFrom<PageArgs<I>> for Routed {
+    fn read_from(PageArgs(op): PageArgs<I>, at: &mut Reading<'_>) -> Result<Self, WireError> {
+        let routed = at.mcp.page_tools.prepare(op, at.tab)?;
+        at.tab = routed.tab;
+        Ok(routed)
     }
 }

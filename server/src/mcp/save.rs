@@ -9,9 +9,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bridge::{ErrorCode, TabId, WireError};
+use bridge::{ErrorCode, WireError};
 use rmcp::model::{
-    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject, Tool,
+    CallToolResult, ElicitRequestParams, ElicitationAction, ElicitationSchema, JsonObject,
 };
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
@@ -20,16 +20,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TabwireMcp;
-use super::table::{Call, Needs, ServerTool};
+use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 use crate::adapter_store::{AdapterStore, SaveRefusal};
 use crate::browser_tools::PageTab;
 use crate::health;
 use crate::hub::Hub;
-use crate::mcp::listing::{hints, listed};
-use crate::mcp::typed::{TabIdArgument, input_schema, read};
+use crate::mcp::typed::TabIdArgument;
 use crate::mcp::{Failure, success};
-
-pub const NAME: &str = "site_save";
 
 /// `site_save`: the model saves an adapter for the tab's site.
 pub(crate) struct SiteSave;
@@ -46,7 +43,7 @@ pub(crate) struct SaveArgs {
 
 /// `site_save`'s arguments as the call gives them (and as `tools/list` shows them).
 #[derive(Deserialize, JsonSchema)]
-struct GivenSave {
+pub(crate) struct GivenSave {
     #[schemars(schema_with = "object_or_text")]
     adapter: AdapterDocument,
     /// Replace a hand-written file
@@ -69,26 +66,27 @@ fn object_or_text(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 impl ServerTool for SiteSave {
-    const NAME: &'static str = NAME;
-    const NEEDS: Needs = Needs::AllowedPage;
+    const ABOUT: About = About {
+        name: "site_save",
+        title: "Save a site adapter",
+        description: "Save an adapter for the tab's site: checked (errors located), its read-only \
+            tools tried in the tab, then saved and loaded.",
+        hints: Hints::says(false, false, true),
+        tab_id: TabIdArgument::Shown(Some("default: the focused tab")),
+        needs: Needs::AllowedPage,
+    };
+    type Given = GivenSave;
     type Args = SaveArgs;
 
-    fn spec() -> Tool {
-        listed(
-            (Self::NAME, "Save a site adapter"),
-            "Save an adapter for the tab's site: checked (errors located), its read-only tools \
-             tried in the tab, then saved and loaded.",
-            input_schema::<GivenSave>(TabIdArgument::Optional(Some("default: the focused tab"))),
-            hints(false, false, true),
-        )
+    async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
+        let store = &mcp.safeguards.adapter_store;
+        let page = call.page().clone();
+        site_save(&mcp.hub, store, &call.peer, &page, call.args).await
     }
+}
 
-    fn read(
-        _: &TabwireMcp,
-        args: JsonObject,
-        _: &mut Option<TabId>,
-    ) -> Result<SaveArgs, WireError> {
-        let given: GivenSave = read(NAME, args)?;
+impl ReadFrom<GivenSave> for SaveArgs {
+    fn read_from(given: GivenSave, _: &mut Reading<'_>) -> Result<Self, WireError> {
         // An object's key order is gone by now (and so the lines the model would count): its
         // problems are located by path alone.
         let (text, as_object) = match given.adapter {
@@ -105,12 +103,6 @@ impl ServerTool for SiteSave {
             overwrite: given.overwrite,
             dry_run: given.dry_run,
         })
-    }
-
-    async fn run(mcp: &TabwireMcp, call: Call<SaveArgs>) -> Result<CallToolResult, Failure> {
-        let store = &mcp.safeguards.adapter_store;
-        let page = call.page().clone();
-        site_save(&mcp.hub, store, &call.peer, &page, call.args).await
     }
 }
 

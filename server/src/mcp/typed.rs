@@ -1,6 +1,7 @@
-//! A server tool's arguments as one type: a struct deriving `Deserialize` and `JsonSchema` is both
-//! the input schema `tools/list` shows ([`input_schema`]) and the reader of a call's arguments
-//! ([`read`]), so the two cannot disagree. The schema is derived in the compact form clients pay
+//! A server tool's arguments as one type ([`Arguments`]): a struct deriving `Deserialize` and
+//! `JsonSchema` is both the input schema `tools/list` shows and the reader of a call's arguments
+//! ([`read`]), so the two cannot disagree; `tab_id`, which the dispatcher reads, is added to the
+//! schema by [`with_tab_id`]. The page tools' arguments are `bridge::page_ops`' (`page.rs`). The schema is derived in the compact form clients pay
 //! tokens for (no meta-schema, titles, formats or defaults; an enum as one `enum` list), and a
 //! call is checked against that same schema by `bridge::args` — the one check page tools use —
 //! before serde reads it.
@@ -15,30 +16,49 @@ use serde_json::{Map, Value, json};
 
 use super::bad_argument;
 
-/// The `tab_id` argument a tool's schema shows. The dispatcher reads it (`dispatch::take_tab_id`)
-/// before the tool's own arguments, so it is not a field of them.
-#[derive(Debug, Clone, Copy)]
+/// How a tool's schema shows the `tab_id` argument. The dispatcher reads it
+/// (`dispatch::take_tab_id`) before the tool's own arguments, so it is not a field of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TabIdArgument {
-    /// The tool takes no tab.
+    /// Not shown.
     None,
-    /// An optional tab, with what it means (`None`: it says nothing).
-    Optional(Option<&'static str>),
-    /// A tab the call must name.
-    Required,
+    /// Shown, with what it means (`None`: it says nothing).
+    Shown(Option<&'static str>),
 }
 
-/// The input schema of a tool whose own arguments are `A`, with its `tab_id` argument.
-pub(crate) fn input_schema<A: JsonSchema>(tab_id: TabIdArgument) -> Value {
-    let mut schema = derived::<A>();
-    if let TabIdArgument::None = tab_id {
-        return schema;
+/// A tool's arguments as one type: the input schema `tools/list` shows (without `tab_id`) and
+/// the reader of a call's arguments (`tab_id` already taken out), which cannot disagree.
+pub(crate) trait Arguments: Sized {
+    fn schema() -> Value;
+    /// Every failure is `INVALID_ARGS` naming `tool` and the argument.
+    fn parse(tool: &str, args: JsonObject) -> Result<Self, WireError>;
+}
+
+/// A struct deriving `Deserialize` and `JsonSchema`: its derived schema, and [`read`].
+impl<A: JsonSchema + DeserializeOwned> Arguments for A {
+    fn schema() -> Value {
+        derived::<A>()
     }
+
+    fn parse(tool: &str, args: JsonObject) -> Result<A, WireError> {
+        read(tool, args)
+    }
+}
+
+/// `schema` with the `tab_id` argument as `tab_id` shows it, listed first among the required
+/// ones when `required` (then shown whatever `tab_id` says).
+pub(crate) fn with_tab_id(mut schema: Value, tab_id: TabIdArgument, required: bool) -> Value {
+    let description = match (tab_id, required) {
+        (TabIdArgument::None, false) => return schema,
+        (TabIdArgument::None, true) => None,
+        (TabIdArgument::Shown(description), _) => description,
+    };
     let mut property = json!({"type": "integer", "minimum": 0});
-    if let TabIdArgument::Optional(Some(description)) = tab_id {
+    if let Some(description) = description {
         property["description"] = json!(description);
     }
     schema["properties"]["tab_id"] = property;
-    if let TabIdArgument::Required = tab_id {
+    if required {
         let required = schema["required"].as_array().cloned().unwrap_or_default();
         schema["required"] = std::iter::once(json!("tab_id")).chain(required).collect();
     }
@@ -48,10 +68,7 @@ pub(crate) fn input_schema<A: JsonSchema>(tab_id: TabIdArgument) -> Value {
 /// A call's arguments (`tab_id` already taken out) read as `A`: checked against `A`'s schema
 /// (`null` meaning "not given", as for every tool), bounds included, then deserialized. Every
 /// failure is `INVALID_ARGS` naming `tool` and the argument.
-pub(crate) fn read<A: JsonSchema + DeserializeOwned>(
-    tool: &str,
-    args: JsonObject,
-) -> Result<A, WireError> {
+fn read<A: JsonSchema + DeserializeOwned>(tool: &str, args: JsonObject) -> Result<A, WireError> {
     let schema = derived::<A>();
     let mut args =
         bridge::args::checked(&schema, Value::Object(args)).map_err(|e| e.for_tool(tool))?;
@@ -205,7 +222,11 @@ mod tests {
 
     #[test]
     fn the_schema_is_compact_and_says_what_a_caller_needs() {
-        let schema = input_schema::<Sample>(TabIdArgument::Optional(Some("which tab")));
+        let schema = with_tab_id(
+            Sample::schema(),
+            TabIdArgument::Shown(Some("which tab")),
+            false,
+        );
         assert_eq!(
             schema,
             json!({
@@ -221,20 +242,21 @@ mod tests {
                 "required": ["text"],
             })
         );
-        let required = input_schema::<Sample>(TabIdArgument::Required);
+        let required = with_tab_id(Sample::schema(), TabIdArgument::None, true);
         assert_eq!(required["required"], json!(["tab_id", "text"]));
         assert_eq!(
             required["properties"]["tab_id"],
             json!({"type": "integer", "minimum": 0})
         );
-        assert!(input_schema::<Sample>(TabIdArgument::None)["properties"]["tab_id"].is_null());
+        let hidden = with_tab_id(Sample::schema(), TabIdArgument::None, false);
+        assert!(hidden["properties"]["tab_id"].is_null());
     }
 
     fn read_sample(args: Value) -> Result<Sample, String> {
         let Value::Object(args) = args else {
             unreachable!("the tests give objects")
         };
-        read::<Sample>("sample", args).map_err(|e| {
+        Sample::parse("sample", args).map_err(|e| {
             assert_eq!(e.code, bridge::ErrorCode::InvalidArgs);
             e.message
         })

@@ -28,16 +28,6 @@ SITE_DOM = """(() => {
 })()"""
 
 
-async def site_when(evaluate: Callable[[str], Awaitable[dict]], condition, what: str) -> dict:
-    """Waits until the popup's site section, settled (no change on its way), meets `condition`."""
-
-    async def check():
-        dom = await evaluate(SITE_DOM)
-        return dom if dom["site"] and not dom["busy"] and condition(dom) else None
-
-    return await wait_for(check, timeout=20, what=f"the popup to show {what}")
-
-
 class PopupSite:
     """The popup page's site section in one browser, read and clicked as a person does, through `evaluate`
     (a JS expression in the popup → its value: CDP's in Chromium, BiDi's in Firefox)."""
@@ -46,7 +36,13 @@ class PopupSite:
         self.evaluate = evaluate
 
     async def when(self, condition, what: str) -> dict:
-        return await site_when(self.evaluate, condition, what)
+        """Waits until the site section, settled (no change on its way), meets `condition`."""
+
+        async def check():
+            dom = await self.evaluate(SITE_DOM)
+            return dom if dom["site"] and not dom["busy"] and condition(dom) else None
+
+        return await wait_for(check, timeout=20, what=f"the popup to show {what}")
 
     async def click(self, selector: str) -> None:
         # `?? true`: BiDi has no serialization for the `undefined` that click() returns.

@@ -226,6 +226,17 @@ impl Core {
             NavEvent::Completed { url } => {
                 // A page no adapter matches has no runtime until one is injected to record.
                 self.record_in_new_page(tab, &url, &mut actions);
+                let unannounced = self.load_committed(tab) || !self.tabs.contains(tab);
+                if unannounced && self.any_adapter_matches(&url) {
+                    // The registered content script should have started a runtime; one
+                    // registered while this page was loading does not (right after connecting,
+                    // under load), and nothing else would: inject it where it is missing.
+                    actions.push(Action::ToTab {
+                        tab,
+                        message: self.adapters_message(&url),
+                        on_reply: OnReply::InjectIfMissing,
+                    });
+                }
                 if let Some(load) = self.nav.loads.get(&tab).filter(|l| l.committed) {
                     if self.any_adapter_matches(&url) {
                         actions.push(Action::After {

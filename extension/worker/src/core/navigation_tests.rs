@@ -610,3 +610,58 @@ fn an_earlier_loads_grace_does_not_release_calls_held_for_the_next_page() {
     assert!(core.is_loading(3));
     assert!(sends_to_page(&announce(&mut core, 3), "c1"));
 }
+
+#[test]
+fn a_matched_page_no_runtime_announced_in_gets_one_injected_once_loaded() {
+    let injects = |actions: &[Action], tab: TabId| {
+        actions.iter().any(|a| {
+            matches!(a, Action::ToTab { tab: t, on_reply: OnReply::InjectIfMissing, .. } if *t == tab)
+        })
+    };
+    let mut core = connected_with_tab_3();
+    let matched = "http://127.0.0.1/todos";
+    // Tab 9 loads a page the adapters match, and no runtime ever says so (the content script's
+    // registration was not in force yet): once loaded, it gets one.
+    before(&mut core, 9, matched);
+    assert!(!injects(&committed(&mut core, 9, matched), 9));
+    let completed = core.on_navigation(
+        9,
+        NavEvent::Completed {
+            url: matched.into(),
+        },
+    );
+    assert!(injects(&completed, 9), "{completed:?}");
+    // Also when the worker heard nothing of the load before it completed.
+    let completed = core.on_navigation(
+        11,
+        NavEvent::Completed {
+            url: matched.into(),
+        },
+    );
+    assert!(injects(&completed, 11), "{completed:?}");
+    // A page whose runtime announced itself is left alone, as is one no adapter matches.
+    before(&mut core, 3, matched);
+    committed(&mut core, 3, matched);
+    announce(&mut core, 3);
+    assert!(!injects(
+        &core.on_navigation(
+            3,
+            NavEvent::Completed {
+                url: matched.into()
+            }
+        ),
+        3
+    ));
+    let elsewhere = "https://elsewhere.example/";
+    before(&mut core, 12, elsewhere);
+    committed(&mut core, 12, elsewhere);
+    assert!(!injects(
+        &core.on_navigation(
+            12,
+            NavEvent::Completed {
+                url: elsewhere.into()
+            }
+        ),
+        12
+    ));
+}

@@ -388,6 +388,31 @@ fn a_page_tool_call_goes_to_its_tab_once_started_and_ends_like_a_call() {
     assert_eq!(sent[0]["error"]["code"], "NO_SUCH_TAB");
 }
 
+/// A page tool's call whose operation names no page tool (or names it with something else than
+/// text) goes nowhere: it is answered at once with `PROTOCOL`, saying what was wrong.
+#[test]
+fn a_page_tool_call_that_names_no_tool_is_answered_with_what_was_wrong() {
+    let mut core = connected();
+    for op in [
+        json!({"max_chars": 100}),
+        json!({"tool": 7, "max_chars": 100}),
+    ] {
+        let call = json!({"type": "page_op", "id": "p1", "op": op, "timeout_ms": 500});
+        let actions = core.on_server_frame(&call.to_string());
+        assert!(
+            !actions.iter().any(|a| matches!(a, Action::PageOp { .. })),
+            "{actions:?}"
+        );
+        let sent = frames(&actions);
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0]["type"], "call_tool_error");
+        assert_eq!(sent[0]["id"], "p1");
+        assert_eq!(sent[0]["error"]["code"], "PROTOCOL");
+        let message = sent[0]["error"]["message"].as_str().unwrap();
+        assert_eq!(message, "its `op` names no page tool");
+    }
+}
+
 #[test]
 fn page_ready_gets_matching_adapters_and_tools_are_forwarded() {
     let mut core = connected();
