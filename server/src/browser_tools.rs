@@ -507,7 +507,7 @@ mod tests {
     /// `page_screenshot`'s arguments read as a call's are: typed, then checked.
     fn read_shot(value: Value) -> Result<ScreenshotArgs, WireError> {
         let args = value.as_object().unwrap().clone();
-        ScreenshotArgs::read(GivenShot::parse(PageScreenshot::ABOUT.name, args)?)
+        ScreenshotArgs::read(GivenShot::parse(&PageScreenshot::ABOUT, args)?)
     }
 
     #[test]

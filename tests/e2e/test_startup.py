@@ -78,3 +78,18 @@ async def test_browser_tabs_tells_the_model_when_no_browser_is_connected(tabwire
     assert "tabwire setup" in note and "tabwire doctor" in note
     called = await tabwire.call("todomvc_list_todos")
     assert called.is_error and called.text.startswith("NOT_CONNECTED: No browser is connected"), called.text
+
+
+async def test_a_mistyped_argument_is_refused_naming_it_and_what_the_tool_takes(tabwire):
+    """A server tool refuses an argument its schema does not name (as page tools do), before it reaches
+    the browser: `tabId` for `tab_id` would otherwise open a new tab instead of navigating the one meant."""
+    listed = {t.name: t for t in (await tabwire.session.list_tools()).tools}
+    assert listed["browser_open"].input_schema.get("additionalProperties") is False
+    opened = await tabwire.call("browser_open", {"url": "http://127.0.0.1/", "tabId": 3})
+    assert opened.is_error, opened
+    assert opened.text == 'INVALID_ARGS: browser_open: unknown argument "tabId" (the tool takes tab_id, url)', opened
+    state = await tabwire.call("site_state", {"tab_id": 3, "adapter": "todomvc"})
+    assert state.is_error and state.text.startswith('INVALID_ARGS: site_state: unknown argument "adapter"'), state
+    # Rightly spelled, the same call goes on (and, with no browser, says so).
+    opened = await tabwire.call("browser_open", {"url": "http://127.0.0.1/", "tab_id": 3})
+    assert opened.is_error and opened.text.startswith("NOT_CONNECTED"), opened

@@ -28,7 +28,7 @@ pub(super) async fn run<T: ServerTool>(
         target,
     } = request;
     let tab = take_tab_id(&mut args)?;
-    let given = T::Given::parse(T::ABOUT.name, args)?;
+    let given = T::Given::parse(&T::ABOUT, args)?;
     let mut at = Reading { mcp, tab };
     let args = T::Args::read_from(given, &mut at)?;
     let tab = at.tab;

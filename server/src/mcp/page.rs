@@ -82,7 +82,8 @@ impl<const I: usize> Arguments for PageArgs<I> {
         page_ops::input_schema(ABOUT[I].name).expect("every page tool has a schema")
     }
 
-    fn parse(tool: &str, args: JsonObject) -> Result<PageArgs<I>, WireError> {
+    fn parse(about: &About, args: JsonObject) -> Result<PageArgs<I>, WireError> {
+        let tool = about.name;
         page_ops::parse(tool, Value::Object(args))
             .map(PageArgs)
             .map_err(|why| WireError::new(ErrorCode::InvalidArgs, format!("{tool}: {why}")))

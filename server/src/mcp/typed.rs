@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::bad_argument;
+use super::table::About;
 
 /// How a tool's schema shows the `tab_id` argument. The dispatcher reads it
 /// (`dispatch::take_tab_id`) before the tool's own arguments, so it is not a field of them.
@@ -30,8 +31,9 @@ pub(crate) enum TabIdArgument {
 /// the reader of a call's arguments (`tab_id` already taken out), which cannot disagree.
 pub(crate) trait Arguments: Sized {
     fn schema() -> Value;
-    /// Every failure is `INVALID_ARGS` naming `tool` and the argument.
-    fn parse(tool: &str, args: JsonObject) -> Result<Self, WireError>;
+    /// Reads a call of the tool `about` describes. Every failure is `INVALID_ARGS` naming the
+    /// tool and the argument.
+    fn parse(about: &About, args: JsonObject) -> Result<Self, WireError>;
 }
 
 /// A struct deriving `Deserialize` and `JsonSchema`: its derived schema, and [`read`].
@@ -40,8 +42,8 @@ impl<A: JsonSchema + DeserializeOwned> Arguments for A {
         derived::<A>()
     }
 
-    fn parse(tool: &str, args: JsonObject) -> Result<A, WireError> {
-        read(tool, args)
+    fn parse(about: &About, args: JsonObject) -> Result<A, WireError> {
+        read(about, args)
     }
 }
 
@@ -65,11 +67,14 @@ pub(crate) fn with_tab_id(mut schema: Value, tab_id: TabIdArgument, required: bo
     schema
 }
 
-/// A call's arguments (`tab_id` already taken out) read as `A`: checked against `A`'s schema
-/// (`null` meaning "not given", as for every tool), bounds included, then deserialized. Every
-/// failure is `INVALID_ARGS` naming `tool` and the argument.
-fn read<A: JsonSchema + DeserializeOwned>(tool: &str, args: JsonObject) -> Result<A, WireError> {
-    let schema = derived::<A>();
+/// A call's arguments (`tab_id` already taken out) read as `A`: checked against the schema
+/// `tools/list` shows (`null` meaning "not given", as for every tool; an argument it does not
+/// name refused, naming those it does), bounds included, then deserialized. Every failure is
+/// `INVALID_ARGS` naming the tool and the argument.
+fn read<A: JsonSchema + DeserializeOwned>(about: &About, args: JsonObject) -> Result<A, WireError> {
+    let tool = about.name;
+    // `tab_id` is listed among what the tool takes; the dispatcher says when it is missing.
+    let schema = with_tab_id(derived::<A>(), about.tab_id, false);
     let mut args =
         bridge::args::checked(&schema, Value::Object(args)).map_err(|e| e.for_tool(tool))?;
     args.retain(|_, value| !value.is_null());
@@ -123,6 +128,8 @@ fn derived<A: JsonSchema>() -> Value {
     if schema.get("properties").is_none() {
         schema["properties"] = json!({});
     }
+    // A mistyped argument is refused, not silently ignored (as the page tools' schemas say too).
+    schema["additionalProperties"] = json!(false);
     schema
 }
 
@@ -195,6 +202,7 @@ fn constants(variant: &Value) -> Option<Vec<Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::table::{Hints, Needs};
 
     /// What a tool's arguments look like to the derive: docs, bounds, an optional enum, a flag.
     #[derive(Deserialize, JsonSchema, Debug, PartialEq)]
@@ -231,6 +239,7 @@ mod tests {
             schema,
             json!({
                 "type": "object",
+                "additionalProperties": false,
                 "properties": {
                     "text": {"type": "string", "description": "What to say", "maxLength": 5},
                     "count": {"type": "integer", "minimum": 1, "maximum": 9},
@@ -252,11 +261,21 @@ mod tests {
         assert!(hidden["properties"]["tab_id"].is_null());
     }
 
+    /// A tool taking [`Sample`] and, optionally, `tab_id`.
+    const SAMPLE: About = About {
+        name: "sample",
+        title: "Sample",
+        description: "A sample.",
+        hints: Hints::READS_AGAIN_ALIKE,
+        tab_id: TabIdArgument::Shown(None),
+        needs: Needs::Nothing,
+    };
+
     fn read_sample(args: Value) -> Result<Sample, String> {
         let Value::Object(args) = args else {
             unreachable!("the tests give objects")
         };
-        Sample::parse("sample", args).map_err(|e| {
+        Sample::parse(&SAMPLE, args).map_err(|e| {
             assert_eq!(e.code, bridge::ErrorCode::InvalidArgs);
             e.message
         })
@@ -298,6 +317,10 @@ mod tests {
             (
                 json!({"text": "a", "kind": "odd"}),
                 "sample: argument \"kind\" must be one of \"plain\", \"fancy\", got \"odd\"",
+            ),
+            (
+                json!({"text": "a", "tabId": 3}),
+                "sample: unknown argument \"tabId\" (the tool takes count, kind, loud, tab_id, text)",
             ),
         ] {
             assert_eq!(read_sample(args.clone()).unwrap_err(), message, "{args}");
