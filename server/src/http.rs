@@ -274,7 +274,7 @@ pub async fn serve_http(
                 "evicted",
                 format_args!(
                     "{MAX_UNAUTHENTICATED} HTTP connections were waiting without the bearer: \
-                     closed the one that had sent the least to let one from {peer} in"
+                     closed the oldest without a whole request head to let one from {peer} in"
                 ),
             );
         }

@@ -246,7 +246,7 @@ pub async fn serve(
                 "evicted",
                 format_args!(
                     "{MAX_HANDSHAKING} connections were waiting to prove the pairing secret: \
-                     closed the one that had sent the least to let one from {peer} in"
+                     closed the oldest without a whole request head to let one from {peer} in"
                 ),
             );
         }
