@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -52,40 +52,21 @@ struct Waiting {
 
 struct Member {
     id: u64,
-    said: Arc<Said>,
+    /// Whether it has sent a whole request head: seen when it was accepted, or by its reader.
+    whole_head: Arc<AtomicBool>,
     /// How to tell it that it was evicted.
     evicted: Arc<Notify>,
 }
 
-/// The most a connection was seen to say: by the look when it was accepted, raised by what its
-/// reader took since.
-#[derive(Default)]
-struct Said(AtomicU8);
-
-impl Said {
-    fn raise(&self, opening: Opening) {
-        self.0.fetch_max(opening as u8, Ordering::AcqRel);
-    }
-
-    fn most(&self) -> Opening {
-        match self.0.load(Ordering::Acquire) {
-            0 => Opening::Nothing,
-            1 => Opening::Partial,
-            _ => Opening::WholeHead,
-        }
-    }
-}
-
 /// What a connection has sent, least first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
 pub enum Opening {
     /// Nothing yet.
-    Nothing = 0,
+    Nothing,
     /// Some bytes, but not a whole HTTP request head.
-    Partial = 1,
+    Partial,
     /// A whole request head (ended by an empty line), as every legitimate client sends at once.
-    WholeHead = 2,
+    WholeHead,
 }
 
 impl Opening {
@@ -140,13 +121,12 @@ impl Pool {
     /// whole request head by now, or the oldest when all have. Says whether one was.
     pub fn admit(self: &Arc<Self>, opening: Opening) -> (Admission, bool) {
         let evicted = Arc::new(Notify::new());
-        let said = Arc::new(Said::default());
-        said.raise(opening);
+        let whole_head = Arc::new(AtomicBool::new(opening == Opening::WholeHead));
         let mut waiting = self.waiting();
         let mut evicted_one = false;
         while waiting.members.len() >= self.capacity {
             let unfinished = (waiting.members.iter())
-                .position(|member| member.said.most() != Opening::WholeHead);
+                .position(|member| !member.whole_head.load(Ordering::Acquire));
             let Some(member) = waiting.members.remove(unfinished.unwrap_or(0)) else {
                 break;
             };
@@ -157,7 +137,7 @@ impl Pool {
         waiting.next_id += 1;
         waiting.members.push_back(Member {
             id,
-            said: said.clone(),
+            whole_head: whole_head.clone(),
             evicted: evicted.clone(),
         });
         drop(waiting);
@@ -167,7 +147,7 @@ impl Pool {
             evicted,
             deadline: Instant::now() + PREAUTH_DEADLINE,
             budget: Arc::new(AtomicUsize::new(PREAUTH_BYTES)),
-            said,
+            whole_head,
             authenticated: AtomicBool::new(false),
             slot: Mutex::new(None),
         };
@@ -220,7 +200,7 @@ pub struct Admission {
     evicted: Arc<Notify>,
     deadline: Instant,
     budget: Arc<AtomicUsize>,
-    said: Arc<Said>,
+    whole_head: Arc<AtomicBool>,
     authenticated: AtomicBool,
     slot: Mutex<Option<OwnedSemaphorePermit>>,
 }
@@ -268,8 +248,8 @@ impl Admission {
         Metered {
             inner: stream,
             budget: self.budget.clone(),
-            said: self.said.clone(),
-            last: Vec::new(),
+            whole_head: self.whole_head.clone(),
+            head_end: 0,
         }
     }
 }
@@ -283,14 +263,34 @@ impl Drop for Admission {
 }
 
 /// A stream that fails a read past its connection's pre-authentication budget, and tells the
-/// pool what the connection said.
+/// pool once the connection has sent a whole request head.
 pub struct Metered<S> {
     inner: S,
     budget: Arc<AtomicUsize>,
-    said: Arc<Said>,
-    /// The last bytes read before authenticating (at most 3), so a head's end split across two
-    /// reads is seen.
-    last: Vec<u8>,
+    whole_head: Arc<AtomicBool>,
+    /// How much of the empty line that ends a head the bytes read so far end with, so an end
+    /// split across two reads is seen.
+    head_end: usize,
+}
+
+/// The `\r\n\r\n` that ends an HTTP request head.
+const HEAD_END: &[u8] = b"\r\n\r\n";
+
+/// How much of [`HEAD_END`] has been read after `bytes`, `matched` of it having been read before
+/// them ([`HEAD_END`]'s length: all of it).
+fn head_end_after(mut matched: usize, bytes: &[u8]) -> usize {
+    for &byte in bytes {
+        if matched == HEAD_END.len() {
+            break;
+        }
+        matched = if byte == HEAD_END[matched] {
+            matched + 1
+        } else {
+            // Only `\r` can begin the end again (`\r\n\r` + `\r`, or a lone `\r`).
+            usize::from(byte == b'\r')
+        };
+    }
+    matched
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
@@ -313,10 +313,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
                 }
                 // Only this connection's reader spends its budget.
                 self.budget.store(left - read, Ordering::Release);
-                let mut seen = std::mem::take(&mut self.last);
-                seen.extend_from_slice(&buf.filled()[before..]);
-                self.said.raise(Opening::classify(&seen));
-                self.last = seen[seen.len().saturating_sub(3)..].to_vec();
+                self.head_end = head_end_after(self.head_end, &buf.filled()[before..]);
+                if self.head_end == HEAD_END.len() {
+                    self.whole_head.store(true, Ordering::Release);
+                }
             }
         }
         polled
@@ -439,6 +439,20 @@ mod tests {
         let kept = tokio::time::timeout(Duration::from_millis(50), client.lost()).await;
         assert!(kept.is_err(), "the whole head its reader took keeps it");
         drop(newcomer);
+    }
+
+    #[test]
+    fn the_end_of_a_head_is_found_however_it_is_split() {
+        let whole = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n{}";
+        for split in 0..=whole.len() {
+            let (first, second) = whole.split_at(split);
+            let matched = head_end_after(head_end_after(0, first), second);
+            assert_eq!(matched, HEAD_END.len(), "split at {split}");
+        }
+        for not_yet in [&b"GET / HTTP/1.1\r\n"[..], b"\r\r\n\r", b"\n\n\r\n", b"P"] {
+            assert!(head_end_after(0, not_yet) < HEAD_END.len(), "{not_yet:?}");
+        }
+        assert_eq!(head_end_after(0, b"\r\n\r\r\n\r\n"), HEAD_END.len());
     }
 
     #[test]
