@@ -226,8 +226,9 @@ impl Core {
             NavEvent::Completed { url } => {
                 // A page no adapter matches has no runtime until one is injected to record.
                 self.record_in_new_page(tab, &url, &mut actions);
+                let matched = self.any_adapter_matches(&url);
                 let unannounced = self.load_committed(tab) || !self.tabs.contains(tab);
-                if unannounced && self.any_adapter_matches(&url) {
+                if unannounced && matched {
                     // The registered content script should have started a runtime; one
                     // registered while this page was loading does not (right after connecting,
                     // under load), and nothing else would: inject it where it is missing.
@@ -238,7 +239,7 @@ impl Core {
                     });
                 }
                 if let Some(load) = self.nav.loads.get(&tab).filter(|l| l.committed) {
-                    if self.any_adapter_matches(&url) {
+                    if matched {
                         actions.push(Action::After {
                             ms: ANNOUNCE_GRACE_MS,
                             timer: Timer::Announce {
