@@ -141,6 +141,11 @@ async def test_http_without_the_bearer_never_keeps_the_real_client_out(tabwire_c
 
         flood = Flood(port, FLOOD, kind)
         await clients_get_in_under(flood, process.pid, join, tries=12, per_try_s=15, who=f"HTTP {kind}: the SDK client")
+    if kind != "no_bearer":  # refused at once, those never fill the pool
+        # What the person reading the log is told of the evictions.
+        log = tabwire_command.stderr_path.read_text()
+        said = "HTTP connections were waiting without the bearer: closed the oldest without a whole request head"
+        assert said in log, log[-2000:]
 
 
 async def refuse_for(port: int, seconds: float, extension_id: str) -> int:
