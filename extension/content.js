@@ -6,6 +6,10 @@
 (() => {
   if (globalThis.__tabwireRuntime) return; // injected twice (registered script + executeScript)
   globalThis.__tabwireRuntime = "loading";
+  // The runtime once it has started: worker.js's __tabwireWarmProbe waits on it, so that
+  // browser_open answers once the runtime's call path is warm (issue 32, page/warm.rs).
+  let started;
+  globalThis.__tabwireStarted = new Promise((resolve) => (started = resolve));
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
   // Fetching and compiling the runtime starts at once: V8 compiles a streamed module off the
   // page's main thread while the page still parses, so a fresh tab's runtime is ready soon after
@@ -60,5 +64,6 @@
     };
     holdWorker();
     module.start(runtime);
+    started(module);
   })().catch((e) => console.error("tabwire: the runtime failed to start", e));
 })();

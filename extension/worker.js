@@ -84,6 +84,18 @@ globalThis.__tabwireRuntimeProbe = () => ({
   webmcp: Boolean(globalThis.__tabwireWebmcp),
 });
 
+// Run by chrome.scripting in a page's content scripts' world once it has loaded, for open_tab:
+// true once the runtime there has warmed its call path up (content.js's __tabwireStarted, the
+// runtime's warm_up: page/warm.rs), false after `waitMs` (no runtime started by then): either
+// way browser_open then answers, never failing because of it.
+globalThis.__tabwireWarmProbe = (waitMs) =>
+  new Promise((done) => {
+    setTimeout(() => done(false), waitMs);
+    const started = globalThis.__tabwireStarted;
+    if (!started) return done(false);
+    started.then((runtime) => runtime.warm_up()).then(() => done(true), () => done(false));
+  });
+
 // browser.rs's helpers (it decides; these only do): for screenshots, decode a captureVisibleTab
 // data URL, draw a region of it at a size and encode it as base64; run in a frame by
 // chrome.scripting (the content scripts' world, where content.js put the runtime's ref lookup),

@@ -17,6 +17,7 @@ the page anew (`browser_open` with the tab, which answers once the page has load
 (an agent's think time; default 0: at once), for Tabwire's calls.
 `--builds ROOT [ROOT...]`: Tabwire's first/next call only, for each build (a checkout with
 `target/release/tabwire`, `manifest.json` and `extension/`), to compare with the build before preloading.
+Each `browser_open` is timed too (at the MCP client): what waiting for the runtime's warm-up adds to it.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ async def tabwire_rounds(
 ) -> dict:
     """Per page: first and next snapshot times (when `allow_all`), and the page's load timings."""
     result: dict = {
-        name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": []} for name in urls
+        name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": [], "open": [],
+               "tab_open": []}
+        for name in urls
     }
     flags = ("--allow-all-origins",) if allow_all else ()
     async with paired_session(work, flags=flags, binary=binary, source=source) as (s, browser):
@@ -70,7 +73,9 @@ async def tabwire_rounds(
         tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
         for _ in range(ROUNDS):
             for name, url in urls.items():
+                t0 = time.perf_counter()
                 out = await s.call_ok("browser_open", {"url": url, "tab_id": tab})
+                result[name]["open"].append((time.perf_counter() - t0) * 1000)
                 assert out.structured["tab_id"] == tab, out
                 if allow_all:
                     await anyio.sleep(IDLE_S)
@@ -86,7 +91,9 @@ async def tabwire_rounds(
                     result[name]["dcl"].append(timing["dcl"])
                     result[name]["load"].append(timing["load"])
                 if allow_all:  # the same page in a new tab (often a new renderer process), then closed
+                    t0 = time.perf_counter()
                     fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                    result[name]["tab_open"].append((time.perf_counter() - t0) * 1000)
                     await anyio.sleep(IDLE_S)
                     result[name]["tab_first"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
                     result[name]["tab_next"].append(await timed(s, "page_snapshot", {"tab_id": fresh}))
@@ -175,6 +182,8 @@ async def main() -> None:
         print(f"  page DOMContentLoaded, no runtime        {spread(bare[name]['dcl'])}")
         print(f"  page load event end, runtime preloaded   {spread(tw[name]['load'])}")
         print(f"  page load event end, no runtime          {spread(bare[name]['load'])}")
+        print(f"  Tabwire    browser_open (same tab)  {spread(tw[name]['open'])}")
+        print(f"  Tabwire    browser_open (new tab)   {spread(tw[name]['tab_open'])}")
         first, nxt = statistics.median(tw[name]["first"]), statistics.median(tw[name]["next"])
         new_tab = statistics.median(tw[name]["tab_first"])
         peer = min(statistics.median(pw[name]["first"]), statistics.median(cdm[name]["first"]))
@@ -219,6 +228,8 @@ async def compare_builds(roots: list[Path]) -> None:
             print(f"{root} {name}: new tab first {spread(result[name]['tab_first'])}; "
                   f"next {spread(result[name]['tab_next'])}")
             print(f"{root} {name}: DOMContentLoaded {spread(result[name]['dcl'])}; load {spread(result[name]['load'])}")
+            print(f"{root} {name}: browser_open (same tab) {spread(result[name]['open'])}; "
+                  f"new tab {spread(result[name]['tab_open'])}")
     print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls} for r, v in results.items()}))
 
 

@@ -170,7 +170,8 @@ async def tabwire_side(work: Path, url: str, binary: Path = BINARY, source: Path
 
 def profile_of(text: str) -> dict[str, float]:
     """The phases of a profiling build's act answer (`profile: lookup 0.05 before 0.00 ...`)."""
-    words = text.rsplit("\nprofile:", 1)[1].split()
+    # Its own line: the server's framing of the page's content follows it.
+    words = text.rsplit("\nprofile:", 1)[1].split("\n", 1)[0].split()
     return {name: float(ms) for name, ms in zip(words[::2], words[1::2])}
 
 
@@ -182,7 +183,8 @@ async def compare_builds(roots: list[Path], rounds: int = int(os.environ.get("TA
     try:
         url = site.url("plain", "examples/vanillajs/index.html")
         for n in range(rounds):
-            for i, root in enumerate(roots):
+            # The builds' order alternates round by round: a loaded machine's drift falls on each alike.
+            for i, root in enumerate(roots if n % 2 == 0 else list(reversed(roots))):
                 side = work / f"r{n}-b{i}"
                 side.mkdir()
                 results[root].append(await tabwire_side(side, url, root / "target" / "release" / "tabwire", root))

@@ -10,7 +10,8 @@ Before tracing, the worker is warmed (a few calls in another tab), so what a win
 tab's own cost. Each new tab is left idle `TABWIRE_TRACE_IDLE_S` (default 1 s) after `browser_open`
 answers, so that its runtime is long ready: what remains is the first call's alone.
 
-With `--act`, the same for `page_act` on a warm TodoMVC tab (a checkbox clicked, `TABWIRE_TRACE_ACTS`
+With `--same-tab`, the page is loaded anew in one tab (`browser_open` with its `tab_id`, as an agent's
+next step loads it) instead of new tabs. With `--act`, the same for `page_act` on a warm TodoMVC tab (a checkbox clicked, `TABWIRE_TRACE_ACTS`
 times, default 20), and each window cut into legs by where the threads ran (`legs`): client and server
 up to the worker's first task, worker to the page's first task, the page, the page's last task to the
 worker's last one (the answer's check and send), and the worker's last task to the client.
@@ -222,7 +223,7 @@ def report(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
                 print(f"      {d:6.2f} ms  +{at:6.2f}  {s[4]} {str(what)[:80]}")
 
 
-async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
+async def run(root: Path, work: Path, keep: Path | None, act: bool, same_tab: bool = False) -> None:
     site = StaticServer(TODOMVC, work / "site.log")
     url = site.url("plain", "examples/vanillajs/index.html")
     try:
@@ -236,13 +237,16 @@ async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
             async def body() -> list[tuple[str, float, float]]:
                 windows = []
                 for n in range(TABS):
-                    fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
+                    # `--same-tab`: the warm tab loads the page anew (as an agent's next step does).
+                    where = {"tab_id": warm} if same_tab else {}
+                    fresh = (await s.call_ok("browser_open", {"url": url, **where})).structured["tab_id"]
                     await anyio.sleep(IDLE_S)  # the runtime long ready: what remains is the call's own
                     for which in ("first", "second"):
                         t0 = time.monotonic()
                         await s.call_ok("page_snapshot", {"tab_id": fresh})
                         windows.append((f"tab {n + 1} {which} page_snapshot", t0, time.monotonic()))
-                    await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
+                    if not same_tab:
+                        await s.call_ok("browser_tab", {"tab_id": fresh, "action": "close"})
                     await anyio.sleep(0.3)
                 return windows
 
@@ -275,6 +279,7 @@ async def run(root: Path, work: Path, keep: Path | None, act: bool) -> None:
         legs(tracer.events, windows)
     else:
         report(tracer.events, windows)
+        legs(tracer.events, [w for w in windows if "first" in w[0]])
         legs(tracer.events, [w for w in windows if "second" in w[0]])
 
 
@@ -283,6 +288,7 @@ def main() -> None:
     parser.add_argument("--builds", type=Path, default=REPO)
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--act", action="store_true", help="trace page_act on a warm tab instead")
+    parser.add_argument("--same-tab", action="store_true", help="load the page anew in one tab, not new tabs")
     parser.add_argument("--timeline", type=Path, help="a trace kept by --keep: print each window's timeline")
     a = parser.parse_args()
     if a.timeline:
@@ -291,7 +297,7 @@ def main() -> None:
             timeline(kept["traceEvents"], window)
         return
     work = Path(tempfile.mkdtemp(prefix="tabwire-trace-first-"))
-    anyio.run(run, a.builds, work, a.keep, a.act)
+    anyio.run(run, a.builds, work, a.keep, a.act, a.same_tab)
 
 
 if __name__ == "__main__":

@@ -324,6 +324,12 @@ impl Core {
         self.adapters.any_matches(url)
     }
 
+    /// Whether `url`'s page gets the runtime as it loads because its origin allows page tools
+    /// (`preload.rs`).
+    pub fn preloads(&self, url: &str) -> bool {
+        crate::preload::covers(&self.preload, url)
+    }
+
     // ---- the link -------------------------------------------------------------------------
 
     /// A connection attempt with `pairing` (read from its `path`) and this socket's fresh `nonce`

@@ -145,7 +145,8 @@ fn same_page(a: &str, b: &str) -> bool {
 }
 
 /// What to do once a page has loaded, given whether Tabwire's runtime runs there, whether the
-/// page asked for it by a WebMCP registration, and whether an adapter serves its URL.
+/// page asked for it by a WebMCP registration, whether an adapter serves its URL, and whether
+/// its origin allows page tools (`preload.rs`: the runtime loads with its pages).
 #[derive(Debug, PartialEq)]
 pub enum AfterLoad {
     /// `runtime` in the report: tools are coming from the page (an adapter's, or the ones it
@@ -153,13 +154,22 @@ pub enum AfterLoad {
     /// origin allows page tools (`preload.rs`) announces none: nothing to wait for.
     Report(LoadedPage),
     /// A tab opened while the content script's registration was still under way can miss it:
-    /// an adapter page must not stay without its runtime. Report whether injecting worked.
-    Inject,
+    /// an adapter page, or an allowed origin's (whose first call would otherwise pay for
+    /// loading the runtime, issue 32), must not stay without its runtime. Report whether
+    /// injecting worked as `runtime` where tools are coming (`tools_coming`: an adapter's).
+    Inject { tools_coming: bool },
 }
 
-pub fn after_load(runtime: bool, webmcp_asked: bool, adapter_matches: bool) -> AfterLoad {
-    if !runtime && !webmcp_asked && adapter_matches {
-        AfterLoad::Inject
+pub fn after_load(
+    runtime: bool,
+    webmcp_asked: bool,
+    adapter_matches: bool,
+    preloaded: bool,
+) -> AfterLoad {
+    if !runtime && !webmcp_asked && (adapter_matches || preloaded) {
+        AfterLoad::Inject {
+            tools_coming: adapter_matches,
+        }
     } else {
         AfterLoad::Report(LoadedPage {
             runtime: webmcp_asked || (runtime && adapter_matches),
@@ -167,20 +177,52 @@ pub fn after_load(runtime: bool, webmcp_asked: bool, adapter_matches: bool) -> A
     }
 }
 
+/// How long `open_tab` waits, once its page has loaded, for the runtime there to warm its call
+/// path up (`injector/src/page/warm.rs`), so that a call made at once after `browser_open` is as
+/// fast as the next. A runtime that compiled while the page parsed starts and warms within tens
+/// of ms; this bounds one still compiling on a busy machine, or one that never starts.
+pub const WARM_WAIT_MS: f64 = 1500.0;
+
+/// How long `open_tab` waits for the warm-up (`None`: not at all): only where a runtime runs
+/// (loaded with the page: an adapter matched or page tools are allowed; or just injected), and
+/// within what is left of its wait for the page. It never fails because of it.
+pub fn warm_wait_ms(runtime: bool, left_ms: f64) -> Option<f64> {
+    let wait = WARM_WAIT_MS.min(left_ms);
+    (runtime && wait > 0.0).then_some(wait)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn the_warm_up_is_waited_for_only_where_a_runtime_runs_and_within_the_wait() {
+        assert_eq!(warm_wait_ms(false, 5000.0), None);
+        assert_eq!(warm_wait_ms(true, 5000.0), Some(WARM_WAIT_MS));
+        assert_eq!(warm_wait_ms(true, 200.0), Some(200.0));
+        assert_eq!(
+            warm_wait_ms(true, 0.0),
+            None,
+            "no wait left: answer at once"
+        );
+        assert_eq!(warm_wait_ms(true, -3.0), None);
+    }
+
+    #[test]
     fn tools_are_waited_for_only_where_an_adapter_or_the_page_brings_some() {
         let report = |runtime| AfterLoad::Report(LoadedPage { runtime });
-        assert_eq!(after_load(false, false, true), AfterLoad::Inject);
-        assert_eq!(after_load(true, false, true), report(true));
-        assert_eq!(after_load(false, true, false), report(true));
-        assert_eq!(after_load(true, true, false), report(true));
+        let inject = |tools_coming| AfterLoad::Inject { tools_coming };
+        assert_eq!(after_load(false, false, true, false), inject(true));
+        assert_eq!(after_load(false, false, true, true), inject(true));
+        assert_eq!(after_load(true, false, true, false), report(true));
+        assert_eq!(after_load(false, true, false, false), report(true));
+        assert_eq!(after_load(true, true, false, false), report(true));
         // Preloaded on an allowed origin, no adapter, no WebMCP: no tools are coming.
-        assert_eq!(after_load(true, false, false), report(false));
-        assert_eq!(after_load(false, false, false), report(false));
+        assert_eq!(after_load(true, false, false, true), report(false));
+        assert_eq!(after_load(false, false, false, false), report(false));
+        // An allowed origin's page that loaded before the runtime's registration covered it
+        // gets the runtime now, and still no tools are waited for.
+        assert_eq!(after_load(false, false, false, true), inject(false));
     }
 
     #[test]
@@ -334,13 +376,16 @@ mod tests {
             ..tab
         }));
         assert_eq!(
-            after_load(true, false, true),
+            after_load(true, false, true, false),
             AfterLoad::Report(LoadedPage { runtime: true })
         );
         assert_eq!(
-            after_load(false, false, false),
+            after_load(false, false, false, false),
             AfterLoad::Report(LoadedPage { runtime: false })
         );
-        assert_eq!(after_load(false, false, true), AfterLoad::Inject);
+        assert_eq!(
+            after_load(false, false, true, false),
+            AfterLoad::Inject { tools_coming: true }
+        );
     }
 }

@@ -24,6 +24,14 @@ pub fn preload_patterns(grants: &GrantList, all_origins: bool) -> Vec<String> {
     patterns
 }
 
+/// Whether `patterns` (from [`preload_patterns`]) cover `url`.
+pub fn covers(patterns: &[String], url: &str) -> bool {
+    patterns
+        .iter()
+        .filter_map(|p| MatchPattern::parse(p).ok())
+        .any(|p| p.matches(url))
+}
+
 /// The patterns the one dynamic content script covers: the adapters' and the preloaded origins'.
 pub fn script_patterns(adapters: Vec<String>, preload: &[String]) -> Vec<String> {
     let mut patterns = adapters;
@@ -66,6 +74,16 @@ mod tests {
             ["http://*/*", "https://*/*"]
         );
         assert!(preload_patterns(&GrantList::new(), false).is_empty());
+    }
+
+    #[test]
+    fn a_page_is_covered_by_its_origins_pattern_only() {
+        let all = preload_patterns(&GrantList::new(), true);
+        assert!(covers(&all, "http://127.0.0.1:9000/a"));
+        let one = ["http://127.0.0.1:8080/*".to_owned()];
+        assert!(covers(&one, "http://127.0.0.1:8080/page?q=1"));
+        assert!(!covers(&one, "http://127.0.0.1:9090/page"));
+        assert!(!covers(&[], "http://127.0.0.1:8080/"));
     }
 
     #[test]

@@ -108,7 +108,8 @@ impl<D: PageDom> Walk<'_, D> {
                     .is_some_and(|p| dom.shown(&p) == Shown::Yes)
             {
                 self.flush();
-                let line = self.line(node, &role, "hidden");
+                let name = aria::name(dom, node, &role);
+                let line = self.line(node, &role, &name, "hidden");
                 self.lines.push(Line {
                     depth,
                     text: line,
@@ -138,8 +139,9 @@ impl<D: PageDom> Walk<'_, D> {
         if role == "separator" {
             return;
         }
+        // Once per element: a name from its content walks its whole subtree.
         let name = aria::name(dom, node, &role);
-        let line = self.line(node, &role, "");
+        let line = self.line(node, &role, &name, "");
         let at = self.lines.len();
         self.lines.push(Line {
             depth,
@@ -179,8 +181,8 @@ impl<D: PageDom> Walk<'_, D> {
         })
     }
 
-    /// The element's line: role, ref, name, states (and `extra`).
-    fn line(&mut self, node: &D::Node, role: &str, extra: &str) -> String {
+    /// The element's line: role, ref, `name` (its accessible name), states (and `extra`).
+    fn line(&mut self, node: &D::Node, role: &str, name: &str, extra: &str) -> String {
         let dom = self.dom;
         let mut line = if role == "heading" {
             format!("h{}", aria::heading_level(dom, node))
@@ -195,10 +197,9 @@ impl<D: PageDom> Walk<'_, D> {
             line.push(' ');
             line.push_str(&ref_name(r));
         }
-        let name = aria::name(dom, node, role);
         if !name.is_empty() {
             line.push(' ');
-            line.push_str(&quote(&truncate(&name, MAX_NAME)));
+            line.push_str(&quote(&truncate(name, MAX_NAME)));
         } else if matches!(role, "button" | "link" | "menuitem" | "tab" | "textbox")
             && let Some(hint) = hint(dom, node)
         {

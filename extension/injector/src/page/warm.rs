@@ -9,6 +9,9 @@
 //! runtime's own handler and answered to nobody, since a trace of a warmed tab's first call still
 //! showed ~74 functions compiled on its way in and out (the message's decoding, the call's
 //! bookkeeping, the answer's encoding: ~3 ms; scripts/trace_first_call.py, BENCHMARKS.md).
+//! A call asked at once after `browser_open` came before the idle moment, so the worker's
+//! `open_tab` asks for the warm-up as soon as the page has loaded and answers once it is over
+//! ([`Warmth`]: it runs once per document, whoever asks first).
 
 use bridge::page_ops::{self, FrameId, WireOp};
 use serde_json::json;
@@ -48,6 +51,82 @@ pub fn message(frame: FrameId, origin: Option<&str>) -> String {
         message["origin"] = origin.into();
     }
     message.to_string()
+}
+
+/// Where a document's warm-up is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Not started: waiting for an idle moment after load, or for someone to ask.
+    Cold,
+    Running,
+    /// Run through a call's whole path.
+    Ran,
+    /// Not run, and never will be: nothing worth warming, or a call got there first (and so
+    /// compiled the path itself).
+    Skipped,
+}
+
+impl Stage {
+    /// What the content scripts' world shows of it (`__tabwireWarm`, read by the tests).
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Cold => "cold",
+            Stage::Running => "running",
+            Stage::Ran => "ran",
+            Stage::Skipped => "skipped",
+        }
+    }
+}
+
+/// A document's warm-up and whoever waits for it to be over (the worker's `open_tab`, `W` the
+/// promise's resolver in the page): it starts once, at the first idle moment after load or when
+/// first asked, whichever comes first.
+#[derive(Debug)]
+pub struct Warmth<W> {
+    stage: Stage,
+    waiting: Vec<W>,
+}
+
+impl<W> Default for Warmth<W> {
+    fn default() -> Self {
+        Warmth {
+            stage: Stage::Cold,
+            waiting: Vec::new(),
+        }
+    }
+}
+
+impl<W> Warmth<W> {
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// Whether the warm-up starts now: only once per document.
+    pub fn start(&mut self) -> bool {
+        let starts = self.stage == Stage::Cold;
+        if starts {
+            self.stage = Stage::Running;
+        }
+        starts
+    }
+
+    /// The warm-up is over (`Ran` or `Skipped`); gives back everyone who waited, to be told.
+    pub fn over(&mut self, how: Stage) -> Vec<W> {
+        debug_assert!(matches!(how, Stage::Ran | Stage::Skipped));
+        self.stage = how;
+        std::mem::take(&mut self.waiting)
+    }
+
+    /// `waiter` waits for the warm-up to be over; given back at once when it already is.
+    pub fn wait(&mut self, waiter: W) -> Option<W> {
+        match self.stage {
+            Stage::Ran | Stage::Skipped => Some(waiter),
+            Stage::Cold | Stage::Running => {
+                self.waiting.push(waiter);
+                None
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -194,6 +273,27 @@ mod tests {
             json!({}),
         );
         assert!(!dom.frames_asked.borrow().is_empty());
+    }
+
+    #[test]
+    fn the_warm_up_starts_once_and_everyone_who_waited_hears_its_end() {
+        let mut warmth = Warmth::default();
+        assert_eq!(warmth.stage(), Stage::Cold);
+        assert_eq!(warmth.wait("open_tab"), None, "asked before it ran: waits");
+        assert!(warmth.start(), "the first to start it (asked, or idle)");
+        assert!(!warmth.start(), "never twice");
+        assert_eq!(warmth.wait("another open_tab"), None, "running: waits");
+        assert_eq!(warmth.stage().label(), "running");
+        assert_eq!(warmth.over(Stage::Ran), ["open_tab", "another open_tab"]);
+        assert_eq!(warmth.wait("late"), Some("late"), "over: answered at once");
+        assert!(!warmth.start(), "a document is warmed once");
+        assert!(warmth.over(Stage::Ran).is_empty());
+
+        let mut skipped = Warmth::default();
+        assert!(skipped.start());
+        assert!(skipped.over(Stage::Skipped).is_empty());
+        assert_eq!(skipped.wait(1), Some(1), "skipped is over too");
+        assert_eq!(skipped.stage().label(), "skipped");
     }
 
     #[test]

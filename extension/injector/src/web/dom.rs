@@ -9,7 +9,7 @@ use bridge::keys::Platform;
 use bridge::upload::UploadFile;
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::{JsCast, JsValue, intern};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     AbortController, Document, Element, Event, EventInit, Headers, MutationObserver,
@@ -207,15 +207,20 @@ impl Dom for WebDom {
     }
 
     fn value(&self, node: &Element) -> Option<String> {
-        Reflect::get(node, &"value".into()).ok()?.as_string()
+        Reflect::get(node, &intern("value").into())
+            .ok()?
+            .as_string()
     }
 
     fn attr(&self, node: &Element, name: &str) -> Option<String> {
-        node.get_attribute(name)
+        // Interned: a snapshot asks each element for the same few names (our code's, or an
+        // adapter's), and decoding each anew into a JS string cost ~0.6 ms an act on TodoMVC
+        // (issue 32's profile, BENCHMARKS.md).
+        node.get_attribute(intern(name))
     }
 
     fn prop(&self, node: &Element, name: &str) -> Value {
-        let value = Reflect::get(node, &name.into()).unwrap_or(JsValue::NULL);
+        let value = Reflect::get(node, &intern(name).into()).unwrap_or(JsValue::NULL);
         if let Some(b) = value.as_bool() {
             Value::Bool(b)
         } else if let Some(n) = value.as_f64() {

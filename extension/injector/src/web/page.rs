@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use js_sys::{Object, Reflect, WeakMap};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::{JsCast, JsValue, intern};
 use web_sys::{Element, Node};
 
 use super::dom::WebDom;
@@ -90,7 +90,7 @@ fn call(target: &JsValue, method: &str, args: &[JsValue]) -> Option<JsValue> {
 }
 
 fn nodes_of(list: &JsValue) -> Vec<Node> {
-    let length = Reflect::get(list, &"length".into())
+    let length = Reflect::get(list, &intern("length").into())
         .ok()
         .and_then(|l| l.as_f64())
         .unwrap_or(0.0) as u32;
@@ -145,7 +145,7 @@ impl PageDom for WebDom {
         // `display: contents` has no box of its own, yet its content shows.
         let contents = web_sys::window()
             .and_then(|w| w.get_computed_style(node).ok().flatten())
-            .and_then(|style| style.get_property_value("display").ok())
+            .and_then(|style| style.get_property_value(intern("display")).ok())
             .is_some_and(|display| display == "contents");
         if contents { Shown::Yes } else { Shown::No }
     }
@@ -158,7 +158,7 @@ impl PageDom for WebDom {
     }
 
     fn labels(&self, node: &Element) -> Vec<Element> {
-        Reflect::get(node, &"labels".into())
+        Reflect::get(node, &intern("labels").into())
             .ok()
             .filter(|l| l.is_object())
             .map(|l| {

@@ -29,6 +29,7 @@ use super::basics::{
 };
 use super::dialogs;
 use super::dom::WebDom;
+use crate::page::warm::{Stage, Warmth};
 use crate::state;
 use crate::steps::Outcome;
 use crate::tools::{self, Catalog, Start};
@@ -55,7 +56,8 @@ extern "C" {
 enum Reply {
     Callback(Function),
     Port(Port),
-    /// The warm-up's call (`page::warm`): its answer is encoded, as a call's is, and dropped.
+    /// The warm-up's call (`page::warm`): its answer is encoded, as a call's is, and dropped;
+    /// the warm-up is then over.
     Nobody,
 }
 
@@ -70,7 +72,7 @@ impl Reply {
                 // A closed port (the worker stopped) fails the call on the worker's side.
                 let _ = port.post_message(&js_sys::Array::of2(&JsValue::from(id), &text));
             }
-            Reply::Nobody => {}
+            Reply::Nobody => warm_over(Stage::Ran),
         }
     }
 }
@@ -184,10 +186,18 @@ fn warm_when_loaded(window: &web_sys::Window) {
     }
 }
 
+thread_local! {
+    /// This document's warm-up, and the worker's `open_tab`s waiting for it (their resolvers).
+    static WARMTH: RefCell<Warmth<Function>> = RefCell::default();
+}
+
 fn warm_now() {
+    if !WARMTH.with(|w| w.borrow_mut().start()) {
+        return;
+    }
     // A call that started first warms the path itself; the warm-up never runs beside one.
     if PAGE.with(|p| !p.borrow().running.is_empty()) {
-        return;
+        return warm_over(Stage::Skipped);
     }
     let elements = web_sys::window()
         .and_then(|w| w.document())
@@ -195,15 +205,47 @@ fn warm_now() {
         .map_or(u32::MAX, |all| all.length());
     let refs = super::page::REFS.with(Rc::clone);
     if !crate::page::warm::worth_warming(elements, &refs.borrow()) {
-        return;
+        return warm_over(Stage::Skipped);
     }
     let frame = refs.borrow().frame;
     let origin = bridge::origin::text_of(&location_and_title().0);
-    // Decoded as the port's listener decodes a call (`use_port`) and handled as one.
+    // Decoded as the port's listener decodes a call (`use_port`) and handled as one; its answer
+    // to nobody ends the warm-up (`Reply::Nobody`).
     let message = crate::page::warm::message(frame, origin.as_deref());
-    if let Ok(call) = serde_json::from_str::<ToPage>(&message) {
-        handle(call, Reply::Nobody);
+    match serde_json::from_str::<ToPage>(&message) {
+        Ok(call) => {
+            handle(call, Reply::Nobody);
+        }
+        Err(_) => warm_over(Stage::Skipped),
     }
+}
+
+/// The warm-up is over: whoever waited for it hears so, and the content scripts' world shows
+/// it (`__tabwireWarm`, where the end-to-end tests look).
+fn warm_over(how: Stage) {
+    let waiting = WARMTH.with(|w| w.borrow_mut().over(how));
+    let _ = js_sys::Reflect::set(
+        &super::basics::CONTENT_GLOBAL.with(JsValue::clone),
+        &"__tabwireWarm".into(),
+        &how.label().into(),
+    );
+    for resolve in waiting {
+        let _ = resolve.call0(&JsValue::NULL);
+    }
+}
+
+/// A promise resolved once this document's warm-up is over, starting it now if it has not
+/// started: the worker's `open_tab` asks once the page has loaded, so that a call made at once
+/// after `browser_open` finds the path compiled (`worker.js`'s `__tabwireWarmProbe`).
+#[wasm_bindgen]
+pub fn warm_up() -> js_sys::Promise {
+    js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(resolve) = WARMTH.with(|w| w.borrow_mut().wait(resolve)) {
+            let _ = resolve.call0(&JsValue::NULL);
+            return;
+        }
+        warm_now();
+    })
 }
 
 // ----- WebMCP: tools the page registers itself --------------------------------------------------

@@ -221,7 +221,8 @@ pub(super) async fn open_tab(
 
 /// Waits until `tab`'s page has finished loading (looking every [`page_life::LOAD_EVERY_MS`], at
 /// most `wait_ms`), then asks the page whether Tabwire's runtime runs or is starting there,
-/// injecting it into a page an adapter matches where it is missing (`None`: still loading).
+/// injecting it into a page an adapter matches where it is missing (`None`: still loading), and
+/// where a runtime runs, waits (bounded) for its warm-up.
 async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Option<LoadedPage> {
     let deadline = js_sys::Date::now() + wait_ms;
     let loaded = loop {
@@ -244,31 +245,46 @@ async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Op
     };
     // worker.js's probe runs in the content scripts' world, where content.js and the WebMCP
     // loader leave their marks (a page Chrome does not let us script has no runtime either).
-    let injection = from_json(&json!({"target": {"tabId": tab, "frameIds": [0]}}).to_string());
-    let _ = js_sys::Reflect::set(
-        &injection,
-        &"func".into(),
-        &chrome::global_path(&["__tabwireRuntimeProbe"]),
-    );
-    let probed = match JsFuture::from(chrome::execute_script(&injection)).await {
-        Ok(results) => get(&Array::from(&results).get(0), "result"),
-        Err(_) => JsValue::UNDEFINED,
-    };
+    let probed = in_top_frame(tab, "__tabwireRuntimeProbe", None).await;
     let mark = |name: &str| get(&probed, name).as_bool().unwrap_or(false);
     let (runtime, webmcp) = (mark("runtime"), mark("webmcp"));
     let url = get(&loaded, "url").as_string().unwrap_or_default();
-    let adapter_matches = with_core(|core| core.any_adapter_matches(&url));
-    match page_life::after_load(runtime, webmcp, adapter_matches) {
-        AfterLoad::Report(page) => Some(page),
-        AfterLoad::Inject => {
+    let (adapter_matches, preloaded) =
+        with_core(|core| (core.any_adapter_matches(&url), core.preloads(&url)));
+    let (page, runs) = match page_life::after_load(runtime, webmcp, adapter_matches, preloaded) {
+        AfterLoad::Report(page) => (page, runtime),
+        AfterLoad::Inject { tools_coming } => {
             let injection =
                 json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
             let injected =
                 JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
                     .await
                     .is_ok();
-            Some(LoadedPage { runtime: injected })
+            let page = LoadedPage {
+                runtime: injected && tools_coming,
+            };
+            (page, injected)
         }
+    };
+    // Until the runtime has warmed its call path up (at most `wait_ms`), so that the first call
+    // after `browser_open` is as fast as the next; a probe that fails or gives up only ends it.
+    if let Some(wait_ms) = page_life::warm_wait_ms(runs, deadline - js_sys::Date::now()) {
+        in_top_frame(tab, "__tabwireWarmProbe", Some(wait_ms)).await;
+    }
+    Some(page)
+}
+
+/// The result of `worker.js`'s function `func` (awaited), run with `arg` in `tab`'s top frame,
+/// in the content scripts' world; `undefined` when it could not run there.
+async fn in_top_frame(tab: TabId, func: &str, arg: Option<f64>) -> JsValue {
+    let injection = from_json(&format!(r#"{{"target":{{"tabId":{tab},"frameIds":[0]}}}}"#));
+    let _ = js_sys::Reflect::set(&injection, &"func".into(), &chrome::global_path(&[func]));
+    if let Some(arg) = arg {
+        let _ = js_sys::Reflect::set(&injection, &"args".into(), &Array::of1(&arg.into()));
+    }
+    match JsFuture::from(chrome::execute_script(&injection)).await {
+        Ok(results) => get(&Array::from(&results).get(0), "result"),
+        Err(_) => JsValue::UNDEFINED,
     }
 }
 
