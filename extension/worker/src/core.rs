@@ -126,6 +126,12 @@ pub enum Action {
         id: RequestId,
         answer: Result<crate::popup::Answered, String>,
     },
+    /// Ask Chrome whether `tab` still loads (`tabs.get`'s `status`) and tell
+    /// [`Core::on_load_looked`], for its load `load`.
+    LookAtLoad {
+        tab: TabId,
+        load: u64,
+    },
     /// Call [`Core::on_timer`] with `timer` after `ms`.
     After {
         ms: f64,

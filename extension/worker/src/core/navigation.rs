@@ -27,6 +27,11 @@ pub const HELD_OTHER_MS: f64 = 10_000.0;
 /// tab must not hold calls for the rest of the call's time.
 pub const UNCONFIRMED_LOAD_MS: f64 = 2000.0;
 
+/// How long requests wait for their tab's load before the worker looks at the tab itself, and
+/// again after each look that found it still loading: a load whose commit the worker never heard
+/// of (an event lost as the worker started, under load) must not hold them for their whole time.
+pub const LOOK_MS: f64 = 1000.0;
+
 /// A `webNavigation` event of a tab's top frame, as the glue reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NavEvent {
@@ -65,6 +70,9 @@ pub enum Timer {
     Announce { tab: TabId, load: u64 },
     /// A load a page said it set off, and Chrome had not begun (`load`: as above).
     Unconfirmed { tab: TabId, load: u64 },
+    /// Requests have waited [`LOOK_MS`] for load `load` of `tab`: time to ask Chrome whether the
+    /// tab still loads ([`Action::LookAtLoad`]).
+    Look { tab: TabId, load: u64 },
 }
 
 /// A tab loading another page.
@@ -152,12 +160,22 @@ impl Core {
         bound_ms: f64,
         actions: &mut Vec<Action>,
     ) {
-        if self.is_loading(tab) {
+        if let Some(load) = self.nav.loads.get(&tab) {
             actions.push(Action::After {
                 ms: bound_ms,
                 timer: Timer::Held(id.clone()),
             });
-            self.nav.held.entry(tab).or_default().push((id, action));
+            let held = self.nav.held.entry(tab).or_default();
+            if held.is_empty() {
+                actions.push(Action::After {
+                    ms: LOOK_MS,
+                    timer: Timer::Look {
+                        tab,
+                        load: load.serial,
+                    },
+                });
+            }
+            held.push((id, action));
             return;
         }
         self.note_sent(&id, &action);
@@ -642,6 +660,42 @@ impl Core {
                     self.loaded(tab, &mut actions);
                 }
             }
+            Timer::Look { tab, load } => {
+                let waiting = self.nav.held.get(&tab).is_some_and(|h| !h.is_empty());
+                if waiting && self.load_now(tab, load).is_some() {
+                    actions.push(Action::LookAtLoad { tab, load });
+                }
+            }
+        }
+        actions
+    }
+
+    /// What Chrome said of `tab` once requests had waited for its load `load` ([`Timer::Look`]):
+    /// `complete`, the tab loads nothing (`tabs.get`'s `status`). A load still under way is looked
+    /// at again later. One that never committed is over (its commit event never came, or its
+    /// navigation ended without a word): the page shown stays and what waits goes to it. One that
+    /// committed waits for its runtime's announcement, bounded as its completion would have.
+    pub fn on_load_looked(&mut self, tab: TabId, load: u64, complete: bool) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let Some(now) = self.load_now(tab, load) else {
+            return actions;
+        };
+        if !complete {
+            self.wait_for(Timer::Look { tab, load }, LOOK_MS as u64, &mut actions);
+        } else if now.committed {
+            self.wait_for(
+                Timer::Announce { tab, load },
+                ANNOUNCE_GRACE_MS as u64,
+                &mut actions,
+            );
+        } else {
+            actions.push(Action::Log(format!(
+                "tab {tab}: Chrome says its page has loaded, yet the load of {} it began never \
+                 committed ({} navigation(s) unended): what waited for it goes to the page shown",
+                now.url, now.pending
+            )));
+            self.land_all(tab, None, &mut actions);
+            self.loaded(tab, &mut actions);
         }
         actions
     }

@@ -47,17 +47,19 @@ fn committed(core: &mut Core, tab: TabId, url: &str) -> Vec<Action> {
     )
 }
 
-/// The timer `actions` set for tab 3 after `ms` (`Announce` or `Unconfirmed`: they name the load).
+/// The timer `actions` set for tab 3 after `ms` (`Announce`, `Unconfirmed` or `Look`: they name
+/// the load).
 fn load_timer(actions: &[Action], wanted_ms: f64) -> Timer {
     actions
         .iter()
         .find_map(|a| match a {
             Action::After { ms, timer } if *ms == wanted_ms => match timer {
-                Timer::Announce { tab: 3, .. } | Timer::Unconfirmed { tab: 3, .. } => {
-                    Some(timer.clone())
-                }
+                Timer::Announce { tab: 3, .. }
+                | Timer::Unconfirmed { tab: 3, .. }
+                | Timer::Look { tab: 3, .. } => Some(timer.clone()),
                 Timer::Announce { .. }
                 | Timer::Unconfirmed { .. }
+                | Timer::Look { .. }
                 | Timer::Landing(_)
                 | Timer::Continuation(_)
                 | Timer::Held(_) => None,
@@ -664,4 +666,83 @@ fn a_matched_page_no_runtime_announced_in_gets_one_injected_once_loaded() {
         ),
         12
     ));
+}
+
+/// The load `actions` ask Chrome about, if any.
+fn looks_at(actions: &[Action]) -> Option<(TabId, u64)> {
+    actions.iter().find_map(|a| match a {
+        Action::LookAtLoad { tab, load } => Some((*tab, *load)),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_load_whose_commit_never_came_holds_calls_only_until_chrome_says_the_tab_is_loaded() {
+    let mut core = connected_with_tab_3();
+    // The worker heard the load begin and nothing after (its commit lost as the worker started).
+    before(&mut core, 3, "http://127.0.0.1/launched");
+    let held = call(&mut core, "c1", 3);
+    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    let look = load_timer(&held, LOOK_MS);
+    // One look per wait, however many requests wait.
+    let second =
+        core.on_server_frame(&json!({"type":"request_state","id":"r1","tab":3}).to_string());
+    assert!(
+        !second.iter().any(|a| matches!(
+            a,
+            Action::After {
+                timer: Timer::Look { .. },
+                ..
+            }
+        )),
+        "{second:?}"
+    );
+
+    // Chrome says the tab still loads: it is looked at again later, and the calls wait.
+    let asked = looks_at(&core.on_timer(look)).expect("the worker asks Chrome");
+    let still = core.on_load_looked(asked.0, asked.1, false);
+    assert!(!sends_to_page(&still, "c1"), "{still:?}");
+    let again = load_timer(&still, LOOK_MS);
+    assert!(core.is_loading(3));
+
+    // Chrome says it has loaded: what waited goes to the page shown, and the log says why.
+    let asked = looks_at(&core.on_timer(again)).expect("asked again");
+    let done = core.on_load_looked(asked.0, asked.1, true);
+    assert!(sends_to_page(&done, "c1"), "{done:?}");
+    assert!(
+        done.iter()
+            .any(|a| matches!(a, Action::ToTab { on_reply: OnReply::State(id), .. } if id == "r1")),
+        "the held state request goes too: {done:?}"
+    );
+    assert!(
+        done.iter()
+            .any(|a| matches!(a, Action::Log(m) if m.contains("never committed"))),
+        "{done:?}"
+    );
+    assert!(!core.is_loading(3));
+}
+
+#[test]
+fn a_look_leaves_alone_a_committed_load_and_one_that_ended_meanwhile() {
+    let mut core = connected_with_tab_3();
+    // A committed page of an adapter waits for its runtime: a look gives it the grace its
+    // completion would have, never less.
+    before(&mut core, 3, "http://127.0.0.1/todos");
+    committed(&mut core, 3, "http://127.0.0.1/todos");
+    let held = call(&mut core, "c1", 3);
+    let asked = looks_at(&core.on_timer(load_timer(&held, LOOK_MS))).expect("asked");
+    let looked = core.on_load_looked(asked.0, asked.1, true);
+    assert!(!sends_to_page(&looked, "c1"), "{looked:?}");
+    let grace = load_timer(&looked, ANNOUNCE_GRACE_MS);
+    assert!(sends_to_page(&core.on_timer(grace), "c1"));
+
+    // A look at a load that has since ended (the runtime announced itself) does nothing, and no
+    // look is asked for once nothing waits.
+    before(&mut core, 3, "http://127.0.0.1/todos?2");
+    committed(&mut core, 3, "http://127.0.0.1/todos?2");
+    let held = call(&mut core, "c2", 3);
+    let look = load_timer(&held, LOOK_MS);
+    assert!(sends_to_page(&announce(&mut core, 3), "c2"));
+    assert_eq!(looks_at(&core.on_timer(look)), None);
+    assert!(core.on_load_looked(asked.0, asked.1, true).is_empty());
 }

@@ -28,7 +28,7 @@ use crate::tabs::{self, Sender};
 
 mod tab_calls;
 
-use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
+use tab_calls::{look_at_load, on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
@@ -718,6 +718,7 @@ pub(crate) fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&items));
             }
             Action::Log(message) => log(&message),
+            Action::LookAtLoad { tab, load } => spawn_local(look_at_load(tab, load)),
             Action::After { ms, timer } => after(ms, timer),
         }
     }
