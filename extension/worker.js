@@ -171,6 +171,14 @@ init({ module_or_path: new URL("./dist/worker/worker_bg.wasm", import.meta.url) 
   .then(start)
   .then(() => {
     ready = true;
-    for (const [name, args, resolve] of early.splice(0)) resolve(on_event(name, args));
+    // One event that fails must not lose the ones queued behind it (a page's load events).
+    for (const [name, args, resolve] of early.splice(0)) {
+      try {
+        resolve(on_event(name, args));
+      } catch (e) {
+        console.error(`tabwire: the ${name} event failed`, e);
+        resolve(undefined);
+      }
+    }
   })
   .catch((e) => console.error("tabwire: the worker failed to start", e));

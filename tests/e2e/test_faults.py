@@ -6,6 +6,8 @@
 - a page answering with more than a bridge message may carry: TOO_LARGE, and the link stays up;
 - the service worker stopped in the middle of a call: a clear error at once, then the worker comes back,
   reconnects, re-announces the tools and the next call works;
+- a link to no page (a 204) followed after the service worker restarted, so that it never saw the page
+  commit: the page stays and the next call goes to it (it was held as "still loading" for its whole time);
 - the server killed and restarted: the extension reconnects by itself, the tools reappear for the new client
   within seconds, and a tab closed while the server was down leaves no zombie tools.
 
@@ -27,6 +29,7 @@ import pytest
 
 from harness.cdp import Cdp, Target
 from harness.fixture_pages import FIXTURE_PAGES, with_fault_adapter
+from harness.local_http import LocalServer, QuietHandler
 from harness.mcp_client import TabwireSession, ToolOutcome, error_codes_in
 from harness.processes import pid_listening_on
 from harness.static_server import StaticServer
@@ -221,6 +224,51 @@ async def test_service_worker_stopped_mid_call(tabwire, launch_chromium, extensi
         "marker": "sw",
     }
     print(f"service worker stopped: next call served {time.monotonic() - started:.3f}s later")
+
+
+class NoContent(QuietHandler):
+    """Answers every request with 204 No Content (the browser stays on the page it showed) and counts them."""
+
+    hits = 0
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib signature
+        type(self).hits += 1
+        self.send_response(204)
+        self.end_headers()
+
+
+async def test_a_link_to_no_page_after_the_worker_restarted_holds_no_call(
+    tabwire, launch_chromium, extension_dir, fault_pages, extension_id
+):
+    browser = await launch_chromium(extension_dir=extension_dir)
+    url = page_url(fault_pages, "stays")
+    tab = await open_tab(tabwire, url)
+    page = await page_target(browser.cdp, url)
+    workers = await wait_for(
+        lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
+    )
+    root = await browser_target(browser.cdp)
+    for w in workers:
+        await browser.cdp.send(root, "Target.closeTarget", {"targetId": w.id})
+
+    async def served() -> dict | None:
+        out = await tabwire.call("faults_echo", {"n": 1, "tab_id": tab})
+        return None if out.is_error else out.structured
+
+    # The worker is back and knows nothing of the page's commit.
+    assert await wait_for(served, timeout=10, what="a call to work after the worker restarted") == {
+        "n": 1,
+        "marker": "stays",
+    }
+    NoContent.hits = 0
+    nothing = LocalServer(NoContent, "no-content")
+    try:
+        await browser.cdp.evaluate(page, f"location.href = {json.dumps(nothing.origin + '/nothing')}; 0")
+        await wait_for(lambda: NoContent.hits > 0, timeout=10, what="the link to no page to be followed")
+        # Chrome began a load and ended it with no document: the page stays and takes the next call.
+        assert await echo(tabwire, tab, 2) == {"n": 2, "marker": "stays"}
+    finally:
+        nothing.stop()
 
 
 async def test_server_killed_and_restarted(tabwire_command, launch_chromium, extension_dir, fault_pages, pairing):

@@ -40,6 +40,9 @@ pub fn nav_event(raw: RawNav) -> Option<NavEvent> {
         document,
         ..
     } = raw;
+    // A navigation that ended before it had a document (a 204, a download) names the nil
+    // documentId: it is no document, least of all the one shown.
+    let document = document.filter(|id| !id.bytes().all(|b| b == b'0'));
     Some(match raw.kind.as_str() {
         "before" => NavEvent::Before { url, at_ms },
         "committed" => NavEvent::Committed { url, document },
@@ -311,6 +314,27 @@ mod tests {
         };
         assert_eq!(nav_event(prerendered), None, "a page being prerendered");
         assert_eq!(nav_event(raw("teleported")), None);
+    }
+
+    #[test]
+    fn a_navigation_that_ended_before_its_document_names_none() {
+        // Chrome's onErrorOccurred for a 204 or a download, as seen in a real tab.
+        let failed = RawNav {
+            kind: "failed".into(),
+            frame_id: Some(0.0),
+            url: "http://127.0.0.1/204".into(),
+            error: "net::ERR_ABORTED".into(),
+            document: Some("00000000000000000000000000000000".into()),
+            ..RawNav::default()
+        };
+        assert_eq!(
+            nav_event(failed),
+            Some(NavEvent::Failed {
+                url: "http://127.0.0.1/204".into(),
+                error: "net::ERR_ABORTED".into(),
+                document: None
+            })
+        );
     }
 
     #[test]

@@ -746,3 +746,23 @@ fn a_look_leaves_alone_a_committed_load_and_one_that_ended_meanwhile() {
     assert_eq!(looks_at(&core.on_timer(look)), None);
     assert!(core.on_load_looked(asked.0, asked.1, true).is_empty());
 }
+
+#[test]
+fn a_navigation_to_no_page_ends_its_load_though_the_document_shown_is_unknown() {
+    let mut core = connected_with_tab_3();
+    // The worker (restarted, or started after the page loaded) never saw the page's commit, so
+    // it does not know which document tab 3 shows; then a link to a 204 is followed.
+    before(&mut core, 3, "http://127.0.0.1/204");
+    let held = call(&mut core, "c1", 3);
+    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    let failed = core.on_navigation(
+        3,
+        NavEvent::Failed {
+            url: "http://127.0.0.1/204".into(),
+            error: "net::ERR_ABORTED".into(),
+            document: None,
+        },
+    );
+    assert!(sends_to_page(&failed, "c1"), "the page stayed: {failed:?}");
+    assert!(!core.is_loading(3));
+}
