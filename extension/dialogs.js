@@ -41,7 +41,7 @@
       plan = null;
     } else if (msg.op === "plan" && (msg.answer === "accept" || msg.answer === "dismiss")) {
       plan = { answer: msg.answer, text: typeof msg.text === "string" ? msg.text : null };
-    }
+    } // "warm" (the runtime's warm-up, before any call) changes nothing: it only runs this path
   });
   for (const type of ["pointerdown", "keydown"]) {
     window.addEventListener(type, (event) => {

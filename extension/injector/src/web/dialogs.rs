@@ -90,6 +90,14 @@ pub fn begin(id: &str, stop: Rc<Cell<bool>>) {
     tell_shim(serde_json::json!({"op": "begin"}));
 }
 
+/// The warm-up's pass through a call's watch (`page::warm`), which must leave the page's dialogs
+/// as they are: the listener for reports set, and a message the shim reads and ignores, so a
+/// page's first call does not pay for the shim's handler compiling nor its first dispatch.
+pub fn warm() {
+    listen();
+    tell_shim(serde_json::json!({"op": "warm"}));
+}
+
 /// How to answer the page's next dialog.
 pub fn plan(answer: &DialogAnswer) {
     let mut message = answer.to_plan();

@@ -673,6 +673,8 @@ async fn page_op(id: String, tab: TabId, call: PageCall, reply_to: Reply) {
     let watched = !matches!(reply_to, Reply::Nobody);
     if watched {
         dialogs::begin(&id, cancelled.clone());
+    } else {
+        dialogs::warm();
     }
     let result = async {
         if let Some(allowed) = &origin {
