@@ -107,7 +107,8 @@ pub(crate) use deserialize_via_value;
 /// them), `type_name`, and the hand-written decoding ([`Fields`], why: this module's doc) behind
 /// `Deserialize`. A field with `#[serde(default…)]` may be absent (its default), one with
 /// `#[serde(flatten)]` is taken by its type's `take(&mut Fields)`, every other one is required:
-/// the same rules as a derived `Deserialize`. Another `serde` attribute on a field does not
+/// the same rules as a derived `Deserialize` (a page tool's `op: crate::page_ops::WireOp` is read
+/// as the JSON value it is, by `WireOp::take`). Another `serde` attribute on a field does not
 /// compile. The expansion is the code that used to be written by hand, so the wasm builds pay
 /// nothing for it.
 macro_rules! tagged_enum {
@@ -192,6 +193,18 @@ macro_rules! decode_fields {
     ) => {
         $crate::tagged::decode_fields!(
             $f, $name::$variant, [$($read)* $field: <$ty>::take(&mut $f)?,] $($($rest)*)?
+        )
+    };
+    // A page tool's operation, `op`, as the JSON value it is (the worker reads no more): through
+    // `WireOp::take`, the reader a page call's `op` goes through too, so the wasm builds carry one.
+    (
+        $f:ident, $name:ident :: $variant:ident, [$($read:tt)*]
+        $(#[doc = $doc:literal])* op : crate::page_ops::WireOp
+        $(, $($rest:tt)*)?
+    ) => {
+        $crate::tagged::decode_fields!(
+            $f, $name::$variant, [$($read)* op: $crate::page_ops::WireOp::take(&mut $f)?,]
+            $($($rest)*)?
         )
     };
     (
