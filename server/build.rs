@@ -36,20 +36,21 @@ fn embed_adapters(root: &Path, out_dir: &Path) {
         .collect();
     files.sort();
 
-    let mut out = String::from("/// Built-in adapters: (file name, file text).\n");
-    out.push_str("pub static BUILTIN_ADAPTERS: &[(&str, &str)] = &[\n");
-    for path in &files {
-        let canonical = path.canonicalize().expect("adapter file exists");
-        let name = path.file_name().expect("a file").to_string_lossy();
-        writeln!(
-            out,
-            "    ({name:?}, include_str!({:?})),",
-            canonical.display().to_string()
-        )
-        .expect("writing to a String");
-    }
-    out.push_str("];\n");
-    write(&out_dir.join("builtin_adapters.rs"), &out);
+    let entries: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|path| {
+            let name = path.file_name().expect("a file").to_string_lossy();
+            let canonical = path.canonicalize().expect("adapter file exists");
+            (name.into_owned(), canonical)
+        })
+        .collect();
+    write_table(
+        &out_dir.join("builtin_adapters.rs"),
+        "Built-in adapters: (file name, file text).",
+        "BUILTIN_ADAPTERS: &[(&str, &str)]",
+        "include_str",
+        &entries,
+    );
 }
 
 fn embed_extension(root: &Path, out_dir: &Path) {
@@ -88,19 +89,32 @@ fn embed_extension(root: &Path, out_dir: &Path) {
         Some(version.as_str()),
         "manifest.json's version must be the server's: they ship together"
     );
-    let mut out = String::from("/// The built extension: (path relative to its root, contents).\n");
-    out.push_str("pub static EXTENSION_FILES: &[(&str, &[u8])] = &[\n");
-    for file in &files {
-        let path = root.join(file).canonicalize().expect("listed files exist");
-        writeln!(
-            out,
-            "    ({file:?}, include_bytes!({:?})),",
-            path.display().to_string()
-        )
-        .expect("writing to a String");
+    let entries: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|file| {
+            let path = root.join(file).canonicalize().expect("listed files exist");
+            (file.clone(), path)
+        })
+        .collect();
+    write_table(
+        &out_dir.join("extension_files.rs"),
+        "The built extension: (path relative to its root, contents).",
+        "EXTENSION_FILES: &[(&str, &[u8])]",
+        "include_bytes",
+        &entries,
+    );
+}
+
+/// Writes `file`: the static `decl`, documented by `doc`, a table of (name, the contents of a
+/// file) whose every entry reads its file at compile time with the macro `include`.
+fn write_table(file: &Path, doc: &str, decl: &str, include: &str, entries: &[(String, PathBuf)]) {
+    let mut out = format!("/// {doc}\npub static {decl} = &[\n");
+    for (name, path) in entries {
+        let path = path.display().to_string();
+        writeln!(out, "    ({name:?}, {include}!({path:?})),").expect("writing to a String");
     }
     out.push_str("];\n");
-    write(&out_dir.join("extension_files.rs"), &out);
+    write(file, &out);
 }
 
 fn write(path: &Path, text: &str) {

@@ -212,56 +212,66 @@ mod tests {
         );
     }
 
+    /// Each argument object of `cases` is refused with exactly its message.
+    fn assert_refused(cases: &[(Value, &str)]) {
+        for (args, message) in cases {
+            assert_eq!(error(args.clone()), *message, "{args}");
+        }
+    }
+
     #[test]
     fn unions_are_checked() {
         // Type unions: only the server checked them.
         assert!(checked(&schema(), json!({"title": "x", "either": "s"})).is_ok());
-        assert_eq!(
-            error(json!({"title": "x", "either": 1})),
-            "argument \"either\" must be of type string or boolean, got 1"
-        );
-        assert_eq!(
-            error(json!({"title": "x", "maybe": "3"})),
-            "argument \"maybe\" must be of type integer or null, got \"3\""
-        );
+        assert_refused(&[
+            (
+                json!({"title": "x", "either": 1}),
+                "argument \"either\" must be of type string or boolean, got 1",
+            ),
+            (
+                json!({"title": "x", "maybe": "3"}),
+                "argument \"maybe\" must be of type integer or null, got \"3\"",
+            ),
+        ]);
     }
 
     #[test]
     fn array_items_are_checked_against_their_type() {
         // Array item types: only the page checked them.
-        assert_eq!(
-            error(json!({"title": "x", "tags": ["a", 2]})),
-            "argument \"tags\" must hold items of type string, got 2 at index 1"
-        );
-        assert_eq!(
-            error(json!({"title": "x", "mixed": ["a", 1.5]})),
-            "argument \"mixed\" must hold items of type string or integer, got 1.5 at index 1"
-        );
-        assert_eq!(
-            error(json!({"title": "x", "tags": "a"})),
-            "argument \"tags\" must be of type array, got \"a\""
-        );
+        assert_refused(&[
+            (
+                json!({"title": "x", "tags": ["a", 2]}),
+                "argument \"tags\" must hold items of type string, got 2 at index 1",
+            ),
+            (
+                json!({"title": "x", "mixed": ["a", 1.5]}),
+                "argument \"mixed\" must hold items of type string or integer, got 1.5 at index 1",
+            ),
+            (
+                json!({"title": "x", "tags": "a"}),
+                "argument \"tags\" must be of type array, got \"a\"",
+            ),
+        ]);
     }
 
     #[test]
     fn the_other_rules_name_the_argument_and_what_was_expected() {
-        assert_eq!(error(json!({})), "missing required argument \"title\"");
-        assert_eq!(
-            error(json!({"title": 5})),
-            "argument \"title\" must be of type string, got 5"
-        );
-        assert_eq!(
-            error(json!([1])),
-            "the arguments must be a JSON object, got [1]"
-        );
-        assert_eq!(
-            error(json!({"title": "x", "n": 1.5})),
-            "argument \"n\" must be of type integer, got 1.5"
-        );
-        assert_eq!(
-            error(json!({"title": "x", "filter": "Done"})),
-            "argument \"filter\" must be one of \"All\", \"Active\", got \"Done\""
-        );
+        assert_refused(&[
+            (json!({}), "missing required argument \"title\""),
+            (
+                json!({"title": 5}),
+                "argument \"title\" must be of type string, got 5",
+            ),
+            (json!([1]), "the arguments must be a JSON object, got [1]"),
+            (
+                json!({"title": "x", "n": 1.5}),
+                "argument \"n\" must be of type integer, got 1.5",
+            ),
+            (
+                json!({"title": "x", "filter": "Done"}),
+                "argument \"filter\" must be one of \"All\", \"Active\", got \"Done\"",
+            ),
+        ]);
         // An integer may be written with a zero fraction (JSON Schema counts 2.0 as an integer).
         assert!(checked(&schema(), json!({"title": "x", "n": 2.0})).is_ok());
         // No arguments at all, for a tool that needs none.

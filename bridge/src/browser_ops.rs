@@ -17,62 +17,30 @@ pub const MAX_SIDE: u32 = 4096;
 /// The smallest bound a caller may ask for (below it a page is a smudge).
 pub const MIN_SIDE: u32 = 32;
 
-/// One operation, as `ToExtension::Browser` carries it in `op`. `Deserialize` is written by hand
-/// (see [`crate::tagged`] for why): a new variant needs its line in [`BrowserOp::from_value`].
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum BrowserOp {
-    /// Every open tab (the server keeps the http(s) ones): answered with [`TabList`].
-    ListTabs,
-    /// Act on a tab: answered with [`TabActed`].
-    Tab { tab: TabId, action: TabAction },
-    /// Capture what `tab` shows: answered with [`Captured`].
-    Capture(Capture),
-    /// What `tab` downloaded: answered with [`crate::download::DownloadList`].
-    Downloads { tab: TabId },
-    /// Hand a step to the person (issue 28): answered with [`crate::handoff::HandoffShown`].
-    Handoff(crate::handoff::ShowHandoff),
-    /// What the person answered the hand-off, waiting up to `wait_ms` for it: answered with
-    /// [`crate::handoff::HandoffAnswer`].
-    HandoffAnswer { handoff: String, wait_ms: u64 },
-    /// The hand-off is over: its window closes. Answered with `{}`.
-    EndHandoff { handoff: String },
+tagged::tagged_enum! {
+    /// One operation, as `ToExtension::Browser` carries it in `op`. `Deserialize` is written by
+    /// [`tagged::tagged_enum!`], field by field (see [`crate::tagged`] for why).
+    #[derive(Serialize, Clone, Debug, PartialEq)]
+    pub enum BrowserOp by "kind", listed in OP_KINDS {
+        /// Every open tab (the server keeps the http(s) ones): answered with [`TabList`].
+        "list_tabs" => ListTabs,
+        /// Act on a tab: answered with [`TabActed`].
+        "tab" => Tab { tab: TabId, action: TabAction },
+        /// Capture what `tab` shows: answered with [`Captured`].
+        "capture" => Capture(Capture),
+        /// What `tab` downloaded: answered with [`crate::download::DownloadList`].
+        "downloads" => Downloads { tab: TabId },
+        /// Hand a step to the person (issue 28): answered with [`crate::handoff::HandoffShown`].
+        "handoff" => Handoff(crate::handoff::ShowHandoff),
+        /// What the person answered the hand-off, waiting up to `wait_ms` for it: answered with
+        /// [`crate::handoff::HandoffAnswer`].
+        "handoff_answer" => HandoffAnswer { handoff: String, wait_ms: u64 },
+        /// The hand-off is over: its window closes. Answered with `{}`.
+        "end_handoff" => EndHandoff { handoff: String },
+    }
 }
 
-const OP_KINDS: &[&str] = &[
-    "list_tabs",
-    "tab",
-    "capture",
-    "downloads",
-    "handoff",
-    "handoff_answer",
-    "end_handoff",
-];
-
 impl BrowserOp {
-    /// Decodes an op from its JSON value (what `Deserialize` does).
-    pub fn from_value(value: serde_json::Value) -> Result<Self, serde_json::Error> {
-        let (kind, mut f) = tagged::split_by(value, "kind")?;
-        Ok(match kind.as_str() {
-            "list_tabs" => BrowserOp::ListTabs,
-            "tab" => BrowserOp::Tab {
-                tab: f.req("tab")?,
-                action: f.req("action")?,
-            },
-            "capture" => BrowserOp::Capture(f.rest()?),
-            "downloads" => BrowserOp::Downloads { tab: f.req("tab")? },
-            "handoff" => BrowserOp::Handoff(f.rest()?),
-            "handoff_answer" => BrowserOp::HandoffAnswer {
-                handoff: f.req("handoff")?,
-                wait_ms: f.req("wait_ms")?,
-            },
-            "end_handoff" => BrowserOp::EndHandoff {
-                handoff: f.req("handoff")?,
-            },
-            _ => return Err(tagged::unknown_type(&kind, OP_KINDS)),
-        })
-    }
-
     /// The tab the op is about.
     pub fn tab(&self) -> Option<TabId> {
         match self {
@@ -85,8 +53,6 @@ impl BrowserOp {
         }
     }
 }
-
-tagged::deserialize_via_value!(BrowserOp, BrowserOp::from_value);
 
 /// What `browser_tab` does to a tab.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

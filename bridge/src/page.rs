@@ -9,121 +9,122 @@ pub use crate::protocol::RuntimeKind;
 use crate::protocol::{OfferedTool, RequestId, WireError};
 use crate::tagged;
 
-/// From the content script to the service worker. `Deserialize` is written by hand (see
-/// [`crate::tagged`] for why): a new variant needs its line in [`FromPage::from_value`].
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum FromPage {
-    /// The runtime started in a page (or the page's URL changed in place); the worker answers
-    /// with [`ToPage::Adapters`].
-    PageReady {
-        url: String,
-        title: String,
-        /// Which build of the injector runs (absent from older runtimes).
-        #[serde(default)]
-        runtime: Option<RuntimeKind>,
-    },
-    /// The tools this page offers now (empty: none): its adapters' by name, its own (WebMCP)
-    /// described in full.
-    ToolsUpdated {
-        url: String,
-        title: String,
-        tools: Vec<OfferedTool>,
-    },
-    /// The answer to [`ToPage::CallTool`], given through the message's response callback.
-    CallToolResult {
-        id: RequestId,
-        result: Value,
-    },
-    CallToolError {
-        id: RequestId,
-        error: WireError,
-    },
-    /// The answer to a call whose `navigate` step is loading another page, or whose click or
-    /// key press set one loading with steps left: the worker sends [`ToPage::ContinueTool`] to
-    /// the tab's next runtime once that announces `tool`.
-    CallToolContinue {
-        id: RequestId,
-        tool: String,
-        /// The index of the next top-level step.
-        resume_at: usize,
-        /// The arguments and what the steps read so far.
-        vars: Map<String, Value>,
-        /// What is left of the call's time.
-        timeout_ms: u64,
-        /// The step that leads to the next page, for the errors that name it.
-        #[serde(default)]
-        step: String,
-        /// Whether that step acted on the page (a click, a key): then a failure to continue
-        /// may come after the action was performed.
-        #[serde(default)]
-        acted: bool,
-    },
-    /// The answer to a call whose steps are done and whose last action set off the loading of
-    /// another page (a form submitted, a link followed): the worker answers `result` once the new
-    /// document has committed (its request answered), at most `timeout_ms` from now.
-    CallToolLanding {
-        id: RequestId,
-        result: Value,
-        /// The step that set the navigation off.
-        step: String,
-        /// Where the page said it was going (a redirect may land elsewhere).
-        url: String,
-        timeout_ms: u64,
-    },
-    /// The page's state, pushed after every call of a tool not annotated `read_only`.
-    StateUpdate {
-        state: Value,
-        ts: u64,
-    },
-    /// The page handed one of its dialogs to the browser (`open`: a person must answer it; the
-    /// page is frozen until then), or that dialog was answered (`extension/dialogs.js`).
-    DialogShown {
-        open: bool,
-    },
-    /// A dialog a cross-origin child frame's shim answered itself, sent by the relay in that
-    /// frame (`extension/dialogs-relay.js`): its report as the shim wrote it. The worker gives it
-    /// to the tab's top frame ([`ToPage::FrameDialog`]), where the calls run.
-    FrameDialog {
-        report: String,
-    },
-    /// The answer to [`ToPage::RequestState`], given through the message's response callback.
-    StateResponse {
-        id: RequestId,
-        state: Value,
-    },
-    StateError {
-        id: RequestId,
-        error: WireError,
-    },
-    /// Input for call `call` that the worker performs through Chrome's debugger (only `Input`
-    /// commands, only for a call the worker sent with `trusted_input`); answered through the
-    /// message's response callback with a [`TrustedInputAnswer`].
-    TrustedInput {
-        call: RequestId,
-        commands: Vec<crate::trusted_input::Command>,
-    },
-    /// A snapshot's request for the part a cross-origin child frame shows: the `nth` (from 0)
-    /// child frame of the sender's frame that shows `src` (an `<iframe>`'s URL; Chrome tells a
-    /// content script no frame id for an element), or, when none shows it (the frame went to
-    /// another page by itself), the child frame at `index` among the sender's (`window.frames`
-    /// order, the document's, which is also the order Chrome lists a frame's children in). The
-    /// worker finds that frame, runs the runtime in it, sends it [`ToPage::PageOp`] with `op`
-    /// (a whole snapshot, [`crate::page_ops::WireOp::whole_snapshot`]), and gives its answer (the text of a `call_tool_result` or
-    /// `call_tool_error`) as the response, within `timeout_ms`; no response when there is no
-    /// such frame or it did not answer in time.
-    FrameSnapshot {
-        src: String,
-        nth: u32,
-        index: u32,
-        op: crate::page_ops::WireOp,
-        timeout_ms: u64,
-    },
-    /// A person's input the page recorded while the popup records this tab
-    /// ([`ToPage::Record`]); the worker adds it to the tab's recording.
-    Recorded {
-        step: crate::recording::RecordedStep,
-    },
+tagged::tagged_enum! {
+    /// From the content script to the service worker. `Deserialize` is written by
+    /// [`tagged::tagged_enum!`], field by field (see [`crate::tagged`] for why).
+    #[derive(Serialize, Clone, Debug, PartialEq)]
+    pub enum FromPage by "type", listed in FROM_PAGE_TYPES {
+        /// The runtime started in a page (or the page's URL changed in place); the worker answers
+        /// with [`ToPage::Adapters`].
+        "page_ready" => PageReady {
+            url: String,
+            title: String,
+            /// Which build of the injector runs (absent from older runtimes).
+            #[serde(default)]
+            runtime: Option<RuntimeKind>,
+        },
+        /// The tools this page offers now (empty: none): its adapters' by name, its own (WebMCP)
+        /// described in full.
+        "tools_updated" => ToolsUpdated {
+            url: String,
+            title: String,
+            tools: Vec<OfferedTool>,
+        },
+        /// The answer to [`ToPage::CallTool`], given through the message's response callback.
+        "call_tool_result" => CallToolResult {
+            id: RequestId,
+            result: Value,
+        },
+        "call_tool_error" => CallToolError {
+            id: RequestId,
+            error: WireError,
+        },
+        /// The answer to a call whose `navigate` step is loading another page, or whose click or
+        /// key press set one loading with steps left: the worker sends [`ToPage::ContinueTool`] to
+        /// the tab's next runtime once that announces `tool`.
+        "call_tool_continue" => CallToolContinue {
+            id: RequestId,
+            tool: String,
+            /// The index of the next top-level step.
+            resume_at: usize,
+            /// The arguments and what the steps read so far.
+            vars: Map<String, Value>,
+            /// What is left of the call's time.
+            timeout_ms: u64,
+            /// The step that leads to the next page, for the errors that name it.
+            #[serde(default)]
+            step: String,
+            /// Whether that step acted on the page (a click, a key): then a failure to continue
+            /// may come after the action was performed.
+            #[serde(default)]
+            acted: bool,
+        },
+        /// The answer to a call whose steps are done and whose last action set off the loading of
+        /// another page (a form submitted, a link followed): the worker answers `result` once the new
+        /// document has committed (its request answered), at most `timeout_ms` from now.
+        "call_tool_landing" => CallToolLanding {
+            id: RequestId,
+            result: Value,
+            /// The step that set the navigation off.
+            step: String,
+            /// Where the page said it was going (a redirect may land elsewhere).
+            url: String,
+            timeout_ms: u64,
+        },
+        /// The page's state, pushed after every call of a tool not annotated `read_only`.
+        "state_update" => StateUpdate {
+            state: Value,
+            ts: u64,
+        },
+        /// The page handed one of its dialogs to the browser (`open`: a person must answer it; the
+        /// page is frozen until then), or that dialog was answered (`extension/dialogs.js`).
+        "dialog_shown" => DialogShown {
+            open: bool,
+        },
+        /// A dialog a cross-origin child frame's shim answered itself, sent by the relay in that
+        /// frame (`extension/dialogs-relay.js`): its report as the shim wrote it. The worker gives it
+        /// to the tab's top frame ([`ToPage::FrameDialog`]), where the calls run.
+        "frame_dialog" => FrameDialog {
+            report: String,
+        },
+        /// The answer to [`ToPage::RequestState`], given through the message's response callback.
+        "state_response" => StateResponse {
+            id: RequestId,
+            state: Value,
+        },
+        "state_error" => StateError {
+            id: RequestId,
+            error: WireError,
+        },
+        /// Input for call `call` that the worker performs through Chrome's debugger (only `Input`
+        /// commands, only for a call the worker sent with `trusted_input`); answered through the
+        /// message's response callback with a [`TrustedInputAnswer`].
+        "trusted_input" => TrustedInput {
+            call: RequestId,
+            commands: Vec<crate::trusted_input::Command>,
+        },
+        /// A snapshot's request for the part a cross-origin child frame shows: the `nth` (from 0)
+        /// child frame of the sender's frame that shows `src` (an `<iframe>`'s URL; Chrome tells a
+        /// content script no frame id for an element), or, when none shows it (the frame went to
+        /// another page by itself), the child frame at `index` among the sender's (`window.frames`
+        /// order, the document's, which is also the order Chrome lists a frame's children in). The
+        /// worker finds that frame, runs the runtime in it, sends it [`ToPage::PageOp`] with `op`
+        /// (a whole snapshot, [`crate::page_ops::WireOp::whole_snapshot`]), and gives its answer (the text of a `call_tool_result` or
+        /// `call_tool_error`) as the response, within `timeout_ms`; no response when there is no
+        /// such frame or it did not answer in time.
+        "frame_snapshot" => FrameSnapshot {
+            src: String,
+            nth: u32,
+            index: u32,
+            op: crate::page_ops::WireOp,
+            timeout_ms: u64,
+        },
+        /// A person's input the page recorded while the popup records this tab
+        /// ([`ToPage::Record`]); the worker adds it to the tab's recording.
+        "recorded" => Recorded {
+            step: crate::recording::RecordedStep,
+        },
+    }
 }
 
 /// The worker's answer to [`FromPage::TrustedInput`]: done, or why not.
@@ -133,82 +134,83 @@ pub struct TrustedInputAnswer {
     pub error: Option<WireError>,
 }
 
-/// From the service worker to the content script. `Deserialize` is written by hand (see
-/// [`crate::tagged`] for why): a new variant needs its line in [`ToPage::from_value`].
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToPage {
-    /// The adapters whose match patterns cover the page's URL, and the code adapters likewise
-    /// (their handlers are in the page's bundle): the answer to [`FromPage::PageReady`], and pushed
-    /// unasked when the adapters change or the tab's URL changes in place (the page then announces
-    /// its tools again). Each is an adapter's JSON ([`crate::adapter::Adapter`]) as the server sent
-    /// it: the page decodes each one itself, and a bad one alone is left out.
-    Adapters {
-        adapters: Vec<Value>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        code_adapters: Vec<Value>,
-    },
-    CallTool {
-        id: RequestId,
-        tool: String,
-        args: Value,
-        timeout_ms: u64,
-        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
-        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        trusted_input: bool,
-        /// Files the call puts on the page, read by the server from the user's uploads
-        /// directory ([`crate::upload`]).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::UploadFile>,
-    },
-    Cancel {
-        id: RequestId,
-    },
-    /// Run the state extractors now; answered with [`FromPage::StateResponse`] or
-    /// [`FromPage::StateError`].
-    RequestState {
-        id: RequestId,
-    },
-    /// A page tool's call ([`crate::page_ops`]), as the server sent it to the worker
-    /// ([`crate::ToExtension::PageOp`]); answered like [`ToPage::CallTool`].
-    PageOp {
-        id: RequestId,
-        /// The tab the worker sent it to, echoed in the answer (the call may not have named one).
-        tab: crate::protocol::TabId,
-        /// Its fields are the message's own. The worker leaves out `origin` for a child frame
-        /// (it checks the tab's origin itself); a top frame's runtime whose document shows
-        /// another refuses the call (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
-        #[serde(flatten)]
-        call: PageCall,
-    },
-    /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
-    /// like [`ToPage::CallTool`].
-    ContinueTool {
-        id: RequestId,
-        tool: String,
-        resume_at: usize,
-        vars: Map<String, Value>,
-        timeout_ms: u64,
-        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
-        /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        trusted_input: bool,
-        /// The call's files, kept by the worker for the steps after a navigation.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::UploadFile>,
-    },
-    /// Record the person's input in this page (sent by the worker while the popup records the
-    /// tab, again to each page the tab loads) or stop: [`FromPage::Recorded`] for each step.
-    Record {
-        recording: bool,
-    },
-    /// A dialog a cross-origin child frame answered itself ([`FromPage::FrameDialog`]), for the
-    /// calls running in this (top) frame; `origin` is the frame's, as Chrome names the sender.
-    FrameDialog {
-        report: String,
-        origin: String,
-    },
+tagged::tagged_enum! {
+    /// From the service worker to the content script. `Deserialize` is written by
+    /// [`tagged::tagged_enum!`], field by field (see [`crate::tagged`] for why).
+    #[derive(Serialize, Clone, Debug, PartialEq)]
+    pub enum ToPage by "type", listed in TO_PAGE_TYPES {
+        /// The adapters whose match patterns cover the page's URL, and the code adapters likewise
+        /// (their handlers are in the page's bundle): the answer to [`FromPage::PageReady`], and pushed
+        /// unasked when the adapters change or the tab's URL changes in place (the page then announces
+        /// its tools again). Each is an adapter's JSON ([`crate::adapter::Adapter`]) as the server sent
+        /// it: the page decodes each one itself, and a bad one alone is left out.
+        "adapters" => Adapters {
+            adapters: Vec<Value>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            code_adapters: Vec<Value>,
+        },
+        "call_tool" => CallTool {
+            id: RequestId,
+            tool: String,
+            args: Value,
+            timeout_ms: u64,
+            /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+            /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            trusted_input: bool,
+            /// Files the call puts on the page, read by the server from the user's uploads
+            /// directory ([`crate::upload`]).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            files: Vec<crate::upload::UploadFile>,
+        },
+        "cancel" => Cancel {
+            id: RequestId,
+        },
+        /// Run the state extractors now; answered with [`FromPage::StateResponse`] or
+        /// [`FromPage::StateError`].
+        "request_state" => RequestState {
+            id: RequestId,
+        },
+        /// A page tool's call ([`crate::page_ops`]), as the server sent it to the worker
+        /// ([`crate::ToExtension::PageOp`]); answered like [`ToPage::CallTool`].
+        "page_op" => PageOp {
+            id: RequestId,
+            /// The tab the worker sent it to, echoed in the answer (the call may not have named one).
+            tab: crate::protocol::TabId,
+            /// Its fields are the message's own. The worker leaves out `origin` for a child frame
+            /// (it checks the tab's origin itself); a top frame's runtime whose document shows
+            /// another refuses the call (`NAVIGATED`, [`crate::browser_ops::still_shows`]).
+            #[serde(flatten)]
+            call: PageCall,
+        },
+        /// Runs the rest of a call that navigated here (see [`FromPage::CallToolContinue`]); answered
+        /// like [`ToPage::CallTool`].
+        "continue_tool" => ContinueTool {
+            id: RequestId,
+            tool: String,
+            resume_at: usize,
+            vars: Map<String, Value>,
+            timeout_ms: u64,
+            /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+            /// grant): the runtime then asks the worker with [`FromPage::TrustedInput`].
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            trusted_input: bool,
+            /// The call's files, kept by the worker for the steps after a navigation.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            files: Vec<crate::upload::UploadFile>,
+        },
+        /// Record the person's input in this page (sent by the worker while the popup records the
+        /// tab, again to each page the tab loads) or stop: [`FromPage::Recorded`] for each step.
+        "record" => Record {
+            recording: bool,
+        },
+        /// A dialog a cross-origin child frame answered itself ([`FromPage::FrameDialog`]), for the
+        /// calls running in this (top) frame; `origin` is the frame's, as Chrome names the sender.
+        "frame_dialog" => FrameDialog {
+            report: String,
+            origin: String,
+        },
+    }
 }
 
 /// A page tool's call: what the server decided (the permission gate's origin and trusted-input
@@ -328,157 +330,6 @@ impl CallAnswer {
     }
 }
 
-const FROM_PAGE_TYPES: &[&str] = &[
-    "page_ready",
-    "tools_updated",
-    "call_tool_result",
-    "call_tool_error",
-    "call_tool_continue",
-    "call_tool_landing",
-    "state_update",
-    "dialog_shown",
-    "frame_dialog",
-    "state_response",
-    "state_error",
-    "trusted_input",
-    "frame_snapshot",
-    "recorded",
-];
-
-const TO_PAGE_TYPES: &[&str] = &[
-    "adapters",
-    "call_tool",
-    "cancel",
-    "request_state",
-    "continue_tool",
-    "page_op",
-    "record",
-    "frame_dialog",
-];
-
-impl FromPage {
-    /// Decodes a message from its JSON value (what `Deserialize` does).
-    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
-        let (kind, mut f) = tagged::split(value)?;
-        Ok(match kind.as_str() {
-            "page_ready" => FromPage::PageReady {
-                url: f.req("url")?,
-                title: f.req("title")?,
-                runtime: f.opt("runtime")?,
-            },
-            "tools_updated" => FromPage::ToolsUpdated {
-                url: f.req("url")?,
-                title: f.req("title")?,
-                tools: f.req("tools")?,
-            },
-            "call_tool_result" => FromPage::CallToolResult {
-                id: f.req("id")?,
-                result: f.req("result")?,
-            },
-            "call_tool_error" => FromPage::CallToolError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "call_tool_continue" => FromPage::CallToolContinue {
-                id: f.req("id")?,
-                tool: f.req("tool")?,
-                resume_at: f.req("resume_at")?,
-                vars: f.req("vars")?,
-                timeout_ms: f.req("timeout_ms")?,
-                step: f.opt("step")?,
-                acted: f.opt("acted")?,
-            },
-            "call_tool_landing" => FromPage::CallToolLanding {
-                id: f.req("id")?,
-                result: f.req("result")?,
-                step: f.req("step")?,
-                url: f.req("url")?,
-                timeout_ms: f.req("timeout_ms")?,
-            },
-            "state_update" => FromPage::StateUpdate {
-                state: f.req("state")?,
-                ts: f.req("ts")?,
-            },
-            "dialog_shown" => FromPage::DialogShown {
-                open: f.req("open")?,
-            },
-            "frame_dialog" => FromPage::FrameDialog {
-                report: f.req("report")?,
-            },
-            "state_response" => FromPage::StateResponse {
-                id: f.req("id")?,
-                state: f.req("state")?,
-            },
-            "state_error" => FromPage::StateError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "trusted_input" => FromPage::TrustedInput {
-                call: f.req("call")?,
-                commands: f.req("commands")?,
-            },
-            "frame_snapshot" => FromPage::FrameSnapshot {
-                src: f.req("src")?,
-                nth: f.req("nth")?,
-                index: f.req("index")?,
-                op: crate::page_ops::WireOp::take(&mut f)?,
-                timeout_ms: f.req("timeout_ms")?,
-            },
-            "recorded" => FromPage::Recorded {
-                step: f.req("step")?,
-            },
-            _ => return Err(tagged::unknown_type(&kind, FROM_PAGE_TYPES)),
-        })
-    }
-}
-tagged::deserialize_via_value!(FromPage, FromPage::from_value);
-
-impl ToPage {
-    /// Decodes a message from its JSON value (what `Deserialize` does).
-    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
-        let (kind, mut f) = tagged::split(value)?;
-        Ok(match kind.as_str() {
-            "adapters" => ToPage::Adapters {
-                adapters: f.req("adapters")?,
-                code_adapters: f.opt("code_adapters")?,
-            },
-            "call_tool" => ToPage::CallTool {
-                id: f.req("id")?,
-                tool: f.req("tool")?,
-                args: f.req("args")?,
-                timeout_ms: f.req("timeout_ms")?,
-                trusted_input: f.opt("trusted_input")?,
-                files: f.opt("files")?,
-            },
-            "cancel" => ToPage::Cancel { id: f.req("id")? },
-            "request_state" => ToPage::RequestState { id: f.req("id")? },
-            "continue_tool" => ToPage::ContinueTool {
-                id: f.req("id")?,
-                tool: f.req("tool")?,
-                resume_at: f.req("resume_at")?,
-                vars: f.req("vars")?,
-                timeout_ms: f.req("timeout_ms")?,
-                trusted_input: f.opt("trusted_input")?,
-                files: f.opt("files")?,
-            },
-            "page_op" => ToPage::PageOp {
-                id: f.req("id")?,
-                tab: f.req("tab")?,
-                call: PageCall::take(&mut f)?,
-            },
-            "record" => ToPage::Record {
-                recording: f.req("recording")?,
-            },
-            "frame_dialog" => ToPage::FrameDialog {
-                report: f.req("report")?,
-                origin: f.req("origin")?,
-            },
-            _ => return Err(tagged::unknown_type(&kind, TO_PAGE_TYPES)),
-        })
-    }
-}
-tagged::deserialize_via_value!(ToPage, ToPage::from_value);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,40 +398,6 @@ mod tests {
                 files: Vec::new(),
             }
         );
-    }
-
-    /// The type name a message is written with. Exhaustive on purpose: a new variant does not
-    /// compile until it is added here, next to a line in `from_value` and a sample below.
-    fn type_of_from_page(msg: &FromPage) -> &'static str {
-        match msg {
-            FromPage::PageReady { .. } => "page_ready",
-            FromPage::ToolsUpdated { .. } => "tools_updated",
-            FromPage::CallToolResult { .. } => "call_tool_result",
-            FromPage::CallToolError { .. } => "call_tool_error",
-            FromPage::CallToolContinue { .. } => "call_tool_continue",
-            FromPage::CallToolLanding { .. } => "call_tool_landing",
-            FromPage::StateUpdate { .. } => "state_update",
-            FromPage::DialogShown { .. } => "dialog_shown",
-            FromPage::FrameDialog { .. } => "frame_dialog",
-            FromPage::StateResponse { .. } => "state_response",
-            FromPage::StateError { .. } => "state_error",
-            FromPage::TrustedInput { .. } => "trusted_input",
-            FromPage::FrameSnapshot { .. } => "frame_snapshot",
-            FromPage::Recorded { .. } => "recorded",
-        }
-    }
-
-    fn type_of_to_page(msg: &ToPage) -> &'static str {
-        match msg {
-            ToPage::Adapters { .. } => "adapters",
-            ToPage::CallTool { .. } => "call_tool",
-            ToPage::Cancel { .. } => "cancel",
-            ToPage::RequestState { .. } => "request_state",
-            ToPage::ContinueTool { .. } => "continue_tool",
-            ToPage::PageOp { .. } => "page_op",
-            ToPage::Record { .. } => "record",
-            ToPage::FrameDialog { .. } => "frame_dialog",
-        }
     }
 
     #[test]
@@ -677,10 +494,10 @@ mod tests {
         for msg in from_page {
             let text = serde_json::to_string(&msg).unwrap();
             let value: Value = serde_json::from_str(&text).unwrap();
-            assert_eq!(value["type"], type_of_from_page(&msg), "{text}");
+            assert_eq!(value["type"], msg.type_name(), "{text}");
             assert_eq!(serde_json::from_str::<FromPage>(&text).unwrap(), msg);
             assert_eq!(FromPage::from_value(value).unwrap(), msg);
-            seen.push(type_of_from_page(&msg));
+            seen.push(msg.type_name());
         }
         assert_eq!(seen, FROM_PAGE_TYPES);
         let to_page = [
@@ -698,15 +515,6 @@ mod tests {
             },
             ToPage::Cancel { id: "i".into() },
             ToPage::RequestState { id: "i".into() },
-            ToPage::ContinueTool {
-                id: "i".into(),
-                tool: "a_t".into(),
-                resume_at: 1,
-                vars,
-                timeout_ms: 7,
-                trusted_input: true,
-                files: Vec::new(),
-            },
             ToPage::PageOp {
                 id: "i".into(),
                 tab: 4,
@@ -721,6 +529,15 @@ mod tests {
                 },
             },
             // A child frame's: `a_page_op_carries_the_servers_call_flat`.
+            ToPage::ContinueTool {
+                id: "i".into(),
+                tool: "a_t".into(),
+                resume_at: 1,
+                vars,
+                timeout_ms: 7,
+                trusted_input: true,
+                files: Vec::new(),
+            },
             ToPage::Record { recording: true },
             ToPage::FrameDialog {
                 report: r#"{"kind":"alert"}"#.into(),
@@ -735,7 +552,7 @@ mod tests {
                 msg,
                 "{text}"
             );
-            seen.push(type_of_to_page(&msg));
+            seen.push(msg.type_name());
         }
         seen.dedup();
         assert_eq!(seen, TO_PAGE_TYPES);

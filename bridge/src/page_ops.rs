@@ -439,120 +439,80 @@ fn positive<N: std::str::FromStr>(digits: &str) -> Option<N> {
     digits.parse().ok()
 }
 
-fn target_properties() -> Map<String, Value> {
-    let mut p = Map::new();
-    p.insert(
+/// The schema of a page tool that acts on a target (`ref` or `selector`) and takes `properties`
+/// besides: every page tool but `page_find`.
+fn targeted(properties: Value, required: &[&str]) -> Value {
+    let Value::Object(properties) = properties else {
+        unreachable!("the properties are written as a json! object")
+    };
+    let mut all = Map::new();
+    all.insert(
         "ref".into(),
         json!({"type": "string", "description": "e.g. e12, f3e12"}),
     );
-    p.insert(
+    all.insert(
         "selector".into(),
         json!({"type": "string", "description": "CSS, or role=button[name=\"Save\"], text=…, label=…"}),
     );
-    p
+    all.extend(properties);
+    object(Value::Object(all), required)
 }
 
 /// The input schema of page tool `name` (without `tab_id`, which the server adds to every
 /// browser tool; what else the server lists of a page tool is its own, `mcp/page.rs`).
 pub fn input_schema(name: &str) -> Option<Value> {
-    let budget = || {
-        json!({"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
-               "description": format!("default {DEFAULT_MAX_CHARS}")})
-    };
-    let cursor =
-        || json!({"type": "integer", "minimum": 0, "description": "from a truncated answer"});
+    let budget = json!({"type": "integer", "minimum": MIN_MAX_CHARS, "maximum": MAX_MAX_CHARS,
+                        "description": format!("default {DEFAULT_MAX_CHARS}")});
+    let cursor = json!({"type": "integer", "minimum": 0, "description": "from a truncated answer"});
     Some(match name {
-        SNAPSHOT => {
-            let mut p = target_properties();
-            p.insert("max_chars".into(), budget());
-            p.insert("cursor".into(), cursor());
-            object(p, &[])
-        }
-        ACT => {
-            let mut p = target_properties();
-            p.insert("action".into(), json!({"type": "string", "enum": ACTIONS}));
-            p.insert(
-                "value".into(),
-                json!({"type": "string", "description": "fill, type: text; select: option value or text; select_text: text (default all)"}),
-            );
-            p.insert(
-                "to".into(),
-                json!({"type": "string", "description": "drag: target ref or selector"}),
-            );
-            p.insert(
-                "at".into(),
-                json!({"type": "string", "description": "caret, type: start, end, or text to go after"}),
-            );
-            p.insert(
-                "nth".into(),
-                json!({"type": "integer", "minimum": 1, "description": "which occurrence (default 1)"}),
-            );
-            p.insert(
-                "key".into(),
-                json!({"type": "string", "description": "press: Enter, Shift+Tab, Mod+a…"}),
-            );
-            p.insert(
-                "files".into(),
-                json!({"type": "array", "items": {"type": "string"},
-                       "description": "upload: file names in the uploads dir"}),
-            );
-            p.insert(
-                "snapshot".into(),
-                json!({"type": "boolean", "description": "answer with the full snapshot"}),
-            );
-            p.insert(
-                "dialog".into(),
-                json!({"type": "string", "enum": dialog::ANSWERS,
-                       "description": "for a dialog it opens (default: dismiss)"}),
-            );
-            p.insert(
-                "dialog_text".into(),
-                json!({"type": "string", "description": "prompt's answer (with accept)"}),
-            );
-            object(p, &["action"])
-        }
-        READ => {
-            let mut p = target_properties();
-            p.insert(
-                "format".into(),
-                json!({"type": "string", "enum": READ_FORMATS}),
-            );
-            p.insert("max_chars".into(), budget());
-            p.insert("cursor".into(), cursor());
-            object(p, &[])
-        }
-        FIND => {
-            let mut p = Map::new();
-            p.insert("text".into(), json!({"type": "string"}));
-            p.insert(
-                "role".into(),
-                json!({"type": "string", "description": "e.g. button"}),
-            );
-            p.insert("name".into(), json!({"type": "string"}));
-            p.insert(
-                "ref".into(),
-                json!({"type": "string", "description": "its robust locator, for an adapter"}),
-            );
-            object(p, &[])
-        }
-        WAIT => {
-            let mut p = target_properties();
-            p.insert("text".into(), json!({"type": "string"}));
-            p.insert(
-                "gone".into(),
-                json!({"type": "boolean", "description": "wait for it to disappear"}),
-            );
-            p.insert(
-                "timeout_ms".into(),
-                json!({"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS}),
-            );
-            object(p, &[])
-        }
+        SNAPSHOT => targeted(json!({"max_chars": budget, "cursor": cursor}), &[]),
+        ACT => targeted(
+            json!({
+                "action": {"type": "string", "enum": ACTIONS},
+                "value": {"type": "string", "description": "fill, type: text; select: option value or text; select_text: text (default all)"},
+                "to": {"type": "string", "description": "drag: target ref or selector"},
+                "at": {"type": "string", "description": "caret, type: start, end, or text to go after"},
+                "nth": {"type": "integer", "minimum": 1, "description": "which occurrence (default 1)"},
+                "key": {"type": "string", "description": "press: Enter, Shift+Tab, Mod+a…"},
+                "files": {"type": "array", "items": {"type": "string"},
+                          "description": "upload: file names in the uploads dir"},
+                "snapshot": {"type": "boolean", "description": "answer with the full snapshot"},
+                "dialog": {"type": "string", "enum": dialog::ANSWERS,
+                           "description": "for a dialog it opens (default: dismiss)"},
+                "dialog_text": {"type": "string", "description": "prompt's answer (with accept)"},
+            }),
+            &["action"],
+        ),
+        READ => targeted(
+            json!({
+                "format": {"type": "string", "enum": READ_FORMATS},
+                "max_chars": budget,
+                "cursor": cursor,
+            }),
+            &[],
+        ),
+        FIND => object(
+            json!({
+                "text": {"type": "string"},
+                "role": {"type": "string", "description": "e.g. button"},
+                "name": {"type": "string"},
+                "ref": {"type": "string", "description": "its robust locator, for an adapter"},
+            }),
+            &[],
+        ),
+        WAIT => targeted(
+            json!({
+                "text": {"type": "string"},
+                "gone": {"type": "boolean", "description": "wait for it to disappear"},
+                "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS},
+            }),
+            &[],
+        ),
         _ => return None,
     })
 }
 
-fn object(properties: Map<String, Value>, required: &[&str]) -> Value {
+fn object(properties: Value, required: &[&str]) -> Value {
     let mut schema = json!({"type": "object", "properties": properties,
                             "additionalProperties": false});
     if !required.is_empty() {

@@ -298,553 +298,263 @@ pub struct LoadedPage {
     pub runtime: bool,
 }
 
-/// Messages the extension sends to the server. `Deserialize` is written by hand (see
-/// [`crate::tagged`] for why): a new variant needs its line in [`ToServer::from_value`].
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToServer {
-    Hello {
-        protocol: u32,
-        #[serde(default)]
-        extension_version: String,
-        /// Stable per browser profile, so the server can tell browsers apart.
-        #[serde(default)]
-        instance_id: String,
-        #[serde(default)]
-        browser: BrowserInfo,
-        /// The declarations of the code adapters the extension bundles: the server validates
-        /// them, builds their tools' specs, and knows which URLs they serve.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        code_adapters: Vec<PackedAdapter>,
-    },
-    /// The tools of one tab changed (an empty list: the tab has none any more).
-    ToolsUpdated(TabTools),
-    /// The full state, sent after every (re)connect.
-    ToolsSnapshot {
-        tabs: Vec<TabTools>,
-    },
-    CallToolResult {
-        id: RequestId,
-        result: Value,
-        /// The call's last step loaded another page: where it landed (the answer waited for it).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        navigated: Option<String>,
-    },
-    CallToolError {
-        id: RequestId,
-        error: WireError,
-    },
-    Progress {
-        id: RequestId,
-        #[serde(default)]
-        message: Option<String>,
-        #[serde(default)]
-        progress: Option<f64>,
-        #[serde(default)]
-        total: Option<f64>,
-    },
-    StateUpdate {
-        tab: TabId,
-        state: Value,
-        ts: u64,
-    },
-    StateResponse {
-        id: RequestId,
-        state: Value,
-    },
-    StateError {
-        id: RequestId,
-        error: WireError,
-    },
-    OpenTabResult {
-        id: RequestId,
-        tab: TabId,
-        /// Present when the page finished loading within `open_tab`'s `wait_loaded_ms`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        loaded: Option<LoadedPage>,
-    },
-    OpenTabError {
-        id: RequestId,
-        error: WireError,
-    },
-    /// The answer to `browser` request `id` (see [`crate::browser_ops`] for each op's answer).
-    BrowserResult {
-        id: RequestId,
-        result: Value,
-    },
-    BrowserError {
-        id: RequestId,
-        error: WireError,
-    },
-    TabFocused {
-        tab: TabId,
-    },
-    TabClosed {
-        tab: TabId,
-    },
-    TabNavigated {
-        tab: TabId,
-        url: String,
-    },
-    /// The user asked, in the popup, to change a grant (`tab`: the tab the popup showed). The
-    /// worker checked it ([`GrantChange::check`]); the server checks it again, writes it, and
-    /// answers `grant_result` or `grant_error`.
-    ChangeGrant {
-        id: RequestId,
-        change: GrantChange,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tab: Option<TabId>,
-    },
-    /// The person stopped agent `agent` in the popup (`stop`), or let it go on (issue 28).
-    AgentControl {
-        agent: String,
-        stop: bool,
-    },
-    /// The person shared tab `tab` from the popup: no agent holds it any more (issue 28).
-    ShareTab {
-        tab: TabId,
-    },
-    /// The user stopped a recording in the popup and named its tool: `steps` as the pages of
-    /// `tab` recorded them on `origin` (checked by the worker against what the tab shows). The
-    /// server drafts the tool ([`crate::recording`]), saves it to the user's adapter for the
-    /// site and loads it; answers `recording_saved` or `recording_error`.
-    SaveRecording {
-        id: RequestId,
-        tab: TabId,
-        origin: String,
-        /// The page the recording started on: the tool opens it first.
-        start_url: String,
-        tool: crate::recording::ToolDraft,
-        steps: Vec<crate::recording::RecordedStep>,
-    },
-    Ping {
-        #[serde(default)]
-        nonce: u64,
-    },
-    Pong {
-        #[serde(default)]
-        nonce: u64,
-    },
-    Error {
-        #[serde(default)]
-        in_reply_to: Option<RequestId>,
-        error: WireError,
-    },
-}
-
-/// Messages the server sends to the extension. `Deserialize` is written by hand (see
-/// [`crate::tagged`] for why): a new variant needs its line in [`ToExtension::from_value`].
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToExtension {
-    Welcome {
-        protocol: u32,
-        server_version: String,
-        instance_id: String,
-        adapters: Vec<PackedAdapter>,
-        /// The code adapters `hello` declared that validated, as adapters: the worker gives pages
-        /// these (the one validator, and the one adapter model, are the server's).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        code_adapters: Vec<PackedAdapter>,
-    },
-    AdaptersUpdated {
-        adapters: Vec<PackedAdapter>,
-    },
-    CallTool {
-        id: RequestId,
-        tab: TabId,
-        tool: String,
-        args: Value,
-        timeout_ms: u64,
-        /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
-        /// grant, which only the server knows).
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        trusted_input: bool,
-        /// Files the call puts on the page, read by the server from the user's uploads
-        /// directory: their bytes follow in `upload_chunk` frames ([`crate::upload`]).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<crate::upload::DeclaredFile>,
-    },
-    /// Piece `index` of file `file` (by its place in the call's `files`) of call `id`: at most
-    /// [`crate::upload::CHUNK_BASE64`] characters of its base64, sent after the call.
-    UploadChunk {
-        id: RequestId,
-        file: usize,
-        index: usize,
-        data: String,
-    },
-    Cancel {
-        id: RequestId,
-    },
-    RequestState {
-        id: RequestId,
-        tab: TabId,
-    },
-    /// A page tool's call in `tab` (absent: the focused tab), whose runtime the extension
-    /// injects first where it does not run; answered like `call_tool`.
-    PageOp {
-        id: RequestId,
-        #[serde(default)]
-        tab: Option<TabId>,
-        /// Its fields are the message's own; its files' bytes follow in `upload_chunk` frames
-        /// ([`crate::upload`]).
-        #[serde(flatten)]
-        call: crate::page::PageCall<crate::upload::DeclaredFile>,
-    },
-    /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
-    OpenTab {
-        id: RequestId,
-        url: String,
-        #[serde(default)]
-        tab: Option<TabId>,
-        /// Answer once the page has finished loading (at most this long), saying so in `loaded`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        wait_loaded_ms: Option<u64>,
-    },
-    /// Something the worker does to the browser itself (list tabs, navigate, capture).
-    Browser {
-        id: RequestId,
-        op: BrowserOp,
-    },
-    /// Every grant, after `welcome` and whenever they change (whoever changed them): what the
-    /// popup shows. `all_origins`: this tabwire runs with `--allow-all-origins`.
-    Grants {
-        grants: GrantList,
-        #[serde(default)]
-        all_origins: bool,
-    },
-    /// Every live agent with the tabs it holds (issue 28), after `welcome` and whenever it
-    /// changes: the popup lists them, the worker groups each one's tabs under its name.
-    Agents {
-        agents: Vec<crate::agents::AgentView>,
-    },
-    /// `change_grant` `id` was made (`changed`: it changed something).
-    GrantResult {
-        id: RequestId,
-        changed: bool,
-    },
-    GrantError {
-        id: RequestId,
-        error: WireError,
-    },
-    /// `save_recording` `id` was saved: `tool` is its public name, `file` the adapter file
-    /// written, `parameters` what a call passes (the typed values, in order).
-    RecordingSaved {
-        id: RequestId,
-        tool: String,
-        file: String,
-        parameters: Vec<String>,
-    },
-    RecordingError {
-        id: RequestId,
-        error: WireError,
-    },
-    Ping {
-        #[serde(default)]
-        nonce: u64,
-    },
-    Pong {
-        #[serde(default)]
-        nonce: u64,
-    },
-    Error {
-        #[serde(default)]
-        in_reply_to: Option<RequestId>,
-        error: WireError,
-    },
-}
-
-const TO_SERVER_TYPES: &[&str] = &[
-    "hello",
-    "tools_updated",
-    "tools_snapshot",
-    "call_tool_result",
-    "call_tool_error",
-    "progress",
-    "state_update",
-    "state_response",
-    "state_error",
-    "open_tab_result",
-    "open_tab_error",
-    "browser_result",
-    "browser_error",
-    "tab_focused",
-    "tab_closed",
-    "tab_navigated",
-    "change_grant",
-    "agent_control",
-    "share_tab",
-    "save_recording",
-    "ping",
-    "pong",
-    "error",
-];
-
-const TO_EXTENSION_TYPES: &[&str] = &[
-    "welcome",
-    "adapters_updated",
-    "call_tool",
-    "upload_chunk",
-    "cancel",
-    "request_state",
-    "page_op",
-    "open_tab",
-    "browser",
-    "grants",
-    "agents",
-    "grant_result",
-    "grant_error",
-    "recording_saved",
-    "recording_error",
-    "ping",
-    "pong",
-    "error",
-];
-
-impl ToServer {
-    /// The `"type"` the message is written with.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            ToServer::Hello { .. } => "hello",
-            ToServer::ToolsUpdated(_) => "tools_updated",
-            ToServer::ToolsSnapshot { .. } => "tools_snapshot",
-            ToServer::CallToolResult { .. } => "call_tool_result",
-            ToServer::CallToolError { .. } => "call_tool_error",
-            ToServer::Progress { .. } => "progress",
-            ToServer::StateUpdate { .. } => "state_update",
-            ToServer::StateResponse { .. } => "state_response",
-            ToServer::StateError { .. } => "state_error",
-            ToServer::OpenTabResult { .. } => "open_tab_result",
-            ToServer::OpenTabError { .. } => "open_tab_error",
-            ToServer::BrowserResult { .. } => "browser_result",
-            ToServer::BrowserError { .. } => "browser_error",
-            ToServer::TabFocused { .. } => "tab_focused",
-            ToServer::TabClosed { .. } => "tab_closed",
-            ToServer::TabNavigated { .. } => "tab_navigated",
-            ToServer::ChangeGrant { .. } => "change_grant",
-            ToServer::AgentControl { .. } => "agent_control",
-            ToServer::ShareTab { .. } => "share_tab",
-            ToServer::SaveRecording { .. } => "save_recording",
-            ToServer::Ping { .. } => "ping",
-            ToServer::Pong { .. } => "pong",
-            ToServer::Error { .. } => "error",
-        }
-    }
-
-    /// Decodes a message from its JSON value (what `Deserialize` does).
-    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
-        let (kind, mut f) = tagged::split(value)?;
-        Ok(match kind.as_str() {
-            "hello" => ToServer::Hello {
-                protocol: f.req("protocol")?,
-                extension_version: f.opt("extension_version")?,
-                instance_id: f.opt("instance_id")?,
-                browser: f.opt("browser")?,
-                code_adapters: f.opt("code_adapters")?,
-            },
-            "tools_updated" => ToServer::ToolsUpdated(f.rest()?),
-            "tools_snapshot" => ToServer::ToolsSnapshot {
-                tabs: f.req("tabs")?,
-            },
-            "call_tool_result" => ToServer::CallToolResult {
-                id: f.req("id")?,
-                result: f.req("result")?,
-                navigated: f.opt("navigated")?,
-            },
-            "call_tool_error" => ToServer::CallToolError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "progress" => ToServer::Progress {
-                id: f.req("id")?,
-                message: f.opt("message")?,
-                progress: f.opt("progress")?,
-                total: f.opt("total")?,
-            },
-            "state_update" => ToServer::StateUpdate {
-                tab: f.req("tab")?,
-                state: f.req("state")?,
-                ts: f.req("ts")?,
-            },
-            "state_response" => ToServer::StateResponse {
-                id: f.req("id")?,
-                state: f.req("state")?,
-            },
-            "state_error" => ToServer::StateError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "open_tab_result" => ToServer::OpenTabResult {
-                id: f.req("id")?,
-                tab: f.req("tab")?,
-                loaded: f.opt("loaded")?,
-            },
-            "open_tab_error" => ToServer::OpenTabError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "browser_result" => ToServer::BrowserResult {
-                id: f.req("id")?,
-                result: f.req("result")?,
-            },
-            "browser_error" => ToServer::BrowserError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "tab_focused" => ToServer::TabFocused { tab: f.req("tab")? },
-            "tab_closed" => ToServer::TabClosed { tab: f.req("tab")? },
-            "tab_navigated" => ToServer::TabNavigated {
-                tab: f.req("tab")?,
-                url: f.req("url")?,
-            },
-            "change_grant" => ToServer::ChangeGrant {
-                id: f.req("id")?,
-                change: f.req("change")?,
-                tab: f.opt("tab")?,
-            },
-            "agent_control" => ToServer::AgentControl {
-                agent: f.req("agent")?,
-                stop: f.req("stop")?,
-            },
-            "share_tab" => ToServer::ShareTab { tab: f.req("tab")? },
-            "save_recording" => ToServer::SaveRecording {
-                id: f.req("id")?,
-                tab: f.req("tab")?,
-                origin: f.req("origin")?,
-                start_url: f.req("start_url")?,
-                tool: f.req("tool")?,
-                steps: f.req("steps")?,
-            },
-            "ping" => ToServer::Ping {
-                nonce: f.opt("nonce")?,
-            },
-            "pong" => ToServer::Pong {
-                nonce: f.opt("nonce")?,
-            },
-            "error" => ToServer::Error {
-                in_reply_to: f.opt("in_reply_to")?,
-                error: f.req("error")?,
-            },
-            _ => return Err(tagged::unknown_type(&kind, TO_SERVER_TYPES)),
-        })
+tagged::tagged_enum! {
+    /// Messages the extension sends to the server. `Deserialize` is written by
+    /// [`tagged::tagged_enum!`], field by field (see [`crate::tagged`] for why).
+    #[derive(Serialize, Clone, Debug, PartialEq)]
+    pub enum ToServer by "type", listed in TO_SERVER_TYPES {
+        "hello" => Hello {
+            protocol: u32,
+            #[serde(default)]
+            extension_version: String,
+            /// Stable per browser profile, so the server can tell browsers apart.
+            #[serde(default)]
+            instance_id: String,
+            #[serde(default)]
+            browser: BrowserInfo,
+            /// The declarations of the code adapters the extension bundles: the server validates
+            /// them, builds their tools' specs, and knows which URLs they serve.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            code_adapters: Vec<PackedAdapter>,
+        },
+        /// The tools of one tab changed (an empty list: the tab has none any more).
+        "tools_updated" => ToolsUpdated(TabTools),
+        /// The full state, sent after every (re)connect.
+        "tools_snapshot" => ToolsSnapshot {
+            tabs: Vec<TabTools>,
+        },
+        "call_tool_result" => CallToolResult {
+            id: RequestId,
+            result: Value,
+            /// The call's last step loaded another page: where it landed (the answer waited for it).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            navigated: Option<String>,
+        },
+        "call_tool_error" => CallToolError {
+            id: RequestId,
+            error: WireError,
+        },
+        "progress" => Progress {
+            id: RequestId,
+            #[serde(default)]
+            message: Option<String>,
+            #[serde(default)]
+            progress: Option<f64>,
+            #[serde(default)]
+            total: Option<f64>,
+        },
+        "state_update" => StateUpdate {
+            tab: TabId,
+            state: Value,
+            ts: u64,
+        },
+        "state_response" => StateResponse {
+            id: RequestId,
+            state: Value,
+        },
+        "state_error" => StateError {
+            id: RequestId,
+            error: WireError,
+        },
+        "open_tab_result" => OpenTabResult {
+            id: RequestId,
+            tab: TabId,
+            /// Present when the page finished loading within `open_tab`'s `wait_loaded_ms`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            loaded: Option<LoadedPage>,
+        },
+        "open_tab_error" => OpenTabError {
+            id: RequestId,
+            error: WireError,
+        },
+        /// The answer to `browser` request `id` (see [`crate::browser_ops`] for each op's answer).
+        "browser_result" => BrowserResult {
+            id: RequestId,
+            result: Value,
+        },
+        "browser_error" => BrowserError {
+            id: RequestId,
+            error: WireError,
+        },
+        "tab_focused" => TabFocused {
+            tab: TabId,
+        },
+        "tab_closed" => TabClosed {
+            tab: TabId,
+        },
+        "tab_navigated" => TabNavigated {
+            tab: TabId,
+            url: String,
+        },
+        /// The user asked, in the popup, to change a grant (`tab`: the tab the popup showed). The
+        /// worker checked it ([`GrantChange::check`]); the server checks it again, writes it, and
+        /// answers `grant_result` or `grant_error`.
+        "change_grant" => ChangeGrant {
+            id: RequestId,
+            change: GrantChange,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            tab: Option<TabId>,
+        },
+        /// The person stopped agent `agent` in the popup (`stop`), or let it go on (issue 28).
+        "agent_control" => AgentControl {
+            agent: String,
+            stop: bool,
+        },
+        /// The person shared tab `tab` from the popup: no agent holds it any more (issue 28).
+        "share_tab" => ShareTab {
+            tab: TabId,
+        },
+        /// The user stopped a recording in the popup and named its tool: `steps` as the pages of
+        /// `tab` recorded them on `origin` (checked by the worker against what the tab shows). The
+        /// server drafts the tool ([`crate::recording`]), saves it to the user's adapter for the
+        /// site and loads it; answers `recording_saved` or `recording_error`.
+        "save_recording" => SaveRecording {
+            id: RequestId,
+            tab: TabId,
+            origin: String,
+            /// The page the recording started on: the tool opens it first.
+            start_url: String,
+            tool: crate::recording::ToolDraft,
+            steps: Vec<crate::recording::RecordedStep>,
+        },
+        "ping" => Ping {
+            #[serde(default)]
+            nonce: u64,
+        },
+        "pong" => Pong {
+            #[serde(default)]
+            nonce: u64,
+        },
+        "error" => Error {
+            #[serde(default)]
+            in_reply_to: Option<RequestId>,
+            error: WireError,
+        },
     }
 }
-tagged::deserialize_via_value!(ToServer, ToServer::from_value);
 
-impl ToExtension {
-    /// The `"type"` the message is written with.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            ToExtension::Welcome { .. } => "welcome",
-            ToExtension::AdaptersUpdated { .. } => "adapters_updated",
-            ToExtension::CallTool { .. } => "call_tool",
-            ToExtension::UploadChunk { .. } => "upload_chunk",
-            ToExtension::Cancel { .. } => "cancel",
-            ToExtension::RequestState { .. } => "request_state",
-            ToExtension::PageOp { .. } => "page_op",
-            ToExtension::OpenTab { .. } => "open_tab",
-            ToExtension::Browser { .. } => "browser",
-            ToExtension::Grants { .. } => "grants",
-            ToExtension::Agents { .. } => "agents",
-            ToExtension::GrantResult { .. } => "grant_result",
-            ToExtension::GrantError { .. } => "grant_error",
-            ToExtension::RecordingSaved { .. } => "recording_saved",
-            ToExtension::RecordingError { .. } => "recording_error",
-            ToExtension::Ping { .. } => "ping",
-            ToExtension::Pong { .. } => "pong",
-            ToExtension::Error { .. } => "error",
-        }
-    }
-
-    /// Decodes a message from its JSON value (what `Deserialize` does).
-    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
-        let (kind, mut f) = tagged::split(value)?;
-        Ok(match kind.as_str() {
-            "welcome" => ToExtension::Welcome {
-                protocol: f.req("protocol")?,
-                server_version: f.req("server_version")?,
-                instance_id: f.req("instance_id")?,
-                adapters: f.req("adapters")?,
-                code_adapters: f.opt("code_adapters")?,
-            },
-            "adapters_updated" => ToExtension::AdaptersUpdated {
-                adapters: f.req("adapters")?,
-            },
-            "call_tool" => ToExtension::CallTool {
-                id: f.req("id")?,
-                tab: f.req("tab")?,
-                tool: f.req("tool")?,
-                args: f.req("args")?,
-                timeout_ms: f.req("timeout_ms")?,
-                trusted_input: f.opt("trusted_input")?,
-                files: f.opt("files")?,
-            },
-            "upload_chunk" => ToExtension::UploadChunk {
-                id: f.req("id")?,
-                file: f.req("file")?,
-                index: f.req("index")?,
-                data: f.req("data")?,
-            },
-            "cancel" => ToExtension::Cancel { id: f.req("id")? },
-            "request_state" => ToExtension::RequestState {
-                id: f.req("id")?,
-                tab: f.req("tab")?,
-            },
-            "page_op" => ToExtension::PageOp {
-                id: f.req("id")?,
-                tab: f.opt("tab")?,
-                call: crate::page::PageCall::take(&mut f)?,
-            },
-            "open_tab" => ToExtension::OpenTab {
-                id: f.req("id")?,
-                url: f.req("url")?,
-                tab: f.opt("tab")?,
-                wait_loaded_ms: f.opt("wait_loaded_ms")?,
-            },
-            "browser" => ToExtension::Browser {
-                id: f.req("id")?,
-                op: f.req("op")?,
-            },
-            "grants" => ToExtension::Grants {
-                grants: f.req("grants")?,
-                all_origins: f.opt("all_origins")?,
-            },
-            "agents" => ToExtension::Agents {
-                agents: f.req("agents")?,
-            },
-            "grant_result" => ToExtension::GrantResult {
-                id: f.req("id")?,
-                changed: f.req("changed")?,
-            },
-            "grant_error" => ToExtension::GrantError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "recording_saved" => ToExtension::RecordingSaved {
-                id: f.req("id")?,
-                tool: f.req("tool")?,
-                file: f.req("file")?,
-                parameters: f.req("parameters")?,
-            },
-            "recording_error" => ToExtension::RecordingError {
-                id: f.req("id")?,
-                error: f.req("error")?,
-            },
-            "ping" => ToExtension::Ping {
-                nonce: f.opt("nonce")?,
-            },
-            "pong" => ToExtension::Pong {
-                nonce: f.opt("nonce")?,
-            },
-            "error" => ToExtension::Error {
-                in_reply_to: f.opt("in_reply_to")?,
-                error: f.req("error")?,
-            },
-            _ => return Err(tagged::unknown_type(&kind, TO_EXTENSION_TYPES)),
-        })
+tagged::tagged_enum! {
+    /// Messages the server sends to the extension. `Deserialize` is written by
+    /// [`tagged::tagged_enum!`], field by field (see [`crate::tagged`] for why).
+    #[derive(Serialize, Clone, Debug, PartialEq)]
+    pub enum ToExtension by "type", listed in TO_EXTENSION_TYPES {
+        "welcome" => Welcome {
+            protocol: u32,
+            server_version: String,
+            instance_id: String,
+            adapters: Vec<PackedAdapter>,
+            /// The code adapters `hello` declared that validated, as adapters: the worker gives pages
+            /// these (the one validator, and the one adapter model, are the server's).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            code_adapters: Vec<PackedAdapter>,
+        },
+        "adapters_updated" => AdaptersUpdated {
+            adapters: Vec<PackedAdapter>,
+        },
+        "call_tool" => CallTool {
+            id: RequestId,
+            tab: TabId,
+            tool: String,
+            args: Value,
+            timeout_ms: u64,
+            /// Whether the call's input goes through Chrome's debugger (the origin's trusted-input
+            /// grant, which only the server knows).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            trusted_input: bool,
+            /// Files the call puts on the page, read by the server from the user's uploads
+            /// directory: their bytes follow in `upload_chunk` frames ([`crate::upload`]).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            files: Vec<crate::upload::DeclaredFile>,
+        },
+        /// Piece `index` of file `file` (by its place in the call's `files`) of call `id`: at most
+        /// [`crate::upload::CHUNK_BASE64`] characters of its base64, sent after the call.
+        "upload_chunk" => UploadChunk {
+            id: RequestId,
+            file: usize,
+            index: usize,
+            data: String,
+        },
+        "cancel" => Cancel {
+            id: RequestId,
+        },
+        "request_state" => RequestState {
+            id: RequestId,
+            tab: TabId,
+        },
+        /// A page tool's call in `tab` (absent: the focused tab), whose runtime the extension
+        /// injects first where it does not run; answered like `call_tool`.
+        "page_op" => PageOp {
+            id: RequestId,
+            #[serde(default)]
+            tab: Option<TabId>,
+            /// Its fields are the message's own; its files' bytes follow in `upload_chunk` frames
+            /// ([`crate::upload`]).
+            #[serde(flatten)]
+            call: crate::page::PageCall<crate::upload::DeclaredFile>,
+        },
+        /// Navigate `tab` to `url`, or open a new tab when `tab` is absent.
+        "open_tab" => OpenTab {
+            id: RequestId,
+            url: String,
+            #[serde(default)]
+            tab: Option<TabId>,
+            /// Answer once the page has finished loading (at most this long), saying so in `loaded`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            wait_loaded_ms: Option<u64>,
+        },
+        /// Something the worker does to the browser itself (list tabs, navigate, capture).
+        "browser" => Browser {
+            id: RequestId,
+            op: BrowserOp,
+        },
+        /// Every grant, after `welcome` and whenever they change (whoever changed them): what the
+        /// popup shows. `all_origins`: this tabwire runs with `--allow-all-origins`.
+        "grants" => Grants {
+            grants: GrantList,
+            #[serde(default)]
+            all_origins: bool,
+        },
+        /// Every live agent with the tabs it holds (issue 28), after `welcome` and whenever it
+        /// changes: the popup lists them, the worker groups each one's tabs under its name.
+        "agents" => Agents {
+            agents: Vec<crate::agents::AgentView>,
+        },
+        /// `change_grant` `id` was made (`changed`: it changed something).
+        "grant_result" => GrantResult {
+            id: RequestId,
+            changed: bool,
+        },
+        "grant_error" => GrantError {
+            id: RequestId,
+            error: WireError,
+        },
+        /// `save_recording` `id` was saved: `tool` is its public name, `file` the adapter file
+        /// written, `parameters` what a call passes (the typed values, in order).
+        "recording_saved" => RecordingSaved {
+            id: RequestId,
+            tool: String,
+            file: String,
+            parameters: Vec<String>,
+        },
+        "recording_error" => RecordingError {
+            id: RequestId,
+            error: WireError,
+        },
+        "ping" => Ping {
+            #[serde(default)]
+            nonce: u64,
+        },
+        "pong" => Pong {
+            #[serde(default)]
+            nonce: u64,
+        },
+        "error" => Error {
+            #[serde(default)]
+            in_reply_to: Option<RequestId>,
+            error: WireError,
+        },
     }
 }
-tagged::deserialize_via_value!(ToExtension, ToExtension::from_value);
 
 /// Why a frame could not be decoded. `request_id` is the frame's `id`, when it had one, so the
 /// receiver can fail that request instead of leaving it to time out.

@@ -54,11 +54,6 @@ impl Fields {
     }
 }
 
-/// Splits a message into its `"type"` and its other fields.
-pub(crate) fn split(value: Value) -> Result<(String, Fields), serde_json::Error> {
-    split_by(value, "type")
-}
-
 /// Splits an object tagged by field `tag` into the tag and its other fields.
 pub(crate) fn split_by(
     value: Value,
@@ -105,3 +100,121 @@ macro_rules! deserialize_via_value {
     };
 }
 pub(crate) use deserialize_via_value;
+
+/// Declares an enum of messages tagged by `$tag` (each variant written `"its_tag" => Variant`),
+/// with everything that follows from that one list: the `Serialize` tag and each variant's
+/// name on the wire (`#[serde(rename)]`), the list of tags (`$tags`, for the errors that name
+/// them), `type_name`, and the hand-written decoding ([`Fields`], why: this module's doc) behind
+/// `Deserialize`. A field with `#[serde(default…)]` may be absent (its default), one with
+/// `#[serde(flatten)]` is taken by its type's `take(&mut Fields)`, every other one is required:
+/// the same rules as a derived `Deserialize` (a page tool's `op: crate::page_ops::WireOp` is read
+/// as the JSON value it is, by `WireOp::take`). Another `serde` attribute on a field does not
+/// compile. The expansion is the code that used to be written by hand, so the wasm builds pay
+/// nothing for it.
+macro_rules! tagged_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident by $tag:literal, listed in $tags:ident {
+            $(
+                $(#[$variant_meta:meta])*
+                $wire:literal => $variant:ident $({ $($fields:tt)* })? $(( $inner:ty ))?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[serde(tag = $tag)]
+        $vis enum $name {
+            $(
+                $(#[$variant_meta])*
+                #[serde(rename = $wire)]
+                $variant $({ $($fields)* })? $(( $inner ))?,
+            )*
+        }
+
+        const $tags: &[&str] = &[$($wire),*];
+
+        impl $name {
+            /// The tag the message is written with.
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $($name::$variant { .. } => $wire,)*
+                }
+            }
+
+            /// Decodes a message from its JSON value (what `Deserialize` does).
+            pub fn from_value(value: serde_json::Value) -> Result<Self, serde_json::Error> {
+                let (kind, mut fields) = $crate::tagged::split_by(value, $tag)?;
+                Ok(match kind.as_str() {
+                    $($wire => $crate::tagged::decode_variant!(
+                        fields, $name::$variant $({ $($fields)* })? $(( $inner ))?
+                    ),)*
+                    _ => return Err($crate::tagged::unknown_type(&kind, $tags)),
+                })
+            }
+        }
+
+        $crate::tagged::deserialize_via_value!($name, $name::from_value);
+    };
+}
+pub(crate) use tagged_enum;
+
+/// One variant of a [`tagged_enum!`], decoded from the message's other `$f`ields.
+macro_rules! decode_variant {
+    ($f:ident, $name:ident :: $variant:ident { $($fields:tt)* }) => {
+        $crate::tagged::decode_fields!($f, $name::$variant, [] $($fields)*)
+    };
+    ($f:ident, $name:ident :: $variant:ident ( $inner:ty )) => {
+        $name::$variant($f.rest()?)
+    };
+    ($f:ident, $name:ident :: $variant:ident) => {
+        $name::$variant
+    };
+}
+pub(crate) use decode_variant;
+
+/// A struct variant's fields, one at a time: what is read so far is in `[…]`.
+macro_rules! decode_fields {
+    ($f:ident, $name:ident :: $variant:ident, [$($read:tt)*]) => {
+        $name::$variant { $($read)* }
+    };
+    (
+        $f:ident, $name:ident :: $variant:ident, [$($read:tt)*]
+        $(#[doc = $doc:literal])* #[serde(default $($how:tt)*)] $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        $crate::tagged::decode_fields!(
+            $f, $name::$variant, [$($read)* $field: $f.opt(stringify!($field))?,] $($($rest)*)?
+        )
+    };
+    (
+        $f:ident, $name:ident :: $variant:ident, [$($read:tt)*]
+        $(#[doc = $doc:literal])* #[serde(flatten)] $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        $crate::tagged::decode_fields!(
+            $f, $name::$variant, [$($read)* $field: <$ty>::take(&mut $f)?,] $($($rest)*)?
+        )
+    };
+    // A page tool's operation, `op`, as the JSON value it is (the worker reads no more): through
+    // `WireOp::take`, the reader a page call's `op` goes through too, so the wasm builds carry one.
+    (
+        $f:ident, $name:ident :: $variant:ident, [$($read:tt)*]
+        $(#[doc = $doc:literal])* op : crate::page_ops::WireOp
+        $(, $($rest:tt)*)?
+    ) => {
+        $crate::tagged::decode_fields!(
+            $f, $name::$variant, [$($read)* op: $crate::page_ops::WireOp::take(&mut $f)?,]
+            $($($rest)*)?
+        )
+    };
+    (
+        $f:ident, $name:ident :: $variant:ident, [$($read:tt)*]
+        $(#[doc = $doc:literal])* $field:ident : $ty:ty
+        $(, $($rest:tt)*)?
+    ) => {
+        $crate::tagged::decode_fields!(
+            $f, $name::$variant, [$($read)* $field: $f.req(stringify!($field))?,] $($($rest)*)?
+        )
+    };
+}
+pub(crate) use decode_fields;

@@ -91,34 +91,31 @@ fn the_schema_knows_exactly_the_step_kinds_of_the_model_and_their_fields() {
     }
 }
 
+/// The fields the model refuses an unknown field of `T` with: the ones it knows.
+fn model_fields<T: serde::de::DeserializeOwned>() -> BTreeSet<String> {
+    let Err(error) = serde_json::from_str::<T>(r#"{"no_such_field": 1}"#) else {
+        panic!("an unknown field is refused");
+    };
+    expected_names(&error.to_string())
+}
+
+/// The property names of the schema's object at `pointer`.
+fn schema_fields(pointer: &str) -> BTreeSet<String> {
+    let schema = schema();
+    let properties = schema.pointer(pointer).and_then(Value::as_object);
+    properties.expect(pointer).keys().cloned().collect()
+}
+
 #[test]
 fn the_schema_knows_exactly_the_top_level_fields_of_the_model() {
-    let error = serde_json::from_str::<bridge::adapter::Adapter>(r#"{"no_such_field": 1}"#)
-        .unwrap_err()
-        .to_string();
-    let model = expected_names(&error);
-    let listed: BTreeSet<String> = schema()["properties"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
-    assert_eq!(listed, model);
+    let model = model_fields::<bridge::adapter::Adapter>();
+    assert_eq!(schema_fields("/properties"), model);
 }
 
 #[test]
 fn the_schema_knows_exactly_the_tool_fields_of_the_model() {
-    let error = serde_json::from_str::<bridge::adapter::ToolDef>(r#"{"no_such_field": 1}"#)
-        .unwrap_err()
-        .to_string();
-    let model = expected_names(&error);
-    let listed: BTreeSet<String> = schema()["definitions"]["tool"]["properties"]
-        .as_object()
-        .expect("definitions.tool.properties")
-        .keys()
-        .cloned()
-        .collect();
-    assert_eq!(listed, model);
+    let model = model_fields::<bridge::adapter::ToolDef>();
+    assert_eq!(schema_fields("/definitions/tool/properties"), model);
 }
 
 /// The read kinds the schema's pattern allows are the ones the model names when it refuses one.

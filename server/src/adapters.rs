@@ -515,14 +515,14 @@ mod tests {
         assert!(loaded.problems[0].to_string().starts_with("/no/such/dir: "));
     }
 
+    /// The adapter `MINI` alone, with the extra match `pattern` given for adapter `adapter`.
+    fn mini_matching(adapter: &str, pattern: &str) -> Result<LoadedAdapters, AdapterError> {
+        load_from(&[("mini.json", MINI)], &[], &[matching(adapter, pattern)])
+    }
+
     #[test]
     fn extra_match_patterns_extend_an_adapter() {
-        let loaded = load_from(
-            &[("mini.json", MINI)],
-            &[],
-            &[matching("mini", "http://127.0.0.1/*")],
-        )
-        .unwrap();
+        let loaded = mini_matching("mini", "http://127.0.0.1/*").unwrap();
         assert_eq!(
             loaded.adapters[0].matches,
             ["https://mini.example/*", "http://127.0.0.1/*"]
@@ -532,15 +532,10 @@ mod tests {
 
     #[test]
     fn extra_match_for_an_unknown_adapter_names_it() {
-        let err = load_from(
-            &[("mini.json", MINI)],
-            &[],
-            &[matching("nope", "http://x/*")],
-        )
-        .unwrap_err();
+        let err = mini_matching("nope", "http://x/*").unwrap_err();
         let text = err.to_string();
         assert!(text.contains("\"nope\"") && text.contains("mini"), "{text}");
-        let err = load_from(&[("mini.json", MINI)], &[], &[matching("mini", "bad")]).unwrap_err();
+        let err = mini_matching("mini", "bad").unwrap_err();
         assert!(matches!(err, AdapterError::BadPattern { .. }), "{err}");
     }
 }

@@ -156,6 +156,13 @@ pub struct Launch {
     pub args: Vec<String>,
 }
 
+/// The command line, as a person would type it.
+impl std::fmt::Display for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.command.display(), self.args.join(" "))
+    }
+}
+
 /// What an edit did (or would do) to a config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
@@ -414,35 +421,33 @@ mod tests {
 
     #[test]
     fn config_files_are_where_each_client_keeps_them() {
-        let mac = user(Os::Mac);
-        assert_eq!(
-            Client::ClaudeDesktop.config_file(&mac),
-            PathBuf::from(
-                "/Users/ann/Library/Application Support/Claude/claude_desktop_config.json"
-            )
-        );
-        let windows = user(Os::Windows);
-        assert_eq!(
-            Client::ClaudeDesktop.config_file(&windows),
-            PathBuf::from("C:/Users/ann/AppData/Roaming/Claude/claude_desktop_config.json")
-        );
-        assert_eq!(
-            Client::VsCode.config_file(&windows),
-            PathBuf::from("C:/Users/ann/AppData/Roaming/Code/User/mcp.json")
-        );
-        let linux = user(Os::Linux);
-        assert_eq!(
-            Client::ClaudeDesktop.config_file(&linux),
-            PathBuf::from("/home/ann/.config/Claude/claude_desktop_config.json")
-        );
-        assert_eq!(
-            Client::ClaudeCode.config_file(&linux),
-            PathBuf::from("/home/ann/.claude.json")
-        );
-        assert_eq!(
-            Client::Cursor.config_file(&linux),
-            PathBuf::from("/home/ann/.cursor/mcp.json")
-        );
+        for (client, os, file) in [
+            (
+                Client::ClaudeDesktop,
+                Os::Mac,
+                "/Users/ann/Library/Application Support/Claude/claude_desktop_config.json",
+            ),
+            (
+                Client::ClaudeDesktop,
+                Os::Windows,
+                "C:/Users/ann/AppData/Roaming/Claude/claude_desktop_config.json",
+            ),
+            (
+                Client::VsCode,
+                Os::Windows,
+                "C:/Users/ann/AppData/Roaming/Code/User/mcp.json",
+            ),
+            (
+                Client::ClaudeDesktop,
+                Os::Linux,
+                "/home/ann/.config/Claude/claude_desktop_config.json",
+            ),
+            (Client::ClaudeCode, Os::Linux, "/home/ann/.claude.json"),
+            (Client::Cursor, Os::Linux, "/home/ann/.cursor/mcp.json"),
+        ] {
+            let config = client.config_file(&user(os));
+            assert_eq!(config, PathBuf::from(file), "{client:?} on {os:?}");
+        }
     }
 
     #[test]

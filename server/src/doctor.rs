@@ -286,10 +286,8 @@ fn check_clients(dirs: &UserDirs, findings: &mut Vec<Finding>, extra: Vec<PathBu
         }
         if launch.command.is_file() {
             findings.push(ok(format!(
-                "{} starts {} {} ({})",
+                "{} starts {launch} ({})",
                 client.name(),
-                launch.command.display(),
-                launch.args.join(" "),
                 file.display()
             )));
         } else {

@@ -36,6 +36,8 @@ mod preauth;
 mod recorder;
 mod setup;
 mod site_state;
+#[cfg(test)]
+mod test_support;
 mod uploads;
 mod user_dirs;
 mod ws;

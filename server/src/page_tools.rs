@@ -254,6 +254,7 @@ fn origin_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_error;
     use serde_json::{Value, json};
 
     /// The answer a page gave, as it travels.
@@ -318,23 +319,13 @@ mod tests {
         );
         // The tab went elsewhere before the answer arrived.
         let moved = check_still_allowed(&ok, allowed, Some("http://b.test:9/")).unwrap_err();
-        assert_eq!(moved.code, ErrorCode::Navigated);
-        assert!(
-            moved
-                .message
-                .contains("tab 3 went to http://b.test:9 before the answer from http://a.test:8"),
-            "{moved}"
-        );
+        let went = "tab 3 went to http://b.test:9 before the answer from http://a.test:8";
+        assert_error(&moved, ErrorCode::Navigated, went);
         // An answer written by a document of another origin.
         let other = reply("http://b.test:9/", 0, None);
         let error = check_still_allowed(&other, allowed, Some("http://a.test:8/")).unwrap_err();
-        assert_eq!(error.code, ErrorCode::Navigated);
-        assert!(
-            error
-                .message
-                .contains("answered from http://b.test:9, not http://a.test:8"),
-            "{error}"
-        );
+        let from = "answered from http://b.test:9, not http://a.test:8";
+        assert_error(&error, ErrorCode::Navigated, from);
         // A cross-origin frame's answer under the allowed top document is that frame's.
         let frame = reply("http://c.test/", 7, None);
         assert_eq!(

@@ -199,12 +199,13 @@ pub fn required(origin: &str, need: Need, why: Option<&str>) -> WireError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_error;
 
     #[test]
     fn the_error_says_how_to_allow() {
         let error = required("https://a.example", Need::PageTools, None);
-        assert_eq!(error.code, ErrorCode::PermissionRequired);
-        assert!(error.message.contains("`tabwire allow https://a.example`"));
+        let how = "`tabwire allow https://a.example`";
+        assert_error(&error, ErrorCode::PermissionRequired, how);
         let error = required("https://a.example", Need::TrustedInput, Some("declined"));
         assert!(
             error
@@ -230,26 +231,24 @@ mod tests {
         let grants = Grants::new(dir.path().join("grants.json"));
         let permission = Permission::new(grants.clone(), false);
         let origin = "https://a.example";
+        let allowed = |trusted_input| Some(Allowed { trusted_input });
         assert_eq!(permission.check(origin, Need::PageTools), None);
-        grants
-            .allow(&bridge::Origin::parse(origin).unwrap(), Need::PageTools)
-            .unwrap();
-        let page_tools = Some(Allowed {
-            trusted_input: false,
-        });
-        assert_eq!(permission.check(origin, Need::PageTools), page_tools);
-        grants
-            .allow(&bridge::Origin::parse(origin).unwrap(), Need::TrustedInput)
-            .unwrap();
-        let trusted = Some(Allowed {
-            trusted_input: true,
-        });
-        assert_eq!(permission.check(origin, Need::PageTools), trusted);
-        assert_eq!(permission.check(origin, Need::TrustedInput), trusted);
+        // Page tools first, then trusted input: the page tools' answer carries the second grant.
+        for (grant, trusted_input) in [(Need::PageTools, false), (Need::TrustedInput, true)] {
+            grants
+                .allow(&bridge::Origin::parse(origin).unwrap(), grant)
+                .unwrap();
+            let answer = permission.check(origin, Need::PageTools);
+            assert_eq!(answer, allowed(trusted_input), "after {grant:?}");
+        }
+        assert_eq!(permission.check(origin, Need::TrustedInput), allowed(true));
         // --allow-all-origins never turns trusted input on by itself.
         let all = Permission::new(grants, true);
-        assert_eq!(all.check("https://b.example", Need::PageTools), page_tools);
-        assert_eq!(all.check(origin, Need::PageTools), trusted);
+        assert_eq!(
+            all.check("https://b.example", Need::PageTools),
+            allowed(false)
+        );
+        assert_eq!(all.check(origin, Need::PageTools), allowed(true));
     }
 
     #[test]

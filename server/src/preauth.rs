@@ -293,33 +293,49 @@ fn head_end_after(mut matched: usize, bytes: &[u8]) -> usize {
     matched
 }
 
+/// Polls `inner` into `buf`, and shows the bytes this read added (when it added any) to `seen`,
+/// whose error fails the read: what a stream that watches its reads does.
+pub fn poll_read_seeing<S: AsyncRead + Unpin>(
+    inner: &mut S,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+    seen: impl FnOnce(&[u8]) -> std::io::Result<()>,
+) -> Poll<std::io::Result<()>> {
+    let before = buf.filled().len();
+    let polled = Pin::new(inner).poll_read(cx, buf);
+    let read = &buf.filled()[before..];
+    if !read.is_empty() {
+        seen(read)?;
+    }
+    polled
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let read = buf.filled().len() - before;
-        if read > 0 {
-            let left = self.budget.load(Ordering::Acquire);
-            if left != usize::MAX {
-                if read > left {
-                    return Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!("sent more than {PREAUTH_BYTES} bytes before authenticating"),
-                    )));
-                }
-                // Only this connection's reader spends its budget.
-                self.budget.store(left - read, Ordering::Release);
-                self.head_end = head_end_after(self.head_end, &buf.filled()[before..]);
-                if self.head_end == HEAD_END.len() {
-                    self.whole_head.store(true, Ordering::Release);
-                }
+        let this = &mut *self;
+        poll_read_seeing(&mut this.inner, cx, buf, |read| {
+            let left = this.budget.load(Ordering::Acquire);
+            if left == usize::MAX {
+                return Ok(());
             }
-        }
-        polled
+            if read.len() > left {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("sent more than {PREAUTH_BYTES} bytes before authenticating"),
+                ));
+            }
+            // Only this connection's reader spends its budget.
+            this.budget.store(left - read.len(), Ordering::Release);
+            this.head_end = head_end_after(this.head_end, read);
+            if this.head_end == HEAD_END.len() {
+                this.whole_head.store(true, Ordering::Release);
+            }
+            Ok(())
+        })
     }
 }
 

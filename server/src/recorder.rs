@@ -180,6 +180,7 @@ fn unreadable(path: &Path, error: &dyn std::fmt::Display) -> WireError {
 mod tests {
     use super::*;
     use crate::hub::HubConfig;
+    use crate::test_support::assert_error;
     use bridge::recording::{RecordedStep, ToolDraft, Typed};
     use std::time::Duration;
 
@@ -283,13 +284,8 @@ mod tests {
         let file = s.adapters.join("site_127_0_0_1_4321.json");
         let before = std::fs::read_to_string(&file).unwrap();
         let taken = s.recorder.save(&request("sign_in")).unwrap_err();
-        assert_eq!(taken.code, ErrorCode::InvalidArgs);
-        assert!(
-            taken
-                .message
-                .contains("already has a tool named \"sign_in\""),
-            "{taken}"
-        );
+        let named = "already has a tool named \"sign_in\"";
+        assert_error(&taken, ErrorCode::InvalidArgs, named);
         let bad = s.recorder.save(&request("Sign In")).unwrap_err();
         assert!(bad.message.contains("is not a tool name"), "{bad}");
         let mut elsewhere = request("other");

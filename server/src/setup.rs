@@ -133,12 +133,7 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
 
     // 2. The MCP clients.
     let launch = launch(&installed, args, dirs);
-    writeln!(
-        out,
-        "\nMCP clients (each starts: {} {}):",
-        launch.command.display(),
-        launch.args.join(" ")
-    )?;
+    writeln!(out, "\nMCP clients (each starts: {launch}):")?;
     let mut all_ok = true;
     let mut configured = 0;
     for client in Client::ALL {
@@ -181,9 +176,7 @@ fn setup(dirs: &UserDirs, args: &SetupArgs, binary: &Path) -> anyhow::Result<(St
     if configured == 0 && all_ok {
         writeln!(
             out,
-            "  No MCP client found. Add Tabwire to yours by hand: the command is\n    {} {}",
-            launch.command.display(),
-            launch.args.join(" ")
+            "  No MCP client found. Add Tabwire to yours by hand: the command is\n    {launch}"
         )?;
     }
 
@@ -380,13 +373,20 @@ mod tests {
         }
     }
 
+    /// Writes `text` as `client`'s config file, its folder first: the client is installed.
+    fn write_config(dirs: &UserDirs, client: Client, text: &str) -> PathBuf {
+        let file = client.config_file(dirs);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
     #[test]
     fn setup_configures_the_installed_clients_once() {
         let dir = tempfile::tempdir().unwrap();
         let dirs = crate::extension::tests::user_in(dir.path());
-        let desktop = Client::ClaudeDesktop.config_file(&dirs);
-        std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
-        std::fs::write(&desktop, r#"{"mcpServers": {"other": {"command": "x"}}}"#).unwrap();
+        let other = r#"{"mcpServers": {"other": {"command": "x"}}}"#;
+        let desktop = write_config(&dirs, Client::ClaudeDesktop, other);
         std::fs::create_dir_all(dirs.home.join(".cursor")).unwrap();
         let binary = dir.path().join("download/tabwire");
         std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
@@ -432,9 +432,7 @@ mod tests {
     fn a_broken_config_is_reported_with_the_entry_to_add_by_hand() {
         let dir = tempfile::tempdir().unwrap();
         let dirs = crate::extension::tests::user_in(dir.path());
-        let cursor = Client::Cursor.config_file(&dirs);
-        std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
-        std::fs::write(&cursor, "{ not json").unwrap();
+        let cursor = write_config(&dirs, Client::Cursor, "{ not json");
         let binary = dir.path().join("tabwire");
         std::fs::write(&binary, "the binary").unwrap();
         let (report, ok) = setup(&dirs, &args(dir.path(), false), &binary).unwrap();

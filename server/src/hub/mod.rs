@@ -10,6 +10,7 @@
 //! - [`registry`]: everything known (connections, tabs, tools, states, pending requests) under
 //!   one lock, changed synchronously;
 //! - [`pending`]: the typed table of requests waiting for an answer;
+//! - [`socket`]: the extension connections and the frames they send;
 //! - [`vetting`]: the tools a tab may offer, and their specs;
 //! - [`tabs`]: tab ranking and which tab a call goes to;
 //! - [`text`]: what a person is told when something is not there or did not work.
@@ -25,7 +26,7 @@ use bridge::page::PageCall;
 use bridge::page_ops::{PageOp, WireOp};
 use bridge::protocol::{BrowserInfo, RequestId, RuntimeKind, TabTools, ToolSpec};
 use bridge::upload::UploadFile;
-use bridge::{ErrorCode, TabId, ToExtension, ToServer, WireError};
+use bridge::{ErrorCode, TabId, ToExtension, WireError};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
@@ -35,6 +36,7 @@ mod holding;
 mod inbox;
 mod pending;
 mod registry;
+mod socket;
 mod tabs;
 pub mod text;
 mod vetting;
@@ -45,7 +47,7 @@ pub use text::Link;
 #[cfg(test)]
 pub(crate) use vetting::RESERVED_TOOL_NAMES;
 
-use pending::{Answer, Started, Waiter};
+use pending::{Started, Waiter};
 use registry::{Changes, Registry};
 
 /// A call's timeout restarts on progress, but the call never runs longer than this many
@@ -327,203 +329,6 @@ impl Hub {
     /// Receives the id of each tab whose cached state changes.
     pub fn subscribe_states(&self) -> broadcast::Receiver<TabId> {
         self.state_changes.subscribe()
-    }
-
-    // ----- the socket side ------------------------------------------------------------------
-
-    /// Registers a new extension socket whose writer task drains `outbox`.
-    pub fn connect(&self, outbox: Outbox) -> ConnId {
-        self.change(|r| r.connect(outbox, false))
-    }
-
-    /// A connection to the hub this process is a peer of (which looks like a browser to us,
-    /// and decides holds itself).
-    pub fn connect_relay(&self, outbox: Outbox) -> ConnId {
-        let conn = self.change(|r| r.connect(outbox, true));
-        self.introduce_agents(conn);
-        conn
-    }
-
-    /// The socket closed: its tabs go away and its pending requests fail at once.
-    pub fn disconnect(&self, conn: ConnId) {
-        self.apply(|r| r.disconnect(conn, Instant::now()));
-    }
-
-    /// Handles one text frame from `conn`. Bad input is answered, never fatal.
-    pub fn handle_frame(&self, conn: ConnId, text: &str) {
-        match ToServer::decode(text) {
-            Ok(message) => self.handle_message(conn, message),
-            Err(bad) => {
-                tracing::warn!(conn, error = %bad.error, "undecodable frame from the extension");
-                let error = bad.to_wire_error();
-                let mut registry = self.registry();
-                // A malformed answer fails its request now rather than at its timeout.
-                if let Some(id) = &bad.request_id {
-                    registry.resolve(conn, id, Answer::Failed(error.clone()));
-                }
-                registry.send(
-                    conn,
-                    &ToExtension::Error {
-                        in_reply_to: bad.request_id,
-                        error,
-                    },
-                );
-            }
-        }
-    }
-
-    /// Tells the extension this frame type is not something a server accepts.
-    pub fn refuse_binary_frame(&self, conn: ConnId) {
-        self.registry().send(
-            conn,
-            &ToExtension::Error {
-                in_reply_to: None,
-                error: WireError::new(
-                    bridge::ErrorCode::Protocol,
-                    "binary frames are not supported",
-                ),
-            },
-        );
-    }
-
-    fn handle_message(&self, conn: ConnId, message: ToServer) {
-        match message {
-            ToServer::Hello {
-                protocol,
-                extension_version,
-                instance_id,
-                browser,
-                code_adapters,
-            } => {
-                tracing::info!(conn, protocol, %extension_version, %instance_id,
-                    browser = %browser.name, version = %browser.version, "extension said hello");
-                crate::diagnostics::extension_said_hello(&extension_version);
-                self.apply(|r| r.hello(conn, protocol, browser, code_adapters));
-            }
-            ToServer::ToolsSnapshot { tabs } => self.apply(|r| r.snapshot(conn, tabs)),
-            ToServer::ToolsUpdated(tab) => self.apply(|r| r.update_tab(conn, tab)),
-            ToServer::TabClosed { tab } => self.apply(|r| r.close_tab(conn, tab)),
-            ToServer::TabNavigated { tab, url } => self.apply(|r| r.navigate_tab(conn, tab, url)),
-            ToServer::TabFocused { tab } => self.apply(|r| r.focus_tab(conn, tab)),
-            ToServer::ChangeGrant { id, change, tab } => {
-                tracing::info!(conn, origin = %change.origin, change = %change.describe(),
-                    "the popup asks to change a grant");
-                let request = GrantRequest {
-                    conn,
-                    id: id.clone(),
-                    change,
-                    tab,
-                };
-                if self.grant_requests.send(request).is_err() {
-                    let error = WireError::new(
-                        bridge::ErrorCode::Internal,
-                        "this tabwire keeps no grants (it is shutting down)",
-                    );
-                    self.send_to(conn, &ToExtension::GrantError { id, error });
-                }
-            }
-            ToServer::AgentControl { agent, stop } => {
-                let live = self.set_agent_stopped(&agent, stop);
-                tracing::info!(
-                    conn,
-                    agent,
-                    stop,
-                    live,
-                    "the person stops or allows an agent"
-                );
-            }
-            ToServer::ShareTab { tab } => {
-                let held = self.share_tab(tab);
-                tracing::info!(conn, tab, held, "the person shares a tab");
-            }
-            ToServer::SaveRecording {
-                id,
-                tab,
-                origin,
-                start_url,
-                tool,
-                steps,
-            } => {
-                tracing::info!(conn, tab, %origin, tool = %tool.name, steps = steps.len(),
-                    "the popup saves a recording");
-                let request = RecordingRequest {
-                    conn,
-                    id: id.clone(),
-                    tab,
-                    origin,
-                    start_url,
-                    tool,
-                    steps,
-                };
-                if self.recording_requests.send(request).is_err() {
-                    let error = WireError::new(
-                        bridge::ErrorCode::Internal,
-                        "this tabwire saves no recordings (it is shutting down)",
-                    );
-                    self.send_to(conn, &ToExtension::RecordingError { id, error });
-                }
-            }
-            ToServer::CallToolResult {
-                id,
-                result,
-                navigated,
-            } => self.answer(conn, &id, Answer::Call(Ok(CallDone { result, navigated }))),
-            ToServer::CallToolError { id, error } => {
-                self.answer(conn, &id, Answer::Call(Err(error)))
-            }
-            ToServer::OpenTabResult { id, tab, loaded } => {
-                self.answer(conn, &id, Answer::OpenTab(Ok(OpenedTab { tab, loaded })))
-            }
-            ToServer::OpenTabError { id, error } => {
-                self.answer(conn, &id, Answer::OpenTab(Err(error)))
-            }
-            ToServer::StateResponse { id, state } => {
-                self.answer(conn, &id, Answer::State(Ok(state)))
-            }
-            ToServer::StateError { id, error } => self.answer(conn, &id, Answer::State(Err(error))),
-            ToServer::BrowserResult { id, result } => {
-                self.answer(conn, &id, Answer::Browser(Ok(result)))
-            }
-            ToServer::BrowserError { id, error } => {
-                self.answer(conn, &id, Answer::Browser(Err(error)))
-            }
-            ToServer::Error {
-                in_reply_to: Some(id),
-                error,
-            } => {
-                tracing::warn!(conn, %id, %error, "the extension reported an error");
-                self.answer(conn, &id, Answer::Failed(error));
-            }
-            ToServer::Error {
-                in_reply_to: None,
-                error,
-            } => tracing::warn!(conn, %error, "the extension reported an error"),
-            ToServer::Ping { nonce } => self.registry().send(conn, &ToExtension::Pong { nonce }),
-            ToServer::Pong { .. } => {}
-            ToServer::StateUpdate { tab, state, ts } => {
-                tracing::trace!(conn, tab, "tab state cached");
-                self.apply(|r| {
-                    r.store_state(conn, tab, state, ts, StateSource::Push, Instant::now())
-                })
-            }
-            ToServer::Progress {
-                id,
-                message,
-                progress,
-                total,
-            } => {
-                let report = PageProgress {
-                    message,
-                    progress,
-                    total,
-                };
-                self.registry().progress(conn, &id, report);
-            }
-        }
-    }
-
-    fn answer(&self, conn: ConnId, id: &str, answer: Answer) {
-        self.registry().resolve(conn, id, answer);
     }
 
     // ----- the MCP side ---------------------------------------------------------------------
