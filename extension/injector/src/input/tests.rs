@@ -318,9 +318,9 @@ fn chords_hold_their_modifiers_around_the_key() {
         events(&dom),
         [
             "keydown 4 Meta 91 MetaLeftM",
-            "keydown 4 Shift 16 ShiftLeftSM",
-            "keydown 4 Z 90 KeyZSM",
-            "keyup 4 Z 90 KeyZSM",
+            "keydown 4 Shift 16 ShiftLeftMS",
+            "keydown 4 Z 90 KeyZMS",
+            "keyup 4 Z 90 KeyZMS",
             "keyup 4 Shift 16 ShiftLeftM",
             "keyup 4 Meta 91 MetaLeft"
         ]
