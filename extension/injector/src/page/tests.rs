@@ -501,7 +501,8 @@ fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
 
 #[test]
 fn text_is_quoted_only_where_it_could_be_read_as_an_elements_line() {
-    let (dom, html) = document();
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
     for words in [
         "button to press",
         "e12 is a ref",

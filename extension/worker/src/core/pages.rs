@@ -205,12 +205,7 @@ impl Core {
             },
             Ok(None) => ToServer::CallToolError {
                 id: id.to_owned(),
-                error: WireError::new(
-                    ErrorCode::NoSuchTool,
-                    format!(
-                        "tab {tab} has no Tabwire runtime to answer (no adapter matches its page, or it is still loading)"
-                    ),
-                ),
+                error: no_runtime(tab),
             },
             Err(why) => {
                 // Sent to a page that was already leaving: it runs in the next one instead.
@@ -727,6 +722,16 @@ pub fn frame_send_failure(tab: TabId, frame: FrameId, why: &str) -> WireError {
     })
 }
 
+/// A call sent to tab `tab` that no runtime there answered.
+fn no_runtime(tab: TabId) -> WireError {
+    WireError::new(
+        ErrorCode::NoSuchTool,
+        format!(
+            "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
+        ),
+    )
+}
+
 /// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
 pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
     if let Some(gone) = page_went_away(tab, None, why) {
@@ -740,12 +745,7 @@ pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireEr
                 ),
             )
         } else {
-            WireError::new(
-                ErrorCode::NoSuchTool,
-                format!(
-                    "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
-                ),
-            )
+            no_runtime(tab)
         }
     } else {
         WireError::new(
