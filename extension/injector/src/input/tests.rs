@@ -548,6 +548,13 @@ fn an_edit_context_editor_selects_all_by_keys_and_gets_a_paste() {
 }
 
 /// The kinds of the trusted commands performed: `type` of mouse and key events, or `insertText`.
+/// `page()` with trusted input on: the debugger's commands are recorded (`trusted_kinds`).
+fn trusted_page() -> FakeDom {
+    let dom = page();
+    *dom.trusted.borrow_mut() = Some(Vec::new());
+    dom
+}
+
 fn trusted_kinds(dom: &FakeDom) -> Vec<String> {
     let done = dom.trusted.borrow().clone().unwrap_or_default();
     done.iter()
@@ -561,8 +568,7 @@ fn trusted_kinds(dom: &FakeDom) -> Vec<String> {
 
 #[test]
 fn trusted_input_performs_the_same_decisions_through_the_debugger() {
-    let dom = page();
-    *dom.trusted.borrow_mut() = Some(Vec::new());
+    let dom = trusted_page();
     block_on(click(&dom, &2, 2, 0.0)).unwrap();
     // No synthetic event: the browser dispatches them, at the element's centre; each press and
     // release after a hit test of its own.
@@ -612,8 +618,7 @@ fn trusted_input_performs_the_same_decisions_through_the_debugger() {
 
 #[test]
 fn a_trusted_press_is_not_sent_when_the_page_moved_something_under_the_pointer() {
-    let dom = page();
-    *dom.trusted.borrow_mut() = Some(Vec::new());
+    let dom = trusted_page();
     // The page answers the pointer's arrival by moving another element (a frame) over the target.
     *dom.on_trusted.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
         dom.nodes.borrow_mut()[2].covered_by = Some(4);
@@ -644,8 +649,7 @@ fn a_trusted_press_is_not_sent_when_the_page_moved_something_under_the_pointer()
 
 #[test]
 fn a_trusted_fill_selects_all_and_inserts_text_then_checks_the_effect() {
-    let dom = page();
-    *dom.trusted.borrow_mut() = Some(Vec::new());
+    let dom = trusted_page();
     // A text control: select all, the text as one insertion; the page did not take it (nothing
     // changed the value): NO_EFFECT, as for synthetic input.
     let check = block_on(fill(&dom, &4, "new\tvalue")).unwrap();
