@@ -14,6 +14,14 @@ function el(tag, text, cls) {
   return node;
 }
 
+// When a list has nothing to show (the worker is not connected, or `count` is 0), says why in
+// `box` and returns true.
+function saidWhyEmpty(box, connected, count, notConnected, none) {
+  const why = !connected ? notConnected : count ? null : none;
+  if (why) box.replaceChildren(el("span", why, "muted"));
+  return Boolean(why);
+}
+
 /** Whether this browser can give trusted input (Chrome's `debugger` API; Firefox has none). */
 const TRUSTED_INPUT = Boolean(globalThis.chrome && chrome.debugger);
 
@@ -173,14 +181,8 @@ function renderSite(tab, grants, connected) {
 function renderGrants(grants, connected) {
   const box = document.getElementById("grants");
   const origins = Object.keys(grants.grants || {}).sort();
-  if (!connected) {
-    box.replaceChildren(el("span", "Connect Tabwire to see the sites allowed.", "muted"));
-    return;
-  }
-  if (!origins.length) {
-    box.replaceChildren(el("span", "No site yet. Allow one above, with `tabwire allow ORIGIN`, or by answering yes when your assistant asks.", "muted"));
-    return;
-  }
+  if (saidWhyEmpty(box, connected, origins.length, "Connect Tabwire to see the sites allowed.",
+    "No site yet. Allow one above, with `tabwire allow ORIGIN`, or by answering yes when your assistant asks.")) return;
   const list = el("ul");
   for (const origin of origins) {
     const item = el("li");
@@ -220,14 +222,8 @@ async function agentRequest(request) {
 // refuses later ones until Allow; Share lets every agent use a tab again.
 function renderAgents(agents, titles, connected) {
   const box = document.getElementById("agents");
-  if (!connected) {
-    box.replaceChildren(el("span", "Connect Tabwire to see the agents.", "muted"));
-    return;
-  }
-  if (!agents.length) {
-    box.replaceChildren(el("span", "No assistant is connected to Tabwire.", "muted"));
-    return;
-  }
+  if (saidWhyEmpty(box, connected, agents.length, "Connect Tabwire to see the agents.",
+    "No assistant is connected to Tabwire.")) return;
   const list = el("ul");
   for (const agent of agents) {
     const item = el("li");

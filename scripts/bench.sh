@@ -31,49 +31,43 @@ install_peers() {
   "$VENV/bin/python" -c "import bpe_openai" 2>/dev/null ||
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check bpe-openai
 }
-if [ "${1:-}" = "--page-tools" ]; then
-  install_peers
-  echo "== page tools: Tabwire and Playwright MCP on TodoMVC, side by side"
-  "$VENV/bin/python" scripts/bench_page_tools.py
-  echo "== per-task tokens: create, edit, find, read back on TiddlyWiki, MailDev, Trac and MoinMoin"
-  "$VENV/bin/python" scripts/bench_tasks.py
-  exit 0
-fi
-if [ "${1:-}" = "--first-call" ]; then
-  # The first page-tool call on a fresh page against the next, beside the peers, and page load
-  # with and without the runtime loaded as the page loads (issue 32).
-  install_peers
-  echo "== first page-tool call on a fresh page, and page load with and without the runtime"
-  "$VENV/bin/python" scripts/bench_first_call.py "${@:2}"
-  exit 0
-fi
-if [ "${1:-}" = "--wasm-compile" ]; then
-  echo "== the runtime's wasm: compile and instantiate in a fresh renderer process, against size"
-  "$VENV/bin/python" scripts/bench_wasm_compile.py
-  exit 0
-fi
-if [ "${1:-}" = "--repetition" ]; then
-  install_peers # for the cl100k counter
-  echo "== what snapshots of consecutive pages of one site share (Trac, MoinMoin)"
-  "$VENV/bin/python" scripts/bench_repetition.py
-  exit 0
-fi
-if [ "${1:-}" = "--get-frame" ]; then
-  echo "== the worker's getFrame per checked answer, tabs.get, and whole calls, in alternating rounds"
-  "$VENV/bin/python" scripts/bench_get_frame.py
-  exit 0
-fi
-if [ "${1:-}" = "--trace" ]; then
-  echo "== a Chrome trace of page tool calls, each call's window read per thread"
-  "$VENV/bin/python" scripts/trace_first_call.py "${@:2}"
-  exit 0
-fi
-if [ "${1:-}" = "--trusted" ]; then
-  echo "== trusted input (chrome.debugger) vs synthetic input, page_act on the trusted-input fixture"
-  "$VENV/bin/python" scripts/bench_trusted.py
-  exit 0
-fi
-echo "== server only: rmcp client ⇄ tabwire ⇄ instant fake extension (cargo bench)"
-TABWIRE_BIN="$PWD/target/release/tabwire" cargo bench -q -p server --bench round_trip 2>&1 | tail -1
-echo "== full path: Python MCP SDK client ⇄ tabwire ⇄ Chromium worker ⇄ TodoMVC tab"
-"$VENV/bin/python" scripts/bench.py
+# One measure: its heading, then its script with the arguments that follow.
+measure() {
+  echo "== $1"
+  "$VENV/bin/python" "${@:2}"
+}
+case "${1:-}" in
+  --page-tools)
+    install_peers
+    measure "page tools: Tabwire and Playwright MCP on TodoMVC, side by side" scripts/bench_page_tools.py
+    measure "per-task tokens: create, edit, find, read back on TiddlyWiki, MailDev, Trac and MoinMoin" \
+      scripts/bench_tasks.py ;;
+  --first-call)
+    # The first page-tool call on a fresh page against the next, beside the peers, and page load
+    # with and without the runtime loaded as the page loads (issue 32).
+    install_peers
+    measure "first page-tool call on a fresh page, and page load with and without the runtime" \
+      scripts/bench_first_call.py "${@:2}" ;;
+  --wasm-compile)
+    measure "the runtime's wasm: compile and instantiate in a fresh renderer process, against size" \
+      scripts/bench_wasm_compile.py ;;
+  --repetition)
+    install_peers # for the cl100k counter
+    measure "what snapshots of consecutive pages of one site share (Trac, MoinMoin)" scripts/bench_repetition.py ;;
+  --get-frame)
+    measure "the worker's getFrame per checked answer, tabs.get, and whole calls, in alternating rounds" \
+      scripts/bench_get_frame.py ;;
+  --trace)
+    measure "a Chrome trace of page tool calls, each call's window read per thread" \
+      scripts/trace_first_call.py "${@:2}" ;;
+  --trusted)
+    measure "trusted input (chrome.debugger) vs synthetic input, page_act on the trusted-input fixture" \
+      scripts/bench_trusted.py ;;
+  "")
+    echo "== server only: rmcp client ⇄ tabwire ⇄ instant fake extension (cargo bench)"
+    TABWIRE_BIN="$PWD/target/release/tabwire" cargo bench -q -p server --bench round_trip 2>&1 | tail -1
+    measure "full path: Python MCP SDK client ⇄ tabwire ⇄ Chromium worker ⇄ TodoMVC tab" scripts/bench.py ;;
+  *)
+    echo "bench.sh: unknown option $1 (see the comment at the top of scripts/bench.sh)" >&2
+    exit 2 ;;
+esac

@@ -18,9 +18,12 @@ const srcDir = resolve(new URL("../tests/fixtures/input/src", import.meta.url).p
 mkdirSync(outDir, { recursive: true });
 
 const sources = readdirSync(srcDir).sort();
-const shared = sources.filter((f) => !/\.(js|jsx)$/.test(f) || f === "page.js");
+// Modules the pages import (not pages themselves): page.js for the editors, react-app.js for the
+// React widgets.
+const MODULES = ["page.js", "react-app.js"];
+const shared = sources.filter((f) => !/\.(js|jsx)$/.test(f) || MODULES.includes(f));
 const lock = existsSync(join(modules, ".package-lock.json")) ? readFileSync(join(modules, ".package-lock.json")) : "";
-for (const file of sources.filter((f) => /\.(js|jsx)$/.test(f) && f !== "page.js")) {
+for (const file of sources.filter((f) => /\.(js|jsx)$/.test(f) && !MODULES.includes(f))) {
   const name = basename(file, extname(file));
   // This script's own options (esbuild's defines) are part of every bundle too.
   const hash = createHash("sha256").update(lock).update(readFileSync(new URL(import.meta.url)));

@@ -465,6 +465,13 @@ mod tests {
         has_rust_src: false,
         debian: false,
     };
+    /// The toolchain's own wasm32 std, as rustup ships it, or built with immediate-abort.
+    const PREBUILT: WasmStd = WasmStd::Prebuilt {
+        immediate_abort: false,
+    };
+    const PREBUILT_IMMEDIATE_ABORT: WasmStd = WasmStd::Prebuilt {
+        immediate_abort: true,
+    };
 
     #[test]
     fn rustup_stable_with_the_target_and_rust_src_builds_std_from_source() {
@@ -487,10 +494,8 @@ mod tests {
             has_rust_src: true,
             ..NOTHING
         };
-        let prebuilt = WasmStd::Prebuilt {
-            immediate_abort: true,
-        };
-        assert_eq!(decide(facts), Ok((prebuilt, WasmStd::FromSource)));
+        let chosen = decide(facts);
+        assert_eq!(chosen, Ok((PREBUILT_IMMEDIATE_ABORT, WasmStd::FromSource)));
     }
 
     #[test]
@@ -505,10 +510,7 @@ mod tests {
             debian: true,
             ..facts
         };
-        let prebuilt = WasmStd::Prebuilt {
-            immediate_abort: false,
-        };
-        assert_eq!(decide(on_debian), Ok((prebuilt, WasmStd::Debian)));
+        assert_eq!(decide(on_debian), Ok((PREBUILT, WasmStd::Debian)));
     }
 
     #[test]

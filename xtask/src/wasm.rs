@@ -41,13 +41,11 @@ pub fn build_crate(
         let optimized = tmp.0.join(format!("{name}_bg.opt.wasm"));
         // The `producers` and `target_features` sections are for toolchains and linkers; a
         // browser ignores them (about 280 bytes of each module).
-        run(
-            Command::new(&tools.wasm_opt)
-                .args(["-Oz", "--strip-producers", "--strip-target-features"])
-                .arg(&raw)
-                .arg("-o")
-                .arg(&optimized),
-            &format!("wasm-opt -Oz of {name}"),
+        binaryen_oz(
+            &tools.wasm_opt,
+            &["--strip-producers", "--strip-target-features"],
+            &raw,
+            &optimized,
         )?;
         std::fs::rename(&optimized, &raw)?;
         replace_dir(&tmp.0, out_dir)?;
@@ -77,22 +75,8 @@ pub fn build_crate(
     let raw = tmp.0.join(format!("{name}_bg.wasm"));
     let optimized = tmp.0.join(format!("{name}_bg.opt.wasm"));
     let tmp_js = tmp.0.join(format!("{name}_bg.wasm.js"));
-    run(
-        Command::new(&tools.wasm_opt)
-            .args(["-Oz", "--mvp-features"])
-            .arg(&raw)
-            .arg("-o")
-            .arg(&optimized),
-        &format!("wasm-opt -Oz (MVP) of {name}"),
-    )?;
-    run(
-        Command::new(&tools.wasm2js)
-            .args(["-Oz", "--mvp-features"])
-            .arg(&optimized)
-            .arg("-o")
-            .arg(&tmp_js),
-        &format!("wasm2js of {name}"),
-    )?;
+    binaryen_oz(&tools.wasm_opt, &["--mvp-features"], &raw, &optimized)?;
+    binaryen_oz(&tools.wasm2js, &["--mvp-features"], &optimized, &tmp_js)?;
     std::fs::remove_file(&raw)?;
     std::fs::remove_file(&optimized)?;
     crate::wasm2js::fix_up(&tmp.0, name)?;
@@ -106,6 +90,14 @@ pub fn build_crate(
         started.elapsed().as_secs_f64()
     ));
     Ok(())
+}
+
+/// Runs binaryen's `tool` (wasm-opt or wasm2js) at `-Oz` with `flags`, from the file `from` into `to`.
+fn binaryen_oz(tool: &Path, flags: &[&str], from: &Path, to: &Path) -> anyhow::Result<()> {
+    let mut command = Command::new(tool);
+    command.arg("-Oz").args(flags).arg(from).arg("-o").arg(to);
+    let what = format!("{} -Oz of {}", tool.display(), from.display());
+    run(&mut command, &what)
 }
 
 /// Minifies the wasm2js output in place with esbuild: wasm2js indents every nested block, and its

@@ -409,16 +409,8 @@ impl Dom for FakeDom {
     }
 
     fn dispatch_key(&self, node: &usize, event: &KeyEvent) -> bool {
-        let m = event.modifiers;
-        let held: String = [
-            (m.shift, 'S'),
-            (m.control, 'C'),
-            (m.alt, 'A'),
-            (m.meta, 'M'),
-        ]
-        .into_iter()
-        .filter_map(|(on, c)| on.then_some(c))
-        .collect();
+        // Each modifier held, by its initial.
+        let held: String = event.modifiers.held().map(|name| &name[..1]).collect();
         self.log(format!(
             "{} {node} {} {} {}{held}",
             event.kind.name(),

@@ -50,6 +50,19 @@ pub struct Modifiers {
 }
 
 impl Modifiers {
+    /// The modifiers held, by their key names, in the order a chord spells them
+    /// (`Control+Alt+Meta+Shift+k`).
+    pub fn held(self) -> impl Iterator<Item = &'static str> {
+        [
+            (self.control, "Control"),
+            (self.alt, "Alt"),
+            (self.meta, "Meta"),
+            (self.shift, "Shift"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+    }
+
     fn set(mut self, modifier: Modifier, held: bool) -> Modifiers {
         match modifier {
             Modifier::Shift => self.shift = held,
@@ -884,7 +897,7 @@ mod drag;
 mod drawn_lines;
 mod readback;
 pub use caret::{key_types, place_caret, select_text, type_text, typed_by};
-pub use drag::{DragKind, drag, drag_checked};
+pub use drag::{DragKind, drag_checked};
 pub use readback::FillCheck;
 use readback::shown;
 

@@ -15,6 +15,7 @@
 
 use bridge::recording::{RecordedStep, Typed};
 
+use crate::input::Modifiers;
 use crate::page::{PageDom, aria, locate};
 
 /// A person's input, as the glue saw it (trusted, in the capture phase).
@@ -27,16 +28,11 @@ pub enum UserEvent<N> {
     /// `change`: a select, checkbox or radio button changed.
     Change(N),
     /// `keydown` of `key` (the event's `key`) with its modifiers.
-    Key { target: N, key: String, mods: Mods },
-}
-
-/// The modifier keys held during a key press.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Mods {
-    pub ctrl: bool,
-    pub alt: bool,
-    pub meta: bool,
-    pub shift: bool,
+    Key {
+        target: N,
+        key: String,
+        mods: Modifiers,
+    },
 }
 
 /// `<input>` types that do not take text (everything else does, as in HTML).
@@ -173,7 +169,7 @@ pub fn step_for<D: PageDom>(
 
 /// The key press `key` as a `press` step's key (`Enter`, `Control+s`), or `None` when it is not
 /// recorded: a lone key that types (its fill says what it typed), or a modifier by itself.
-fn chord(key: &str, mods: Mods, in_text: bool) -> Option<String> {
+fn chord(key: &str, mods: Modifiers, in_text: bool) -> Option<String> {
     if matches!(
         key,
         "Control" | "Alt" | "Meta" | "Shift" | "Dead" | "Unidentified" | ""
@@ -184,16 +180,8 @@ fn chord(key: &str, mods: Mods, in_text: bool) -> Option<String> {
         " " => "Space",
         other => other,
     };
-    let held: Vec<&str> = [
-        (mods.ctrl, "Control"),
-        (mods.alt, "Alt"),
-        (mods.meta, "Meta"),
-        (mods.shift, "Shift"),
-    ]
-    .into_iter()
-    .filter_map(|(on, name)| on.then_some(name))
-    .collect();
-    let chorded = mods.ctrl || mods.alt || mods.meta;
+    let held: Vec<&str> = mods.held().collect();
+    let chorded = mods.control || mods.alt || mods.meta;
     // Space types in a field and activates a button (whose click has no pointer, so is not
     // recorded itself).
     let alone = KEYS.contains(&key) || (key == "Space" && !in_text);

@@ -353,8 +353,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                     OptionChoice::Value(value) => (value, false),
                     OptionChoice::Label(text) => (text, true),
                 };
-                let wanted = template::render_text(wanted, &self.vars)
-                    .map_err(|e| template_error(label, e))?;
+                let wanted = self.text(wanted, label)?;
                 let act = Act::Select {
                     wanted: &wanted,
                     by_text,
@@ -369,8 +368,7 @@ impl<'d, D: PageDom> Run<'d, D> {
             }
             Step::Fill { selector, value } => {
                 let selector = self.selector(selector, label)?;
-                let value = template::render_text(value, &self.vars)
-                    .map_err(|e| template_error(label, e))?;
+                let value = self.text(value, label)?;
                 let node = self.find(scope, &selector, label)?;
                 let who = format!("`{selector}`");
                 self.perform(&node, &who, &Act::Fill(&value), label).await?;
@@ -388,8 +386,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 nth,
             } => {
                 let selector = self.selector(selector, label)?;
-                let text = template::render_text(value, &self.vars)
-                    .map_err(|e| template_error(label, e))?;
+                let text = self.text(value, label)?;
                 let caret = match at {
                     Some(at) => Some(self.caret(at, *nth, label)?),
                     None => None,
@@ -417,8 +414,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                 let selector = self.selector(selector, label)?;
                 let which = match value {
                     Some(value) => Some(bridge::page_ops::TextAt {
-                        text: template::render_text(value, &self.vars)
-                            .map_err(|e| template_error(label, e))?,
+                        text: self.text(value, label)?,
                         nth: occurrence(*nth),
                     }),
                     None => None,
@@ -523,8 +519,7 @@ impl<'d, D: PageDom> Run<'d, D> {
                     TextMatch::Equals(text) => (text, false),
                     TextMatch::Contains(text) => (text, true),
                 };
-                let wanted = template::render_text(wanted, &self.vars)
-                    .map_err(|e| template_error(label, e))?;
+                let wanted = self.text(wanted, label)?;
                 let start = self.dom.now_ms();
                 let deadline = timeout_ms.map_or(start, |t| (start + t as f64).min(self.deadline));
                 loop {
@@ -685,17 +680,13 @@ impl<'d, D: PageDom> Run<'d, D> {
                     .map_err(|e| template_error(label, e));
             }
             Step::Fail { message } => {
-                let message = template::render_text(message, &self.vars)
-                    .map_err(|e| template_error(label, e))?;
+                let message = self.text(message, label)?;
                 return Err(fail(ErrorCode::Refused, label, message));
             }
             Step::Dialog { answer } => {
                 let answer = match answer {
                     DialogAnswer::Accept { text: Some(text) } => DialogAnswer::Accept {
-                        text: Some(
-                            template::render_text(text, &self.vars)
-                                .map_err(|e| template_error(label, e))?,
-                        ),
+                        text: Some(self.text(text, label)?),
                     },
                     other => other.clone(),
                 };
@@ -812,7 +803,7 @@ impl<'d, D: PageDom> Run<'d, D> {
         nth: Option<u64>,
         label: &str,
     ) -> Result<bridge::page_ops::Caret, WireError> {
-        let at = template::render_text(at, &self.vars).map_err(|e| template_error(label, e))?;
+        let at = self.text(at, label)?;
         Ok(bridge::page_ops::Caret::parse(&at, occurrence(nth)))
     }
 

@@ -127,30 +127,21 @@ pub fn decode(text: Option<&str>) -> Result<Request, String> {
         return Err("the popup's message is not valid: it has no \"type\"".to_owned());
     };
     let kind = kind.to_owned();
-    let invalid = |e: serde_json::Error| format!("the popup's {kind} is not valid: {e}");
-    match kind.as_str() {
-        "change_grant" => serde_json::from_value(message)
-            .map(Request::ChangeGrant)
-            .map_err(invalid),
-        "record" => serde_json::from_value(message)
-            .map(Request::Record)
-            .map_err(invalid),
-        "save_recording" => serde_json::from_value(message)
-            .map(Request::SaveRecording)
-            .map_err(invalid),
-        "handoff_answer" => serde_json::from_value(message)
-            .map(Request::HandoffAnswer)
-            .map_err(invalid),
-        "agent_control" => serde_json::from_value(message)
-            .map(Request::AgentControl)
-            .map_err(invalid),
-        "share_tab" => serde_json::from_value(message)
-            .map(Request::ShareTab)
-            .map_err(invalid),
-        other => Err(format!(
-            "the popup asked for {other:?}, which the worker does not do"
-        )),
-    }
+    // One error path for every request: each arm only picks the request's type.
+    let request = match kind.as_str() {
+        "change_grant" => serde_json::from_value(message).map(Request::ChangeGrant),
+        "record" => serde_json::from_value(message).map(Request::Record),
+        "save_recording" => serde_json::from_value(message).map(Request::SaveRecording),
+        "handoff_answer" => serde_json::from_value(message).map(Request::HandoffAnswer),
+        "agent_control" => serde_json::from_value(message).map(Request::AgentControl),
+        "share_tab" => serde_json::from_value(message).map(Request::ShareTab),
+        other => {
+            return Err(format!(
+                "the popup asked for {other:?}, which the worker does not do"
+            ));
+        }
+    };
+    request.map_err(|e| format!("the popup's {kind} is not valid: {e}"))
 }
 
 /// What a popup request came to, when it was made.

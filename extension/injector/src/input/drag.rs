@@ -145,7 +145,8 @@ impl<D: Dom> Lasting<D> {
     }
 }
 
-/// Drags `from` onto `to` as [`drag`] does, then checks that the page took it: a drop the page
+/// Drags `from` onto `to` (both checked as a click's element is: attached, not covered, waited
+/// for), then checks that the page took it: a drop the page
 /// took leaves something changed ([`Lasting`]: the dragged element elsewhere, in another place
 /// among its siblings or drawn elsewhere, or the page's text changed). A drag after which all of
 /// that is as it was did not happen for the page, whatever it showed during the drag.
@@ -169,18 +170,6 @@ pub async fn drag_checked<D: Dom>(
                 .into(),
         ))
     }
-}
-
-/// Drags `from` onto `to` (both checked as a click's element is: attached, not covered, waited
-/// for). What the drag did is for the caller to see in the page.
-pub async fn drag<D: Dom>(
-    dom: &D,
-    from: &D::Node,
-    to: &D::Node,
-    patience_ms: f64,
-) -> Result<(), Refusal> {
-    let (source, target) = aim_both(dom, from, to, patience_ms).await?;
-    drag_aimed(dom, source, target).await
 }
 
 /// Aims at `from` and at `to` as a drag does: aiming at one may scroll the other, so each is

@@ -22,6 +22,13 @@ pub(super) fn el(dom: &FakeDom, parent: Option<usize>, tag: &'static str) -> usi
     })
 }
 
+/// A fake page and its `<html>` element.
+fn document() -> (FakeDom, usize) {
+    let dom = FakeDom::default();
+    let html = el(&dom, None, "html");
+    (dom, html)
+}
+
 fn with(
     dom: &FakeDom,
     parent: usize,
@@ -43,6 +50,13 @@ fn text(dom: &FakeDom, parent: usize, text: &str) {
     });
 }
 
+/// An element under `parent` holding the text `says`.
+fn saying(dom: &FakeDom, parent: usize, tag: &'static str, says: &str) -> usize {
+    let n = el(dom, Some(parent), tag);
+    text(dom, n, says);
+    n
+}
+
 /// TodoMVC's shape: a heading, the new-todo field, one item with its toggle, label and the
 /// delete button it shows on hover, a footer link.
 struct Todo {
@@ -54,12 +68,10 @@ struct Todo {
 }
 
 fn todo_page() -> Todo {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let body = el(&dom, Some(html), "body");
     let header = el(&dom, Some(body), "header");
-    let h1 = el(&dom, Some(header), "h1");
-    text(&dom, h1, "todos");
+    saying(&dom, header, "h1", "todos");
     let input = with(
         &dom,
         header,
@@ -81,8 +93,7 @@ fn todo_page() -> Todo {
         &[("type", "checkbox"), ("class", "toggle")],
     );
     dom.nodes.borrow_mut()[toggle].checked = Some(false);
-    let label = el(&dom, Some(view), "label");
-    text(&dom, label, "buy   milk");
+    saying(&dom, view, "label", "buy   milk");
     let destroy = with(&dom, view, "button", &[("class", "destroy")]);
     dom.nodes.borrow_mut()[destroy].visible = false;
     dom.nodes.borrow_mut()[destroy].centre = None;
@@ -144,8 +155,7 @@ fn the_snapshot_shows_roles_names_states_and_refs_only_on_what_a_person_acts_on(
 
 #[test]
 fn lists_a_drag_can_end_in_get_refs_and_other_lists_none() {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     // A board's empty column, named for people (SortableJS marks nothing before a press).
     with(&dom, html, "ul", &[("aria-label", "Doing")]);
     // A sortable list whose items are draggable (HTML5), and one whose items have a grab state.
@@ -174,10 +184,8 @@ fn lists_a_drag_can_end_in_get_refs_and_other_lists_none() {
 
 #[test]
 fn names_come_from_labels_and_states_from_the_element() {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
-    let label = el(&dom, Some(html), "label");
-    text(&dom, label, "Email");
+    let (dom, html) = document();
+    let label = saying(&dom, html, "label", "Email");
     let field = with(&dom, html, "input", &[("type", "email"), ("required", "")]);
     dom.nodes.borrow_mut()[field].value = Some("a@b.c".into());
     dom.nodes.borrow_mut()[label].label_for = Some(field);
@@ -190,8 +198,7 @@ fn names_come_from_labels_and_states_from_the_element() {
     let done = with(&dom, html, "button", &[("aria-pressed", "true")]);
     text(&dom, done, "Done");
     dom.nodes.borrow_mut()[done].disabled = true;
-    let h3 = el(&dom, Some(html), "h3");
-    text(&dom, h3, "Part");
+    saying(&dom, html, "h3", "Part");
     let select = el(&dom, Some(html), "select");
     dom.nodes.borrow_mut()[select].options = vec![("s", "Small"), ("m", "Medium")];
     dom.nodes.borrow_mut()[select].selected = Some(1);
@@ -206,10 +213,8 @@ fn names_come_from_labels_and_states_from_the_element() {
 
 #[test]
 fn a_file_input_shows_as_its_button_saying_it_takes_files_and_is_found_by_its_label() {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
-    let label = el(&dom, Some(html), "label");
-    text(&dom, label, "Attachments");
+    let (dom, html) = document();
+    let label = saying(&dom, html, "label", "Attachments");
     let input = with(&dom, html, "input", &[("type", "file"), ("multiple", "")]);
     dom.nodes.borrow_mut()[label].label_for = Some(input);
     assert_eq!(
@@ -331,8 +336,7 @@ fn an_acts_text_is_put_as_the_client_wrote_it() {
 
 #[test]
 fn a_value_missing_from_a_select_names_the_options_there_are() {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let select = el(&dom, Some(html), "select");
     dom.nodes.borrow_mut()[select].options = vec![("s", "Small"), ("m", "Medium")];
     dom.nodes.borrow_mut()[select].selected = Some(0);
@@ -445,18 +449,13 @@ fn a_wait_ends_when_the_text_comes_or_at_its_deadline() {
 fn find_and_read_see_what_the_snapshot_sees() {
     let page = todo_page();
     let refs = RefCell::new(Refs::new("d1"));
-    let found = call(&page.dom, &refs, page_ops::FIND, json!({"text": "milk"})).unwrap();
+    let find = |args: Value| call(&page.dom, &refs, page_ops::FIND, args).unwrap();
+    let found = find(json!({"text": "milk"}));
     assert_eq!(found["text"], "listitem e2\n buy milk\n");
-    let found = call(
-        &page.dom,
-        &refs,
-        page_ops::FIND,
-        json!({"role": "link", "name": "active"}),
-    )
-    .unwrap();
+    let found = find(json!({"role": "link", "name": "active"}));
     assert_eq!(found["text"], "link e5 \"Active\"\n");
     assert_eq!(found["refs"], json!(["e5"]));
-    let none = call(&page.dom, &refs, page_ops::FIND, json!({"text": "secret"})).unwrap();
+    let none = find(json!({"text": "secret"}));
     assert_eq!(none["text"], "nothing found\n");
     let read = call(
         &page.dom,
@@ -479,12 +478,8 @@ fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
     page.dom.nodes.borrow_mut()[page.input].text_input = true;
     let refs = RefCell::new(Refs::new("d1"));
     call(&page.dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
-    act(
-        &page.dom,
-        &refs,
-        json!({"ref": "e1", "action": "fill", "value": "milk"}),
-    )
-    .unwrap();
+    let act_on_page = |args: Value| act(&page.dom, &refs, args).unwrap();
+    act_on_page(json!({"ref": "e1", "action": "fill", "value": "milk"}));
     let changes = |dom: &FakeDom| {
         dom.events
             .borrow()
@@ -493,29 +488,14 @@ fn enter_after_a_fill_of_an_earlier_act_commits_the_field_as_chrome_does() {
             .count()
     };
     assert_eq!(changes(&page.dom), 0);
-    act(
-        &page.dom,
-        &refs,
-        json!({"ref": "e1", "action": "press", "key": "Enter"}),
-    )
-    .unwrap();
+    act_on_page(json!({"ref": "e1", "action": "press", "key": "Enter"}));
     assert_eq!(changes(&page.dom), 1, "{:?}", page.dom.events.borrow());
     // Committed: another Enter with nothing new fires none.
-    act(
-        &page.dom,
-        &refs,
-        json!({"ref": "e1", "action": "press", "key": "Enter"}),
-    )
-    .unwrap();
+    act_on_page(json!({"ref": "e1", "action": "press", "key": "Enter"}));
     assert_eq!(changes(&page.dom), 1);
     // A fill, then an act elsewhere: the field is committed as the focus leaves it.
-    act(
-        &page.dom,
-        &refs,
-        json!({"ref": "e1", "action": "fill", "value": "bread"}),
-    )
-    .unwrap();
-    act(&page.dom, &refs, json!({"ref": "e5", "action": "click"})).unwrap();
+    act_on_page(json!({"ref": "e1", "action": "fill", "value": "bread"}));
+    act_on_page(json!({"ref": "e5", "action": "click"}));
     assert_eq!(changes(&page.dom), 2);
 }
 
@@ -584,8 +564,7 @@ fn an_act_compares_with_what_the_model_last_saw_of_the_page() {
 
 #[test]
 fn an_aria_listbox_shows_its_options() {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let list = with(&dom, html, "div", &[("role", "listbox")]);
     for name in ["Chocolate", "Strawberry"] {
         let option = with(
@@ -615,19 +594,15 @@ struct Redesigned {
 }
 
 fn redesigned() -> Redesigned {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let body = el(&dom, Some(html), "body");
     let panel = with(&dom, body, "div", &[("data-testid", "panel")]);
-    let label = el(&dom, Some(panel), "label");
-    text(&dom, label, "Title");
+    let label = saying(&dom, panel, "label", "Title");
     let title = el(&dom, Some(panel), "input");
     dom.nodes.borrow_mut()[label].label_for = Some(title);
     let search = with(&dom, panel, "input", &[("placeholder", "Search")]);
-    let save = el(&dom, Some(panel), "button");
-    text(&dom, save, "Save");
-    let cancel = el(&dom, Some(panel), "button");
-    text(&dom, cancel, " Cancel ");
+    let save = saying(&dom, panel, "button", "Save");
+    let cancel = saying(&dom, panel, "button", " Cancel ");
     let list = el(&dom, Some(body), "ul");
     let item = el(&dom, Some(list), "li");
     let link = with(&dom, item, "a", &[("href", "/")]);
@@ -675,25 +650,17 @@ fn locators_find_elements_by_what_a_person_sees() {
 fn the_best_locator_is_the_most_robust_one_that_is_unique() {
     use super::locate::best;
     let page = redesigned();
-    let best = |node: usize| best(&page.dom, &node).map(|l| l.to_string());
-    assert_eq!(best(page.panel).as_deref(), Some("testid=panel"));
-    assert_eq!(
-        best(page.save).as_deref(),
-        Some(r#"role=button[name="Save"]"#)
-    );
-    assert_eq!(
-        best(page.link).as_deref(),
-        Some(r#"role=link[name="Home"]"#)
-    );
-    assert_eq!(
-        best(page.title).as_deref(),
-        Some(r#"role=textbox[name="Title"]"#)
-    );
-    // A field's placeholder is its accessible name when nothing else names it.
-    assert_eq!(
-        best(page.search).as_deref(),
-        Some(r#"role=textbox[name="Search"]"#)
-    );
+    // A field's placeholder is its accessible name when nothing else names it (`search`).
+    for (node, locator) in [
+        (page.panel, "testid=panel"),
+        (page.save, r#"role=button[name="Save"]"#),
+        (page.link, r#"role=link[name="Home"]"#),
+        (page.title, r#"role=textbox[name="Title"]"#),
+        (page.search, r#"role=textbox[name="Search"]"#),
+    ] {
+        let found = best(&page.dom, &node).map(|l| l.to_string());
+        assert_eq!(found.as_deref(), Some(locator), "node {node}");
+    }
 }
 
 const PAY: &str = "http://127.0.0.1:9000/pay";
@@ -702,11 +669,9 @@ const ADS: &str = "http://127.0.0.1:9000/ads";
 /// A page with two frames of another origin: the payment frame (Chrome's frame 7) answers, the
 /// ads frame never does.
 fn page_with_frames() -> FakeDom {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let body = el(&dom, Some(html), "body");
-    let h1 = el(&dom, Some(body), "h1");
-    text(&dom, h1, "Shop");
+    saying(&dom, body, "h1", "Shop");
     for (index, (src, title)) in [(PAY, "Payment"), (ADS, "Ads")].into_iter().enumerate() {
         let iframe = with(&dom, body, "iframe", &[("title", title)]);
         dom.nodes.borrow_mut()[iframe].child_frame = Some(ChildFrame {
@@ -826,11 +791,9 @@ fn a_frames_runtime_names_its_refs_with_its_frame_and_refuses_others() {
 
 /// A page with a "Save" button (node 2, ref e1 once snapshot) and what a click on it logs.
 fn save_page() -> (FakeDom, RefCell<Refs<usize>>) {
-    let dom = FakeDom::default();
-    let html = el(&dom, None, "html");
+    let (dom, html) = document();
     let body = el(&dom, Some(html), "body");
-    let save = el(&dom, Some(body), "button");
-    text(&dom, save, "Save");
+    saying(&dom, body, "button", "Save");
     let refs = RefCell::new(Refs::new("d1"));
     let shown = call(&dom, &refs, page_ops::SNAPSHOT, json!({})).unwrap();
     assert_eq!(shown["text"], "button e1 \"Save\"\n");
@@ -890,8 +853,7 @@ fn a_ref_whose_element_was_re_rendered_while_the_click_waited_is_clicked_once() 
     let (dom, refs) = save_page();
     let overlay = el(&dom, Some(1), "div");
     dom.nodes.borrow_mut()[2].covered_by = Some(overlay);
-    let new = el(&dom, Some(1), "button");
-    text(&dom, new, "Save");
+    let new = saying(&dom, 1, "button", "Save");
     dom.nodes.borrow_mut()[new].attached = false;
     *dom.on_settle.borrow_mut() = Some(Box::new(move |dom: &FakeDom| {
         let mut nodes = dom.nodes.borrow_mut();

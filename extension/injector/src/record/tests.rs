@@ -3,8 +3,9 @@
 
 use bridge::recording::{RecordedStep, Typed};
 
-use super::{Mods, Secrets, UserEvent, step_for};
+use super::{Secrets, UserEvent, step_for};
 use crate::fake_dom::{FakeDom, FakeNode};
+use crate::input::Modifiers;
 
 struct Form {
     dom: FakeDom,
@@ -96,7 +97,7 @@ fn form() -> Form {
     }
 }
 
-fn key(target: usize, key: &str, mods: Mods) -> UserEvent<usize> {
+fn key(target: usize, key: &str, mods: Modifiers) -> UserEvent<usize> {
     UserEvent::Key {
         target,
         key: key.into(),
@@ -251,20 +252,20 @@ fn what_records_its_value_records_no_click_and_typing_keys_record_no_press() {
     }
     assert_eq!(step(UserEvent::Input(f.favourite)), None);
     assert_eq!(step(UserEvent::Change(f.title)), None);
-    let none = Mods::default();
+    let none = Modifiers::default();
     for typing in ["a", "Shift", "Control", "Backspace", " "] {
         assert_eq!(step(key(f.title, typing, none)), None, "{typing:?}");
     }
-    let press = |target: usize, k: &str, mods: Mods| match step(key(target, k, mods)) {
+    let press = |target: usize, k: &str, mods: Modifiers| match step(key(target, k, mods)) {
         Some(RecordedStep::Press { key, .. }) => Some(key),
         _ => None,
     };
     assert_eq!(press(f.title, "Enter", none).as_deref(), Some("Enter"));
     assert_eq!(press(f.title, "Escape", none).as_deref(), Some("Escape"));
-    let ctrl_shift = Mods {
-        ctrl: true,
+    let ctrl_shift = Modifiers {
+        control: true,
         shift: true,
-        ..Mods::default()
+        ..Modifiers::default()
     };
     assert_eq!(
         press(f.title, "k", ctrl_shift).as_deref(),

@@ -1,13 +1,15 @@
 //! The `fetch` step's tests: a fake network on the fake DOM.
 
-use super::tests::{adhoc, run_adhoc, run_value};
+use super::tests::{adhoc, assert_refused, assert_refused_starting, fails, run_adhoc, run_value};
 use super::*;
 use crate::fake_dom::{FakeDom, FakeNode, block_on};
 use serde_json::json;
 
-/// A fake server for `fetch`: `(path, status, content type, body)`; other paths hang.
-fn serve(dom: &FakeDom, routes: Vec<(&'static str, u16, &'static str, String)>) {
+/// A page on a fake server for `fetch`: `(path, status, content type, body)`; other paths hang.
+fn serving(routes: Vec<(&'static str, u16, &'static str, String)>) -> FakeDom {
     use crate::dom::HttpResponse;
+    let dom = FakeDom::default();
+    dom.add(FakeNode::default());
     *dom.on_fetch.borrow_mut() = Some(Box::new(move |path: &str| {
         let (_, status, content_type, body) = routes.iter().find(|r| r.0 == path)?;
         Some(Ok(HttpResponse {
@@ -17,6 +19,7 @@ fn serve(dom: &FakeDom, routes: Vec<(&'static str, u16, &'static str, String)>) 
             body: body.clone().into_bytes(),
         }))
     }));
+    dom
 }
 
 fn fetches(dom: &FakeDom) -> Vec<String> {
@@ -29,25 +32,20 @@ fn fetches(dom: &FakeDom) -> Vec<String> {
 
 #[test]
 fn fetch_reads_json_and_projects_records() {
-    let dom = FakeDom::default();
-    dom.add(FakeNode::default());
     let inbox = json!([
         {"id": "a1", "subject": "Hi", "from": [{"address": "al@x.org", "name": "Al"}], "read": false},
         {"id": "b2", "subject": "Yo", "from": [{"address": "bo@x.org"}], "read": true}
     ]);
-    serve(
-        &dom,
-        vec![
-            ("/email", 200, "application/json", inbox.to_string()),
-            (
-                "/wrapped",
-                200,
-                "application/json",
-                json!({"items": inbox}).to_string(),
-            ),
-            ("/robots.txt", 200, "text/plain", "User-agent: *".into()),
-        ],
-    );
+    let dom = serving(vec![
+        ("/email", 200, "application/json", inbox.to_string()),
+        (
+            "/wrapped",
+            200,
+            "application/json",
+            json!({"items": inbox}).to_string(),
+        ),
+        ("/robots.txt", 200, "text/plain", "User-agent: *".into()),
+    ]);
     let out = run_adhoc(
         &dom,
         json!([
@@ -90,9 +88,7 @@ fn fetch_reads_json_and_projects_records() {
 
 #[test]
 fn fetch_arguments_stay_inside_their_segment_or_query_value() {
-    let dom = FakeDom::default();
-    dom.add(FakeNode::default());
-    serve(&dom, vec![]);
+    let dom = serving(vec![]);
     let steps =
         json!([{"step": "fetch", "url": "/notes/{{id}}?q={{q}}", "into": "x", "timeout_ms": 10}]);
     for (id, q, path) in [
@@ -124,57 +120,47 @@ fn fetch_arguments_stay_inside_their_segment_or_query_value() {
 
 #[test]
 fn fetch_failures_name_the_step_and_the_request() {
-    let dom = FakeDom::default();
-    dom.add(FakeNode::default());
-    serve(
-        &dom,
-        vec![
-            ("/missing", 404, "text/plain", "  no such thing\n".into()),
-            ("/page", 200, "text/html", "<!doctype html><p>hi".into()),
-            ("/object", 200, "application/json", r#"{"a": 1}"#.into()),
-            (
-                "/big",
-                200,
-                "application/json",
-                "1".repeat(MAX_RESPONSE_BYTES + 1),
-            ),
-        ],
-    );
-    let run = |step: Value, timeout_ms: u64| {
-        run_adhoc(&dom, json!([step]), json!({}), timeout_ms).unwrap_err()
-    };
+    let dom = serving(vec![
+        ("/missing", 404, "text/plain", "  no such thing\n".into()),
+        ("/page", 200, "text/html", "<!doctype html><p>hi".into()),
+        ("/object", 200, "application/json", r#"{"a": 1}"#.into()),
+        (
+            "/big",
+            200,
+            "application/json",
+            "1".repeat(MAX_RESPONSE_BYTES + 1),
+        ),
+    ]);
+    let run = |step: Value, timeout_ms: u64| fails(&dom, json!([step]), timeout_ms);
     let err = run(
         json!({"step": "fetch", "url": "/missing", "into": "x"}),
         1000,
     );
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert_eq!(
-        err.message,
-        "steps[0] (fetch): GET /missing answered HTTP 404 Not Found: no such thing"
+    assert_refused(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[0] (fetch): GET /missing answered HTTP 404 Not Found: no such thing",
     );
     let err = run(json!({"step": "fetch", "url": "/page", "into": "x"}), 1000);
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(
-        err.message
-            .starts_with("steps[0] (fetch): GET /page answered no JSON (text/html): "),
-        "{err}"
+    assert_refused_starting(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[0] (fetch): GET /page answered no JSON (text/html): ",
     );
     let err = run(
         json!({"step": "fetch", "url": "/object", "into": "x", "fields": {"a": "/a"}}),
         1000,
     );
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(
-        err.message.starts_with(
-            "steps[0] (fetch): GET /object: the response's value at \"\" is not an array"
-        ),
-        "{err}"
+    assert_refused_starting(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[0] (fetch): GET /object: the response's value at \"\" is not an array",
     );
     let err = run(json!({"step": "fetch", "url": "/big", "into": "x"}), 1000);
-    assert_eq!(err.code, ErrorCode::TooLarge);
-    assert_eq!(
-        err.message,
-        "steps[0] (fetch): GET /big: the response is larger than 4 MiB"
+    assert_refused(
+        &err,
+        ErrorCode::TooLarge,
+        "steps[0] (fetch): GET /big: the response is larger than 4 MiB",
     );
 
     // A server that never answers: the step's own timeout, else the call's deadline.
@@ -182,10 +168,10 @@ fn fetch_failures_name_the_step_and_the_request() {
         json!({"step": "fetch", "url": "/slow", "into": "x", "timeout_ms": 300}),
         5000,
     );
-    assert_eq!(err.code, ErrorCode::Timeout);
-    assert_eq!(
-        err.message,
-        "steps[0] (fetch): GET /slow did not answer within 300 ms"
+    assert_refused(
+        &err,
+        ErrorCode::Timeout,
+        "steps[0] (fetch): GET /slow did not answer within 300 ms",
     );
     let before = dom.now.get();
     let err = run(json!({"step": "fetch", "url": "/slow", "into": "x"}), 120);
@@ -195,18 +181,16 @@ fn fetch_failures_name_the_step_and_the_request() {
     // A network failure (the fake's default without a server).
     *dom.on_fetch.borrow_mut() = None;
     let err = run(json!({"step": "fetch", "url": "/x", "into": "x"}), 1000);
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert_eq!(
-        err.message,
-        "steps[0] (fetch): GET /x failed: Failed to fetch"
+    assert_refused(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[0] (fetch): GET /x failed: Failed to fetch",
     );
 }
 
 #[test]
 fn cancellation_stops_a_pending_fetch() {
-    let dom = FakeDom::default();
-    dom.add(FakeNode::default());
-    serve(&dom, vec![]);
+    let dom = serving(vec![]);
     let cancelled = std::rc::Rc::new(Cell::new(false));
     let flag = cancelled.clone();
     // The call is cancelled while the request is out (after 100 ms).
@@ -217,10 +201,10 @@ fn cancellation_stops_a_pending_fetch() {
     }));
     let tool = adhoc(json!([{"step": "fetch", "url": "/slow", "into": "x"}]));
     let err = block_on(run_value(&dom, &tool, Vars::new(), 5000, &cancelled)).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Cancelled);
-    assert_eq!(
-        err.message,
-        "steps[0] (fetch): the call was cancelled while waiting for GET /slow"
+    assert_refused(
+        &err,
+        ErrorCode::Cancelled,
+        "steps[0] (fetch): the call was cancelled while waiting for GET /slow",
     );
     assert_eq!(dom.now.get(), 100.0);
 }

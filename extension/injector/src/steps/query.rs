@@ -67,6 +67,11 @@ impl<'d, D: PageDom> Run<'d, D> {
         template::render_selector(template, &self.vars).map_err(|e| template_error(label, e))
     }
 
+    /// `template` rendered as text with the call's variables (a value to type, a text to find).
+    pub(super) fn text(&self, template: &str, label: &str) -> Result<String, WireError> {
+        template::render_text(template, &self.vars).map_err(|e| template_error(label, e))
+    }
+
     pub(super) fn query(
         &self,
         scope: Option<&D::Node>,

@@ -1,7 +1,7 @@
 //! A step whose element the page re-rendered between being found and being acted on: it finds
 //! its element again, once, and acts on the new one; input that had begun is never sent twice.
 
-use super::tests::run_adhoc;
+use super::tests::{assert_refused_containing, fails, run_adhoc};
 use crate::fake_dom::{FakeDom, FakeNode};
 use bridge::ErrorCode;
 use serde_json::json;
@@ -97,15 +97,12 @@ fn a_button_gone_for_good_is_refused_as_gone_after_one_look() {
     *dom.on_settle.borrow_mut() = Some(Box::new(|dom: &FakeDom| {
         dom.nodes.borrow_mut()[2].attached = false;
     }));
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "click", "selector": "#confirm"}]),
-        json!({}),
         5000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotActionable);
-    assert!(err.message.contains("is no longer in the page"), "{err}");
+    );
+    assert_refused_containing(&err, ErrorCode::NotActionable, "is no longer in the page");
     assert!(
         !dom.events.borrow().iter().any(|e| e.starts_with("click ")),
         "{:?}",

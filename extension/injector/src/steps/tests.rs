@@ -20,6 +20,29 @@ pub(super) async fn run_value<D: crate::page::PageDom>(
     }
 }
 
+/// Runs `steps` with no arguments in `dom`: a call that must fail; its error.
+pub(super) fn fails(dom: &FakeDom, steps: Value, timeout_ms: u64) -> WireError {
+    run_adhoc(dom, steps, json!({}), timeout_ms).unwrap_err()
+}
+
+/// Checks that a call failed with `code`, saying exactly `message`.
+pub(super) fn assert_refused(err: &WireError, code: ErrorCode, message: &str) {
+    assert_eq!((err.code, err.message.as_str()), (code, message));
+}
+
+/// Checks that a call failed with `code`, its message containing `part`.
+pub(super) fn assert_refused_containing(err: &WireError, code: ErrorCode, part: &str) {
+    assert_eq!(err.code, code, "{err}");
+    assert!(err.message.contains(part), "{err}");
+}
+
+/// Checks that a call failed with `code`, its message starting with `start` (the rest is someone
+/// else's words: a parser's, the browser's).
+pub(super) fn assert_refused_starting(err: &WireError, code: ErrorCode, start: &str) {
+    assert_eq!(err.code, code, "{err}");
+    assert!(err.message.starts_with(start), "{err}");
+}
+
 #[test]
 fn navigate_never_loads_another_scheme_than_http_s() {
     // Arguments are percent-encoded, but an adapter can still spell a scheme around one.
@@ -37,10 +60,10 @@ fn navigate_never_loads_another_scheme_than_http_s() {
         &Cell::new(false),
     ))
     .unwrap_err();
-    assert_eq!(failed.code, ErrorCode::AdapterError);
-    assert!(
-        failed.message.contains("not a page a tool may navigate to"),
-        "{failed}"
+    assert_refused_containing(
+        &failed,
+        ErrorCode::AdapterError,
+        "not a page a tool may navigate to",
     );
 }
 
@@ -287,10 +310,12 @@ fn toggle_picks_the_item_by_its_label() {
     assert!(!dom.has_class(&3, "completed"));
 
     let err = toggle_todo(&dom, "zzz").unwrap_err();
-    assert_eq!(err.code, ErrorCode::ElementNotFound);
-    assert_eq!(
-        err.message,
-        format!("steps[1] (within): no `{ITEMS}` whose `label` text equals \"zzz\" (2 candidates)")
+    assert_refused(
+        &err,
+        ErrorCode::ElementNotFound,
+        &format!(
+            "steps[1] (within): no `{ITEMS}` whose `label` text equals \"zzz\" (2 candidates)"
+        ),
     );
 }
 
@@ -301,46 +326,33 @@ fn errors_name_the_step_path_and_selector() {
         {"step": "within", "selector": ITEMS, "text_equals": "a", "text_selector": "label",
          "steps": [{"step": "click", "selector": ".nope"}]}
     ]);
-    let err = run_adhoc(&dom, steps, json!({}), 1000).unwrap_err();
-    assert_eq!(err.code, ErrorCode::ElementNotFound);
-    assert_eq!(
-        err.message,
-        "steps[0].steps[0] (click): no element matches `.nope`"
+    let err = fails(&dom, steps, 1000);
+    assert_refused(
+        &err,
+        ErrorCode::ElementNotFound,
+        "steps[0].steps[0] (click): no element matches `.nope`",
     );
 
-    let err = run_adhoc(
-        &dom,
-        json!([{"step": "click", "selector": "a!!"}]),
-        json!({}),
-        1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(
-        err.message
-            .starts_with("steps[0] (click): invalid selector `a!!`"),
-        "{err}"
+    let err = fails(&dom, json!([{"step": "click", "selector": "a!!"}]), 1000);
+    assert_refused_starting(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[0] (click): invalid selector `a!!`",
     );
 
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "return", "value": "{{ghost}}"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(err.message.contains("ghost"), "{err}");
+    );
+    assert_refused_containing(&err, ErrorCode::AdapterError, "ghost");
 
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "fill", "selector": LIST, "value": "x"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(err.message.contains("not an input"), "{err}");
+    );
+    assert_refused_containing(&err, ErrorCode::AdapterError, "not an input");
 }
 
 #[test]
@@ -377,13 +389,11 @@ fn reads_of_every_kind() {
     .unwrap();
     assert_eq!(counted, json!({"n": 2}));
 
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "read", "selector": ".missing", "into": "x"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
+    );
     assert_eq!(err.code, ErrorCode::ElementNotFound);
     assert_eq!(
         run_adhoc(
@@ -416,28 +426,24 @@ fn waits_poll_until_the_dom_changes_or_time_runs_out() {
     assert!((200.0..260.0).contains(&dom.now.get()), "{}", dom.now.get());
 
     let dom = todomvc(&[]);
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "wait", "selector": INPUT, "until": "gone", "timeout_ms": 300}]),
-        json!({}),
         5000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Timeout);
-    assert_eq!(
-        err.message,
-        format!("steps[0] (wait): `{INPUT}` was still not gone after 300 ms")
+    );
+    assert_refused(
+        &err,
+        ErrorCode::Timeout,
+        &format!("steps[0] (wait): `{INPUT}` was still not gone after 300 ms"),
     );
 
     // The call's own deadline bounds a wait without timeout_ms.
     let dom = todomvc(&[]);
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "wait", "selector": ".later", "until": "attached"}]),
-        json!({}),
         120,
-    )
-    .unwrap_err();
+    );
     assert_eq!(err.code, ErrorCode::Timeout);
     assert_eq!(dom.now.get(), 120.0);
 }
@@ -453,8 +459,7 @@ fn cancellation_stops_the_call() {
         run_value(&dom, &tool, Vars::new(), 5000, &cancelled).await
     })
     .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Cancelled);
-    assert!(err.message.starts_with("steps[0] (wait)"), "{err}");
+    assert_refused_starting(&err, ErrorCode::Cancelled, "steps[0] (wait)");
 }
 /// A form: a select (1), a checkbox (2), an iframe (3) whose root (4) holds a textarea (5),
 /// and a field (6) with own text.
@@ -513,25 +518,21 @@ fn select_picks_by_value_or_label() {
     )
     .unwrap();
     assert_eq!(dom.nodes.borrow()[1].selected, Some(0));
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "select", "selector": "select", "value": "blue"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::ElementNotFound);
-    assert_eq!(
-        err.message,
-        "steps[0] (select): no option with value \"blue\" (there are: r, g)"
     );
-    let err = run_adhoc(
+    assert_refused(
+        &err,
+        ErrorCode::ElementNotFound,
+        "steps[0] (select): no option with value \"blue\" (there are: r, g)",
+    );
+    let err = fails(
         &dom,
         json!([{"step": "select", "selector": "#agree", "value": "x"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
+    );
     assert!(err.message.contains("not a <select>"), "{err}");
 }
 
@@ -552,17 +553,11 @@ fn check_and_uncheck_click_only_when_needed() {
     .unwrap();
     assert_eq!(dom.nodes.borrow()[2].checked, Some(false));
     // Something a click does not check.
-    let err = run_adhoc(
-        &dom,
-        json!([{"step": "check", "selector": ".title"}]),
-        json!({}),
-        1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NoEffect);
-    assert_eq!(
-        err.message,
-        "steps[0] (check): `.title` is still unchecked after a click (is it a checkbox the page lets change?)"
+    let err = fails(&dom, json!([{"step": "check", "selector": ".title"}]), 1000);
+    assert_refused(
+        &err,
+        ErrorCode::NoEffect,
+        "steps[0] (check): `.title` is still unchecked after a click (is it a checkbox the page lets change?)",
     );
 }
 
@@ -610,13 +605,11 @@ fn actions_a_page_could_not_take_fail_with_typed_errors_naming_the_element() {
     // The toggle (4) is covered by the input (1) at its centre.
     dom.nodes.borrow_mut()[4].centre = Some((20.0, 30.0));
     dom.nodes.borrow_mut()[4].covered_by = Some(1);
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "click", "selector": ".toggle"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
+    );
     assert_eq!(err.code, ErrorCode::NotActionable);
     assert_eq!(
         dom.now.get(),
@@ -630,35 +623,23 @@ fn actions_a_page_could_not_take_fail_with_typed_errors_naming_the_element() {
     // A fill the page does not keep is found out after the page settled.
     let dom = todomvc(&[]);
     dom.rejects_values.set(true);
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "fill", "selector": INPUT, "value": "x"}, {"step": "press", "key": "Enter"}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NoEffect);
-    assert_eq!(
-        err.message,
-        format!(
+    );
+    assert_refused(
+        &err,
+        ErrorCode::NoEffect,
+        &format!(
             "steps[0] (fill): `{INPUT}` holds \"\" after the edit, not \"x\": the edit did not stick"
-        )
+        ),
     );
     assert_eq!(dom.checkpoints.get(), 1, "checked after the page settled");
     assert!(!dom.events.borrow().iter().any(|e| e.starts_with("keydown")));
     // A bad chord (only possible in an adapter the validator never saw) is the adapter's.
-    let err = run_adhoc(
-        &dom,
-        json!([{"step": "press", "key": "Hyper+x"}]),
-        json!({}),
-        1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert!(
-        err.message.starts_with("steps[0] (press): \"Hyper\""),
-        "{err}"
-    );
+    let err = fails(&dom, json!([{"step": "press", "key": "Hyper+x"}]), 1000);
+    assert_refused_starting(&err, ErrorCode::AdapterError, "steps[0] (press): \"Hyper\"");
 }
 
 #[test]
@@ -715,15 +696,13 @@ fn for_each_runs_per_match_and_collects_what_it_read() {
     // A failure names the step and which match it was on.
     let dom = todomvc(&[("a", false), ("b", false)]);
     dom.nodes.borrow_mut()[8].attached = false; // the second item's label
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "for_each", "selector": ITEMS, "steps": [
             {"step": "read", "selector": "label", "into": "t"}
         ]}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
+    );
     assert_eq!(
         err.message,
         "steps[0].steps[0] (read): no element matches `label` (in match 2 of 2)"
@@ -829,31 +808,29 @@ fn for_each_over_items_names_the_item_a_step_failed_on_and_rejects_non_arrays() 
         ]}
     ]));
     let err = run_with(&dom, &tool, json!({"tags": ["a", "zzz"]})).unwrap_err();
-    assert_eq!(err.code, ErrorCode::ElementNotFound);
-    assert_eq!(
-        err.message,
-        format!(
+    assert_refused(
+        &err,
+        ErrorCode::ElementNotFound,
+        &format!(
             "steps[0].steps[0] (within): no `{ITEMS}` whose `label` text equals \"zzz\" (1 candidates) (in item 2 of 2)"
-        )
+        ),
     );
     // A caller's non-array never reaches the steps: INVALID_ARGS names the argument.
     let err = run_with(&dom, &tool, json!({"tags": "a"})).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs);
     // A variable the adapter read that is not an array is the adapter's error, named.
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([
             {"step": "read", "selector": "label", "into": "title"},
             {"step": "for_each", "items": "{{title}}", "as": "x", "steps": [{"step": "click"}]}
         ]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
-    assert_eq!(err.code, ErrorCode::AdapterError);
-    assert_eq!(
-        err.message,
-        "steps[1] (for_each): `items` {{title}} is a string, expected an array"
+    );
+    assert_refused(
+        &err,
+        ErrorCode::AdapterError,
+        "steps[1] (for_each): `items` {{title}} is a string, expected an array",
     );
     // A loop over neither a selector nor items cannot even be built: the decoder refuses it.
     let neither = json!({"step": "for_each", "steps": [{"step": "click"}]});
@@ -907,13 +884,11 @@ fn frame_scopes_steps_to_the_iframe_document() {
     )
     .unwrap();
     assert_eq!(dom.nodes.borrow()[5].value.as_deref(), Some("body"));
-    let err = run_adhoc(
+    let err = fails(
         &dom,
         json!([{"step": "frame", "selector": "select", "steps": [{"step": "click"}]}]),
-        json!({}),
         1000,
-    )
-    .unwrap_err();
+    );
     assert!(err.message.contains("same-origin <iframe>"), "{err}");
 }
 
@@ -948,13 +923,13 @@ fn within_matches_contained_text_other_reads_and_waits() {
     run_adhoc(&dom, steps.clone(), json!({}), 1000).unwrap();
     assert!((100.0..160.0).contains(&dom.now.get()), "{}", dom.now.get());
     let dom = todomvc(&[("a", false)]);
-    let err = run_adhoc(&dom, steps, json!({}), 1000).unwrap_err();
-    assert_eq!(err.code, ErrorCode::ElementNotFound);
-    assert_eq!(
-        err.message,
-        format!(
+    let err = fails(&dom, steps, 1000);
+    assert_refused(
+        &err,
+        ErrorCode::ElementNotFound,
+        &format!(
             "steps[0] (within): no `{ITEMS}` whose `label` text equals \"b\" (1 candidates) after 500 ms"
-        )
+        ),
     );
 }
 

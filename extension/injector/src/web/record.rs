@@ -11,7 +11,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Element, Event, KeyboardEvent, MouseEvent};
 
 use super::dom::WebDom;
-use crate::record::{Mods, Secrets, UserEvent, step_for};
+use crate::input::Modifiers;
+use crate::record::{Secrets, UserEvent, step_for};
 
 const EVENTS: [&str; 4] = ["click", "input", "change", "keydown"];
 
@@ -98,8 +99,8 @@ fn on_event(event: Event) {
             UserEvent::Key {
                 target,
                 key: key.key(),
-                mods: Mods {
-                    ctrl: key.ctrl_key(),
+                mods: Modifiers {
+                    control: key.ctrl_key(),
                     alt: key.alt_key(),
                     meta: key.meta_key(),
                     shift: key.shift_key(),

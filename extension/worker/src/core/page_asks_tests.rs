@@ -1,7 +1,7 @@
 //! The core's host tests of what pages ask beyond calls: a snapshot's cross-origin frames, trusted
 //! input through the debugger, dialogs left to a person, and the popup's grant changes.
 
-use super::tests::{ME, announce, connected, frames, sender};
+use super::tests::{ME, announce, connected, frames, popup_refused, sender};
 use super::*;
 use crate::tabs::Sender;
 use serde_json::{Value, json};
@@ -265,12 +265,10 @@ fn the_popups_grant_changes_go_out_only_while_connected_and_their_answers_come_b
     );
     let failed = json!({"type": "grant_error", "id": "popup-2",
                         "error": {"code": "INTERNAL", "message": "writing grants.json: disk full"}});
+    let answered = core.on_server_frame(&failed.to_string());
     assert_eq!(
-        core.on_server_frame(&failed.to_string()),
-        [Action::AnswerPopup {
-            id: "popup-2".into(),
-            answer: Err("writing grants.json: disk full".into())
-        }]
+        answered,
+        [popup_refused("popup-2", "writing grants.json: disk full")]
     );
     // The list the server pushes is kept where the popup reads it.
     let pushed = json!({"type": "grants", "all_origins": false,

@@ -205,12 +205,7 @@ impl Core {
             },
             Ok(None) => ToServer::CallToolError {
                 id: id.to_owned(),
-                error: WireError::new(
-                    ErrorCode::NoSuchTool,
-                    format!(
-                        "tab {tab} has no Tabwire runtime to answer (no adapter matches its page, or it is still loading)"
-                    ),
-                ),
+                error: no_runtime(tab),
             },
             Err(why) => {
                 // Sent to a page that was already leaving: it runs in the next one instead.
@@ -690,21 +685,33 @@ pub fn channel_closed(why: &str) -> bool {
         || why.contains("back/forward cache")
 }
 
+/// The failures of a send to a tab that say no page is there to answer whatever was sent: the tab
+/// is gone, or the page (`frame` of it, or its top frame) went away before answering.
+fn page_went_away(tab: TabId, frame: Option<FrameId>, why: &str) -> Option<WireError> {
+    if why.contains("No tab with id") {
+        Some(WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab} does not exist (closed?)"),
+        ))
+    } else if channel_closed(why) {
+        let page = match frame {
+            Some(frame) => format!("frame f{frame} of tab {tab}"),
+            None => format!("tab {tab}"),
+        };
+        Some(WireError::new(
+            ErrorCode::Navigated,
+            format!("{page} navigated or reloaded before the call finished"),
+        ))
+    } else {
+        None
+    }
+}
+
 /// Turns Chrome's rejection of a page op sent to cross-origin frame `frame` (a call with one of its
 /// refs, `f3e12`) into an error the client can act on: a frame that is gone, or that loaded another
 /// page (no runtime runs in it any more), makes its refs stale.
 pub fn frame_send_failure(tab: TabId, frame: FrameId, why: &str) -> WireError {
-    if why.contains("No tab with id") {
-        WireError::new(
-            ErrorCode::TabClosed,
-            format!("tab {tab} does not exist (closed?)"),
-        )
-    } else if channel_closed(why) {
-        WireError::new(
-            ErrorCode::Navigated,
-            format!("frame f{frame} of tab {tab} navigated or reloaded before the call finished"),
-        )
-    } else {
+    page_went_away(tab, Some(frame), why).unwrap_or_else(|| {
         WireError::new(
             ErrorCode::StaleRef,
             format!(
@@ -712,16 +719,23 @@ pub fn frame_send_failure(tab: TabId, frame: FrameId, why: &str) -> WireError {
                  now ({why}): take a new snapshot (page_snapshot) and use its refs"
             ),
         )
-    }
+    })
+}
+
+/// A call sent to tab `tab` that no runtime there answered.
+fn no_runtime(tab: TabId) -> WireError {
+    WireError::new(
+        ErrorCode::NoSuchTool,
+        format!(
+            "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
+        ),
+    )
 }
 
 /// Turns Chrome's `tabs.sendMessage` rejection into an error the client can act on.
 pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireError {
-    if why.contains("No tab with id") {
-        WireError::new(
-            ErrorCode::TabClosed,
-            format!("tab {tab} does not exist (closed?)"),
-        )
+    if let Some(gone) = page_went_away(tab, None, why) {
+        gone
     } else if why.contains("Receiving end does not exist") {
         if had_runtime {
             WireError::new(
@@ -731,18 +745,8 @@ pub fn classify_send_failure(tab: TabId, why: &str, had_runtime: bool) -> WireEr
                 ),
             )
         } else {
-            WireError::new(
-                ErrorCode::NoSuchTool,
-                format!(
-                    "tab {tab} has no Tabwire runtime (no adapter matches its page, or it is still loading)"
-                ),
-            )
+            no_runtime(tab)
         }
-    } else if channel_closed(why) {
-        WireError::new(
-            ErrorCode::Navigated,
-            format!("tab {tab} navigated or reloaded before the call finished"),
-        )
     } else {
         WireError::new(
             ErrorCode::Internal,

@@ -2,7 +2,7 @@
 //! the tab's pages of that site and dropped from any other, Stop, Save to the server and its
 //! answers, and nothing a page can start.
 
-use super::tests::{ME, connected, frames, sender};
+use super::tests::{ME, connected, frames, popup_refused, sender};
 use super::*;
 use crate::popup::Answered;
 use crate::tabs::Sender;
@@ -41,6 +41,21 @@ fn record_messages(actions: &[Action]) -> Vec<(TabId, Value)> {
         .collect()
 }
 
+/// Starts, stops or discards the recording of tab 5, showing `url`: the page is told to listen,
+/// or to stop.
+fn toggle(core: &mut Core, url: &str, action: RecordAction) -> Vec<Action> {
+    let recording = match action {
+        RecordAction::Start => true,
+        RecordAction::Stop | RecordAction::Discard => false,
+    };
+    let actions = core.record(5, url, action).unwrap();
+    assert_eq!(
+        record_messages(&actions),
+        [(5, json!({"type": "record", "recording": recording}))]
+    );
+    actions
+}
+
 fn stored(core: &Core) -> Value {
     serde_json::from_str(&core.recordings_json()).unwrap()
 }
@@ -61,13 +76,7 @@ fn recording_needs_page_tools_allowed_on_the_site() {
     assert!(not_web.contains("websites"), "{not_web}");
     assert_eq!(stored(&core), json!({}));
     allowed(&mut core);
-    let started = core
-        .record(5, &format!("{SITE}/books"), RecordAction::Start)
-        .unwrap();
-    assert_eq!(
-        record_messages(&started),
-        [(5, json!({"type": "record", "recording": true}))]
-    );
+    let started = toggle(&mut core, &format!("{SITE}/books"), RecordAction::Start);
     assert!(started.contains(&Action::PersistRecordings));
     assert_eq!(stored(&core)["5"]["live"], true);
 }
@@ -76,8 +85,7 @@ fn recording_needs_page_tools_allowed_on_the_site() {
 fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing() {
     let mut core = connected();
     allowed(&mut core);
-    core.record(5, &format!("{SITE}/"), RecordAction::Start)
-        .unwrap();
+    toggle(&mut core, &format!("{SITE}/"), RecordAction::Start);
     let fill = |text: &str| {
         json!({"fill": {"target": "label=Title", "label": "Title",
                                    "value": {"text": text}}})
@@ -140,13 +148,7 @@ fn steps_outlive_the_page_and_typing_is_one_fill_but_other_sites_record_nothing(
     assert!(kept.get("6").is_none());
 
     // Stop: the page stops listening; steps it still sends are dropped; a new page is not told.
-    let stopped = core
-        .record(5, &format!("{SITE}/done"), RecordAction::Stop)
-        .unwrap();
-    assert_eq!(
-        record_messages(&stopped),
-        [(5, json!({"type": "record", "recording": false}))]
-    );
+    toggle(&mut core, &format!("{SITE}/done"), RecordAction::Stop);
     recorded(
         &mut core,
         5,
@@ -177,8 +179,7 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
         name: "add_book".into(),
         description: "Adds a book.".into(),
     };
-    core.record(5, &format!("{SITE}/"), RecordAction::Start)
-        .unwrap();
+    toggle(&mut core, &format!("{SITE}/"), RecordAction::Start);
     let live = core
         .save_recording("popup-1".into(), 5, tool.clone())
         .unwrap_err();
@@ -189,8 +190,7 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
         &format!("{SITE}/"),
         json!({"click": {"target": "#go"}}),
     );
-    core.record(5, &format!("{SITE}/"), RecordAction::Stop)
-        .unwrap();
+    toggle(&mut core, &format!("{SITE}/"), RecordAction::Stop);
     let sent = frames(
         &core
             .save_recording("popup-2".into(), 5, tool.clone())
@@ -207,13 +207,8 @@ fn a_stopped_recording_is_saved_through_the_server_and_its_answer_reaches_the_po
     // Refused (a name taken, say): the recording stays for another try.
     let refused = json!({"type": "recording_error", "id": "popup-2",
                          "error": {"code": "INVALID_ARGS", "message": "add_book is taken"}});
-    assert_eq!(
-        core.on_server_frame(&refused.to_string()),
-        [Action::AnswerPopup {
-            id: "popup-2".into(),
-            answer: Err("add_book is taken".into())
-        }]
-    );
+    let answered = core.on_server_frame(&refused.to_string());
+    assert_eq!(answered, [popup_refused("popup-2", "add_book is taken")]);
     assert_eq!(stored(&core)["5"]["steps"].as_array().unwrap().len(), 1);
     core.save_recording("popup-3".into(), 5, tool.clone())
         .unwrap();
@@ -268,8 +263,7 @@ fn a_page_cannot_start_a_recording_nor_record_into_a_tab_that_records_nothing() 
 fn a_restarted_worker_restores_the_recordings_it_wrote() {
     let mut core = connected();
     allowed(&mut core);
-    core.record(5, &format!("{SITE}/"), RecordAction::Start)
-        .unwrap();
+    toggle(&mut core, &format!("{SITE}/"), RecordAction::Start);
     recorded(
         &mut core,
         5,

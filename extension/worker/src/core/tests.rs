@@ -48,6 +48,14 @@ pub(super) fn to_tab(action: &Action) -> (TabId, Value, OnReply) {
     )
 }
 
+/// The popup's answer to its request `id` when the server refused it, saying `why`.
+pub(super) fn popup_refused(id: &str, why: &str) -> Action {
+    Action::AnswerPopup {
+        id: id.into(),
+        answer: Err(why.into()),
+    }
+}
+
 pub(super) fn frames(actions: &[Action]) -> Vec<Value> {
     actions
         .iter()

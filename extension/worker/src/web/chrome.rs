@@ -3,33 +3,54 @@
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
+/// Declares `pub fn name(args) -> Promise`, bound to `chrome.<namespace>.<method>`: the extension
+/// APIs the worker calls that answer with a promise, one a line (the others follow, below).
+macro_rules! chrome_promises {
+    ($([$($namespace:tt),+] $method:ident => fn $name:ident($($arg:ident: $ty:ty),*);)*) => {
+        #[wasm_bindgen]
+        extern "C" {
+            $(
+                #[wasm_bindgen(js_namespace = ["chrome", $($namespace),+], js_name = $method)]
+                pub fn $name($($arg: $ty),*) -> Promise;
+            )*
+        }
+    };
+}
+
+chrome_promises! {
+    ["tabs"] sendMessage => fn tabs_send_message(tab: f64, message: &str, options: &JsValue);
+    ["tabs"] get => fn tabs_get(tab: f64);
+    ["webNavigation"] getAllFrames => fn get_all_frames(details: &JsValue);
+    ["webNavigation"] getFrame => fn get_frame(details: &JsValue);
+    ["tabs"] query => fn tabs_query(query: &JsValue);
+    ["tabs"] create => fn tabs_create(properties: &JsValue);
+    ["tabs"] update => fn tabs_update(tab: f64, properties: &JsValue);
+    ["tabs"] goBack => fn tabs_go_back(tab: f64);
+    ["tabs"] goForward => fn tabs_go_forward(tab: f64);
+    ["tabs"] reload => fn tabs_reload(tab: f64);
+    ["tabs"] remove => fn tabs_remove(tab: f64);
+    ["tabs"] captureVisibleTab => fn tabs_capture_visible_tab(window: f64, options: &JsValue);
+    ["windows"] create => fn windows_create(properties: &JsValue);
+    ["windows"] get => fn windows_get(window: f64);
+    ["windows"] remove => fn windows_remove(window: f64);
+    ["storage", "session"] remove => fn session_remove(keys: &str);
+    ["windows"] update => fn windows_update(window: f64, properties: &JsValue);
+    ["scripting"] registerContentScripts => fn register_content_scripts(scripts: &JsValue);
+    ["scripting"] updateContentScripts => fn update_content_scripts(scripts: &JsValue);
+    ["scripting"] unregisterContentScripts => fn unregister_content_scripts(filter: &JsValue);
+    ["scripting"] getRegisteredContentScripts => fn get_registered_content_scripts(filter: &JsValue);
+    ["scripting"] executeScript => fn execute_script(injection: &JsValue);
+    ["storage", "local"] get => fn local_get(keys: &JsValue);
+    ["storage", "local"] set => fn local_set(items: &JsValue);
+    ["storage", "session"] get => fn session_get(keys: &JsValue);
+    ["storage", "session"] set => fn session_set(items: &JsValue);
+    ["downloads"] search => fn downloads_search(query: &JsValue);
+    ["runtime"] getPlatformInfo => fn runtime_get_platform_info();
+    ["alarms"] create => fn alarms_create(name: &str, info: &JsValue);
+}
+
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage)]
-    pub fn tabs_send_message(tab: f64, message: &str, options: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get)]
-    pub fn tabs_get(tab: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
-    pub fn get_all_frames(details: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getFrame)]
-    pub fn get_frame(details: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
-    pub fn tabs_query(query: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
-    pub fn tabs_create(properties: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
-    pub fn tabs_update(tab: f64, properties: &JsValue) -> Promise;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack)]
-    pub fn tabs_go_back(tab: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goForward)]
-    pub fn tabs_go_forward(tab: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload)]
-    pub fn tabs_reload(tab: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove)]
-    pub fn tabs_remove(tab: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
-    pub fn tabs_capture_visible_tab(window: f64, options: &JsValue) -> Promise;
     // `catch`: a browser without tab groups (Firefox before its tab-group API) throws here.
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = group)]
     pub fn tabs_group(options: &JsValue) -> Result<Promise, JsValue>;
@@ -37,49 +58,11 @@ extern "C" {
     pub fn tabs_ungroup(tabs: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabGroups"], js_name = update)]
     pub fn tab_groups_update(group: f64, properties: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create)]
-    pub fn windows_create(properties: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = get)]
-    pub fn windows_get(window: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove)]
-    pub fn windows_remove(window: f64) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = remove)]
-    pub fn session_remove(keys: &str) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = update)]
-    pub fn windows_update(window: f64, properties: &JsValue) -> Promise;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = registerContentScripts)]
-    pub fn register_content_scripts(scripts: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = updateContentScripts)]
-    pub fn update_content_scripts(scripts: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = unregisterContentScripts)]
-    pub fn unregister_content_scripts(filter: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = getRegisteredContentScripts)]
-    pub fn get_registered_content_scripts(filter: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript)]
-    pub fn execute_script(injection: &JsValue) -> Promise;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get)]
-    pub fn local_get(keys: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    pub fn local_set(items: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get)]
-    pub fn session_get(keys: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    pub fn session_set(items: &JsValue) -> Promise;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "downloads"], js_name = search)]
-    pub fn downloads_search(query: &JsValue) -> Promise;
 
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
     pub fn runtime_get_url(path: &str) -> String;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
     pub fn runtime_get_manifest() -> JsValue;
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo)]
-    pub fn runtime_get_platform_info() -> Promise;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create)]
-    pub fn alarms_create(name: &str, info: &JsValue) -> Promise;
 
     /// A `runtime.Port` (a page's long-lived channel to the worker).
     #[derive(Clone)]

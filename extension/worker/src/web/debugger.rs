@@ -111,10 +111,15 @@ async fn send_all(tab: TabId, commands: &[Command]) -> Result<(), String> {
     failed
 }
 
+/// The tab trusted input was for is gone.
+fn tab_was_closed(tab: TabId) -> WireError {
+    WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"))
+}
+
 /// Chrome refused to attach (`why`: its message).
 fn attach_failed(tab: TabId, why: &str) -> WireError {
     if why.contains("No tab with") {
-        return WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"));
+        return tab_was_closed(tab);
     }
     if why.contains("Another debugger") {
         return WireError::new(
@@ -135,12 +140,8 @@ fn attach_failed(tab: TabId, why: &str) -> WireError {
 /// A command failed (`why`: Chrome's message); `reason`: why Chrome detached the tab, if it did.
 fn command_failed(tab: TabId, why: &str, reason: Option<&str>) -> WireError {
     match reason {
-        Some("target_closed") => {
-            WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"))
-        }
-        _ if why.contains("No tab with") => {
-            WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"))
-        }
+        Some("target_closed") => tab_was_closed(tab),
+        _ if why.contains("No tab with") => tab_was_closed(tab),
         Some("canceled_by_user") => WireError::new(
             ErrorCode::DebuggerUnavailable,
             format!(
