@@ -195,34 +195,39 @@ async def worker_targets(cdp: Cdp, extension_id: str):
     ]
 
 
+async def stop_service_worker(cdp: Cdp, extension_id: str) -> None:
+    """Closes the extension's service worker (Chrome starts it again at its next event)."""
+    workers = await wait_for(
+        lambda: worker_targets(cdp, extension_id), timeout=10, what="the extension's service worker target"
+    )
+    root = await browser_target(cdp)
+    for w in workers:
+        await cdp.send(root, "Target.closeTarget", {"targetId": w.id})
+
+
+async def echo_once_served_again(tabwire: TabwireSession, tab: int, n: int) -> dict:
+    """faults_echo's answer once a call works again: the worker came back, reconnected and re-announced the
+    tab's tools."""
+
+    async def served() -> dict | None:
+        out = await tabwire.call("faults_echo", {"n": n, "tab_id": tab})
+        return None if out.is_error else out.structured
+
+    return await wait_for(served, timeout=10, what="a call to work after the worker restarted")
+
+
 async def test_service_worker_stopped_mid_call(tabwire, launch_chromium, extension_dir, fault_pages, extension_id):
     browser = await launch_chromium(extension_dir=extension_dir)
     tab = await open_tab(tabwire, page_url(fault_pages, "sw"))
     page = await page_target(browser.cdp, page_url(fault_pages, "sw"))
     assert await echo(tabwire, tab, 1) == {"n": 1, "marker": "sw"}
-    workers = await wait_for(
-        lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
+    out = await failing_call(
+        tabwire, browser.cdp, page, {"tab_id": tab}, lambda: stop_service_worker(browser.cdp, extension_id)
     )
-    root = await browser_target(browser.cdp)
-
-    async def stop_worker() -> None:
-        for w in workers:
-            await browser.cdp.send(root, "Target.closeTarget", {"targetId": w.id})
-
-    out = await failing_call(tabwire, browser.cdp, page, {"tab_id": tab}, stop_worker)
     assert out.is_error and error_codes_in(out.text)[:1] == ["NOT_CONNECTED"], out
 
-    # The worker comes back, reconnects and re-announces the tab's tools; the next call works.
     started = time.monotonic()
-
-    async def served() -> dict | None:
-        out = await tabwire.call("faults_echo", {"n": 2, "tab_id": tab})
-        return None if out.is_error else out.structured
-
-    assert await wait_for(served, timeout=10, what="a call to work after the worker restarted") == {
-        "n": 2,
-        "marker": "sw",
-    }
+    assert await echo_once_served_again(tabwire, tab, 2) == {"n": 2, "marker": "sw"}
     print(f"service worker stopped: next call served {time.monotonic() - started:.3f}s later")
 
 
@@ -244,22 +249,9 @@ async def test_a_link_to_no_page_after_the_worker_restarted_holds_no_call(
     url = page_url(fault_pages, "stays")
     tab = await open_tab(tabwire, url)
     page = await page_target(browser.cdp, url)
-    workers = await wait_for(
-        lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the extension's service worker target"
-    )
-    root = await browser_target(browser.cdp)
-    for w in workers:
-        await browser.cdp.send(root, "Target.closeTarget", {"targetId": w.id})
-
-    async def served() -> dict | None:
-        out = await tabwire.call("faults_echo", {"n": 1, "tab_id": tab})
-        return None if out.is_error else out.structured
-
+    await stop_service_worker(browser.cdp, extension_id)
     # The worker is back and knows nothing of the page's commit.
-    assert await wait_for(served, timeout=10, what="a call to work after the worker restarted") == {
-        "n": 1,
-        "marker": "stays",
-    }
+    assert await echo_once_served_again(tabwire, tab, 1) == {"n": 1, "marker": "stays"}
     NoContent.hits = 0
     nothing = LocalServer(NoContent, "no-content")
     try:

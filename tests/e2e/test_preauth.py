@@ -30,12 +30,11 @@ from harness.processes import pid_listening_on
 from harness.tabwire_http import bearer, tabwire_http
 from harness.waiting import wait_for
 from test_faults import (  # noqa: F401 - fixtures
-    browser_target,
     fault_pages,
     open_tab,
     page_url,
+    stop_service_worker,
     tabwire_command,
-    worker_targets,
 )
 
 # `alone`: whether the real client gets in under a flood depends on how fast tabwire turns its waiting
@@ -104,17 +103,12 @@ async def test_the_real_extension_gets_in_every_time_under_a_flood(
 ):
     browser = await launch_chromium(extension_dir=extension_dir)
     tab = await open_tab(tabwire, page_url(fault_pages, "home"))
-    root = await browser_target(browser.cdp)
     restarts, served = 6, 0
     async with Flood(pairing.port, FLOOD, "silent") as flood:
         await flooded(flood)
         for n in range(restarts):
             # Stop the service worker: it comes back and must connect again, through the flood.
-            workers = await wait_for(
-                lambda: worker_targets(browser.cdp, extension_id), timeout=10, what="the service worker target"
-            )
-            for w in workers:
-                await browser.cdp.send(root, "Target.closeTarget", {"targetId": w.id})
+            await stop_service_worker(browser.cdp, extension_id)
             started = time.monotonic()
 
             async def echoed() -> bool:

@@ -668,6 +668,14 @@ fn a_matched_page_no_runtime_announced_in_gets_one_injected_once_loaded() {
     ));
 }
 
+/// Tab 3 begins loading `url` (nothing more is heard of it yet), and call "c1" for it waits.
+fn call_held_by_a_load(core: &mut Core, url: &str) -> Vec<Action> {
+    before(core, 3, url);
+    let held = call(core, "c1", 3);
+    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    held
+}
+
 /// The load `actions` ask Chrome about, if any.
 fn looks_at(actions: &[Action]) -> Option<(TabId, u64)> {
     actions.iter().find_map(|a| match a {
@@ -680,9 +688,7 @@ fn looks_at(actions: &[Action]) -> Option<(TabId, u64)> {
 fn a_load_whose_commit_never_came_holds_calls_only_until_chrome_says_the_tab_is_loaded() {
     let mut core = connected_with_tab_3();
     // The worker heard the load begin and nothing after (its commit lost as the worker started).
-    before(&mut core, 3, "http://127.0.0.1/launched");
-    let held = call(&mut core, "c1", 3);
-    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    let held = call_held_by_a_load(&mut core, "http://127.0.0.1/launched");
     let look = load_timer(&held, LOOK_MS);
     // One look per wait, however many requests wait.
     let second =
@@ -752,9 +758,7 @@ fn a_navigation_to_no_page_ends_its_load_though_the_document_shown_is_unknown() 
     let mut core = connected_with_tab_3();
     // The worker (restarted, or started after the page loaded) never saw the page's commit, so
     // it does not know which document tab 3 shows; then a link to a 204 is followed.
-    before(&mut core, 3, "http://127.0.0.1/204");
-    let held = call(&mut core, "c1", 3);
-    assert!(!sends_to_page(&held, "c1"), "{held:?}");
+    call_held_by_a_load(&mut core, "http://127.0.0.1/204");
     let failed = core.on_navigation(
         3,
         NavEvent::Failed {
