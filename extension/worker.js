@@ -49,6 +49,11 @@ for (const [kind, event] of [
     deliver("navigation", [kind, d.tabId, d.frameId, d.url, d.error ?? null, d.frameType ?? null, d.documentLifecycle ?? null, d.timeStamp, d.documentId ?? null]),
   );
 }
+// Asked by the worker's core (Action::LookAtLoad) when requests have waited a while for a tab's
+// load: whether Chrome says the tab has loaded, told back as the `load_looked` event. A tab gone is
+// left to tabs.onRemoved.
+globalThis.__tabwireLookAtLoad = (tabId, load) =>
+  chrome.tabs.get(tabId).then((tab) => deliver("load_looked", [tabId, load, tab.status === "complete"]), () => {});
 chrome.tabs.onUpdated.addListener((tabId, change) => {
   if (change.url !== undefined || change.title !== undefined) {
     deliver("tab_updated", [tabId, change.url ?? null, change.title ?? null]);

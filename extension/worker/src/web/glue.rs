@@ -28,7 +28,7 @@ use crate::tabs::{self, Sender};
 
 mod tab_calls;
 
-use tab_calls::{look_at_load, on_tab_reply, open_tab, page_op, to_tab};
+use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
@@ -207,6 +207,15 @@ pub fn on_event(name: &str, args: Array) -> JsValue {
                 let (url, title) = (arg(1).as_string(), arg(2).as_string());
                 run(with_core(|core| {
                     core.on_tab_updated(tab, url.as_deref(), title.as_deref())
+                }));
+            }
+        }
+        "load_looked" => {
+            // [tabId, load, complete] (worker.js's __tabwireLookAtLoad, for Action::LookAtLoad).
+            if let (Some(tab), Some(load)) = (tab(0), arg(1).as_f64()) {
+                let complete = arg(2).as_bool().unwrap_or(false);
+                run(with_core(|core| {
+                    core.on_load_looked(tab, load as u64, complete)
                 }));
             }
         }
@@ -718,7 +727,11 @@ pub(crate) fn run(actions: Vec<Action>) {
                 let _ = chrome::session_set(&from_json(&items));
             }
             Action::Log(message) => log(&message),
-            Action::LookAtLoad { tab, load } => spawn_local(look_at_load(tab, load)),
+            // worker.js asks Chrome and tells back `load_looked` (cheaper in wasm than a future).
+            Action::LookAtLoad { tab, load } => {
+                let args = [JsValue::from(tab as f64), JsValue::from(load as f64)];
+                let _ = chrome::call_method(&js_sys::global(), "__tabwireLookAtLoad", &args);
+            }
             Action::After { ms, timer } => after(ms, timer),
         }
     }

@@ -23,15 +23,6 @@ async fn tab_gone(tab: TabId) -> Option<String> {
     }
 }
 
-/// Whether `tab` still loads, as Chrome says (`tabs.get`'s `status`), for the core's load `load`
-/// that requests wait for. A tab Chrome no longer has is left to `tabs.onRemoved`.
-pub(super) async fn look_at_load(tab: TabId, load: u64) {
-    if let Ok(info) = JsFuture::from(chrome::tabs_get(tab as f64)).await {
-        let complete = get(&info, "status").as_string().as_deref() == Some("complete");
-        run(with_core(|core| core.on_load_looked(tab, load, complete)));
-    }
-}
-
 pub(super) async fn to_tab(tab: TabId, message: String, on_reply: OnReply) {
     let sent = FRAME0.with(|options| chrome::tabs_send_message(tab as f64, &message, options));
     let reply = JsFuture::from(sent).await;
