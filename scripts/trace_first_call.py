@@ -10,7 +10,8 @@ Before tracing, the worker is warmed (a few calls in another tab), so what a win
 tab's own cost. Each new tab is left idle `TABWIRE_TRACE_IDLE_S` (default 1 s) after `browser_open`
 answers, so that its runtime is long ready: what remains is the first call's alone.
 
-With `--same-tab`, the page is loaded anew in one tab (`browser_open` with its `tab_id`, as an agent's
+With `--forms`, the page is the forms app's (server-rendered, as `bench_first_call.py`'s) instead of
+TodoMVC's. With `--same-tab`, the page is loaded anew in one tab (`browser_open` with its `tab_id`, as an agent's
 next step loads it) instead of new tabs. With `--act`, the same for `page_act` on a warm TodoMVC tab (a checkbox clicked, `TABWIRE_TRACE_ACTS`
 times, default 20), and each window cut into legs by where the threads ran (`legs`): client and server
 up to the worker's first task, worker to the page's first task, the page, the page's last task to the
@@ -41,6 +42,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "scripts"))
 
 from bench import TODOMVC, extension_connected, paired_session  # noqa: E402
+from harness.forms_app import FormsApp  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
 
 CATEGORIES = [
@@ -223,9 +225,9 @@ def report(events: list[dict], windows: list[tuple[str, float, float]]) -> None:
                 print(f"      {d:6.2f} ms  +{at:6.2f}  {s[4]} {str(what)[:80]}")
 
 
-async def run(root: Path, work: Path, keep: Path | None, act: bool, same_tab: bool = False) -> None:
-    site = StaticServer(TODOMVC, work / "site.log")
-    url = site.url("plain", "examples/vanillajs/index.html")
+async def run(root: Path, work: Path, keep: Path | None, act: bool, same_tab: bool = False, forms: bool = False) -> None:
+    site = FormsApp(slow_ms=(0, 0)) if forms else StaticServer(TODOMVC, work / "site.log")
+    url = site.url("/new") if forms else site.url("plain", "examples/vanillajs/index.html")
     try:
         async with paired_session(work, binary=root / "target" / "release" / "tabwire", source=root) as (s, browser):
             cdp = browser.cdp
@@ -289,6 +291,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--act", action="store_true", help="trace page_act on a warm tab instead")
     parser.add_argument("--same-tab", action="store_true", help="load the page anew in one tab, not new tabs")
+    parser.add_argument("--forms", action="store_true", help="the forms app's server-rendered page, not TodoMVC")
     parser.add_argument("--timeline", type=Path, help="a trace kept by --keep: print each window's timeline")
     a = parser.parse_args()
     if a.timeline:
@@ -297,7 +300,7 @@ def main() -> None:
             timeline(kept["traceEvents"], window)
         return
     work = Path(tempfile.mkdtemp(prefix="tabwire-trace-first-"))
-    anyio.run(run, a.builds, work, a.keep, a.act, a.same_tab)
+    anyio.run(run, a.builds, work, a.keep, a.act, a.same_tab, a.forms)
 
 
 if __name__ == "__main__":
