@@ -70,9 +70,10 @@ pub enum Timer {
     Announce { tab: TabId, load: u64 },
     /// A load a page said it set off, and Chrome had not begun (`load`: as above).
     Unconfirmed { tab: TabId, load: u64 },
-    /// Requests have waited [`LOOK_MS`] for load `load` of `tab`: time to ask Chrome whether the
-    /// tab still loads ([`Action::LookAtLoad`]).
-    Look { tab: TabId, load: u64 },
+    /// Requests have waited [`LOOK_MS`] for `tab`'s load: time to ask Chrome whether the tab still
+    /// loads ([`Action::LookAtLoad`], about the load it is on by then: one that replaced the load
+    /// they first waited for is looked at as well).
+    Look { tab: TabId },
 }
 
 /// A tab loading another page.
@@ -160,7 +161,7 @@ impl Core {
         bound_ms: f64,
         actions: &mut Vec<Action>,
     ) {
-        if let Some(load) = self.nav.loads.get(&tab) {
+        if self.is_loading(tab) {
             actions.push(Action::After {
                 ms: bound_ms,
                 timer: Timer::Held(id.clone()),
@@ -169,10 +170,7 @@ impl Core {
             if held.is_empty() {
                 actions.push(Action::After {
                     ms: LOOK_MS,
-                    timer: Timer::Look {
-                        tab,
-                        load: load.serial,
-                    },
+                    timer: Timer::Look { tab },
                 });
             }
             held.push((id, action));
@@ -660,10 +658,13 @@ impl Core {
                     self.loaded(tab, &mut actions);
                 }
             }
-            Timer::Look { tab, load } => {
+            Timer::Look { tab } => {
                 let waiting = self.nav.held.get(&tab).is_some_and(|h| !h.is_empty());
-                if waiting && self.load_now(tab, load).is_some() {
-                    actions.push(Action::LookAtLoad { tab, load });
+                if let Some(load) = self.nav.loads.get(&tab).filter(|_| waiting) {
+                    actions.push(Action::LookAtLoad {
+                        tab,
+                        load: load.serial,
+                    });
                 }
             }
         }
@@ -681,7 +682,7 @@ impl Core {
             return actions;
         };
         if !complete {
-            self.wait_for(Timer::Look { tab, load }, LOOK_MS as u64, &mut actions);
+            self.wait_for(Timer::Look { tab }, LOOK_MS as u64, &mut actions);
         } else if now.committed {
             self.wait_for(
                 Timer::Announce { tab, load },

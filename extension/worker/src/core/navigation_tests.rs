@@ -770,3 +770,15 @@ fn a_navigation_to_no_page_ends_its_load_though_the_document_shown_is_unknown() 
     assert!(sends_to_page(&failed, "c1"), "the page stayed: {failed:?}");
     assert!(!core.is_loading(3));
 }
+
+#[test]
+fn a_load_that_replaced_the_one_calls_first_waited_for_is_looked_at_too() {
+    let mut core = connected_with_tab_3();
+    let held = call_held_by_a_load(&mut core, "http://127.0.0.1/a");
+    let look = load_timer(&held, LOOK_MS);
+    // Another navigation replaced it (a redirect, a second click) before the look.
+    before(&mut core, 3, "http://127.0.0.1/b");
+    let asked = looks_at(&core.on_timer(look)).expect("the load now is looked at");
+    let done = core.on_load_looked(asked.0, asked.1, true);
+    assert!(sends_to_page(&done, "c1"), "{done:?}");
+}
