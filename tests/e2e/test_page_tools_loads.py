@@ -1,7 +1,7 @@
 """Page tools across page loads (issue 18), on the server-rendered forms app whose POSTs answer 300-800 ms
 later with a redirect, and with no adapter for it: a page_act that submits answers once the new page has
-committed, saying where it landed, and the app's own list has the item when the answer arrives; a page
-tool called while the tab loads acts on the page the tab is going to, never on the one it left.
+committed, saying where it landed, and the app's own list has the item when the answer arrives (also when
+the app answers at once); a page tool called while the tab loads acts on the page the tab is going to, never on the one it left.
 """
 
 from __future__ import annotations
@@ -98,3 +98,29 @@ async def test_a_page_tool_called_while_the_tab_loads_acts_on_the_page_it_is_goi
     assert out.structured is None, out
     shown = {t["id"]: t["url"] for t in (await tabwire.call_ok("browser_tabs")).structured["tabs"]}
     assert shown[tab] == forms_app.url("/item/1"), shown
+
+
+
+async def test_submits_to_an_app_that_answers_at_once_answer_where_they_landed(tabwire, launch_chromium, extension_dir):
+    # The app answers each POST at once: the next page commits within milliseconds of the click, and
+    # each act still answers where it landed (not NAVIGATED, "may have been performed").
+    app = FormsApp(slow_ms=(0, 0))
+    try:
+        await launch_chromium(extension_dir=extension_dir, url="about:blank")
+        tab = (await tabwire.browser_open(app.url("/new"))).structured["tab_id"]
+        for n in range(5):
+            form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
+            title = f"genmaicha {n}"
+            await tabwire.call_ok("page_act", {
+                "tab_id": tab, "ref": refs(form, r"^textbox e\d+ #title$")[0], "action": "fill", "value": title,
+            })
+            acted = await tabwire.call("page_act", {
+                "tab_id": tab, "ref": refs(form, r'^button e\d+ "Create"')[0], "action": "click",
+            })
+            assert not acted.is_error, acted
+            assert f"navigated to {app.url(f'/item/{n + 1}')}: take a snapshot" in acted.text, acted
+            assert items(app)[-1] == {"id": n + 1, "title": title}
+            await tabwire.call_ok("browser_open", {"url": app.url("/new"), "tab_id": tab})
+        assert app.posts == 5, "each item posted once"
+    finally:
+        app.stop()

@@ -216,5 +216,7 @@ pub trait Dom {
     fn settle(&self, max_ms: f64) -> impl Future<Output = ()>;
     /// Lets the page run what its handlers queued (microtasks and zero-delay timers: a framework's
     /// model updates and re-renders) before the next action, as it runs between two inputs of a person.
+    /// Ends early when the page starts leaving for another document (the call answers before the
+    /// page is gone).
     fn checkpoint(&self) -> impl Future<Output = ()>;
 }

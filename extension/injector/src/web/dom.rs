@@ -609,9 +609,7 @@ impl Dom for WebDom {
         // A zero-delay timer runs after the microtasks and the zero-delay timers the page's handlers
         // queued during the action (Vue 0.x unlocks its input binding in a `setTimeout(0)`), as the
         // page would have run them before a person's next input.
-        let turn = Promise::new(&mut |resolve: Function, _reject| {
-            super::basics::set_timeout(&resolve, 0.0);
-        });
+        let turn = super::leaving::turn_or_departure();
         async move {
             let _ = JsFuture::from(turn).await;
         }

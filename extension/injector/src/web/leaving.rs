@@ -18,6 +18,8 @@ thread_local! {
     static SUBMIT: RefCell<Option<web_sys::Event>> = const { RefCell::new(None) };
     /// Resolves the promise `changed` handed out: the interpreter waits on it.
     static WAKE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+    /// Resolves the turn `turn_or_departure` handed out, when a navigation starts first.
+    static DEPARTURE: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
 }
 
 /// Wakes a waiting interpreter at once: a fast page (a GET answered in milliseconds) replaces
@@ -26,6 +28,18 @@ fn wake() {
     if let Some(resolve) = WAKE.with(|w| w.borrow_mut().take()) {
         let _ = resolve.call0(&JsValue::UNDEFINED);
     }
+}
+
+/// Resolves at the next zero-delay turn, or as soon as the page starts leaving for another
+/// document, if that comes first: an action's settle turn may come after the next page committed
+/// (a form's navigation starts in a task of its own, and an app on this machine answers at once),
+/// and the call's answer must be out before the page is gone. A submit does not end it early: the
+/// page's own `submit` handlers, which may cancel it, run after ours.
+pub fn turn_or_departure() -> js_sys::Promise {
+    js_sys::Promise::new(&mut |resolve: js_sys::Function, _reject| {
+        super::basics::set_timeout(&resolve, 0.0);
+        DEPARTURE.with(|d| *d.borrow_mut() = Some(resolve));
+    })
 }
 
 /// Resolves when the page starts leaving (or submits a form), or after `max_ms`.
@@ -60,6 +74,9 @@ fn install() {
                 let url = get(&destination, "url").as_string().unwrap_or_default();
                 DESTINATION.with(|d| *d.borrow_mut() = Some(url));
                 wake();
+                if let Some(resolve) = DEPARTURE.with(|d| d.borrow_mut().take()) {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
             }
         });
         let _ = target.add_event_listener_with_callback(
