@@ -34,6 +34,11 @@ use crate::pairing::Pairing;
 use crate::tabs::TabRegistry;
 use bridge::packed::PackedAdapter;
 
+/// How long after a change of the tabs their copy in `storage.session` (the popup's, and the next
+/// worker's) is written: a page's load brings several changes in a burst (its URL, title, tools),
+/// and the model's first call on it comes right after; one write for the burst, out of its way.
+pub const PERSIST_TABS_AFTER_MS: f64 = 250.0;
+
 /// The largest page answer forwarded: a bridge message, less room for the frame around it.
 pub const MAX_RESULT_BYTES: usize = bridge::MAX_MESSAGE_BYTES - 4096;
 
@@ -103,7 +108,8 @@ pub enum Action {
     /// Push the adapters to every open tab they match (injecting the runtime where missing) and
     /// to every known tab (which then drops tools that no longer apply).
     RefreshTabs,
-    /// Write the tab registry and the status to `chrome.storage.session`.
+    /// Write the tab registry and the status to `chrome.storage.session` now (the core asks for
+    /// it [`PERSIST_TABS_AFTER_MS`] after a change of the tabs: [`Core::tabs_changed`]).
     PersistTabs,
     /// Write the adapters to `chrome.storage.session` (a restarted worker answers pages with them).
     PersistAdapters,
@@ -221,6 +227,8 @@ pub struct Core {
     preload: Vec<String>,
     /// Page tool answers checked after the fact (`core/answer_check.rs`).
     answer_check: answer_check::AnswerCheck,
+    /// Whether a write of the tabs is due ([`Timer::PersistTabs`]).
+    tabs_write_due: bool,
 }
 
 impl Core {
@@ -246,6 +254,7 @@ impl Core {
             recordings: recording::Recordings::default(),
             preload: Vec::new(),
             answer_check: Default::default(),
+            tabs_write_due: false,
         }
     }
 
@@ -299,6 +308,17 @@ impl Core {
             server_version: self.server_version.clone(),
             queued: self.outbox.len(),
             dropped: self.outbox.dropped(),
+        }
+    }
+
+    /// The tabs changed: their copy is written [`PERSIST_TABS_AFTER_MS`] from now, once for
+    /// all the changes until then.
+    fn tabs_changed(&mut self, actions: &mut Vec<Action>) {
+        if !std::mem::replace(&mut self.tabs_write_due, true) {
+            actions.push(Action::After {
+                ms: PERSIST_TABS_AFTER_MS,
+                timer: Timer::PersistTabs,
+            });
         }
     }
 
@@ -557,7 +577,7 @@ impl Core {
                     actions.push(Action::Frame(queued.encode()));
                 }
                 actions.push(Action::RefreshTabs);
-                actions.push(Action::PersistTabs);
+                self.tabs_changed(&mut actions);
             }
             ToExtension::AdaptersUpdated { adapters } => {
                 self.set_adapters(adapters, &mut actions);

@@ -74,6 +74,8 @@ pub enum Timer {
     /// loads ([`Action::LookAtLoad`], about the load it is on by then: one that replaced the load
     /// they first waited for is looked at as well).
     Look { tab: TabId },
+    /// Time to write the tabs' copy ([`super::Core::tabs_changed`]).
+    PersistTabs,
 }
 
 /// A tab loading another page.
@@ -657,6 +659,10 @@ impl Core {
                 if self.load_now(tab, load).is_some_and(|l| l.committed) {
                     self.loaded(tab, &mut actions);
                 }
+            }
+            Timer::PersistTabs => {
+                self.tabs_write_due = false;
+                actions.push(Action::PersistTabs);
             }
             Timer::Look { tab } => {
                 let waiting = self.nav.held.get(&tab).is_some_and(|h| !h.is_empty());

@@ -62,7 +62,8 @@ fn load_timer(actions: &[Action], wanted_ms: f64) -> Timer {
                 | Timer::Look { .. }
                 | Timer::Landing(_)
                 | Timer::Continuation(_)
-                | Timer::Held(_) => None,
+                | Timer::Held(_)
+                | Timer::PersistTabs => None,
             },
             _ => None,
         })

@@ -413,7 +413,7 @@ impl Core {
         match msg {
             FromPage::PageReady { title, runtime, .. } => {
                 self.tabs.page_ready(tab, url, &title, runtime);
-                actions.push(Action::PersistTabs);
+                self.tabs_changed(&mut actions);
                 self.record_in_new_page(tab, url, &mut actions);
                 (Some(self.adapters_message(url)), actions)
             }
@@ -460,7 +460,7 @@ impl Core {
                     None => {}
                 }
                 self.page_announced(tab, &mut actions);
-                actions.push(Action::PersistTabs);
+                self.tabs_changed(&mut actions);
                 (None, actions)
             }
             FromPage::Recorded { step } => {
@@ -566,7 +566,7 @@ impl Core {
         self.forget_recording(tab, &mut actions);
         if self.tabs.remove(tab) {
             self.send(ToServer::TabClosed { tab }, &mut actions);
-            actions.push(Action::PersistTabs);
+            self.tabs_changed(&mut actions);
         }
         actions
     }
@@ -611,7 +611,7 @@ impl Core {
                 );
             }
             if known {
-                actions.push(Action::PersistTabs);
+                self.tabs_changed(&mut actions);
                 // An in-place navigation (history.pushState) keeps the runtime alive: push it
                 // the adapters for the new URL so it announces again. After a full navigation
                 // nobody listens yet and the new page's own `page_ready` follows.
@@ -626,7 +626,7 @@ impl Core {
             && self.tabs.contains(tab)
         {
             self.tabs.set_title(tab, title);
-            actions.push(Action::PersistTabs);
+            self.tabs_changed(&mut actions);
         }
         actions
     }

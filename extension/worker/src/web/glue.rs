@@ -736,9 +736,13 @@ pub(crate) fn run(actions: Vec<Action>) {
         }
     }
     if persist_tabs {
-        let tabs = with_core(|core| core.tabs_json());
-        let _ = chrome::session_set(&from_json(&format!(r#"{{"tabs":{tabs}}}"#)));
-        persist_status();
+        // One request for both: the status's queue count moves with what the tabs send.
+        let (tabs, status) = with_core(|core| {
+            let status = serde_json::to_string(&core.status()).expect("status serializes");
+            (core.tabs_json(), status)
+        });
+        let items = format!(r#"{{"tabs":{tabs},"status":{status}}}"#);
+        let _ = chrome::session_set(&from_json(&items));
     }
 }
 
