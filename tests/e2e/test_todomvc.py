@@ -133,6 +133,9 @@ async def test_meta_tools_clear_completed_and_errors(tabwire, launch_chromium, e
     assert len(tabs) == 1, f"expected exactly one tab at {url} in browser_tabs: {out}"
     tab = tabs[0]
     assert isinstance(tab.get("id"), int), f"tab id should be an integer: {tab!r}"
+    # The page's title: its runtime started as the page began loading, and told it once parsed.
+    title = await browser.cdp.evaluate(page, "document.title")
+    assert title and tab["title"] == title, tab
     assert {"todomvc_add_todo", "add_todo"} & _tab_tool_names(tab), f"tab lists no todomvc tools: {tab!r}"
     assert "todomvc" in out.text.lower() or url in out.text, f"browser_tabs text is not informative: {out.text!r}"
     tab_id = tab["id"]

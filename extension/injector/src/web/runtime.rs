@@ -147,11 +147,14 @@ pub fn start(runtime: &str) {
     // tabs.onUpdated and pushes the new adapters.
     if let Some(window) = web_sys::window() {
         let reannounce = Closure::<dyn FnMut(JsValue)>::new(|event: JsValue| {
-            // A page shown as it loads announced itself as this runtime started (what changed
-            // since is told); one restored from the back/forward cache is news to the worker.
+            // A page shown as it loads announced itself as this runtime started (its tools are
+            // told again if they changed since: an adapter's element appeared); one restored from
+            // the back/forward cache is news to the worker. Announcing each page again as it
+            // loads was a round trip to the worker in the way of the model's first call.
             let persisted = js_sys::Reflect::get(&event, &"persisted".into()).ok();
             if persisted.and_then(|p| p.as_bool()) == Some(false) {
-                tell_what_changed(false);
+                let generation = PAGE.with(|p| p.borrow().offered_generation);
+                apply_predicates(generation, PREDICATE_RECHECKS_MS.len(), false);
             } else {
                 announce();
             }
@@ -162,16 +165,6 @@ pub fn start(runtime: &str) {
         }
         if let Some(document) = window.document() {
             listen_for_page_tools(&document);
-            let loading = js_sys::Reflect::get(&document, &"readyState".into())
-                .ok()
-                .and_then(|state| state.as_string())
-                .is_some_and(|state| state == "loading");
-            if loading {
-                let parsed =
-                    Closure::<dyn FnMut()>::new(|| tell_what_changed(true)).into_js_value();
-                let _ = document
-                    .add_event_listener_with_callback("DOMContentLoaded", parsed.unchecked_ref());
-            }
         }
         warm_when_loaded(&window);
     }
@@ -292,18 +285,6 @@ fn listen_for_page_tools(document: &web_sys::Document) {
     backends::listen_for_page_results(document);
     // The page may have registered tools before this runtime loaded: ask for them again.
     super::basics::dispatch(document, "tabwire:webmcp-hello", "null");
-}
-
-/// For a runtime that started before its document was parsed: the tools whose elements the page
-/// has now, told when they changed, or (`parsed`: the document is parsed) told anyway with the
-/// title, which the announcement at the start could not say. Once at each of the two moments, well
-/// before the model's first call on the page, instead of announcing the page again (a round trip
-/// to the worker) as it loads. Before the worker's answer, that answer's announcement says them.
-fn tell_what_changed(parsed: bool) {
-    let generation = PAGE.with(|p| p.borrow().offered_generation);
-    if generation != 0 {
-        apply_predicates(generation, PREDICATE_RECHECKS_MS.len(), parsed);
-    }
 }
 
 /// Tells the worker this page is ready; its answer carries the adapters for the page's URL.
