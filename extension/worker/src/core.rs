@@ -578,7 +578,9 @@ impl Core {
                     actions.push(Action::Frame(queued.encode()));
                 }
                 actions.push(Action::RefreshTabs);
-                self.tabs_changed(&mut actions);
+                // The link is up: the popup (which reads the status written with the tabs) says
+                // so at once.
+                actions.push(Action::PersistTabs);
             }
             ToExtension::AdaptersUpdated { adapters } => {
                 self.set_adapters(adapters, &mut actions);

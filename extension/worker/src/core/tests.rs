@@ -315,6 +315,8 @@ fn welcome_registers_scripts_snapshots_and_flushes_the_queue() {
         "http://127.0.0.1/*".into()
     ])));
     assert!(actions.contains(&Action::RefreshTabs));
+    // The popup reads the status with the tabs: the link's coming up is written at once.
+    assert!(actions.contains(&Action::PersistTabs), "{actions:?}");
     let sent = frames(&actions);
     assert_eq!(sent.len(), 2, "{sent:#?}");
     assert_eq!(sent[0]["type"], "tools_snapshot");
@@ -681,7 +683,8 @@ fn cancel_goes_to_the_calls_tab() {
 
 /// The tabs' copy for the popup and the next worker: a burst of changes (a page's load brings its
 /// URL, title and tools) is written once, [`PERSIST_TABS_AFTER_MS`] after the first; a change after
-/// the write is written again.
+/// the write is written again. (The link's coming up is written at once:
+/// `welcome_registers_scripts_snapshots_and_flushes_the_queue`.)
 #[test]
 fn a_burst_of_tab_changes_is_written_once_after_a_while() {
     let persists = |actions: &[Action]| {
@@ -698,7 +701,7 @@ fn a_burst_of_tab_changes_is_written_once_after_a_while() {
         (timers, writes)
     };
     let mut core = connected_with_tab_3();
-    core.on_timer(Timer::PersistTabs); // the write connecting asked for
+    core.on_timer(Timer::PersistTabs); // the write tab 3's announcement asked for
     let url = "http://127.0.0.1:8000/other";
     assert_eq!(persists(&core.on_tab_updated(3, Some(url), None)), (1, 0));
     let retitled = core.on_tab_updated(3, None, Some("Other"));
