@@ -20,6 +20,7 @@ import pytest
 
 from harness.adapter_docs import adapter, arguments, tool
 from harness.forms_app import FormsApp
+from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +28,7 @@ CALL_TIMEOUT_MS = 6000
 
 
 def forms_adapter(app: FormsApp) -> dict:
-    paths = ["/new*", "/create*", "/item/*", "/search*", "/hang*"]
+    paths = ["/new*", "/create*", "/item/*", "/search*", "/hang*", "/kept"]
     return adapter("forms", [app.origin + p for p in paths], [
         tool("create", "Create an item; answers once the app has stored it.", [
             {"step": "fill", "selector": "#title", "value": "{{title}}"},
@@ -162,3 +163,29 @@ async def test_a_post_never_answered_and_submits_that_leave_say_the_action_may_h
         assert out.structured["error"]["effect"] == "maybe", out
         assert out.structured["error"]["message"].startswith("steps[0] (click): led to "), out
         assert why in out.structured["error"]["message"], out
+
+
+async def test_a_page_the_back_forward_cache_restores_offers_its_tools_again(
+    tabwire, forms_app, launch_chromium, extension_dir
+):
+    # A page shown as it loads is not announced again (its runtime did as it started); one the back/forward
+    # cache restores offers its tools again, which the worker dropped when the tab went on to another page
+    # (its runtime announces it on `pageshow`, and the worker pushes it the adapters for its URL).
+    browser = await launch_chromium(extension_dir=extension_dir, url="about:blank")
+    form = forms_app.url("/kept")
+    tab = (await tabwire.browser_open(form)).structured["tab_id"]
+    page = await browser.cdp.wait_for_page(form)
+    await browser.cdp.evaluate(page, "window.kept = 'this document'")
+    await tabwire.call_ok("forms_search", {"q": "", "tab_id": tab})  # a GET form: the tab goes on to /search
+    await tabwire.call_ok("browser_tab", {"tab_id": tab, "action": "back"})
+
+    async def back_on_the_form() -> str | None:
+        tabs = (await tabwire.call_ok("browser_tabs")).structured["tabs"]
+        shown = next((t for t in tabs if t["id"] == tab), None)
+        return shown if shown and shown["url"] == form and "forms_where" in shown["tools"] else None
+
+    await wait_for(back_on_the_form, timeout=10, what="the restored form's tools to be listed again")
+    # The very document came back from the cache, not a new load of it.
+    assert await browser.cdp.evaluate(page, "window.kept") == "this document"
+    out = await tabwire.call_ok("forms_where", {"tab_id": tab})
+    assert out.structured == {"result": form}, out

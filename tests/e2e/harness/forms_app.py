@@ -9,7 +9,8 @@ Pages (every page has the search form `#search` with `#q`):
 - `POST /create`    stores the item and answers `303` to `/item/<id>`; an empty title answers `200` with the
                     form again and `.error` saying why;
 - `/item/<id>`      the item (`#title`, `#id`);
-- `/search?q=`      the items whose title contains q (`#results li`).
+- `/search?q=`      the items whose title contains q (`#results li`);
+- `/kept`           a page the browser may keep in its back/forward cache (no `Cache-Control: no-store`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ class FormsApp:
                 elif url.path == "/items.json":
                     with app.lock:
                         self.send(200, json.dumps(app.items).encode(), "application/json")
+                elif url.path == "/kept":
+                    body = _page("Kept", "<h1>Kept</h1>")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
                 elif url.path == "/ping":
                     self.send(200, b"{}", "application/json")
                 else:
