@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 from .cdp import Cdp, Target
+from .waiting import wait_for
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -29,7 +30,15 @@ async def open_extension_page(cdp: Cdp, extension_id: str, path: str) -> Target:
     """Open `chrome-extension://<id>/<path>` in a new tab and return its target once it has loaded."""
     url = f"chrome-extension://{extension_id}/{path}"
     await anyio.to_thread.run_sync(_open_sync, cdp.port, url)
-    return await cdp.wait_for_page(url)
+    target = await cdp.wait_for_page(url)
+    # The target exists before its document is parsed: a query of the page's elements then finds none.
+    parsed = f"document.readyState !== 'loading' && location.href === {json.dumps(url)}"
+
+    async def loaded() -> bool | None:
+        return await cdp.evaluate(target, parsed) or None
+
+    await wait_for(loaded, timeout=20, what=f"{path} to be parsed")
+    return target
 
 
 async def screenshot(cdp: Cdp, target: Target, path: Path) -> Path:
