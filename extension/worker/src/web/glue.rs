@@ -737,10 +737,7 @@ pub(crate) fn run(actions: Vec<Action>) {
     }
     if persist_tabs {
         // One request for both: the status's queue count moves with what the tabs send.
-        let (tabs, status) = with_core(|core| {
-            let status = serde_json::to_string(&core.status()).expect("status serializes");
-            (core.tabs_json(), status)
-        });
+        let (tabs, status) = (with_core(|core| core.tabs_json()), status_json());
         let items = format!(r#"{{"tabs":{tabs},"status":{status}}}"#);
         let _ = chrome::session_set(&from_json(&items));
     }
@@ -753,9 +750,13 @@ fn after(ms: f64, timer: Timer) {
 }
 
 fn persist_status() {
-    let status =
-        with_core(|core| serde_json::to_string(&core.status()).expect("status serializes"));
+    let status = status_json();
     let _ = chrome::session_set(&from_json(&format!(r#"{{"status":{status}}}"#)));
+}
+
+/// The link's status as the popup reads it from `storage.session`.
+fn status_json() -> String {
+    with_core(|core| serde_json::to_string(&core.status()).expect("status serializes"))
 }
 
 /// Brings the registered content script in line with the adapters' patterns, one change at a
