@@ -11,20 +11,33 @@
   let started;
   globalThis.__tabwireStarted = new Promise((resolve) => (started = resolve));
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
-  // Fetching and compiling the runtime starts at once: V8 compiles a streamed module off the
-  // page's main thread while the page still parses, so a fresh tab's runtime is ready soon after
-  // DOMContentLoaded (issue 32, BENCHMARKS.md). A refusal (the page's CSP lacks
-  // 'wasm-unsafe-eval') is handled where the module is awaited.
-  const compiled = fetch(url("injector/injector_bg.wasm")).then((wasm) =>
+  // When the runtime is fetched and compiled (issue 32, BENCHMARKS.md). Compiling it while the
+  // page parses slowed a person's load measurably (TodoMVC's DOMContentLoaded +22 %), so on a load
+  // that no call waits for it begins once the page has loaded. A load Tabwire set off (a call's
+  // navigation, `browser_open`) is hurried: the worker runs worker.js's __tabwireHurryRuntime here as
+  // the load commits, and V8 then compiles the streamed module off the main thread while the page
+  // parses, ready soon after DOMContentLoaded. Injected into a page already parsed, it begins at once.
+  let begin;
+  const begun = new Promise((resolve) => (begin = resolve));
+  // How far the page had come when the runtime began (test_preload.py reads it).
+  begun.then(() => (globalThis.__tabwireBegan = document.readyState));
+  globalThis.__tabwireHurry = begin;
+  if (globalThis.__tabwireHurried || document.readyState !== "loading") begin();
+  // A task of its own, after the load event: starting the fetch and compile is work on the main
+  // thread, which would otherwise count in the page's load event.
+  else window.addEventListener("load", () => setTimeout(begin, 0), { once: true });
+  // A refusal (the page's CSP lacks 'wasm-unsafe-eval') is handled where the module is awaited.
+  const compiled = begun.then(() => fetch(url("injector/injector_bg.wasm"))).then((wasm) =>
     // Streaming needs the wasm MIME type, which not every browser gives an extension's file.
     wasm.headers.get("Content-Type") === "application/wasm"
       ? WebAssembly.compileStreaming(wasm)
       : wasm.arrayBuffer().then((bytes) => WebAssembly.compile(bytes)),
   );
   compiled.catch(() => {});
-  const glue = import(url("injector/injector.js"));
+  const glue = begun.then(() => import(url("injector/injector.js")));
   glue.catch(() => {});
   (async () => {
+    await begun;
     // Not running before the document is parsed: instantiating and starting the runtime while the
     // page loads delayed its DOMContentLoaded about twofold on a loaded 2-core machine
     // (BENCHMARKS.md, issue 32); only the compile above overlaps the parse.

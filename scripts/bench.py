@@ -39,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 from typing import AsyncIterator
@@ -194,7 +193,7 @@ async def chromium_root(work: Path, name: str, ext: Path, page: str | None) -> A
     browser = Chromium(work / f"{name}-profile", work / f"{name}-chromium.log", ext, page)
     try:
         cdp = await browser.wait_ready()
-        yield cdp, await browser_target(cdp)
+        yield cdp, await cdp.browser_target()
     finally:
         browser.stop()
 
@@ -290,18 +289,6 @@ def log_times(log: Path, *parts: str) -> list[float]:
             stamp = line.split()[0].replace("Z", "+00:00")
             times.append(datetime.fromisoformat(stamp).timestamp() * 1000)
     return times
-
-
-async def browser_target(cdp: Cdp) -> Target:
-    """The browser-wide DevTools target (for Target.* commands)."""
-    url = await anyio.to_thread.run_sync(lambda: cdp_json(cdp, "version")["webSocketDebuggerUrl"])
-    return Target("browser", "browser", "", "", url)
-
-
-def cdp_json(cdp: Cdp, path: str) -> dict:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 only
-    with opener.open(f"http://127.0.0.1:{cdp.port}/json/{path}", timeout=10) as r:
-        return json.load(r)
 
 
 # Run in the page once its tools arrived: its clock (epoch ms) at DOMContentLoaded, and its skew.

@@ -9,6 +9,8 @@ the page anew (`browser_open` with the tab, which answers once the page has load
   new renderer process, which compiles the runtime's wasm anew;
 - Playwright MCP: `browser_navigate`, then the first `browser_snapshot`, then the next one;
 - chrome-devtools-mcp: `navigate_page`, then the first `take_snapshot`, then the next one;
+- a step of the server-rendered app: its form filled and submitted with `page_act` (answered once the next
+  page has committed), then at once the first `page_snapshot` there, which waits for that page's runtime;
 - page load with and without the runtime: the page's own Navigation Timing (DOMContentLoaded and load
   event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
   (every origin allowed: the runtime is registered at document_start everywhere) and with no grant at all
@@ -22,8 +24,10 @@ Each `browser_open` is timed too (at the MCP client): what waiting for the runti
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -48,6 +52,7 @@ from bench_page_tools import (  # noqa: E402
 from harness.forms_app import FormsApp  # noqa: E402
 from harness.mcp_client import open_tabwire_session  # noqa: E402
 from harness.static_server import StaticServer  # noqa: E402
+from harness.waiting import wait_for  # noqa: E402
 
 ROUNDS = int(os.environ.get("TABWIRE_BENCH_ROUNDS", "30"))
 IDLE_S = int(os.environ.get("TABWIRE_BENCH_IDLE_MS", "0")) / 1000
@@ -57,13 +62,58 @@ NAV_TIMING = (
 )
 
 
+async def load_timing(cdp, page, after: float | None = None) -> dict | None:
+    """The page's DOMContentLoaded and load event end once it has loaded (of a document that began
+    after `after`, a `performance.timeOrigin`, when given); None if it does not within 2 s."""
+    for _ in range(200):
+        try:
+            origin = await cdp.evaluate(page, "performance.timeOrigin")
+            timing = await cdp.evaluate(page, NAV_TIMING)
+        except Exception:  # the document is being replaced
+            timing, origin = None, after
+        if timing and (after is None or origin != after):
+            return timing
+        await anyio.sleep(0.01)
+    return None
+
+
+async def persons_tab(cdp, url: str):
+    """A tab opened as a person opens one (DevTools, no request of Tabwire's ever goes to it), showing `url`."""
+    created = await cdp.send(await cdp.browser_target(), "Target.createTarget", {"url": url})
+
+    async def found():
+        return next((t for t in await cdp.targets() if t.id == created["targetId"] and t.ws_url), None)
+
+    return await wait_for(found, timeout=20, what="the person's tab")
+
+
+async def persons_load(cdp, page, url: str) -> dict | None:
+    """`page` loads `url` as a person's click would (a DevTools navigation): its load timing."""
+    before = await cdp.evaluate(page, "performance.timeOrigin")
+    await cdp.send(page, "Page.navigate", {"url": url})
+    return await load_timing(cdp, page, after=before)
+
+
+async def step_to_the_next_page(s, tab: int, into: dict) -> None:
+    """A step of a server-rendered app: the form's title filled, then its Create clicked (the act answers
+    once the item's page has committed), then at once the first page_snapshot of that page, which waits
+    for its runtime (`into`'s "submit" and "landed_first")."""
+    form = (await s.call_ok("page_snapshot", {"tab_id": tab})).text
+    ref = lambda pattern: re.search(pattern, form, re.M).group(1)  # noqa: E731
+    await s.call_ok("page_act", {"tab_id": tab, "ref": ref(r"^\s*textbox (e\d+) #title$"), "action": "fill",
+                                 "value": "bench item"})
+    into["submit"].append(await timed(s, "page_act", {"tab_id": tab, "ref": ref(r'^\s*button (e\d+) "Create"'),
+                                                      "action": "click"}))
+    into["landed_first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+
+
 async def tabwire_rounds(
     work: Path, urls: dict[str, str], allow_all: bool, binary: Path = BINARY, source: Path = EXTENSION_ROOT
 ) -> dict:
     """Per page: first and next snapshot times (when `allow_all`), and the page's load timings."""
     result: dict = {
         name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": [], "open": [],
-               "tab_open": []}
+               "tab_open": [], "person_dcl": [], "person_load": [], "submit": [], "landed_first": []}
         for name in urls
     }
     flags = ("--allow-all-origins",) if allow_all else ()
@@ -71,6 +121,7 @@ async def tabwire_rounds(
         cdp = browser.cdp
         await extension_connected(s)
         tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
+        persons = await persons_tab(cdp, "about:blank")
         for _ in range(ROUNDS):
             for name, url in urls.items():
                 t0 = time.perf_counter()
@@ -82,14 +133,17 @@ async def tabwire_rounds(
                     result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                     result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                 page = await cdp.wait_for_page(url)
-                for _ in range(200):
-                    timing = await cdp.evaluate(page, NAV_TIMING)
-                    if timing:
-                        break
-                    await anyio.sleep(0.01)
+                timing = await load_timing(cdp, page)
                 if timing:
                     result[name]["dcl"].append(timing["dcl"])
                     result[name]["load"].append(timing["load"])
+                if allow_all and name == "server-rendered":
+                    await step_to_the_next_page(s, tab, result[name])
+                # The same page loaded as a person loads it, in a tab no request went to.
+                timing = await persons_load(cdp, persons, url)
+                if timing:
+                    result[name]["person_dcl"].append(timing["dcl"])
+                    result[name]["person_load"].append(timing["load"])
                 if allow_all:  # the same page in a new tab (often a new renderer process), then closed
                     t0 = time.perf_counter()
                     fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
@@ -178,10 +232,17 @@ async def main() -> None:
         print(f"  chrome-devtools-mcp first take_snapshot {spread(cdm[name]['first'])}")
         print(f"  chrome-devtools-mcp next take_snapshot  {spread(cdm[name]['next'])}")
         print(f"  chrome-devtools-mcp navigate_page       {spread(cdm[name]['navigate'])}")
-        print(f"  page DOMContentLoaded, runtime preloaded {spread(tw[name]['dcl'])}")
-        print(f"  page DOMContentLoaded, no runtime        {spread(bare[name]['dcl'])}")
-        print(f"  page load event end, runtime preloaded   {spread(tw[name]['load'])}")
-        print(f"  page load event end, no runtime          {spread(bare[name]['load'])}")
+        print(f"  page DOMContentLoaded, person's load, runtime preloaded {spread(tw[name]['person_dcl'])}")
+        print(f"  page DOMContentLoaded, person's load, no runtime        {spread(bare[name]['person_dcl'])}")
+        print(f"  page load event end, person's load, runtime preloaded   {spread(tw[name]['person_load'])}")
+        print(f"  page load event end, person's load, no runtime          {spread(bare[name]['person_load'])}")
+        print(f"  page DOMContentLoaded, browser_open, runtime preloaded  {spread(tw[name]['dcl'])}")
+        print(f"  page DOMContentLoaded, browser_open, no runtime         {spread(bare[name]['dcl'])}")
+        print(f"  page load event end, browser_open, runtime preloaded    {spread(tw[name]['load'])}")
+        print(f"  page load event end, browser_open, no runtime           {spread(bare[name]['load'])}")
+        if tw[name]["submit"]:
+            print(f"  Tabwire    submitting page_act      {spread(tw[name]['submit'])}")
+            print(f"  Tabwire    first page_snapshot where it landed {spread(tw[name]['landed_first'])}")
         print(f"  Tabwire    browser_open (same tab)  {spread(tw[name]['open'])}")
         print(f"  Tabwire    browser_open (new tab)   {spread(tw[name]['tab_open'])}")
         first, nxt = statistics.median(tw[name]["first"]), statistics.median(tw[name]["next"])
@@ -202,8 +263,9 @@ def pool(into: dict, got: dict) -> None:
 
 
 async def compare_builds(roots: list[Path]) -> None:
-    """Each build's first/next call and page load, in `TABWIRE_BENCH_PASSES` passes (default 3) that
-    alternate the builds' order, pooled: a loaded machine's drift falls on every build alike."""
+    """Each build's first/next call, a server-rendered step and page load, in `TABWIRE_BENCH_PASSES` passes
+    (default 3) that alternate the builds' order, pooled: a loaded machine's drift falls on every build
+    alike; each pass ends with the page's load with no runtime (`--page-load` interleaves those loads)."""
     work = Path(tempfile.mkdtemp(prefix="tabwire-bench-first-builds-"))
     urls, servers = pages()
     passes = int(os.environ.get("TABWIRE_BENCH_PASSES", "3"))
@@ -217,6 +279,13 @@ async def compare_builds(roots: list[Path]) -> None:
                     source=root,
                 )
                 pool(results.setdefault(root, {}), got)
+            # The page's load with no runtime at all (the first build, no grant), in the same pass.
+            (work / f"{n}-bare").mkdir()
+            got = await tabwire_rounds(
+                work / f"{n}-bare", urls, allow_all=False, binary=roots[0] / "target" / "release" / "tabwire",
+                source=roots[0],
+            )
+            pool(results.setdefault(Path("(no runtime)"), {}), got)
     finally:
         for server in servers:
             server.stop()
@@ -228,13 +297,68 @@ async def compare_builds(roots: list[Path]) -> None:
             print(f"{root} {name}: new tab first {spread(result[name]['tab_first'])}; "
                   f"next {spread(result[name]['tab_next'])}")
             print(f"{root} {name}: DOMContentLoaded {spread(result[name]['dcl'])}; load {spread(result[name]['load'])}")
+            print(f"{root} {name}: person's load: DOMContentLoaded {spread(result[name]['person_dcl'])}; "
+                  f"load {spread(result[name]['person_load'])}")
+            if result[name]["submit"]:
+                print(f"{root} {name}: submitting act {spread(result[name]['submit'])}; first page_snapshot "
+                      f"where it landed {spread(result[name]['landed_first'])}")
             print(f"{root} {name}: browser_open (same tab) {spread(result[name]['open'])}; "
                   f"new tab {spread(result[name]['tab_open'])}")
-    print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls} for r, v in results.items()}))
+    print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls if v[n]["first"]}
+                      for r, v in results.items()}))
+
+
+async def compare_page_loads(roots: list[Path]) -> None:
+    """The page's own load with each build's runtime and with none, every browser open at once and
+    the loads interleaved round by round (a loaded machine's drift, which moved a pass's medians by
+    more than the runtime's cost, then falls on every side alike): a person's load (a DevTools
+    navigation, no call waiting) and a load `browser_open` set off, on the same tab."""
+    work = Path(tempfile.mkdtemp(prefix="tabwire-bench-page-load-"))
+    urls, servers = pages()
+    sides = [(str(root), root, True) for root in roots] + [("(no runtime)", roots[0], False)]
+    result: dict = {label: {name: {"person_dcl": [], "person_load": [], "open_dcl": [], "open_load": []}
+                            for name in urls} for label, _, _ in sides}
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            opened = []
+            for i, (label, root, allow_all) in enumerate(sides):
+                (work / str(i)).mkdir()
+                flags = ("--allow-all-origins",) if allow_all else ()
+                s, browser = await stack.enter_async_context(paired_session(
+                    work / str(i), flags=flags, binary=root / "target" / "release" / "tabwire", source=root))
+                await extension_connected(s)
+                tab = (await s.call_ok("browser_open", {"url": next(iter(urls.values()))})).structured["tab_id"]
+                opened.append((label, s, browser.cdp, tab, await persons_tab(browser.cdp, "about:blank")))
+            for n in range(ROUNDS):
+                for name, url in urls.items():
+                    for label, s, cdp, tab, persons in opened[n % len(opened):] + opened[: n % len(opened)]:
+                        await s.call_ok("browser_open", {"url": url, "tab_id": tab})
+                        page = await cdp.wait_for_page(url)
+                        timing = await load_timing(cdp, page)
+                        if timing:
+                            result[label][name]["open_dcl"].append(timing["dcl"])
+                            result[label][name]["open_load"].append(timing["load"])
+                        timing = await persons_load(cdp, persons, url)
+                        if timing:
+                            result[label][name]["person_dcl"].append(timing["dcl"])
+                            result[label][name]["person_load"].append(timing["load"])
+    finally:
+        for server in servers:
+            server.stop()
+    print(f"page load per build, interleaved ({time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}, "
+          f"{ROUNDS} rounds)")
+    for label, pages_ in result.items():
+        for name, r in pages_.items():
+            print(f"{label} {name}: person's load: DOMContentLoaded {spread(r['person_dcl'])}; "
+                  f"load {spread(r['person_load'])}")
+            print(f"{label} {name}: browser_open's load: DOMContentLoaded {spread(r['open_dcl'])}; "
+                  f"load {spread(r['open_load'])}")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--builds"]:
         anyio.run(compare_builds, [Path(p).resolve() for p in sys.argv[2:]])
+    elif sys.argv[1:2] == ["--page-load"]:
+        anyio.run(compare_page_loads, [Path(p).resolve() for p in sys.argv[2:]])
     else:
         anyio.run(main)

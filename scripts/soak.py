@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 
-from bench import BINARY, REPO, TODOMVC, browser_target, log_times, paired_setup, rss_kib, tabwire_pid
+from bench import BINARY, REPO, TODOMVC, log_times, paired_setup, rss_kib, tabwire_pid
 from harness.cdp import Cdp, wasm_sizes
 from harness.chromium import Chromium
 from harness.mcp_client import open_tabwire_session
@@ -70,7 +70,7 @@ async def soak(minutes: float) -> None:
     samples: list[dict] = []
     try:
         cdp = await browser.wait_ready()
-        root = await browser_target(cdp)
+        root = await cdp.browser_target()
         async with open_tabwire_session(BINARY, args, env=env, cwd=REPO, stderr_path=log) as s:
             await s.wait_for_tools("todomvc_list_todos", timeout=30)
             pid = tabwire_pid(port)

@@ -16,7 +16,6 @@ from conftest import CACHE
 from harness.tabwire_http import bearer, tabwire_http
 from harness.todomvc import stored_todos, wait_until_app_ready
 from harness.waiting import wait_for
-from test_faults import browser_target
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +79,7 @@ async def test_inspector_calls_tools_over_http(tabwire_command, launch_chromium,
         assert "held by agent inspector-cli-" in held["message"], out
         # A tab the person opened is shared: the next run's call goes there.
         persons = f"{url}?opened_by=the_person"
-        await browser.cdp.send(await browser_target(browser.cdp), "Target.createTarget", {"url": persons})
+        await browser.cdp.send(await browser.cdp.browser_target(), "Target.createTarget", {"url": persons})
         page = await browser.cdp.wait_for_page(persons)
         await wait_until_app_ready(browser.cdp, page)
         out = inspector(*server, *add)

@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import time
-import urllib.request
 
 import anyio
 import pytest
@@ -175,18 +174,6 @@ async def test_oversized_result_is_too_large_and_the_link_stays_up(tabwire, laun
 # --- the service worker and the server die ------------------------------------------------------
 
 
-async def browser_target(cdp: Cdp):
-    """The browser-wide DevTools target (for Target.* commands)."""
-
-    def version() -> dict:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(f"http://127.0.0.1:{cdp.port}/json/version", timeout=10) as r:
-            return json.load(r)
-
-    url = (await anyio.to_thread.run_sync(version))["webSocketDebuggerUrl"]
-    return Target("browser", "browser", "", "", url)
-
-
 async def worker_targets(cdp: Cdp, extension_id: str):
     return [
         t
@@ -200,7 +187,7 @@ async def stop_service_worker(cdp: Cdp, extension_id: str) -> None:
     workers = await wait_for(
         lambda: worker_targets(cdp, extension_id), timeout=10, what="the extension's service worker target"
     )
-    root = await browser_target(cdp)
+    root = await cdp.browser_target()
     for w in workers:
         await cdp.send(root, "Target.closeTarget", {"targetId": w.id})
 
@@ -336,7 +323,7 @@ async def test_a_page_the_person_opens_gets_its_runtime_though_the_registration_
         await_promise=True,
     )
     persons = page_url(fault_pages, "persons")
-    await browser.cdp.send(await browser_target(browser.cdp), "Target.createTarget", {"url": persons})
+    await browser.cdp.send(await browser.cdp.browser_target(), "Target.createTarget", {"url": persons})
     tab = (await tabwire.listed_tab(persons))["id"]
 
     async def offers_tools() -> bool:

@@ -5,6 +5,8 @@ The real `tabwire mcp` (no `--allow-all-origins`, no adapter for the page), head
 extension, the project's fixture pages on 127.0.0.1; grants made and taken back with the `tabwire` CLI as a
 user would. What the worker registered is read from its own world (`chrome.scripting`); whether a page runs
 the runtime, from `browser_tabs` (the runtime announces its page as it starts), with no page tool called.
+When its compile began (`__tabwireBegan`, the document's readyState then, read in the extension's world): on
+a person's load once the page has loaded, on a load `browser_open` set off while the page still loads.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_cli
+from harness.cdp import CdpError, evaluate_in_world
 from harness.waiting import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -70,7 +73,8 @@ async def test_an_allowed_origins_pages_get_the_runtime_as_they_load_until_revok
 
     await wait_for(covered, timeout=10, what=f"the content script to cover {pattern}")
     script = await browser.cdp.evaluate(worker, REGISTERED, await_promise=True)
-    # At document_start: content.js compiles the wasm while the page parses, and instantiates it after.
+    # At document_start: content.js compiles the wasm while the page parses when Tabwire set the load
+    # off, and once it has loaded when a person did (the last test); it instantiates it after the parse.
     assert script["runAt"] == "document_start", script
 
     # A page of the origin loaded now has the runtime with no page tool called.
@@ -96,3 +100,44 @@ async def test_an_allowed_origins_pages_get_the_runtime_as_they_load_until_revok
         return True if pattern not in await registered_patterns() else None
 
     await wait_for(uncovered, timeout=10, what=f"the content script to stop covering {pattern}")
+
+
+BEGAN = "globalThis.__tabwireBegan ?? null"
+
+
+async def test_a_persons_load_gets_the_runtime_after_its_load_event_and_a_load_tabwire_set_off_before(
+    tabwire_command, launch_chromium, extension_dir, extension_id, fixture_server
+):
+    # The page's load event waits 3 s for a late image: a runtime that began before it began while
+    # the page loaded, one that began after it waited for it.
+    browser = await launch_chromium(extension_dir=extension_dir)
+    url = fixture_server.url("plain", "preload/slow-load.html")
+    async with tabwire_command.allowing_all_origins().session() as tabwire:
+        worker = await service_worker(browser.cdp, extension_id)
+
+        async def registered() -> bool | None:
+            script = await browser.cdp.evaluate(worker, REGISTERED, await_promise=True)
+            return True if script and "http://*/*" in script["matches"] else None
+
+        # (Evaluated before the worker's module has run, `chrome.scripting` may not be there yet.)
+        await wait_for(registered, timeout=20, what="the content script to cover every page", ignore=(CdpError,))
+        # A page a person opens: no call waits on its load, so the runtime waits for it to finish.
+        persons = f"{url}?opened_by=the_person"
+        await browser.cdp.send(await browser.cdp.browser_target(), "Target.createTarget", {"url": persons})
+        listed = await tabwire.listed_tab(persons)
+
+        async def announced() -> str | None:
+            tab = await listed_tab(tabwire, listed["id"])
+            return tab.get("runtime") if tab else None
+
+        assert await wait_for(announced, timeout=20, what="the person's page to get its runtime") == "wasm"
+        page = await browser.cdp.wait_for_page(persons)
+        assert await evaluate_in_world(page, "Tabwire", BEGAN) == "complete"
+
+        # A page browser_open loads: the model's next call follows at once, so the runtime is hurried
+        # as the load commits and began while the page was still loading.
+        opened = await tabwire.browser_open(url)
+        assert not opened.is_error, opened
+        page = await browser.cdp.wait_for_page(url)
+        assert await evaluate_in_world(page, "Tabwire", BEGAN) in ("loading", "interactive")
+        assert await evaluate_in_world(page, "Tabwire", "document.readyState") == "complete"

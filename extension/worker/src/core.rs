@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 mod answer_check;
+mod hurry;
 mod navigation;
 mod pages;
 mod recording;
@@ -139,6 +140,12 @@ pub enum Action {
         tab: TabId,
         load: u64,
     },
+    /// Have the runtime of `tab`'s page (`document`, else its top frame's) begin its compile at
+    /// once: the load is Tabwire's (`core/hurry.rs`).
+    HurryRuntime {
+        tab: TabId,
+        document: Option<String>,
+    },
     /// Call [`Core::on_timer`] with `timer` after `ms`.
     After {
         ms: f64,
@@ -211,6 +218,8 @@ pub struct Core {
     uploads: bridge::upload::Assemblies<ToExtension>,
     /// Tabs loading another page and what waits for them (`core/navigation.rs`).
     nav: navigation::Navigation,
+    /// The tabs requests went to lately, whose loads are hurried (`core/hurry.rs`).
+    driven: hurry::Driven,
     /// Tabs whose page waits for a person to answer a dialog (`FromPage::DialogShown`): frozen,
     /// so a call there fails at once with `DIALOG_OPEN` instead of running out its time.
     dialogs_open: HashSet<TabId>,
@@ -243,6 +252,7 @@ impl Core {
             call_files: Default::default(),
             uploads: Default::default(),
             nav: navigation::Navigation::default(),
+            driven: hurry::Driven::default(),
             dialogs_open: HashSet::new(),
             outbox: Outbox::default(),
             link: LinkState::Disconnected,

@@ -2,8 +2,9 @@
 //! pages of every origin where the user allowed page tools (all of them under
 //! `--allow-all-origins`), besides the pages an adapter matches. Loading and instantiating the
 //! runtime's wasm is the cost the first page tool call on a fresh page used to pay; the dynamic
-//! content script (`extension/content.js`, registered at `document_start`) pays it while the
-//! page loads instead. Pure: the glue registers the patterns this gives.
+//! content script (`extension/content.js`, registered at `document_start`) pays it as the page
+//! loads instead: once it has loaded, or while it parses when Tabwire set the load off
+//! (`core/hurry.rs`). Pure: the glue registers the patterns this gives.
 
 use bridge::grants::{GrantList, Need};
 use bridge::pattern::MatchPattern;

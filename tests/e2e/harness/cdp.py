@@ -81,6 +81,16 @@ class Cdp:
     async def targets(self) -> list[Target]:
         return await anyio.to_thread.run_sync(self._targets_sync)
 
+    async def browser_target(self) -> Target:
+        """The browser-wide target (for `Target.*` commands, e.g. opening a tab as a person does)."""
+
+        def version() -> dict[str, Any]:
+            with _NO_PROXY.open(f"http://127.0.0.1:{self.port}/json/version", timeout=10) as r:
+                return json.load(r)
+
+        url = (await anyio.to_thread.run_sync(version))["webSocketDebuggerUrl"]
+        return Target("browser", "browser", "", "", url)
+
     async def wait_for_page(self, url_prefix: str, *, timeout: float = 20) -> Target:
         """The page target whose URL starts with `url_prefix` (waits until it exists)."""
 

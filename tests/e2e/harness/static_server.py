@@ -5,6 +5,8 @@
 - `/csp-meta/<path>`    HTML files get `<meta http-equiv="Content-Security-Policy" content="script-src 'self'">`
                         inserted as the first child of `<head>`; other files as is.
 
+`?delay_ms=N` on any of them answers N ms late (a subresource that holds a page's load event).
+
 These are the project's fixture pages for the injector's wasm2js fallback: under `script-src 'self'` the page
 (and a content script in it) may not compile WebAssembly.
 """
@@ -17,6 +19,7 @@ import os
 import posixpath
 import re
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -71,6 +74,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if not path.is_file():
             self.send_error(404, "file not found")
             return None
+        # `?delay_ms=N`: answered N ms late (at most 10 s), for a page whose load waits on it.
+        delay = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("delay_ms")
+        if delay:
+            time.sleep(min(int(delay[0]), 10_000) / 1000)
         body = path.read_bytes()
         ctype = self.guess_type(str(path))
         if variant == "csp-meta" and path.suffix in (".html", ".htm"):

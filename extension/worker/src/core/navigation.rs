@@ -143,6 +143,15 @@ impl Core {
         self.nav.now_ms = now_ms;
     }
 
+    pub(super) fn now_ms(&self) -> f64 {
+        self.nav.now_ms
+    }
+
+    /// The document `tab` shows (Chrome's `documentId` of its last commit), if known.
+    pub(super) fn shown_document(&self, tab: TabId) -> Option<&str> {
+        self.nav.shown.get(&tab).map(String::as_str)
+    }
+
     /// Whether `tab` is loading another page (its calls wait for it).
     pub fn is_loading(&self, tab: TabId) -> bool {
         self.nav.loads.contains_key(&tab)
@@ -163,6 +172,7 @@ impl Core {
         bound_ms: f64,
         actions: &mut Vec<Action>,
     ) {
+        self.driving(tab, self.is_loading(tab), actions);
         if self.is_loading(tab) {
             actions.push(Action::After {
                 ms: bound_ms,
@@ -219,6 +229,7 @@ impl Core {
                 if let Some(document) = document {
                     self.nav.shown.insert(tab, document);
                 }
+                self.hurry_if_driven(tab, &mut actions);
                 self.answer_check.committed(tab, &url);
                 let serial = match self.nav.loads.get(&tab) {
                     Some(load) => load.serial,

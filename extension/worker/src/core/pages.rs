@@ -557,6 +557,7 @@ impl Core {
     pub fn on_tab_removed(&mut self, tab: TabId) -> Vec<Action> {
         let mut actions = Vec::new();
         self.forget_tab_loads(tab);
+        self.forget_driven(tab);
         self.dialogs_open.remove(&tab);
         let closed = WireError::new(
             ErrorCode::TabClosed,

@@ -32,11 +32,12 @@ use tab_calls::{on_tab_reply, open_tab, page_op, to_tab};
 
 /// The dynamic content script's id and file.
 const SCRIPT_ID: &str = "tabwire-injector";
-/// When the dynamic content script runs: as the document starts, so that `content.js` fetches and
-/// compiles the runtime's wasm (off the main thread) while the page parses; it instantiates and
-/// starts it only once the document is parsed. Measured (issue 32, BENCHMARKS.md): running the
-/// whole runtime from `document_start` delayed the page's DOMContentLoaded about twofold on a
-/// loaded 2-core machine; compiling alone did not.
+/// When the dynamic content script runs: as the document starts, so that on a load Tabwire set
+/// off (`core/hurry.rs`) `content.js` fetches and compiles the runtime's wasm (off the main thread)
+/// while the page parses; on a person's load it waits for the page's load event. It instantiates
+/// and starts the runtime only once the document is parsed. Measured (issue 32, BENCHMARKS.md):
+/// running the whole runtime from `document_start` delayed the page's DOMContentLoaded about
+/// twofold on a loaded 2-core machine; compiling alone, by a fifth on a quiet one.
 const PRELOAD_RUN_AT: &str = "document_start";
 /// Keep-alive period: MV3 ends a worker after 30 s without events or API calls.
 const KEEPALIVE_MS: f64 = 20_000.0;
@@ -731,6 +732,11 @@ pub(crate) fn run(actions: Vec<Action>) {
             Action::LookAtLoad { tab, load } => {
                 let args = [JsValue::from(tab as f64), JsValue::from(load as f64)];
                 let _ = chrome::call_method(&js_sys::global(), "__tabwireLookAtLoad", &args);
+            }
+            Action::HurryRuntime { tab, document } => {
+                let document = document.map_or(JsValue::NULL, JsValue::from);
+                let args = [JsValue::from(tab as f64), document];
+                let _ = chrome::call_method(&js_sys::global(), "__tabwireHurryRuntime", &args);
             }
             Action::After { ms, timer } => after(ms, timer),
         }

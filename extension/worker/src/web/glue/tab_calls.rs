@@ -212,6 +212,9 @@ pub(super) async fn open_tab(
                 .map(|t| t as TabId)
                 .ok_or_else(|| "Chrome returned no tab".to_owned())
         });
+    if let (None, Ok(opened)) = (tab, &reply) {
+        run(with_core(|core| core.on_tab_opened(*opened)));
+    }
     let loaded = match (&reply, wait_loaded_ms) {
         (Ok(tab), Some(wait_ms)) => page_loaded(*tab, &before, &url, wait_ms as f64).await,
         _ => None,
