@@ -11,31 +11,49 @@
   let started;
   globalThis.__tabwireStarted = new Promise((resolve) => (started = resolve));
   const url = (path) => chrome.runtime.getURL("extension/dist/" + path);
-  // When the runtime is fetched and compiled (issue 32, BENCHMARKS.md). Compiling it while the
-  // page parses slowed a person's load measurably (TodoMVC's DOMContentLoaded +22 %), so on a load
-  // that no call waits for it begins once the page has loaded. A load Tabwire set off (a call's
-  // navigation, `browser_open`) is hurried: the worker runs worker.js's __tabwireHurryRuntime here as
-  // the load commits, and V8 then compiles the streamed module off the main thread while the page
-  // parses, ready soon after DOMContentLoaded. Injected into a page already parsed, it begins at once.
+  // When the runtime is compiled (issue 32, BENCHMARKS.md). Compiling it while the page parses
+  // slowed a person's load measurably (TodoMVC's DOMContentLoaded +22 %), so on a load that no call
+  // waits for it begins once the page has loaded. A load Tabwire set off (a call's navigation,
+  // `browser_open`) is hurried: the worker runs worker.js's __tabwireHurryRuntime here as the load
+  // commits, and V8 compiles the module off the main thread while the page parses. Injected into a
+  // page already parsed, it begins at once.
   let begin;
   const begun = new Promise((resolve) => (begin = resolve));
   // How far the page had come when the runtime began (test_preload.py reads it).
   begun.then(() => (globalThis.__tabwireBegan = document.readyState));
   globalThis.__tabwireHurry = begin;
   if (globalThis.__tabwireHurried || document.readyState !== "loading") begin();
-  // A task of its own, after the load event: starting the fetch and compile is work on the main
-  // thread, which would otherwise count in the page's load event.
+  // A task of its own, after the load event: starting the compile is work on the main thread,
+  // which would otherwise count in the page's load event.
   else window.addEventListener("load", () => setTimeout(begin, 0), { once: true });
+  // The runtime's glue and its wasm's bytes come as content scripts run before this one (the
+  // worker's CONTENT_SCRIPTS): no fetch, which took 10–50 ms on a busy machine. Imported alone
+  // (the WebMCP loader), this script fetches them: the glue and the code adapters' handlers as
+  // modules (they set the same globals), the wasm streamed.
+  const alone = !globalThis.__tabwireInjector;
+  const companions = alone
+    ? begun.then(() => Promise.all([import(url("injector/injector.js")), import(url("code-adapters.js"))]))
+    : Promise.resolve();
+  companions.catch(() => {});
   // A refusal (the page's CSP lacks 'wasm-unsafe-eval') is handled where the module is awaited.
-  const compiled = begun.then(() => fetch(url("injector/injector_bg.wasm"))).then((wasm) =>
-    // Streaming needs the wasm MIME type, which not every browser gives an extension's file.
-    wasm.headers.get("Content-Type") === "application/wasm"
-      ? WebAssembly.compileStreaming(wasm)
-      : wasm.arrayBuffer().then((bytes) => WebAssembly.compile(bytes)),
-  );
+  const compiled = begun.then(() => {
+    const base64 = globalThis.__tabwireInjectorWasm;
+    if (!base64) {
+      return fetch(url("injector/injector_bg.wasm")).then((wasm) =>
+        // Streaming needs the wasm MIME type, which not every browser gives an extension's file.
+        wasm.headers.get("Content-Type") === "application/wasm"
+          ? WebAssembly.compileStreaming(wasm)
+          : wasm.arrayBuffer().then((bytes) => WebAssembly.compile(bytes)),
+      );
+    }
+    // Not kept by this world once decoded (the script's literal is Chrome's to keep or drop).
+    globalThis.__tabwireInjectorWasm = undefined;
+    const bytes = Uint8Array.fromBase64
+      ? Uint8Array.fromBase64(base64)
+      : Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return WebAssembly.compile(bytes);
+  });
   compiled.catch(() => {});
-  const glue = begun.then(() => import(url("injector/injector.js")));
-  glue.catch(() => {});
   (async () => {
     await begun;
     // Not running before the document is parsed: instantiating and starting the runtime while the
@@ -44,13 +62,14 @@
     if (document.readyState === "loading") {
       await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed, { once: true }));
     }
-    // The code adapters' handlers (adapters/code, bundled at build time) before the runtime starts.
-    await import(url("code-adapters.js"));
+    // The code adapters' handlers (adapters/code, bundled at build time) are there before the
+    // runtime starts.
+    await companions;
     let runtime = "wasm";
     let module;
     try {
-      module = await glue;
-      await module.default({ module_or_path: compiled });
+      module = globalThis.__tabwireInjector;
+      await module({ module_or_path: compiled });
     } catch (e) {
       runtime = "js"; // e.g. CompileError: the page's CSP lacks 'wasm-unsafe-eval'
       module = await import(url("injector-js/injector.js"));

@@ -529,7 +529,8 @@ async def main() -> None:
         if browser is not None:
             browser.stop()
         site.stop()
-    for name in ("worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector-js/injector_bg.wasm.js"):
+    for name in ("worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector/injector_wasm.js",
+                 "injector-js/injector_bg.wasm.js"):
         path = EXTENSION_ROOT / "extension" / "dist" / name
         if path.exists():
             print(f"size:        {name} {path.stat().st_size / 1024:.0f} KB")

@@ -14,6 +14,7 @@ pub const BUILT_FILES: &[&str] = &[
     "extension/dist/worker/worker_bg.wasm",
     "extension/dist/injector/injector.js",
     "extension/dist/injector/injector_bg.wasm",
+    "extension/dist/injector/injector_wasm.js",
     "extension/dist/injector-js/injector.js",
     "extension/dist/injector-js/injector_bg.wasm.js",
     "extension/dist/code-adapters.js",

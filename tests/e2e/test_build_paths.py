@@ -28,7 +28,8 @@ pytestmark = pytest.mark.anyio
 
 TOOLCHAIN = "tabwire-ci-standard"
 SYSROOT = CACHE / "wasm-sysroot-ia-small"  # xtask/src/toolchain.rs: the Debian sysroot of the wasm build
-BUILT = ["worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector-js/injector_bg.wasm.js", "code-adapters.js"]
+BUILT = ["worker/worker_bg.wasm", "injector/injector_bg.wasm", "injector/injector_wasm.js", "injector-js/injector_bg.wasm.js",
+         "code-adapters.js"]
 
 
 def clean_copy(dest: Path) -> Path:

@@ -160,7 +160,7 @@ async def test_pages_cannot_fetch_the_extensions_files_and_its_runtime_still_run
     assert (await tabwire.call_ok("faults_echo", {"n": 5, "tab_id": tab})).structured["n"] == 5
     page = await browser.cdp.wait_for_page(page_url(fault_pages, "home"))
     for path in ("extension/content.js", "extension/dist/injector/injector.js", "extension/dist/injector/injector_bg.wasm",
-                 "extension/dist/code-adapters.js", "manifest.json"):
+                 "extension/dist/injector/injector_wasm.js", "extension/dist/code-adapters.js", "manifest.json"):
         url = f"chrome-extension://{extension_id}/{path}"
         outcome = await browser.cdp.evaluate(page, FETCH_JS % json.dumps(url), await_promise=True)
         assert outcome.startswith("blocked"), f"a page fetched {path}: {outcome}"

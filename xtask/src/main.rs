@@ -131,12 +131,24 @@ fn build_extension(paths: &Paths) -> anyhow::Result<PathBuf> {
     let plan = toolchain::plan(paths)?;
     log(&format!("wasm toolchain: {plan}"));
     let dist = paths.root.join("extension").join("dist");
-    wasm::build_crate(paths, &tools, &plan, "worker", &dist.join("worker"), None)?;
+    let module = wasm::Glue::Module;
+    wasm::build_crate(
+        paths,
+        &tools,
+        &plan,
+        "worker",
+        module,
+        &dist.join("worker"),
+        None,
+    )?;
     wasm::build_crate(
         paths,
         &tools,
         &plan,
         "injector",
+        wasm::Glue::ContentScript {
+            global: "__tabwireInjector",
+        },
         &dist.join("injector"),
         Some(&dist.join("injector-js")),
     )?;

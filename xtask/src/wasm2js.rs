@@ -102,7 +102,8 @@ pub fn import_wasm_js(text: &str, name: &str) -> anyhow::Result<String> {
 
 /// Checks that every `.js` of the JS build in `js_dir` parses as an ES module (with node, when
 /// it is installed) and that its entry exports exactly the names of the wasm build's glue
-/// `web_glue` (less the web build's init functions).
+/// `web_glue` (an ES module's `export`s, or a no-modules glue's `exports.<name> =`; less the
+/// wasm build's init functions).
 pub fn check_exports(web_glue: &Path, js_dir: &Path, name: &str) -> anyhow::Result<()> {
     if let Ok(node) = crate::tools::which("node") {
         let scratch = crate::util::TempDir::beside(&js_dir.with_file_name("esm-check"))?;
@@ -147,7 +148,12 @@ fn exports_of(file: &Path, seen: &mut Vec<PathBuf>) -> anyhow::Result<BTreeSet<S
     }
     seen.push(file.to_owned());
     let text = read(file)?;
-    let mut names = BTreeSet::new();
+    // wasm-bindgen's no-modules glue: `exports.start = start;`, one a line.
+    let mut names: BTreeSet<String> = text
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("exports."))
+        .filter_map(|rest| rest.split_once(" = ").map(|(name, _)| name.to_owned()))
+        .collect();
     for (at, _) in text.match_indices("export") {
         if at > 0 && !text[..at].ends_with('\n') {
             continue;
@@ -220,6 +226,21 @@ mod tests {
         );
         let twice = GROW.replace("  return 1;", "  buffer = newBuffer;");
         assert!(detach_on_grow(&twice).is_err(), "two assignments");
+    }
+
+    #[test]
+    fn a_no_modules_glue_exports_what_it_assigns_to_exports() {
+        let dir =
+            crate::util::TempDir::beside(&std::env::temp_dir().join("xtask-exports")).unwrap();
+        let glue = dir.0.join("lib.js");
+        std::fs::write(
+            &glue,
+            "let wasm_bindgen = (function(exports) {\n    function start() {}\n    exports.start = start;\n    \
+             exports.use_port = use_port;\n    return Object.assign(__wbg_init, { initSync }, exports);\n})({});\n",
+        )
+        .unwrap();
+        let names = exports_of(&glue, &mut Vec::new()).unwrap();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["start", "use_port"]);
     }
 
     #[test]

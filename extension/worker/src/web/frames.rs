@@ -9,7 +9,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::chrome::{self, from_json, get};
-use super::state::{CONTENT_SCRIPT, log, sleep};
+use super::state::{CONTENT_SCRIPTS, log, sleep};
 use crate::core::{FrameInfo, FrameRequest};
 
 /// How soon a frame whose runtime is still starting is asked again.
@@ -37,7 +37,7 @@ pub async fn snapshot_of(request: FrameRequest) -> JsValue {
     };
     // Nothing happens where the runtime runs already (content.js starts it once).
     let injection = json!({"target": {"tabId": request.tab, "frameIds": [frame]},
-                           "files": [CONTENT_SCRIPT]});
+                           "files": CONTENT_SCRIPTS});
     let injected = within(
         chrome::execute_script(&from_json(&injection.to_string())),
         deadline,

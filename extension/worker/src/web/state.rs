@@ -9,8 +9,16 @@ use wasm_bindgen_futures::JsFuture;
 use super::chrome;
 use crate::core::Core;
 
-/// The content script the worker registers and injects.
-pub(crate) const CONTENT_SCRIPT: &str = "extension/content.js";
+/// The content scripts the worker registers and injects, in their order: the code adapters'
+/// handlers, the runtime's glue and its wasm's bytes (classic scripts that set globals: Chrome hands
+/// registered scripts to each page from memory, so no document fetches them), then `content.js`,
+/// which starts the runtime.
+pub(crate) const CONTENT_SCRIPTS: [&str; 4] = [
+    "extension/dist/code-adapters.js",
+    "extension/dist/injector/injector.js",
+    "extension/dist/injector/injector_wasm.js",
+    "extension/content.js",
+];
 
 thread_local! {
     static CORE: RefCell<Core> = RefCell::new(Core::new(

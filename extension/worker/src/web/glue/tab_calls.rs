@@ -50,7 +50,7 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
         OnReply::InjectIfMissing => {
             if reply.is_err() {
                 let injection =
-                    json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+                    json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
                 if let Err(e) =
                     JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
                 {
@@ -140,7 +140,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
     if frame != 0 {
         return frame_page_op(id, tab, frame, message).await;
     }
-    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
     if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
     {
         let why = error_text(&e);
@@ -258,7 +258,7 @@ async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Op
         AfterLoad::Report(page) => (page, runtime),
         AfterLoad::Inject { tools_coming } => {
             let injection =
-                json!({"target": {"tabId": tab, "frameIds": [0]}, "files": [CONTENT_SCRIPT]});
+                json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
             let injected =
                 JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
                     .await
