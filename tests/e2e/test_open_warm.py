@@ -13,6 +13,8 @@ probe answering at once, that test fails and the others may pass by the page's i
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.cdp import CdpError, evaluate_in_world
@@ -86,3 +88,26 @@ async def test_a_page_with_no_runtime_is_opened_without_waiting_for_a_warm_up(
         # first need the user's permission, then inject it).
         assert await in_content_world(browser, url, RUNTIME) is None
         assert await in_content_world(browser, url, WARM) is None
+
+
+async def test_the_page_an_act_lands_on_warms_its_call_path_before_the_call_held_for_it(
+    unadapted_command, launch_chromium, extension_dir, fixture_server
+):
+    # The submit's load is Tabwire's: its runtime starts once the page is parsed, while an image still
+    # holds the page's load event for 3 s, and warms its call path at once. The snapshot held for the page
+    # then runs on a warm path; with the warm-up left for the first idle moment after the load, the
+    # held call ran first and the warm-up was skipped.
+    browser = await launch_chromium(extension_dir=extension_dir)
+    landed = fixture_server.url("plain", "preload/slow-load.html")
+    async with unadapted_command.allowing_all_origins().session() as tabwire:
+        opened = await tabwire.browser_open(fixture_server.url("plain", "preload/go.html"))
+        tab = opened.structured["tab_id"]
+        form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
+        go = re.search(r'button (e\d+) "Go on"', form)
+        assert go, form
+        acted = await tabwire.call_ok("page_act", {"tab_id": tab, "ref": go[1], "action": "click"})
+        assert f"navigated to {landed}" in acted.text, acted
+        shown = await tabwire.call_ok("page_snapshot", {"tab_id": tab})
+        assert 'h1 "Slow to load"' in shown.text, shown
+        assert await in_content_world(browser, landed, "document.readyState") != "complete"
+        assert await in_content_world(browser, landed, WARM) == "ran"

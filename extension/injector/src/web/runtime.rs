@@ -166,37 +166,40 @@ pub fn start(runtime: &str) {
         if let Some(document) = window.document() {
             listen_for_page_tools(&document);
         }
-        warm_when_loaded(&window);
     }
     announce();
+    if let Some(window) = web_sys::window() {
+        warm_when_due(&window);
+    }
 }
 
 // ----- the snapshot path warmed before the first call (issue 32, `page::warm`) -----------------
 
-/// Once the page has loaded (its own load never waits for this), at the first idle moment.
-fn warm_when_loaded(window: &web_sys::Window) {
-    let when_idle = Closure::once_into_js(|| {
-        let options = js_sys::Object::new();
-        // Bounded: a page that is never idle still gets it within a second.
-        let _ = js_sys::Reflect::set(&options, &"timeout".into(), &1000.into());
-        let warm = Closure::once_into_js(warm_now);
-        // A browser without it only misses the warm-up.
-        let _ = request_idle_callback(warm.unchecked_ref(), &options);
-    });
+/// Once the page has loaded (its own load never waits for this), at the first idle moment; at
+/// once on a load Tabwire set off (the worker hurried it: `worker/src/core/hurry.rs`), or where
+/// the runtime started before its page had loaded, which `content.js` does only on such a load. A
+/// call waits there for the page's announcement: the warm-up then runs while that travels to the
+/// worker and back, instead of the call paying for the cold path after it.
+fn warm_when_due(window: &web_sys::Window) {
     let loaded = window
         .document()
         .is_some_and(|d| d.ready_state() == "complete");
-    if loaded {
-        let _ = when_idle.unchecked_ref::<Function>().call0(&JsValue::NULL);
-    } else {
-        let options = web_sys::AddEventListenerOptions::new();
-        options.set_once(true);
-        let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
-            "load",
-            when_idle.unchecked_ref(),
-            &options,
-        );
+    let hurried = js_sys::Reflect::get(
+        &super::basics::CONTENT_GLOBAL.with(JsValue::clone),
+        &"__tabwireHurried".into(),
+    )
+    .is_ok_and(|h| h.is_truthy());
+    if hurried || !loaded {
+        // After the announcement's message has gone (its send is the task queued before this).
+        spawn_local(async { warm_now() });
+        return;
     }
+    let options = js_sys::Object::new();
+    // Bounded: a page that is never idle still gets it within a second.
+    let _ = js_sys::Reflect::set(&options, &"timeout".into(), &1000.into());
+    let warm = Closure::once_into_js(warm_now);
+    // A browser without it only misses the warm-up.
+    let _ = request_idle_callback(warm.unchecked_ref(), &options);
 }
 
 thread_local! {
