@@ -26,14 +26,15 @@
   // A task of its own, after the load event: starting the compile is work on the main thread,
   // which would otherwise count in the page's load event.
   else window.addEventListener("load", () => setTimeout(begin, 0), { once: true });
-  // The runtime's glue and its wasm's bytes come as content scripts run before this one (the
-  // worker's CONTENT_SCRIPTS): no fetch, which took 10–50 ms on a busy machine. Imported alone
-  // (the WebMCP loader), this script fetches them: the glue and the code adapters' handlers as
-  // modules (they set the same globals), the wasm streamed.
-  const alone = !globalThis.__tabwireInjector;
-  const companions = alone
-    ? begun.then(() => Promise.all([import(url("injector/injector.js")), import(url("code-adapters.js"))]))
-    : Promise.resolve();
+  // The runtime's companions (its glue, its wasm's bytes, the code adapters' handlers) are there
+  // when the worker injected them with this script (its CONTENT_SCRIPTS): no fetch. Registered
+  // (the worker's LOADER) or imported by the WebMCP loader, this script fetches them once begun:
+  // the glue and the handlers as modules (they set the same globals), the wasm streamed.
+  const companions = begun.then(() =>
+    globalThis.__tabwireInjector
+      ? undefined
+      : Promise.all([import(url("injector/injector.js")), import(url("code-adapters.js"))]),
+  );
   companions.catch(() => {});
   // A refusal (the page's CSP lacks 'wasm-unsafe-eval') is handled where the module is awaited.
   const compiled = begun.then(() => {

@@ -55,7 +55,7 @@ for (const [kind, event] of [
 globalThis.__tabwireLookAtLoad = (tabId, load) =>
   chrome.tabs.get(tabId).then((tab) => deliver("load_looked", [tabId, load, tab.status === "complete"]), () => {});
 // Asked by the worker's core (Action::HurryRuntime) as a load Tabwire set off commits: the
-// runtime there begins its compile at once instead of after the page's load event
+// runtime there begins its fetch and compile at once instead of after the page's load event
 // (content.js). Run as early as Chrome can, in the content scripts' world; before content.js
 // runs, the mark tells it. A page Chrome does not let us script is left alone.
 globalThis.__tabwireHurryRuntime = (tabId, documentId) =>

@@ -17,7 +17,7 @@ use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use super::chrome::{self, Port, error_text, from_json, get};
 use super::debugger;
-use super::state::{CONTENT_SCRIPTS, log, sleep, with_core};
+use super::state::{LOADER, log, sleep, with_core};
 use crate::core::{Action, Core, LinkState, NavEvent, OnReply, PROOF_TIMEOUT_MS, Timer};
 use crate::link_problem::{Probe, Problem};
 use crate::page_life::{self, AfterLoad, GoneProbe, Next};
@@ -794,7 +794,7 @@ async fn apply_content_scripts(patterns: &[String]) -> Result<(), JsValue> {
         return Ok(());
     }
     let script = json!([{
-        "id": SCRIPT_ID, "js": CONTENT_SCRIPTS, "matches": patterns,
+        "id": SCRIPT_ID, "js": [LOADER], "matches": patterns,
         "runAt": PRELOAD_RUN_AT, "allFrames": false,
     }]);
     let script = from_json(&script.to_string());

@@ -9,15 +9,22 @@ use wasm_bindgen_futures::JsFuture;
 use super::chrome;
 use crate::core::Core;
 
-/// The content scripts the worker registers and injects, in their order: the code adapters'
-/// handlers, the runtime's glue and its wasm's bytes (classic scripts that set globals: Chrome hands
-/// registered scripts to each page from memory, so no document fetches them), then `content.js`,
-/// which starts the runtime.
+/// The loader, the one script registered for the pages that get the runtime as they load. It
+/// fetches the runtime's companions (below) once it begins: after the page's load event, or as a
+/// load Tabwire set off commits (`core/hurry.rs`).
+pub(crate) const LOADER: &str = "extension/content.js";
+
+/// What the worker injects on demand, in order: the runtime's companions (the code adapters'
+/// handlers, the runtime's glue and its wasm's bytes: classic scripts that set globals, so the
+/// loader fetches nothing), then the loader. The companions are not registered: 900 KB that a new
+/// renderer process parses for each page a person opens in a new tab slowed those loads (+10–25 %
+/// on the server-rendered page), and injected as a hurried load commits they arrived later than a
+/// fetch (BENCHMARKS.md, issue 32).
 pub(crate) const CONTENT_SCRIPTS: [&str; 4] = [
     "extension/dist/code-adapters.js",
     "extension/dist/injector/injector.js",
     "extension/dist/injector/injector_wasm.js",
-    "extension/content.js",
+    LOADER,
 ];
 
 thread_local! {

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::core::frame_send_failure;
+use crate::web::state::CONTENT_SCRIPTS;
 
 /// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within the
 /// looks [`GoneProbe`] allows.
