@@ -77,6 +77,14 @@ async def load_timing(cdp, page, after: float | None = None) -> dict | None:
     return None
 
 
+def add_timing(into: dict, timing: dict | None, kind: str = "") -> None:
+    """A load's DOMContentLoaded and load event end (`load_timing`'s), if any, into `into`'s
+    `<kind>dcl` and `<kind>load`."""
+    if timing:
+        into[f"{kind}dcl"].append(timing["dcl"])
+        into[f"{kind}load"].append(timing["load"])
+
+
 async def persons_tab(cdp, url: str):
     """A tab opened as a person opens one (DevTools, no request of Tabwire's ever goes to it), showing `url`."""
     created = await cdp.send(await cdp.browser_target(), "Target.createTarget", {"url": url})
@@ -133,17 +141,11 @@ async def tabwire_rounds(
                     result[name]["first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                     result[name]["next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
                 page = await cdp.wait_for_page(url)
-                timing = await load_timing(cdp, page)
-                if timing:
-                    result[name]["dcl"].append(timing["dcl"])
-                    result[name]["load"].append(timing["load"])
+                add_timing(result[name], await load_timing(cdp, page))
                 if allow_all and name == "server-rendered":
                     await step_to_the_next_page(s, tab, result[name])
                 # The same page loaded as a person loads it, in a tab no request went to.
-                timing = await persons_load(cdp, persons, url)
-                if timing:
-                    result[name]["person_dcl"].append(timing["dcl"])
-                    result[name]["person_load"].append(timing["load"])
+                add_timing(result[name], await persons_load(cdp, persons, url), "person_")
                 if allow_all:  # the same page in a new tab (often a new renderer process), then closed
                     t0 = time.perf_counter()
                     fresh = (await s.call_ok("browser_open", {"url": url})).structured["tab_id"]
@@ -334,14 +336,8 @@ async def compare_page_loads(roots: list[Path]) -> None:
                     for label, s, cdp, tab, persons in opened[n % len(opened):] + opened[: n % len(opened)]:
                         await s.call_ok("browser_open", {"url": url, "tab_id": tab})
                         page = await cdp.wait_for_page(url)
-                        timing = await load_timing(cdp, page)
-                        if timing:
-                            result[label][name]["open_dcl"].append(timing["dcl"])
-                            result[label][name]["open_load"].append(timing["load"])
-                        timing = await persons_load(cdp, persons, url)
-                        if timing:
-                            result[label][name]["person_dcl"].append(timing["dcl"])
-                            result[label][name]["person_load"].append(timing["load"])
+                        add_timing(result[label][name], await load_timing(cdp, page), "open_")
+                        add_timing(result[label][name], await persons_load(cdp, persons, url), "person_")
     finally:
         for server in servers:
             server.stop()
