@@ -7,6 +7,12 @@ use super::*;
 use crate::core::frame_send_failure;
 use crate::web::state::CONTENT_SCRIPTS;
 
+/// Injects the runtime (its companions, then the loader) into `tab`'s top frame.
+async fn inject_runtime(tab: TabId) -> Result<JsValue, JsValue> {
+    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
+    JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
+}
+
 /// Whether `tab` is being closed: Chrome's "No tab with id" error if it disappears within the
 /// looks [`GoneProbe`] allows.
 async fn tab_gone(tab: TabId) -> Option<String> {
@@ -49,17 +55,13 @@ pub(super) async fn on_tab_reply(tab: TabId, reply: Result<JsValue, JsValue>, on
             run(with_core(|core| core.on_state_reply(&id, tab, reply)));
         }
         OnReply::InjectIfMissing => {
-            if reply.is_err() {
-                let injection =
-                    json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
-                if let Err(e) =
-                    JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
-                {
-                    log(&format!(
-                        "could not inject the runtime into tab {tab}: {}",
-                        error_text(&e)
-                    ));
-                }
+            if reply.is_err()
+                && let Err(e) = inject_runtime(tab).await
+            {
+                log(&format!(
+                    "could not inject the runtime into tab {tab}: {}",
+                    error_text(&e)
+                ));
             }
         }
         OnReply::Nothing => {}
@@ -141,9 +143,7 @@ pub(super) async fn page_op(id: String, tab: Option<TabId>, mut call: PageCall) 
     if frame != 0 {
         return frame_page_op(id, tab, frame, message).await;
     }
-    let injection = json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
-    if let Err(e) = JsFuture::from(chrome::execute_script(&from_json(&injection.to_string()))).await
-    {
+    if let Err(e) = inject_runtime(tab).await {
         let why = error_text(&e);
         let error = if why.contains("No tab with id") {
             WireError::new(
@@ -258,12 +258,7 @@ async fn page_loaded(tab: TabId, before: &str, target: &str, wait_ms: f64) -> Op
     let (page, runs) = match page_life::after_load(runtime, webmcp, adapter_matches, preloaded) {
         AfterLoad::Report(page) => (page, runtime),
         AfterLoad::Inject { tools_coming } => {
-            let injection =
-                json!({"target": {"tabId": tab, "frameIds": [0]}, "files": CONTENT_SCRIPTS});
-            let injected =
-                JsFuture::from(chrome::execute_script(&from_json(&injection.to_string())))
-                    .await
-                    .is_ok();
+            let injected = inject_runtime(tab).await.is_ok();
             let page = LoadedPage {
                 runtime: injected && tools_coming,
             };
