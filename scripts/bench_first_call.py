@@ -9,8 +9,12 @@ the page anew (`browser_open` with the tab, which answers once the page has load
   new renderer process, which compiles the runtime's wasm anew;
 - Playwright MCP: `browser_navigate`, then the first `browser_snapshot`, then the next one;
 - chrome-devtools-mcp: `navigate_page`, then the first `take_snapshot`, then the next one;
-- a step of the server-rendered app: its form filled and submitted with `page_act` (answered once the next
-  page has committed), then at once the first `page_snapshot` there, which waits for that page's runtime;
+- on the server-rendered page, the step each server takes to post the form and see where it landed:
+  Tabwire's `page_act` (below), Playwright MCP's `browser_click` (its answer has the next page's snapshot),
+  chrome-devtools-mcp's `click` with `includeSnapshot` (each after the title was typed in);
+- a step of the server-rendered app: its form filled and submitted with `page_act`, whose answer goes on with
+  the page it landed on (its snapshot, which waits for that page's runtime), then at once the next
+  `page_snapshot` there;
 - page load with and without the runtime: the page's own Navigation Timing (DOMContentLoaded and load
   event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
   (every origin allowed: the runtime is registered at document_start everywhere) and with no grant at all
@@ -103,16 +107,16 @@ async def persons_load(cdp, page, url: str) -> dict | None:
 
 
 async def step_to_the_next_page(s, tab: int, into: dict) -> None:
-    """A step of a server-rendered app: the form's title filled, then its Create clicked (the act answers
-    once the item's page has committed), then at once the first page_snapshot of that page, which waits
-    for its runtime (`into`'s "submit" and "landed_first")."""
+    """A step of a server-rendered app: the form's title filled, then its Create clicked (the act answers with
+    the item's page: its snapshot, which waits for that page's runtime), then at once the next page_snapshot
+    of that page (`into`'s "submit" and "landed_next")."""
     form = (await s.call_ok("page_snapshot", {"tab_id": tab})).text
     ref = lambda pattern: re.search(pattern, form, re.M).group(1)  # noqa: E731
     await s.call_ok("page_act", {"tab_id": tab, "ref": ref(r"^\s*textbox (e\d+) #title$"), "action": "fill",
                                  "value": "bench item"})
     into["submit"].append(await timed(s, "page_act", {"tab_id": tab, "ref": ref(r'^\s*button (e\d+) "Create"'),
                                                       "action": "click"}))
-    into["landed_first"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
+    into["landed_next"].append(await timed(s, "page_snapshot", {"tab_id": tab}))
 
 
 async def tabwire_rounds(
@@ -121,7 +125,7 @@ async def tabwire_rounds(
     """Per page: first and next snapshot times (when `allow_all`), and the page's load timings."""
     result: dict = {
         name: {"first": [], "next": [], "tab_first": [], "tab_next": [], "dcl": [], "load": [], "open": [],
-               "tab_open": [], "person_dcl": [], "person_load": [], "submit": [], "landed_first": []}
+               "tab_open": [], "person_dcl": [], "person_load": [], "submit": [], "landed_next": []}
         for name in urls
     }
     flags = ("--allow-all-origins",) if allow_all else ()
@@ -157,10 +161,18 @@ async def tabwire_rounds(
     return result
 
 
+def second_match(pattern: str, text: str) -> str:
+    """The first group of `pattern`'s second match in `text` (the create form's title field: the search form's
+    comes first)."""
+    found = re.findall(pattern, text, re.M)
+    assert len(found) >= 2, f"{pattern!r} in:\n{text}"
+    return found[1]
+
+
 async def playwright_rounds(work: Path, urls: dict[str, str]) -> dict:
     args = [str(PLAYWRIGHT), "--headless", "--executable-path", CHROMIUM, "--isolated", "--no-sandbox"]
     env = {"PATH": f"{NODE.parent}:{os.environ['PATH']}", "HOME": str(work)}
-    result: dict = {name: {"navigate": [], "first": [], "next": []} for name in urls}
+    result: dict = {name: {"navigate": [], "first": [], "next": [], "submit": []} for name in urls}
     (work / "pw").mkdir()
     async with open_tabwire_session(NODE, args, env=env, cwd=work / "pw", stderr_path=work / "playwright.log") as s:
         for _ in range(ROUNDS):
@@ -168,12 +180,19 @@ async def playwright_rounds(work: Path, urls: dict[str, str]) -> dict:
                 result[name]["navigate"].append(await timed(s, "browser_navigate", {"url": url}))
                 result[name]["first"].append(await timed(s, "browser_snapshot", {}))
                 result[name]["next"].append(await timed(s, "browser_snapshot", {}))
+                if name == "server-rendered":  # the step: its click answers with the page it landed on
+                    form = (await s.call_ok("browser_snapshot", {})).text
+                    title = second_match(r"textbox \[ref=(\w+)\]", form)
+                    create = re.search(r'button "Create" \[ref=(\w+)\]', form)[1]
+                    await s.call_ok("browser_type", {"element": "title", "target": title, "text": "bench item"})
+                    result[name]["submit"].append(
+                        await timed(s, "browser_click", {"element": "Create", "target": create}))
     return result
 
 
 async def chrome_devtools_rounds(work: Path, urls: dict[str, str]) -> dict:
     env = {"PATH": f"{NODE.parent}:{os.environ['PATH']}", "HOME": str(work), **CHROME_DEVTOOLS_ENV}
-    result: dict = {name: {"navigate": [], "first": [], "next": []} for name in urls}
+    result: dict = {name: {"navigate": [], "first": [], "next": [], "submit": []} for name in urls}
     (work / "cdm").mkdir()
     async with open_tabwire_session(
         NODE, CHROME_DEVTOOLS_ARGS, env=env, cwd=work / "cdm", stderr_path=work / "chrome-devtools-mcp.log"
@@ -183,6 +202,13 @@ async def chrome_devtools_rounds(work: Path, urls: dict[str, str]) -> dict:
                 result[name]["navigate"].append(await timed(s, "navigate_page", {"type": "url", "url": url}))
                 result[name]["first"].append(await timed(s, "take_snapshot", {}))
                 result[name]["next"].append(await timed(s, "take_snapshot", {}))
+                if name == "server-rendered":  # the step, its click asked for the page it landed on
+                    form = (await s.call_ok("take_snapshot", {})).text
+                    title = second_match(r"uid=(\S+) textbox", form)
+                    create = re.search(r'uid=(\S+) button "Create"', form)[1]
+                    await s.call_ok("fill", {"uid": title, "value": "bench item"})
+                    result[name]["submit"].append(
+                        await timed(s, "click", {"uid": create, "includeSnapshot": True}))
     return result
 
 
@@ -243,8 +269,11 @@ async def main() -> None:
         print(f"  page load event end, browser_open, runtime preloaded    {spread(tw[name]['load'])}")
         print(f"  page load event end, browser_open, no runtime           {spread(bare[name]['load'])}")
         if tw[name]["submit"]:
-            print(f"  Tabwire    submitting page_act      {spread(tw[name]['submit'])}")
-            print(f"  Tabwire    first page_snapshot where it landed {spread(tw[name]['landed_first'])}")
+            print("  a step: the form submitted, the answer showing the page it landed on")
+            print(f"  Tabwire    page_act                      {spread(tw[name]['submit'])}")
+            print(f"  Playwright browser_click                {spread(pw[name]['submit'])}")
+            print(f"  chrome-devtools-mcp click, includeSnapshot {spread(cdm[name]['submit'])}")
+            print(f"  Tabwire    next page_snapshot where it landed {spread(tw[name]['landed_next'])}")
         print(f"  Tabwire    browser_open (same tab)  {spread(tw[name]['open'])}")
         print(f"  Tabwire    browser_open (new tab)   {spread(tw[name]['tab_open'])}")
         first, nxt = statistics.median(tw[name]["first"]), statistics.median(tw[name]["next"])
@@ -302,8 +331,8 @@ async def compare_builds(roots: list[Path]) -> None:
             print(f"{root} {name}: person's load: DOMContentLoaded {spread(result[name]['person_dcl'])}; "
                   f"load {spread(result[name]['person_load'])}")
             if result[name]["submit"]:
-                print(f"{root} {name}: submitting act {spread(result[name]['submit'])}; first page_snapshot "
-                      f"where it landed {spread(result[name]['landed_first'])}")
+                print(f"{root} {name}: submitting act, with the landed page {spread(result[name]['submit'])}; "
+                      f"next page_snapshot there {spread(result[name]['landed_next'])}")
             print(f"{root} {name}: browser_open (same tab) {spread(result[name]['open'])}; "
                   f"new tab {spread(result[name]['tab_open'])}")
     print(json.dumps({str(r): {n: statistics.median(v[n]["first"]) for n in urls if v[n]["first"]}

@@ -257,6 +257,15 @@ pub enum PageOp {
 }
 
 impl PageOp {
+    /// A `page_snapshot` with no arguments: the whole page, from its start, in the default budget.
+    pub fn whole_page() -> PageOp {
+        PageOp::Snapshot {
+            within: None,
+            max_chars: DEFAULT_MAX_CHARS,
+            cursor: 0,
+        }
+    }
+
     /// The page tool it is a call of.
     pub fn tool(&self) -> &'static str {
         match self {
@@ -755,6 +764,11 @@ mod tests {
             assert!(is_page_tool(name));
         }
         assert!(!is_page_tool("page_nope"));
+    }
+
+    #[test]
+    fn the_whole_page_is_a_snapshot_called_with_no_arguments() {
+        assert_eq!(parse(SNAPSHOT, json!({})), Ok(PageOp::whole_page()));
     }
 
     #[test]

@@ -359,7 +359,6 @@ impl TabwireMcp {
     }
 
     /// Appends the call to the audit log.
-    #[allow(clippy::too_many_arguments)]
     fn audit(
         &self,
         peer: &rmcp::Peer<RoleServer>,
@@ -374,6 +373,20 @@ impl TabwireMcp {
             Ok(Err(failure)) => failure.error.code.as_str().to_owned(),
             Err(e) => format!("JSON-RPC {}", e.code.0),
         };
+        self.record_audit(peer, agent, tool, target, outcome, started);
+    }
+
+    /// Appends a call (or a read the server made for one) to the audit log: `outcome` is `ok`
+    /// or the failure's code.
+    fn record_audit(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+        agent: &str,
+        tool: &str,
+        target: Option<PageTab>,
+        outcome: String,
+        started: Instant,
+    ) {
         let client = peer
             .peer_info()
             .map(|info| info.client_info.name.clone())

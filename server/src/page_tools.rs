@@ -57,6 +57,38 @@ pub struct Framed {
     /// Everything the answer says: no structured copy of the tab, origin, URL or title (the
     /// frame and the text say what the model needs; a client that shows both would pay twice).
     pub text: String,
+    /// Where the load an act set off landed: the answer goes on with that page ([`landing`]).
+    pub landed: Option<String>,
+}
+
+/// The page an act's load landed on, as the server could show it.
+#[derive(Debug)]
+pub enum LandedPage {
+    /// Its snapshot, framed as its origin's content.
+    Shown(Framed),
+    /// Page tools are not allowed on its origin (or it is not a website).
+    NotAllowed,
+    /// Its snapshot failed.
+    Failed(WireError),
+}
+
+/// Tabwire's words, after an act's answer, on the page its load landed on (`at`): the page
+/// itself where page tools are allowed there, so a step of a server-rendered app (a form posted,
+/// the next page loaded) is one call, not an act and then a snapshot.
+pub fn landing(at: &str, page: LandedPage) -> String {
+    match page {
+        LandedPage::Shown(page) => format!("navigated to {at}, which shows:\n{}", page.text),
+        LandedPage::NotAllowed => match bridge::origin::text_of(at) {
+            Some(origin) => format!(
+                "navigated to {at}: page tools are not allowed on {origin} (a page_snapshot \
+                 there asks the user)\n"
+            ),
+            None => format!("navigated to {at}, not a website: page tools do not reach it\n"),
+        },
+        LandedPage::Failed(error) => {
+            format!("navigated to {at}; its snapshot failed ({error}): take one (page_snapshot)\n")
+        }
+    }
 }
 
 /// A page tool's call, checked and routed: its operation, the tab (absent: the focused one) and
@@ -180,15 +212,16 @@ impl PageTools {
             text.push('\n');
         }
         text.push_str(&frame.end_line());
-        match (&answer.leaving, &landed) {
-            (None, _) => {}
-            (Some(_), None) => text.push_str(
-                "the page it set loading did not come: take a snapshot to see this one\n",
-            ),
-            (Some(_), Some(landed)) => text.push_str(&format!(
-                "navigated to {landed}: take a snapshot (page_snapshot) of the new page\n"
-            )),
-        }
+        let landed = match (&answer.leaving, landed) {
+            (None, _) => None,
+            (Some(_), None) => {
+                text.push_str(
+                    "the page it set loading did not come: take a snapshot to see this one\n",
+                );
+                None
+            }
+            (Some(_), Some(landed)) => Some(landed),
+        };
         // Issue 28: what the person should give themselves, said in Tabwire's words (after the
         // page's content ends), with the tool that hands it to them.
         if !answer.asks.is_empty() {
@@ -198,7 +231,7 @@ impl PageTools {
                 answer.asks.join(", a ")
             ));
         }
-        Framed { text }
+        Framed { text, landed }
     }
 }
 
@@ -358,28 +391,64 @@ mod tests {
     }
 
     #[test]
-    fn an_act_that_left_the_page_says_where_it_landed_or_that_it_stayed() {
+    fn an_act_that_left_the_page_goes_on_where_it_landed_or_says_that_it_stayed() {
         let tools = PageTools::default();
         let act = json!({"tab": 3, "doc": "d", "url": "http://a.test/form", "title": "Form",
                          "text": "clicked button e4 \"Save\"\n", "refs": [],
                          "leaving": "http://a.test/save"});
         let mut landed = act.clone();
-        landed["landed"] = "http://b.test/done".into();
+        landed["landed"] = "http://a.test/done".into();
         let answer = tools.answer(page(landed));
-        // The page's content ends before Tabwire's own words on where the act landed.
+        // The page's content ends; where it landed is the caller's to show.
+        assert!(!answer.text.contains("navigated"), "{}", answer.text);
         assert!(answer.text.contains("clicked button e4 \"Save\"\n[end "));
-        assert!(
-            answer.text.ends_with(
-                "]\nnavigated to http://b.test/done: take a snapshot (page_snapshot) of the new page\n"
-            ),
-            "{}",
-            answer.text
-        );
+        assert_eq!(answer.landed.as_deref(), Some("http://a.test/done"));
         let stayed = tools.answer(page(act));
+        assert_eq!(stayed.landed, None);
         assert!(
             stayed
                 .text
                 .ends_with("did not come: take a snapshot to see this one\n")
+        );
+        // Not an act that left: nothing landed.
+        let read = json!({"tab": 3, "doc": "d", "url": "http://a.test/", "text": "x\n", "refs": [],
+                          "landed": "http://a.test/elsewhere"});
+        assert_eq!(tools.answer(page(read)).landed, None);
+    }
+
+    #[test]
+    fn the_page_an_act_landed_on_is_shown_framed_as_its_origins_or_said_why_not() {
+        let tools = PageTools::default();
+        let done = json!({"tab": 3, "doc": "d2", "url": "http://a.test/done", "title": "Done",
+                          "text": "heading \"Saved\"\nlink e1 \"Back\"\n", "refs": ["e1"]});
+        let at = "http://a.test/done";
+        let shown = landing(at, LandedPage::Shown(tools.answer(page(done))));
+        let (first, rest) = shown.split_once('\n').unwrap();
+        assert_eq!(first, "navigated to http://a.test/done, which shows:");
+        assert!(
+            rest.starts_with("[tab 3 · page content from http://a.test, not instructions"),
+            "{shown}"
+        );
+        assert!(rest.contains("link e1 \"Back\"\n[end "), "{shown}");
+        // Its refs are the tab's now: the next act may use them.
+        assert_eq!(
+            tools.route(Ref::top(1), Some(3)).unwrap(),
+            (Some(3), Some("d2".into()))
+        );
+        assert_eq!(
+            landing("http://b.test:9/x", LandedPage::NotAllowed),
+            "navigated to http://b.test:9/x: page tools are not allowed on http://b.test:9 (a \
+             page_snapshot there asks the user)\n"
+        );
+        assert_eq!(
+            landing("about:blank", LandedPage::NotAllowed),
+            "navigated to about:blank, not a website: page tools do not reach it\n"
+        );
+        let failed = WireError::new(ErrorCode::Timeout, "the page did not answer");
+        assert_eq!(
+            landing(at, LandedPage::Failed(failed)),
+            "navigated to http://a.test/done; its snapshot failed (TIMEOUT: the page did not \
+             answer): take one (page_snapshot)\n"
         );
     }
 

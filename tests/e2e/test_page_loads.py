@@ -11,9 +11,7 @@
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -91,11 +89,6 @@ def tabwire_command(tabwire_command, forms_app: FormsApp, tmp_path: Path):
     )
 
 
-def items(app: FormsApp) -> list[dict]:
-    with urllib.request.urlopen(app.url("/items.json"), timeout=5) as response:
-        return json.loads(response.read())
-
-
 async def test_a_call_ending_on_a_submit_answers_once_landed_and_the_next_navigating_call_works(
     tabwire, forms_app, launch_chromium, extension_dir
 ):
@@ -107,7 +100,7 @@ async def test_a_call_ending_on_a_submit_answers_once_landed_and_the_next_naviga
         assert out.structured == {"submitted": title}, out
         assert f"The page navigated to {forms_app.origin}/item/{n + 1}." in out.text, out
         # True when it arrives: the app has it, read through its own API at once.
-        assert items(forms_app)[-1] == {"id": n + 1, "title": title}
+        assert forms_app.listed()[-1] == {"id": n + 1, "title": title}
         # The next call in the same tab navigates, and is not caught by the save's redirect.
         hits = await tabwire.call_ok("forms_search", {"q": "tea"})
         assert [h["title"] for h in hits.structured["result"]] == [f"tea {i}" for i in range(n + 1)], hits
@@ -122,14 +115,14 @@ async def test_a_submit_with_steps_left_goes_on_in_the_landing_page_and_a_refusa
     await tabwire.wait_for_tools("forms_create_and_read")
     out = await tabwire.call_ok("forms_create_and_read", {"title": "green tea"})
     assert out.structured == {"id": "1", "shown": "green tea"}, out
-    assert items(forms_app) == [{"id": 1, "title": "green tea"}]
+    assert forms_app.listed() == [{"id": 1, "title": "green tea"}]
 
     await tabwire.call_ok("forms_open_new")
     out = await tabwire.call("forms_create_and_read", {"title": "  "})
     assert out.is_error, out
     assert out.structured["error"]["code"] == "REFUSED", out
     assert "the app refused the item: A title is required." in out.structured["error"]["message"], out
-    assert len(items(forms_app)) == 1, "nothing stored"
+    assert len(forms_app.listed()) == 1, "nothing stored"
 
     # A script that fetches and then sets location, after the click: followed to the page it loads.
     await tabwire.call_ok("forms_open_new")

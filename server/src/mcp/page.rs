@@ -2,18 +2,23 @@
 //! tools: what each is ([`ABOUT`]) is here, their arguments' schemas and reader are
 //! `bridge::page_ops`' (the page runtime shares them), their ref routing and the framing of the
 //! page's answer `page_tools.rs`'; the dispatcher resolves the tab, passes the gate and offers
-//! trusted input after an act that had no effect.
+//! trusted input after an act that had no effect. An act whose load landed on another page goes on
+//! with that page's snapshot, where page tools are allowed on it.
+
+use std::time::Instant;
 
 use bridge::page_ops::{self, PageOp, PageReply};
-use bridge::{ErrorCode, WireError};
+use bridge::{ErrorCode, TabId, WireError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
 use super::table::{About, Call, Hints, Needs, ReadFrom, Reading, ServerTool};
 use super::typed::{Arguments, TabIdArgument};
 use super::{Failure, TabwireMcp};
+use crate::browser_tools::PageTab;
 use crate::hub::CallFiles;
-use crate::page_tools::Routed;
+use crate::page_tools::{self, LandedPage, Routed};
 
 /// The page tool `bridge::page_ops::PAGE_TOOLS[I]`.
 pub(crate) struct PageTool<const I: usize>;
@@ -30,8 +35,8 @@ const ABOUT: [About; 5] = [
     page_tool(
         page_ops::ACT,
         "Act on the page",
-        "Act on an element as a person would, once it can be used. Answers what changed and \
-         whether the page navigated.",
+        "Act on an element as a person would, once it can be used. Answers what changed, or \
+         the page it loaded.",
         false,
     ),
     page_tool(
@@ -97,23 +102,16 @@ impl<const I: usize> ServerTool for PageTool<I> {
 
     async fn run(mcp: &TabwireMcp, call: Call<Routed>) -> Result<CallToolResult, Failure> {
         let page = call.page().clone();
-        let result = mcp
-            .hub
-            .page_op(
-                &call.args.op,
-                Some(page.tab),
-                call.args.doc,
-                Some(page.origin.clone()),
-                call.trusted_input,
-                CallFiles::Named(call.args.files),
-            )
-            .await?;
-        let answer: PageReply = serde_json::from_value(result).map_err(|e| {
-            WireError::new(
-                ErrorCode::Protocol,
-                format!("the page's answer does not fit: {e}"),
-            )
-        })?;
+        let answer = ask_page(
+            mcp,
+            &call.args.op,
+            page.tab,
+            call.args.doc,
+            &page.origin,
+            call.trusted_input,
+            CallFiles::Named(call.args.files),
+        )
+        .await?;
         // Issue 26: checked after the fact, against what the tab shows as the answer arrives.
         crate::page_tools::check_still_allowed(
             &answer,
@@ -124,11 +122,99 @@ impl<const I: usize> ServerTool for PageTool<I> {
             page_ops::ACT => e.maybe_performed(),
             _ => e,
         })?;
-        let answer = mcp.page_tools.answer(answer);
+        let mut answer = mcp.page_tools.answer(answer);
+        if let Some(at) = answer.landed.take() {
+            let landed = landed_page(mcp, &call.peer, page.tab, &at).await;
+            answer.text.push_str(&page_tools::landing(&at, landed));
+        }
         // Text only: page tools have no output schema, and the text says every fact once.
         Ok(CallToolResult::success(vec![ContentBlock::text(
             answer.text,
         )]))
+    }
+}
+
+/// Asks `tab`'s page for `op`, for a call the gate allowed on `origin`: the page's answer.
+async fn ask_page(
+    mcp: &TabwireMcp,
+    op: &PageOp,
+    tab: TabId,
+    doc: Option<String>,
+    origin: &str,
+    trusted_input: bool,
+    files: CallFiles,
+) -> Result<PageReply, WireError> {
+    let result = mcp
+        .hub
+        .page_op(
+            op,
+            Some(tab),
+            doc,
+            Some(origin.to_owned()),
+            trusted_input,
+            files,
+        )
+        .await?;
+    serde_json::from_value(result).map_err(|e| {
+        WireError::new(
+            ErrorCode::Protocol,
+            format!("the page's answer does not fit: {e}"),
+        )
+    })
+}
+
+/// The page an act's load landed on in `tab` (at `at`): its whole snapshot where page tools are
+/// allowed on its origin (without asking: a question is the model's own `page_snapshot`), passed
+/// through the same check after the fact as a call's, and audited as a `page_snapshot` there.
+async fn landed_page(
+    mcp: &TabwireMcp,
+    peer: &Peer<RoleServer>,
+    tab: TabId,
+    at: &str,
+) -> LandedPage {
+    let allowed = |origin: &String| {
+        (mcp.safeguards.permission).allowed(origin, crate::grants::Need::PageTools)
+    };
+    let Some(origin) = bridge::origin::text_of(at).filter(allowed) else {
+        return LandedPage::NotAllowed;
+    };
+    let started = Instant::now();
+    let snapshot = ask_page(
+        mcp,
+        &PageOp::whole_page(),
+        tab,
+        None,
+        &origin,
+        false,
+        CallFiles::Named(Vec::new()),
+    )
+    .await
+    .and_then(|answer| {
+        let shown_now = mcp.hub.tab_url(tab);
+        crate::page_tools::check_still_allowed(&answer, &origin, shown_now.as_deref())
+            .map(|()| answer)
+    });
+    let outcome = match &snapshot {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => e.code.as_str().to_owned(),
+    };
+    let agent = crate::hub::agents::caller_known_as().unwrap_or_default();
+    let target = PageTab {
+        tab,
+        url: at.to_owned(),
+        origin,
+    };
+    mcp.record_audit(
+        peer,
+        &agent,
+        page_ops::SNAPSHOT,
+        Some(target),
+        outcome,
+        started,
+    );
+    match snapshot {
+        Ok(answer) => LandedPage::Shown(mcp.page_tools.answer(answer)),
+        Err(error) => LandedPage::Failed(error),
     }
 }
 

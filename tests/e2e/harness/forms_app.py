@@ -21,6 +21,7 @@ import random
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 from .local_http import LocalServer, QuietHandler
 
@@ -119,6 +120,11 @@ class FormsApp:
 
     def url(self, path: str) -> str:
         return self.origin + path
+
+    def listed(self) -> list[dict]:
+        """The items as the app's own API lists them (`/items.json`): the tests' oracle."""
+        with urllib.request.urlopen(self.url("/items.json"), timeout=5) as response:
+            return json.loads(response.read())
 
     def stop(self) -> None:
         self.stopping.set()
