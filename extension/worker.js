@@ -106,14 +106,17 @@ globalThis.__tabwireRuntimeProbe = () => ({
 
 // Run by chrome.scripting in a page's content scripts' world once it has loaded, for open_tab:
 // true once the runtime there has warmed its call path up (content.js's __tabwireStarted, the
-// runtime's warm_up: page/warm.rs), false after `waitMs` (no runtime started by then): either
-// way browser_open then answers, never failing because of it.
+// runtime's warm_up: page/warm.rs) and told the worker its tools (so the server knows the page
+// before the model's first call), false after `waitMs` (no runtime started by then): either way
+// browser_open then answers, never failing because of it.
 globalThis.__tabwireWarmProbe = (waitMs) =>
   new Promise((done) => {
     setTimeout(() => done(false), waitMs);
     const started = globalThis.__tabwireStarted;
     if (!started) return done(false);
-    started.then((runtime) => runtime.warm_up()).then(() => done(true), () => done(false));
+    started
+      .then((runtime) => Promise.all([runtime.warm_up(), runtime.announced()]))
+      .then(() => done(true), () => done(false));
   });
 
 // browser.rs's helpers (it decides; these only do): for screenshots, decode a captureVisibleTab

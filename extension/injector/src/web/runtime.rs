@@ -290,6 +290,40 @@ fn listen_for_page_tools(document: &web_sys::Document) {
     super::basics::dispatch(document, "tabwire:webmcp-hello", "null");
 }
 
+/// Whether this document's page has told the worker its tools, once: the worker's `open_tab`s
+/// wait for it (`worker.js`'s `__tabwireWarmProbe`), so the server knows the page (its URL, for
+/// the model's first call) before `browser_open` answers.
+enum Told {
+    Not { waiting: Vec<Function> },
+    Yes,
+}
+
+thread_local! {
+    static TOLD: RefCell<Told> = const { RefCell::new(Told::Not { waiting: Vec::new() }) };
+}
+
+/// A promise resolved once the page's first announcement was answered and its tools told (or the
+/// worker did not answer it).
+#[wasm_bindgen]
+pub fn announced() -> js_sys::Promise {
+    js_sys::Promise::new(&mut |resolve, _reject| {
+        TOLD.with(|told| match &mut *told.borrow_mut() {
+            Told::Not { waiting } => waiting.push(resolve),
+            Told::Yes => {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        });
+    })
+}
+
+fn told() {
+    if let Told::Not { waiting } = TOLD.with(|told| told.replace(Told::Yes)) {
+        for resolve in waiting {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    }
+}
+
 /// Tells the worker this page is ready; its answer carries the adapters for the page's URL.
 fn announce() {
     let (url, title) = location_and_title();
@@ -314,6 +348,7 @@ fn announce() {
             }
             Err(e) => console_warn(&format!("tabwire: the extension did not answer: {e:?}")),
         }
+        told();
     });
 }
 
