@@ -447,8 +447,9 @@ async def tiddlywiki_task(a: Agent, wiki: TiddlyWiki) -> None:
 
 
 def tiddlywiki_oracle(wiki: TiddlyWiki) -> None:
-    saved = wiki.tiddler("Groceries")
-    assert saved and saved["text"] == "Milk, eggs and bread", saved
+    # The wiki saves to its server a moment after an edit (its syncer's throttle), however fast the agent.
+    wait_for_sync(lambda: (wiki.tiddler("Groceries") or {}).get("text") == "Milk, eggs and bread", timeout=10,
+                  what="the wiki to save the edited tiddler's text")
 
 
 # --- the servers -----------------------------------------------------------------------------------------------

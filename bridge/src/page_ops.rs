@@ -485,7 +485,7 @@ pub fn input_schema(name: &str) -> Option<Value> {
                 "key": {"type": "string", "description": "press: Enter, Shift+Tab, Mod+a…"},
                 "files": {"type": "array", "items": {"type": "string"},
                           "description": "upload: file names in the uploads dir"},
-                "snapshot": {"type": "boolean", "description": "answer with the full snapshot"},
+                "snapshot": {"type": "boolean", "description": "answer with the full snapshot (of the page it loads, if it loads one)"},
                 "dialog": {"type": "string", "enum": dialog::ANSWERS,
                            "description": "for a dialog it opens (default: dismiss)"},
                 "dialog_text": {"type": "string", "description": "prompt's answer (with accept)"},

@@ -64,6 +64,8 @@ pub struct Framed {
 /// The page an act's load landed on, as the server could show it.
 #[derive(Debug)]
 pub enum LandedPage {
+    /// Not asked for (the act's `snapshot` was not set): the model looks when it needs to.
+    NotAsked,
     /// Its snapshot, framed as its origin's content.
     Shown(Framed),
     /// Page tools are not allowed on its origin (or it is not a website).
@@ -72,11 +74,16 @@ pub enum LandedPage {
     Failed(WireError),
 }
 
-/// Tabwire's words, after an act's answer, on the page its load landed on (`at`): the page
-/// itself where page tools are allowed there, so a step of a server-rendered app (a form posted,
-/// the next page loaded) is one call, not an act and then a snapshot.
+/// Tabwire's words, after an act's answer, on the page its load landed on (`at`): where the act
+/// asked for it (`snapshot`) and page tools are allowed there, the page itself, so a step of a
+/// server-rendered app (a form posted, the next page loaded) is one call, not an act and then a
+/// snapshot. Not by default: an agent's next step often goes elsewhere (measured: the landed
+/// pages shown unasked cost the Trac and MoinMoin tasks half again their tokens).
 pub fn landing(at: &str, page: LandedPage) -> String {
     match page {
+        LandedPage::NotAsked => {
+            format!("navigated to {at}: take a snapshot (page_snapshot) of the new page\n")
+        }
         LandedPage::Shown(page) => format!("navigated to {at}, which shows:\n{}", page.text),
         LandedPage::NotAllowed => match bridge::origin::text_of(at) {
             Some(origin) => format!(
@@ -417,11 +424,15 @@ mod tests {
     }
 
     #[test]
-    fn the_page_an_act_landed_on_is_shown_framed_as_its_origins_or_said_why_not() {
+    fn the_page_an_act_landed_on_is_shown_framed_as_its_origins_when_asked_or_said_why_not() {
         let tools = PageTools::default();
         let done = json!({"tab": 3, "doc": "d2", "url": "http://a.test/done", "title": "Done",
                           "text": "heading \"Saved\"\nlink e1 \"Back\"\n", "refs": ["e1"]});
         let at = "http://a.test/done";
+        assert_eq!(
+            landing(at, LandedPage::NotAsked),
+            "navigated to http://a.test/done: take a snapshot (page_snapshot) of the new page\n"
+        );
         let shown = landing(at, LandedPage::Shown(tools.answer(page(done))));
         let (first, rest) = shown.split_once('\n').unwrap();
         assert_eq!(first, "navigated to http://a.test/done, which shows:");

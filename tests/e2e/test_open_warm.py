@@ -95,7 +95,7 @@ async def test_the_page_an_act_lands_on_warms_its_call_path_before_the_call_held
 ):
     # The submit's load is Tabwire's: its runtime starts once the page is parsed, while an image still
     # holds the page's load event for 3 s, and warms its call path at once. The snapshot held for the page
-    # (the act's answer goes on with it) then runs on a warm path; with the warm-up left for the first idle moment after the load, the
+    # (the act asked for the page it loads) then runs on a warm path; with the warm-up left for the first idle moment after the load, the
     # held call ran first and the warm-up was skipped.
     browser = await launch_chromium(extension_dir=extension_dir)
     landed = fixture_server.url("plain", "preload/slow-load.html")
@@ -105,8 +105,9 @@ async def test_the_page_an_act_lands_on_warms_its_call_path_before_the_call_held
         form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
         go = re.search(r'button (e\d+) "Go on"', form)
         assert go, form
-        acted = await tabwire.call_ok("page_act", {"tab_id": tab, "ref": go[1], "action": "click"})
-        # The act goes on with the page it landed on: its snapshot, held for that page's runtime.
+        acted = await tabwire.call_ok("page_act", {"tab_id": tab, "ref": go[1], "action": "click", "snapshot": True})
+        # Asked for a snapshot, the act goes on with the page it landed on: its snapshot, held for that
+        # page's runtime.
         # (A form's GET adds its query, empty here.)
         went = re.search(rf"^navigated to {re.escape(landed)}\S*, which shows:\n", acted.text, re.M)
         assert went, acted

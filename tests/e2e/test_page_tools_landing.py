@@ -1,5 +1,6 @@
-"""End to end: a page tool's act whose load lands on another page answers with that page (issue 32: a step of
-a server-rendered app is one call, not an act and then a snapshot), where page tools are allowed on it.
+"""End to end: a page tool's act whose load lands on another page, asked for a snapshot, answers with that page
+(issue 32: a step of a server-rendered app is one call, not an act and then a snapshot), where page tools are
+allowed on it; not asked, it says where it landed only.
 
 The real `tabwire mcp` without `--allow-all-origins`, headless Chromium with the real extension, two instances
 of the forms app (harness/forms_app.py: server-rendered, each POST answered 300-800 ms later with a redirect)
@@ -51,14 +52,25 @@ async def test_an_act_that_lands_on_another_page_answers_with_it_where_page_tool
                 assert not out.is_error, out
                 return out.text
 
-            # A post on the allowed origin: the act answers with the item's page, in the same call.
+            # A post on the allowed origin, the act not asked for a snapshot: where it landed, only.
+            form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
+            await act(ref(form, r"^textbox e\d+ #title$"), "fill", value="sencha")
+            created = await act(ref(form, r'^button e\d+ "Create"$'), "click")
+            assert here.listed() == [{"id": 1, "title": "sencha"}]
+            assert created.endswith(
+                f"]\nnavigated to {here.url('/item/1')}: take a snapshot (page_snapshot) of the new page\n"
+            ), created
+            assert len(HEADER.findall(created)) == 1, created
+
+            # Asked for one: the act answers with the item's page, in the same call.
+            await tabwire.call_ok("browser_open", {"url": here.url("/new"), "tab_id": tab})
             form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
             await act(ref(form, r"^textbox e\d+ #title$"), "fill", value="oolong")
-            created = await act(ref(form, r'^button e\d+ "Create"$'), "click")
-            assert here.listed() == [{"id": 1, "title": "oolong"}]
+            created = await act(ref(form, r'^button e\d+ "Create"$'), "click", snapshot=True)
+            assert here.listed() == [{"id": 1, "title": "sencha"}, {"id": 2, "title": "oolong"}]
             first, landed = created.split("\n[end ", 1)
             assert '(button "Create")' in first and "oolong" not in first, created
-            assert f"navigated to {here.url('/item/1')}, which shows:\n" in landed, created
+            assert f"navigated to {here.url('/item/2')}, which shows:\n" in landed, created
             frames = HEADER.findall(created)
             assert [origin for _, origin, _ in frames] == [here.origin, here.origin], created
             assert re.search(r'^\s*h1 "oolong"', landed, re.M), created
@@ -66,7 +78,7 @@ async def test_an_act_that_lands_on_another_page_answers_with_it_where_page_tool
             # The other origin, not allowed: where it landed, and nothing of that page.
             await tabwire.call_ok("browser_open", {"url": here.url("/new"), "tab_id": tab})
             form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
-            away = await act(ref(form, r'^button e\d+ "Away"$'), "click")
+            away = await act(ref(form, r'^button e\d+ "Away"$'), "click", snapshot=True)
             assert there.listed() == [{"id": 1, "title": "away"}]
             assert away.endswith(
                 f"navigated to {there.url('/item/1')}: page tools are not allowed on {there.origin} "
@@ -78,7 +90,7 @@ async def test_an_act_that_lands_on_another_page_answers_with_it_where_page_tool
             run_cli(c, "allow", there.origin)
             await tabwire.call_ok("browser_open", {"url": here.url("/new"), "tab_id": tab})
             form = (await tabwire.call_ok("page_snapshot", {"tab_id": tab})).text
-            away = await act(ref(form, r'^button e\d+ "Away"$'), "click")
+            away = await act(ref(form, r'^button e\d+ "Away"$'), "click", snapshot=True)
             assert there.listed() == [{"id": 1, "title": "away"}, {"id": 2, "title": "away"}]
             frames = HEADER.findall(away)
             assert [origin for _, origin, _ in frames] == [here.origin, there.origin], away
@@ -87,7 +99,7 @@ async def test_an_act_that_lands_on_another_page_answers_with_it_where_page_tool
 
             # Its refs are the model's: a search on the landed page, through them, lands and answers again.
             await act(ref(landed, r"^textbox e\d+ #q$"), "fill", value="away")
-            found = await act(ref(landed, r'^button e\d+ "Search"$'), "click")
+            found = await act(ref(landed, r'^button e\d+ "Search"$'), "click", snapshot=True)
             results = found.split(f"navigated to {there.url('/search?q=away')}, which shows:\n", 1)[1]
             assert len(re.findall(r'^\s*link e\d+ "away"', results, re.M)) == 2, found
 

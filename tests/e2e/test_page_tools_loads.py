@@ -1,7 +1,8 @@
 """Page tools across page loads (issue 18), on the server-rendered forms app whose POSTs answer 300-800 ms
 later with a redirect, and with no adapter for it: a page_act that submits answers once the new page has
-committed, with that page, and the app's own list has the item when the answer arrives (also when
-the app answers at once); a page tool called while the tab loads acts on the page the tab is going to, never on the one it left.
+committed, saying where it landed (or, asked for a snapshot, with that page), and the app's own list has the
+item when the answer arrives (also when the app answers at once); a page tool called while the tab loads acts
+on the page the tab is going to, never on the one it left.
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ async def test_a_page_act_that_submits_answers_once_the_new_page_committed(
         acted = await call("page_act", ref=refs(form, r'^button e\d+ "Create"')[0], action="click")
         # True when it arrives: the app stored the item, and the tab shows its page.
         landed = forms_app.url(f"/item/{n + 1}")
+        assert f"navigated to {landed}: take a snapshot" in acted, acted
         assert forms_app.listed()[-1] == {"id": n + 1, "title": title}
-        # The same answer goes on with the page it landed on (page tools are allowed there).
-        shown = acted.split(f"navigated to {landed}, which shows:\n", 1)[1]
-        assert f'h1 "{title}"' in shown, acted
+        shown = await call("page_snapshot")
+        assert f'h1 "{title}"' in shown, shown
         await tabwire.call_ok("browser_open", {"url": forms_app.url("/new"), "tab_id": tab})
     assert forms_app.posts == 2, "each item posted once"
 
@@ -107,11 +108,13 @@ async def test_submits_to_an_app_that_answers_at_once_answer_where_they_landed(t
             await tabwire.call_ok("page_act", {
                 "tab_id": tab, "ref": refs(form, r"^textbox e\d+ #title$")[0], "action": "fill", "value": title,
             })
+            # Asked for a snapshot: the answer goes on with the page it landed on, in the same call.
             acted = await tabwire.call("page_act", {
-                "tab_id": tab, "ref": refs(form, r'^button e\d+ "Create"')[0], "action": "click",
+                "tab_id": tab, "ref": refs(form, r'^button e\d+ "Create"')[0], "action": "click", "snapshot": True,
             })
             assert not acted.is_error, acted
-            assert f"navigated to {app.url(f'/item/{n + 1}')}, which shows:" in acted.text, acted
+            landed = acted.text.split(f"navigated to {app.url(f'/item/{n + 1}')}, which shows:\n", 1)
+            assert len(landed) == 2 and f'h1 "{title}"' in landed[1], acted
             assert app.listed()[-1] == {"id": n + 1, "title": title}
             await tabwire.call_ok("browser_open", {"url": app.url("/new"), "tab_id": tab})
         assert app.posts == 5, "each item posted once"

@@ -3,7 +3,7 @@
 //! `bridge::page_ops`' (the page runtime shares them), their ref routing and the framing of the
 //! page's answer `page_tools.rs`'; the dispatcher resolves the tab, passes the gate and offers
 //! trusted input after an act that had no effect. An act whose load landed on another page goes on
-//! with that page's snapshot, where page tools are allowed on it.
+//! with that page's snapshot where it asked for a snapshot and page tools are allowed there.
 
 use std::time::Instant;
 
@@ -35,8 +35,8 @@ const ABOUT: [About; 5] = [
     page_tool(
         page_ops::ACT,
         "Act on the page",
-        "Act on an element as a person would, once it can be used. Answers what changed, or \
-         the page it loaded.",
+        "Act on an element as a person would, once it can be used. Answers what changed and \
+         whether the page navigated.",
         false,
     ),
     page_tool(
@@ -124,7 +124,12 @@ impl<const I: usize> ServerTool for PageTool<I> {
         })?;
         let mut answer = mcp.page_tools.answer(answer);
         if let Some(at) = answer.landed.take() {
-            let landed = landed_page(mcp, &call.peer, page.tab, &at).await;
+            let landed = match call.args.op {
+                PageOp::Act { snapshot: true, .. } => {
+                    landed_page(mcp, &call.peer, page.tab, &at).await
+                }
+                _ => LandedPage::NotAsked,
+            };
             answer.text.push_str(&page_tools::landing(&at, landed));
         }
         // Text only: page tools have no output schema, and the text says every fact once.
@@ -163,8 +168,8 @@ async fn ask_page(
     })
 }
 
-/// The page an act's load landed on in `tab` (at `at`): its whole snapshot where page tools are
-/// allowed on its origin (without asking: a question is the model's own `page_snapshot`), passed
+/// The page an act that asked for a snapshot landed on in `tab` (at `at`): its whole snapshot
+/// where page tools are allowed on its origin (without asking: a question is the model's own `page_snapshot`), passed
 /// through the same check after the fact as a call's, and audited as a `page_snapshot` there.
 async fn landed_page(
     mcp: &TabwireMcp,
