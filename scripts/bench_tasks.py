@@ -447,7 +447,8 @@ async def tiddlywiki_task(a: Agent, wiki: TiddlyWiki) -> None:
 
 
 def tiddlywiki_oracle(wiki: TiddlyWiki) -> None:
-    # The wiki saves to its server a moment after an edit (its syncer's throttle), however fast the agent.
+    # The wiki saves to its server a moment after an edit (its syncer's throttle), however fast the agent:
+    # the page must still be open then.
     wait_for_sync(lambda: (wiki.tiddler("Groceries") or {}).get("text") == "Milk, eggs and bread", timeout=10,
                   what="the wiki to save the edited tiddler's text")
 
@@ -528,9 +529,16 @@ async def run_app(key: str, servers: Servers) -> dict[str, Any]:
             opener = {"Tabwire": servers.tabwire, "Playwright": servers.playwright,
                       "chrome-devtools-mcp": servers.devtools}[server]
             t0 = time.perf_counter()
-            agent = await opener(lambda a: task(a, app))
-            ms = (time.perf_counter() - t0) * 1000
-            oracle(app)
+            done: list[float] = []
+
+            async def task_then_oracle(a: Agent) -> None:
+                await task(a, app)
+                done.append(time.perf_counter())
+                # While the browser is still open: an app may save a moment after its page shows the change.
+                await anyio.to_thread.run_sync(oracle, app)
+
+            agent = await opener(task_then_oracle)
+            ms = (done[0] - t0) * 1000
             row[server] = (agent.calls, agent.tokens, ms, agent.by_tool, agent.structured)
         except Exception as e:  # noqa: BLE001 - a server that cannot do the task is a row saying why, not a crash
             while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:

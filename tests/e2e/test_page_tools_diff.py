@@ -1,6 +1,6 @@
 """An act's answer is as true as a snapshot of the whole page before and after it, on TodoMVC (vanillajs and
-React) with no adapter: the lines its diff takes away and adds are exactly the lines a whole snapshot after the
-act has more or fewer than one before it, and the whole page an act answers with (`snapshot: true`) is the
+React) with no adapter: the lines its diff takes away and adds (an element gone with everything under it said
+in one line) are exactly the lines a whole snapshot after the act has more or fewer than one before it, and the whole page an act answers with (`snapshot: true`) is the
 whole snapshot taken right after, act after act (adds, checks, unchecks, all toggled, an item deleted, a
 filter, clearing the completed ones).
 """
@@ -22,12 +22,23 @@ def tabwire_command(tabwire_command):
     return tabwire_command.serving_page_tools_only(call_timeout_ms=8000).allowing_all_origins()
 
 
-def diff_lines(answer: str) -> tuple[Counter, Counter]:
-    """The lines an act's diff takes away and adds (without their sign)."""
+FOLDED = re.compile(r"^(.*) \(and the (\d+) lines under it\)$")
+
+
+def diff_lines(answer: str, before: list[str]) -> tuple[Counter, Counter]:
+    """The lines an act's diff takes away and adds (without their sign); an element gone with everything
+    under it, said in one line, stands for its lines in the snapshot `before`."""
     gone, came = Counter(), Counter()
+    after_fold = 0  # the diff goes in the page's order: a folded line is after the one before it
     for line in answer.splitlines()[2:]:
         if line.startswith("-"):
-            gone[line[1:]] += 1
+            text = line[1:]
+            if folded := FOLDED.match(text):
+                text, under = folded[1], int(folded[2])
+                at = before.index(text, after_fold)
+                gone.update(before[at + 1 : at + 1 + under])
+                after_fold = at + 1 + under
+            gone[text] += 1
         elif line.startswith("+"):
             came[line[1:]] += 1
     return gone, came
@@ -38,7 +49,7 @@ async def act_matches_whole_snapshots(agent: Agent, what: str, **act) -> list[st
     before = await agent.snapshot(max_chars=100_000)
     answer = await agent.ok("page_act", **act)
     after = await agent.snapshot(max_chars=100_000)
-    gone, came = diff_lines(answer)
+    gone, came = diff_lines(answer, before)
     assert gone or came, f"{what}: no change shown:\n{answer}"
     assert (gone, came) == (Counter(before) - Counter(after), Counter(after) - Counter(before)), (
         f"{what}: the act answered\n{answer}\nbefore:\n" + "\n".join(before) + "\nafter:\n" + "\n".join(after)
