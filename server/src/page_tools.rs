@@ -57,7 +57,7 @@ pub struct Framed {
     /// Everything the answer says: no structured copy of the tab, origin, URL or title (the
     /// frame and the text say what the model needs; a client that shows both would pay twice).
     pub text: String,
-    /// Where the load an act set off landed: the answer goes on with that page ([`landing`]).
+    /// Where the load an act set off landed, for the caller to say with the page ([`landing`]).
     pub landed: Option<String>,
 }
 

@@ -169,17 +169,17 @@ async fn ask_page(
 }
 
 /// The page an act that asked for a snapshot landed on in `tab` (at `at`): its whole snapshot
-/// where page tools are allowed on its origin (without asking: a question is the model's own `page_snapshot`), passed
-/// through the same check after the fact as a call's, and audited as a `page_snapshot` there.
+/// where page tools are allowed on its origin (never asking the user: a question is the model's
+/// own `page_snapshot`), checked after the fact as a call's answer is, and audited as a
+/// `page_snapshot` there.
 async fn landed_page(
     mcp: &TabwireMcp,
     peer: &Peer<RoleServer>,
     tab: TabId,
     at: &str,
 ) -> LandedPage {
-    let allowed = |origin: &String| {
-        (mcp.safeguards.permission).allowed(origin, crate::grants::Need::PageTools)
-    };
+    let permission = &mcp.safeguards.permission;
+    let allowed = |origin: &String| permission.allowed(origin, crate::grants::Need::PageTools);
     let Some(origin) = bridge::origin::text_of(at).filter(allowed) else {
         return LandedPage::NotAllowed;
     };
