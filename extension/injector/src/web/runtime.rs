@@ -72,7 +72,16 @@ impl Reply {
                 // A closed port (the worker stopped) fails the call on the worker's side.
                 let _ = port.post_message(&js_sys::Array::of2(&JsValue::from(id), &text));
             }
-            Reply::Nobody => warm_over(Stage::Ran),
+            Reply::Nobody => {
+                let call_running = PAGE.with(|p| !p.borrow().running.is_empty());
+                if WARMTH.with(|w| w.borrow_mut().ran_once(call_running)) {
+                    // In a task of its own: a call that came meanwhile runs first.
+                    let again = Closure::once_into_js(warm_run);
+                    set_timeout(again.unchecked_ref(), 0.0);
+                } else {
+                    warm_over(Stage::Ran);
+                }
+            }
         }
     }
 }
@@ -223,6 +232,15 @@ fn warm_now() {
     if !crate::page::warm::worth_warming(elements, &refs.borrow()) {
         return warm_over(Stage::Skipped);
     }
+    warm_run();
+}
+
+/// One run of the warm-up's call (again only while no call runs).
+fn warm_run() {
+    if PAGE.with(|p| !p.borrow().running.is_empty()) {
+        return warm_over(Stage::Ran);
+    }
+    let refs = super::page::REFS.with(Rc::clone);
     let frame = refs.borrow().frame;
     let origin = bridge::origin::text_of(&location_and_title().0);
     // Decoded as the port's listener decodes a call (`use_port`) and handled as one; its answer
