@@ -1,8 +1,9 @@
 //! The call path made ready before the first call (issue 32). V8 compiles a wasm function the
 //! first time it runs (lazy compilation), so the first `page_snapshot` in a fresh tab paid for
 //! compiling the call's code: about 20 ms more than the next one, even with the runtime long
-//! loaded (BENCHMARKS.md). Once the page has loaded and is idle, the runtime runs one
-//! `page_snapshot` for nobody, through the very code a call runs: its refs are the document's own
+//! loaded (BENCHMARKS.md). Once the page has loaded and is idle, the runtime runs a
+//! `page_snapshot` for nobody ([`WARM_RUNS`] times, so a new process's code is also optimized),
+//! through the very code a call runs: its refs are the document's own
 //! (a later snapshot shows the same refs for the same elements), and it is the "before" of a first
 //! act when the page did not change since. No frame is asked (that would start runtimes in them).
 //! It travels as a call does: the worker's message text ([`message`]), decoded and run by the
