@@ -11,12 +11,10 @@ the page anew (`browser_open` with the tab, which answers once the page has load
   new tab (`browser_tabs` new, closed after);
 - chrome-devtools-mcp: `navigate_page`, then the first `take_snapshot`, then the next one; then the same in a
   new tab (`new_page`, closed after);
-- on the server-rendered page, the step each server takes to post the form and see where it landed:
-  Tabwire's `page_act` (below), Playwright MCP's `browser_click` (its answer has the next page's snapshot),
-  chrome-devtools-mcp's `click` with `includeSnapshot` (each after the title was typed in);
-- a step of the server-rendered app: its form filled and submitted with `page_act` (`snapshot: true`), whose
-  answer goes on with the page it landed on (its snapshot, which waits for that page's runtime), then at once the next
-  `page_snapshot` there;
+- a step of the server-rendered app, through each server: the form's title typed in, then the form posted
+  with the answer showing the page it landed on (Tabwire's `page_act` with `snapshot: true`, whose snapshot
+  waits for that page's runtime; Playwright MCP's `browser_click`, whose answer has the snapshot;
+  chrome-devtools-mcp's `click` with `includeSnapshot`); then, for Tabwire, at once the next `page_snapshot`;
 - page load with and without the runtime: the page's own Navigation Timing (DOMContentLoaded and load
   event end, ms from navigation start), read through DevTools, with Tabwire run with `--allow-all-origins`
   (every origin allowed: the runtime is registered at document_start everywhere) and with no grant at all
@@ -110,8 +108,8 @@ async def persons_load(cdp, page, url: str) -> dict | None:
 
 async def step_to_the_next_page(s, tab: int, into: dict) -> None:
     """A step of a server-rendered app: the form's title filled, then its Create clicked asking for a snapshot
-    (the act answers with the item's page: its snapshot, which waits for that page's runtime), then at once the next page_snapshot
-    of that page (`into`'s "submit" and "landed_next")."""
+    (the act answers with the item's page: its snapshot, which waits for that page's runtime), then at once
+    the next page_snapshot of that page (`into`'s "submit" and "landed_next")."""
     form = (await s.call_ok("page_snapshot", {"tab_id": tab})).text
     ref = lambda pattern: re.search(pattern, form, re.M).group(1)  # noqa: E731
     await s.call_ok("page_act", {"tab_id": tab, "ref": ref(r"^\s*textbox (e\d+) #title$"), "action": "fill",

@@ -129,7 +129,7 @@ fn index_in(list: &[Line], line: &Line) -> Option<usize> {
 
 /// The nearest line before `line` (in `list`, which holds it) that is less indented.
 fn enclosing<'a>(list: &'a [Line], line: &Line) -> Option<&'a Line> {
-    let at = list.iter().position(|l| std::ptr::eq(l, line))?;
+    let at = index_in(list, line)?;
     list[..at].iter().rev().find(|l| l.depth < line.depth)
 }
 

@@ -73,8 +73,7 @@ impl Reply {
                 let _ = port.post_message(&js_sys::Array::of2(&JsValue::from(id), &text));
             }
             Reply::Nobody => {
-                let call_running = PAGE.with(|p| !p.borrow().running.is_empty());
-                if WARMTH.with(|w| w.borrow_mut().ran_once(call_running)) {
+                if WARMTH.with(|w| w.borrow_mut().ran_once(call_running())) {
                     // In a task of its own: a call that came meanwhile runs first.
                     let again = Closure::once_into_js(warm_run);
                     set_timeout(again.unchecked_ref(), 0.0);
@@ -216,12 +215,17 @@ thread_local! {
     static WARMTH: RefCell<Warmth<Function>> = RefCell::default();
 }
 
+/// Whether a call runs in this page now (the warm-up never runs beside one).
+fn call_running() -> bool {
+    PAGE.with(|p| !p.borrow().running.is_empty())
+}
+
 fn warm_now() {
     if !WARMTH.with(|w| w.borrow_mut().start()) {
         return;
     }
     // A call that started first warms the path itself; the warm-up never runs beside one.
-    if PAGE.with(|p| !p.borrow().running.is_empty()) {
+    if call_running() {
         return warm_over(Stage::Skipped);
     }
     let elements = web_sys::window()
@@ -237,7 +241,7 @@ fn warm_now() {
 
 /// One run of the warm-up's call (again only while no call runs).
 fn warm_run() {
-    if PAGE.with(|p| !p.borrow().running.is_empty()) {
+    if call_running() {
         return warm_over(Stage::Ran);
     }
     let refs = super::page::REFS.with(Rc::clone);
